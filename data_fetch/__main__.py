@@ -1,0 +1,6 @@
+"""``python -m data_fetch [list | fetch | --fetch]``: see :func:`data_fetch.cli`."""
+
+from data_fetch._cli import cli
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

@@ -1,0 +1,248 @@
+"""What every experiment shares: paths, flags, the run protocol, writers, plot style, preprocessing.
+
+An experiment module (``experiments/<paper><year>_<fig|table><n>.py``) defines
+
+``TITLE``
+    One line: the paper and the figure or table it regenerates.
+``CLAIMS``
+    A list of :class:`experiments.claims.Claim` checked on its CSV.
+``compute(cfg: Config) -> pandas.DataFrame``
+    All the work, returning one tidy frame (one row per method x setting x seed). ``cfg.quick`` asks
+    for small sizes that finish in seconds (the test suite runs every experiment that way).
+``plot(df, cfg) -> matplotlib.figure.Figure`` (optional)
+    Draws the figure from the frame alone, so it can be redrawn from the committed CSV.
+``table(df, cfg) -> str`` (optional)
+    A Markdown table, for experiments that regenerate a published table.
+``main(argv=None) -> int``
+    Always ``return run(__name__, argv)``.
+
+Nothing runs at import time; the module docstring states every choice the paper left open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from repro.linalg import center, standardize
+
+from . import claims as ledger
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIGURES_DIR = REPO_ROOT / "figures"
+
+__all__ = [
+    "FIGURES_DIR",
+    "METHOD_STYLE",
+    "Config",
+    "add_common_flags",
+    "markdown_table",
+    "preprocess",
+    "progress",
+    "run",
+    "save_figure",
+    "style",
+    "write_csv",
+]
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings every experiment receives.
+
+    Attributes
+    ----------
+    quick : bool
+        Small sizes for a run of seconds (tests, smoke checks). Claims are still evaluated and the
+        ledger marks such rows "(quick run)".
+    seed : int
+        Root seed; experiments derive every random stream from it (``np.random.default_rng(seed)``).
+    out : Path
+        Output folder (default ``figures/``).
+    """
+
+    quick: bool = False
+    seed: int = 0
+    out: Path = field(default=FIGURES_DIR)
+
+    def rng(self, *stream: int) -> np.random.Generator:
+        """An independent generator for a sub-stream, e.g. ``cfg.rng(run_index)``."""
+        return np.random.default_rng([self.seed, *stream])
+
+
+def add_common_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--quick``, ``--seed`` and ``--out``, shared by every experiment and by ``repro run``."""
+    parser.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
+    parser.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
+    parser.add_argument("--out", type=Path, default=FIGURES_DIR, help="output folder (default figures/)")
+    return parser
+
+
+def run(module_name: str, argv=None) -> int:
+    """The whole protocol of one experiment: compute, write CSV, draw, check claims, update the ledger."""
+    if module_name == "__main__":  # `python -m experiments.NAME`: use the real module name
+        spec = sys.modules["__main__"].__spec__
+        module_name = spec.name if spec is not None else module_name
+    short = module_name.rsplit(".", 1)[-1]
+    parser = add_common_flags(argparse.ArgumentParser(prog=f"python -m experiments.{short}"))
+    args = parser.parse_args(argv)
+    cfg = Config(quick=args.quick, seed=args.seed, out=args.out)
+    summary = run_module(module_name, cfg)
+    print(summary)
+    return 0
+
+
+def run_module(module_name: str, cfg: Config) -> str:
+    """Run an experiment module with ``cfg``; return a one-line summary (used by ``repro run``)."""
+    mod = importlib.import_module(module_name)
+    name = module_name.rsplit(".", 1)[-1]
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    df = mod.compute(cfg)
+    if not isinstance(df, pd.DataFrame) or df.empty:
+        raise RuntimeError(
+            f"{name}.compute returned no data; an experiment must return a non-empty DataFrame."
+        )
+    write_csv(df, cfg.out / f"{name}.csv")
+    if hasattr(mod, "plot"):
+        with style():
+            fig = mod.plot(df, cfg)
+            save_figure(fig, cfg.out / f"{name}.png")
+    if hasattr(mod, "table"):
+        (cfg.out / f"{name}.md").write_text(mod.table(df, cfg))
+    rows = ledger.evaluate(name, getattr(mod, "CLAIMS", []), df, quick=cfg.quick)
+    ledger.write_ledger(cfg.out, name, rows)
+    seconds = time.perf_counter() - t0
+    counts = rows["verdict"].value_counts().to_dict()
+    verdicts = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no claims"
+    return f"{name}: {len(df)} rows, {seconds:.1f} s, claims: {verdicts}"
+
+
+# --------------------------------------------------------------------------- writers
+def write_csv(df: pd.DataFrame, path: Path) -> Path:
+    """Tidy CSV with stable float formatting (10 significant digits) so reruns diff cleanly."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    df.to_csv(tmp, index=False, float_format="%.10g")
+    os.replace(tmp, path)
+    return path
+
+
+def markdown_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
+    """A GitHub Markdown table of ``df`` (no extra dependency; ``DataFrame.to_markdown`` needs tabulate)."""
+
+    def fmt(v) -> str:
+        if isinstance(v, (float, np.floating)):
+            return format(float(v), floatfmt)
+        return str(v).replace("|", "\\|")
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body]) + "\n"
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Save a PNG without volatile metadata and close the figure."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------- style
+#: One colour and marker per method, used by every figure so a method looks the same everywhere.
+METHOD_STYLE: dict[str, dict] = {
+    "PCA": {"color": "black", "marker": "", "linestyle": "--"},
+    "EM": {"color": "tab:blue", "marker": "o"},
+    "emPCA": {"color": "tab:blue", "marker": "o"},
+    "emPCAopt": {"color": "tab:cyan", "marker": "s"},
+    "emPCA(nn)": {"color": "tab:blue", "marker": "^"},
+    "SPCA": {"color": "tab:red", "marker": "x"},
+    "SPCAopt": {"color": "tab:pink", "marker": "+"},
+    "PathSPCA": {"color": "tab:green", "marker": "d"},
+    "thresholding": {"color": "tab:gray", "marker": "v"},
+    "NSPCA": {"color": "tab:orange", "marker": "*"},
+    "GSPCA": {"color": "tab:purple", "marker": "p"},
+    "NMF": {"color": "tab:brown", "marker": "h"},
+    "CE+SR": {"color": "tab:olive", "marker": "<"},
+    "Spannogram": {"color": "tab:red", "marker": "o"},
+    "GSPPCA": {"color": "tab:blue", "marker": "o"},
+    "SSPCA": {"color": "tab:purple", "marker": "s"},
+}
+
+_RC = {
+    "font.family": "serif",
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4,
+    "axes.grid": False,
+    "legend.frameon": True,
+    "legend.framealpha": 1.0,
+    "legend.edgecolor": "black",
+    "legend.fancybox": False,
+    "figure.dpi": 100,
+    "image.cmap": "gray",
+}
+
+
+def style():
+    """Context manager with the plot style: small serif type, boxed axes, as in the papers."""
+    return plt.rc_context(_RC)
+
+
+def method_style(method: str) -> dict:
+    """Plot keyword arguments for a method label (a neutral style for unknown labels)."""
+    return dict(METHOD_STYLE.get(method, {"marker": "."}))
+
+
+# --------------------------------------------------------------------------- preprocessing
+def preprocess(X: np.ndarray, how: str) -> np.ndarray:
+    """The one place where experiments apply a paper's preprocessing, by name.
+
+    ``"none"``: as loaded. ``"center"``: subtract column means. ``"standardize"``: center and divide by the
+    column standard deviation (ddof=1); constant columns are refused. ``"unit"``: divide by 255 (pixels to
+    [0, 1]). ``"unit-center"``: divide by 255, then center.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if how == "none":
+        return X.copy()
+    if how == "center":
+        return center(X)[0]
+    if how == "standardize":
+        return standardize(X)[0]
+    if how == "unit":
+        return X / 255.0
+    if how == "unit-center":
+        return center(X / 255.0)[0]
+    raise ValueError(
+        f"how must be one of 'none', 'center', 'standardize', 'unit', 'unit-center'; got {how!r}."
+    )
+
+
+# --------------------------------------------------------------------------- progress
+def progress(iterable: Iterable, desc: str, total: int | None = None) -> Iterable:
+    """A progress bar on long loops (hidden when stderr is not a terminal, e.g. in CI logs)."""
+    return tqdm(iterable, desc=desc, total=total, leave=False, disable=None, file=sys.stderr)

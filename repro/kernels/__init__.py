@@ -1,0 +1,23 @@
+"""Numba kernels: arrays and scalars in, arrays out; no RNG, no Python objects.
+
+This is the one place for numba options. Every kernel module does ``from repro.kernels import njit``
+and decorates with ``@njit``; ``cache=True`` keeps compile time out of all but the first run and
+``nogil=True`` lets callers run kernels from threads. ``fastmath`` stays off: the tests compare
+kernels with their NumPy twins to round-off, and reassociation would blur that.
+"""
+
+from __future__ import annotations
+
+import numba
+
+__all__ = ["njit"]
+
+_OPTIONS = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
+
+
+def njit(*args, **kwargs):
+    """``numba.njit`` with the project's options; usable bare (``@njit``) or with a signature."""
+    options = {**_OPTIONS, **kwargs}
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return numba.njit(**options)(args[0])
+    return numba.njit(*args, **options)

@@ -1,0 +1,315 @@
+"""Linear algebra shared by every method: preprocessing, the covariance operator, eigenpairs, deflation.
+
+Conventions
+-----------
+* Data matrices are ``(n_samples, n_features)``; loadings handed to these helpers are column vectors
+  ``(n_features,)`` or ``(n_features, k)``. (Estimators store ``components_`` as rows; they transpose.)
+* The sample covariance is ``C = Xc' Xc / (n - ddof)`` with ``ddof=1`` by default, the normalization of
+  ``numpy.cov`` and of scikit-learn's ``explained_variance_``. Papers that use ``X'X`` (no division) differ
+  by a constant factor that leaves every loading unchanged; experiments say which they use.
+* When ``n_samples < n_features`` (gene expression: 72 x 12582) the ``D x D`` matrix is never formed:
+  products go through the data and eigenpairs through the ``N x N`` Gram matrix ``Xc Xc'``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ._validation import check_array, check_int, check_symmetric, check_vector
+
+__all__ = [
+    "Covariance",
+    "as_covariance",
+    "canonical_sign",
+    "center",
+    "leading_eigenpairs",
+    "projection_deflate",
+    "renormalize",
+    "schur_deflate",
+    "standardize",
+]
+
+
+# --------------------------------------------------------------------------- preprocessing
+def center(X, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
+    """Subtract the column means.
+
+    Returns
+    -------
+    Xc : ndarray, shape (n_samples, n_features)
+    mean : ndarray, shape (n_features,)
+    """
+    X = check_array(X, name)
+    mean = X.mean(axis=0)
+    return X - mean, mean
+
+
+def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Center each column and divide it by its standard deviation (``ddof=1`` by default).
+
+    A constant column has no scale to divide by; it is refused with the list of such columns rather
+    than turned into NaN or silently dropped.
+
+    Returns
+    -------
+    Z : ndarray, shape (n_samples, n_features)
+        Standardized data: column means 0, column standard deviations 1.
+    mean, scale : ndarray, shape (n_features,)
+    """
+    X = check_array(X, name, min_samples=ddof + 1)
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    scale = np.sqrt(np.einsum("ij,ij->j", Xc, Xc) / (X.shape[0] - ddof))
+    # A column is constant when its spread is round-off relative to its magnitude.
+    tiny = scale <= 1e-12 * np.maximum(1.0, np.abs(mean))
+    if tiny.any():
+        cols = np.flatnonzero(tiny)
+        shown = ", ".join(map(str, cols[:10])) + (f", ... ({cols.size} in all)" if cols.size > 10 else "")
+        raise ValueError(
+            f"{name} has constant column(s) {shown}, which cannot be standardized; drop them first "
+            f"(e.g. X[:, X.std(axis=0) > 0])."
+        )
+    return Xc / scale, mean, scale
+
+
+# --------------------------------------------------------------------------- covariance operator
+class Covariance:
+    """A sample covariance ``C`` (``n_features x n_features``) as an operator.
+
+    Build it with :meth:`from_data` (keeps the centred data; ``C`` is formed only on request) or
+    :meth:`from_matrix` (a given covariance or correlation matrix, e.g. Pit Props).
+
+    Attributes
+    ----------
+    n_features : int
+    n_samples : int or None
+        Number of samples behind the estimate (``None`` if unknown for a given matrix).
+    data : ndarray (n_samples, n_features) or None
+        The centred data scaled so that ``C = data' data`` (i.e. ``Xc / sqrt(n - ddof)``).
+    matrix : ndarray (n_features, n_features) or None
+        The matrix, when given or once formed by :meth:`dense`.
+    """
+
+    def __init__(self, *, data=None, matrix=None, n_samples=None):
+        if (data is None) == (matrix is None):
+            raise ValueError(
+                "Covariance needs exactly one of data= or matrix=; use from_data or from_matrix."
+            )
+        self.data = data
+        self.matrix = matrix
+        self.n_features = int((data if data is not None else matrix).shape[1])
+        self.n_samples = n_samples
+
+    # ----- construction
+    @classmethod
+    def from_data(cls, X, *, center: bool = True, ddof: int = 1, name: str = "X") -> Covariance:
+        """Sample covariance of ``X`` (rows are samples), centred unless ``center=False``."""
+        X = check_array(X, name, min_samples=ddof + 1)
+        n = X.shape[0]
+        Xc = X - X.mean(axis=0) if center else X
+        return cls(data=np.ascontiguousarray(Xc / np.sqrt(n - ddof)), n_samples=n)
+
+    @classmethod
+    def from_matrix(cls, C, *, n_samples: int | None = None, name: str = "C") -> Covariance:
+        """Wrap a symmetric positive semi-definite matrix."""
+        return cls(matrix=check_symmetric(C, name), n_samples=n_samples)
+
+    # ----- products
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_features, self.n_features)
+
+    @property
+    def uses_data(self) -> bool:
+        """True when products go through the data (never forming C)."""
+        return self.matrix is None
+
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        """``C @ W`` for ``W`` of shape (n_features,) or (n_features, k)."""
+        if self.matrix is not None:
+            return self.matrix @ W
+        return self.data.T @ (self.data @ W)
+
+    __matmul__ = matvec
+
+    def quad(self, W: np.ndarray) -> np.ndarray | float:
+        """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``."""
+        if self.matrix is not None:
+            CW = self.matrix @ W
+            return float(W @ CW) if W.ndim == 1 else np.einsum("ij,ij->j", W, CW)
+        Y = self.data @ W
+        return float(Y @ Y) if W.ndim == 1 else np.einsum("ij,ij->j", Y, Y)
+
+    def gram(self, W: np.ndarray) -> np.ndarray:
+        """``W' C W`` for columns ``W`` (k x k)."""
+        if self.matrix is not None:
+            return W.T @ (self.matrix @ W)
+        Y = self.data @ W
+        return Y.T @ Y
+
+    def dense(self) -> np.ndarray:
+        """The ``n_features x n_features`` matrix (formed once and kept)."""
+        if self.matrix is None:
+            self.matrix = self.data.T @ self.data
+        return self.matrix
+
+    def submatrix(self, idx) -> np.ndarray:
+        """``C[idx][:, idx]`` without forming ``C``."""
+        idx = np.asarray(idx)
+        if self.matrix is not None:
+            return self.matrix[np.ix_(idx, idx)]
+        S = self.data[:, idx]
+        return S.T @ S
+
+    def diag(self) -> np.ndarray:
+        """The variances, ``diag(C)``."""
+        if self.matrix is not None:
+            return np.diag(self.matrix).copy()
+        return np.einsum("ij,ij->j", self.data, self.data)
+
+    def trace(self) -> float:
+        """Total variance ``tr(C)``."""
+        return float(self.diag().sum())
+
+    # ----- spectral
+    def eigh(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Leading ``k`` eigenpairs in descending order (all when ``k`` is None).
+
+        Through the Gram matrix ``data data'`` when ``n_samples < n_features``, so the cost is
+        ``O(min(N, D)^2 max(N, D))``. Eigenvectors are columns with the canonical sign of
+        :func:`canonical_sign`.
+
+        Returns
+        -------
+        values : ndarray, shape (k,)
+        vectors : ndarray, shape (n_features, k)
+        """
+        D = self.n_features
+        rank_bound = D if self.matrix is not None else min(D, self.data.shape[0])
+        k = rank_bound if k is None else check_int(k, "k", low=1, high=rank_bound)
+        if self.matrix is not None or self.data.shape[0] >= D:
+            values, vectors = _top_eigh(self.dense(), k)
+        else:
+            G = self.data @ self.data.T
+            values, U = _top_eigh(G, k)
+            if values[-1] <= 1e-12 * max(values[0], 1e-300):
+                raise ValueError(f"k={k} exceeds the numerical rank of the data; ask for fewer eigenpairs.")
+            vectors = self.data.T @ (U / np.sqrt(values))
+        return values, canonical_sign(vectors)
+
+    def deflate(self, w, method: str = "projection") -> Covariance:
+        """Remove the direction ``w`` (unit norm), returning a new operator.
+
+        ``method="projection"``: ``(I - ww') C (I - ww')`` (Sigg & Buhmann 2008, Eq. 18);
+        ``method="schur"``: ``C - C w w' C / (w' C w)`` (Mackey 2008, Schur complement deflation).
+        Data-backed operators stay data-backed: projection maps ``X -> X (I - ww')`` and Schur maps
+        ``X -> (I - q q') X`` with ``q = X w / ||X w||``, which yield exactly those covariances.
+        """
+        w = check_vector(w, "w", self.n_features)
+        if method not in ("projection", "schur"):
+            raise ValueError(f"method must be 'projection' or 'schur'; got {method!r}.")
+        if self.matrix is not None and self.data is None:
+            fn = projection_deflate if method == "projection" else schur_deflate
+            return Covariance(matrix=fn(self.matrix, w), n_samples=self.n_samples)
+        X = self.data
+        Xw = X @ w
+        if method == "projection":
+            new = X - np.outer(Xw, w)
+        else:
+            norm2 = Xw @ Xw
+            if norm2 <= 0:
+                return Covariance(data=X.copy(), n_samples=self.n_samples)
+            new = X - np.outer(Xw, Xw @ X) / norm2
+        return Covariance(data=new, n_samples=self.n_samples)
+
+
+def as_covariance(C, name: str = "C") -> Covariance:
+    """Accept a :class:`Covariance` or a symmetric matrix and return a :class:`Covariance`."""
+    if isinstance(C, Covariance):
+        return C
+    return Covariance.from_matrix(C, name=name)
+
+
+def leading_eigenpairs(C, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Leading eigenpairs (descending) of a symmetric matrix or a :class:`Covariance`.
+
+    Returns values (k,) and unit eigenvectors as columns (n_features, k), canonical signs.
+    """
+    return as_covariance(C).eigh(k)
+
+
+def _top_eigh(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    n = A.shape[0]
+    values, vectors = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
+    return values[::-1].copy(), np.ascontiguousarray(vectors[:, ::-1])
+
+
+def canonical_sign(V: np.ndarray) -> np.ndarray:
+    """Flip each column (or a single vector) so its largest-magnitude entry is positive.
+
+    Eigenvectors are defined up to sign; this makes results reproducible and comparable.
+    """
+    V = np.array(V, dtype=np.float64)
+    if V.ndim == 1:
+        i = int(np.argmax(np.abs(V)))
+        return -V if V[i] < 0 else V
+    idx = np.argmax(np.abs(V), axis=0)
+    signs = np.sign(V[idx, np.arange(V.shape[1])])
+    signs[signs == 0] = 1.0
+    return V * signs
+
+
+# --------------------------------------------------------------------------- deflation (dense)
+def projection_deflate(C, w) -> np.ndarray:
+    """``(I - ww') C (I - ww')`` for unit ``w`` (Sigg & Buhmann 2008, Eq. 18; Mackey 2008, Eq. 2).
+
+    Costs O(D^2): expanded as ``C - w (Cw)' - (Cw) w' + (w'Cw) w w'``.
+    """
+    C = check_symmetric(C)
+    w = check_vector(w, "w", C.shape[0])
+    Cw = C @ w
+    wCw = float(w @ Cw)
+    return C - np.outer(w, Cw) - np.outer(Cw, w) + wCw * np.outer(w, w)
+
+
+def schur_deflate(C, w) -> np.ndarray:
+    """``C - C w w' C / (w' C w)`` (Mackey 2008, Schur complement deflation).
+
+    Leaves ``C`` positive semi-definite and ``C w = 0`` for any ``w``, not only eigenvectors.
+    """
+    C = check_symmetric(C)
+    w = check_vector(w, "w", C.shape[0])
+    Cw = C @ w
+    wCw = float(w @ Cw)
+    if wCw <= 0:
+        return C.copy()
+    return C - np.outer(Cw, Cw) / wCw
+
+
+# --------------------------------------------------------------------------- renormalization
+def renormalize(C, w) -> tuple[np.ndarray, float]:
+    """Optimal unit weights on the support of ``w``: the leading eigenvector of ``C[S, S]``.
+
+    This is the "variational renormalization" of Moghaddam et al. (2006) used by Sigg & Buhmann (2008)
+    for emPCAopt and SPCAopt. The sign is chosen so the result points the same way as ``w``.
+
+    Returns
+    -------
+    w_new : ndarray, shape (n_features,)
+        Unit norm, zero outside ``S = {i : w_i != 0}``.
+    variance : float
+        ``w_new' C w_new``, the largest eigenvalue of ``C[S, S]``.
+    """
+    C = as_covariance(C)
+    w = check_vector(w, "w", C.n_features)
+    support = np.flatnonzero(w)
+    if support.size == 0:
+        raise ValueError("w is the zero vector; it has no support to renormalize on.")
+    values, vectors = _top_eigh(C.submatrix(support), 1)
+    v = vectors[:, 0]
+    if v @ w[support] < 0:
+        v = -v
+    out = np.zeros(C.n_features)
+    out[support] = v
+    return out, float(values[0])

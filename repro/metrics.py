@@ -1,0 +1,168 @@
+"""Evaluation measures used across the papers' figures.
+
+Loadings are passed as rows, the scikit-learn ``components_`` layout: ``W`` of shape
+``(n_components, n_features)`` or a single vector ``(n_features,)``. Covariances are a
+:class:`repro.linalg.Covariance` or a symmetric matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics.cluster import pair_confusion_matrix
+
+from ._validation import check_array
+from .linalg import as_covariance
+
+__all__ = [
+    "adjusted_variance",
+    "cardinality",
+    "cumulative_variance",
+    "explained_variance",
+    "fscore_selection",
+    "jaccard_score",
+    "overlap",
+    "qr_adjusted_variance",
+]
+
+
+def _rows(W, n_features: int | None = None) -> np.ndarray:
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim == 1:
+        W = W[None, :]
+    W = check_array(W, "W")
+    if n_features is not None and W.shape[1] != n_features:
+        raise ValueError(
+            f"W has {W.shape[1]} features but the covariance has {n_features}; pass loadings as rows "
+            "(n_components, n_features)."
+        )
+    return W
+
+
+def explained_variance(W, C) -> np.ndarray:
+    """``w' C w`` for each row ``w`` of ``W`` (the variance of the projection on ``w``).
+
+    This is the objective of sparse PCA for unit-norm ``w``; no normalization is applied here.
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+    """
+    C = as_covariance(C)
+    W = _rows(W, C.n_features)
+    return np.atleast_1d(C.quad(W.T))
+
+
+def cumulative_variance(W, C) -> np.ndarray:
+    """Running sum of :func:`explained_variance` over the rows: ``sum_{j<=i} w_j' C w_j``.
+
+    The naive cumulative variance; it over-counts when components are not orthogonal (see
+    :func:`adjusted_variance`).
+    """
+    return np.cumsum(explained_variance(W, C))
+
+
+def adjusted_variance(W, C) -> np.ndarray:
+    """Cumulative variance explained by the span of the first ``i`` rows, for every ``i``.
+
+    Shen & Huang (2008), Section 2.3: with ``V_i`` the first ``i`` loadings as columns, the data are
+    projected onto their span, ``X_i = X V_i (V_i'V_i)^{-1} V_i'``, and the explained variance is
+    ``tr(X_i'X_i) / (n - 1) = tr((V_i'V_i)^{-1} V_i' C V_i)``. It equals the plain cumulative
+    variance for orthonormal loadings and never double-counts shared directions for others.
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+        Non-decreasing in ``i``.
+    """
+    C = as_covariance(C)
+    W = _rows(W, C.n_features)
+    V = W.T
+    G = V.T @ V
+    M = C.gram(V)
+    out = np.empty(W.shape[0])
+    for i in range(1, W.shape[0] + 1):
+        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
+    return out
+
+
+def qr_adjusted_variance(W, C) -> np.ndarray:
+    """Per-component adjusted variance of Zou, Hastie & Tibshirani (2006), Section 3.4.
+
+    The scores ``Z = X V`` are decomposed ``Z = Q R``; component ``j`` is credited ``R_jj^2 / (n-1)``,
+    the variance of its score after regressing out the earlier ones. In covariance form ``R`` is the
+    Cholesky factor of ``V' C V``. Returns per-component values (``np.cumsum`` gives the total).
+    """
+    C = as_covariance(C)
+    W = _rows(W, C.n_features)
+    M = C.gram(W.T)
+    out = np.empty(W.shape[0])
+    # Sequential Gram-Schmidt in the C inner product: robust to rank deficiency, unlike cholesky.
+    R2 = M.copy()
+    for j in range(W.shape[0]):
+        out[j] = max(R2[j, j], 0.0)
+        if out[j] > 1e-300:
+            r = R2[j, j:].copy()
+            R2[j:, j:] -= np.outer(r, r) / out[j]
+    return out
+
+
+def cardinality(W, tol: float = 0.0) -> np.ndarray:
+    """Number of entries with ``|w_i| > tol`` in each row."""
+    W = _rows(W)
+    return np.count_nonzero(np.abs(W) > tol, axis=1)
+
+
+def overlap(W) -> float:
+    """Departure from orthonormality ``||I - U'U||_F`` with ``U`` the loadings as columns.
+
+    Zass & Shashua (2006), Figure 3(a). Zero exactly when the rows of ``W`` are orthonormal.
+    """
+    W = _rows(W)
+    return float(np.linalg.norm(np.eye(W.shape[0]) - W @ W.T))
+
+
+def jaccard_score(labels_true, labels_pred) -> float:
+    """Pair-counting Jaccard index of two clusterings (Sigg & Buhmann 2008, Figure 4).
+
+    ``n11 / (n11 + n10 + n01)`` where ``n11`` counts the pairs of samples grouped together in both
+    clusterings and ``n10``, ``n01`` those grouped together in only one. Invariant to relabelling.
+    """
+    a = np.asarray(labels_true)
+    b = np.asarray(labels_pred)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(
+            f"labels_true and labels_pred must be 1-D of equal length; got {a.shape} and {b.shape}."
+        )
+    C = pair_confusion_matrix(a, b)  # ordered pairs: [[n00, n01], [n10, n11]] times 2
+    n11, n01, n10 = C[1, 1], C[0, 1], C[1, 0]
+    denom = n11 + n01 + n10
+    return 1.0 if denom == 0 else float(n11 / denom)
+
+
+def fscore_selection(selected, relevant, n_features: int | None = None) -> float:
+    """F-score (harmonic mean of precision and recall) of a variable selection.
+
+    Parameters
+    ----------
+    selected, relevant : array_like
+        Either boolean masks of length ``n_features`` or integer index sets.
+    """
+    sel = _as_index_set(selected, n_features, "selected")
+    rel = _as_index_set(relevant, n_features, "relevant")
+    tp = len(sel & rel)
+    if tp == 0:
+        return 0.0
+    precision = tp / len(sel)
+    recall = tp / len(rel)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _as_index_set(v, n_features, name) -> set[int]:
+    arr = np.asarray(v)
+    if arr.dtype == bool:
+        if n_features is not None and arr.size != n_features:
+            raise ValueError(f"{name} mask has length {arr.size}; expected n_features={n_features}.")
+        return set(np.flatnonzero(arr).tolist())
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must be a boolean mask or integer indices; got dtype {arr.dtype}.")
+    return set(arr.ravel().tolist())

@@ -1,0 +1,65 @@
+"""Shared pytest configuration.
+
+Data files
+----------
+Mark a test that reads dataset files with ``@pytest.mark.data("mnist/train-images-idx3-ubyte.gz", ...)``
+(registry names; no names = every required registry file). Then:
+
+* ``REPRO_DATA_MIRROR`` set: the test never skips; a missing or corrupt file makes it fail.
+* unset: the test skips with the reason unless the user's cache (``REPRO_DATA_DIR`` or
+  ``pooch.os_cache("repro")``) holds the files, in which case that cache serves, read-only, as the mirror.
+
+For the whole session ``REPRO_DATA_DIR`` points to a temporary folder (tests never write to the user's
+cache nor to the mirror; parsed-array caches live there for the session) and ``REPRO_OFFLINE=1`` (tests
+never touch the network).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_MIRROR_ENV = "REPRO_DATA_MIRROR"
+_CACHE_ENV = "REPRO_DATA_DIR"
+# The user's configuration, captured before the session fixture redirects the cache.
+_USER_MIRROR = os.environ.get(_MIRROR_ENV, "").strip()
+_USER_CACHE = os.environ.get(_CACHE_ENV, "").strip()
+
+
+def _user_cache() -> Path:
+    if _USER_CACHE:
+        return Path(_USER_CACHE).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("repro"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _data_environment(tmp_path_factory):
+    """Session-wide: a temporary writable cache, no downloads; without a mirror, the user's cache serves."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv(_CACHE_ENV, str(tmp_path_factory.mktemp("repro-data-cache")))
+    mp.setenv("REPRO_OFFLINE", "1")
+    if not _USER_MIRROR and _user_cache().is_dir():
+        mp.setenv(_MIRROR_ENV, str(_user_cache()))
+    yield
+    mp.undo()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("data")
+    if marker is None or _USER_MIRROR:  # a configured mirror never skips: missing files must fail
+        return
+    names = list(marker.args)
+    if not names:
+        from data_fetch import registry
+
+        names = [name for name, entry in registry().items() if not entry.optional]
+    missing = [name for name in names if not (_user_cache() / name).is_file()]
+    if missing:
+        pytest.skip(
+            f"dataset {', '.join(missing)} not available: set {_MIRROR_ENV}=../shared/data (a folder laid "
+            f"out like data_fetch/registry.txt) or run `python -m data_fetch --fetch` online."
+        )

@@ -1,0 +1,26 @@
+"""The data overview experiment end to end: CSV, PNG, claims, ledger."""
+
+import pandas as pd
+import pytest
+
+from experiments import data_overview
+
+
+@pytest.mark.data
+def test_data_overview_quick_run(tmp_path):
+    assert data_overview.main(["--quick", "--out", str(tmp_path)]) == 0
+    df = pd.read_csv(tmp_path / "data_overview.csv")
+    assert (tmp_path / "data_overview.png").stat().st_size > 10_000
+    rows = pd.read_csv(tmp_path / "claims" / "data_overview.csv")
+    assert set(rows.id) == {c.id for c in data_overview.CLAIMS}
+    verdicts = dict(zip(rows.id, rows.verdict, strict=True))
+    # The published dataset facts hold for the files in the registry.
+    for claim in ("cbcl-faces", "cbcl-training", "armstrong", "golub", "lrs", "pitprops"):
+        assert verdicts[claim] == "reproduced", rows.set_index("id").loc[claim].to_dict()
+    # Eigenvalues: descending, leading normalized to 1, Pit Props leading eigenvalue as published.
+    eig = df[df.kind == "eigenvalue"]
+    for _, g in eig.groupby(["dataset", "preprocessing"]):
+        assert g["value"].is_monotonic_decreasing and g["normalized"].iloc[0] == pytest.approx(1.0)
+    pit = eig[eig.dataset == "Pit Props"]["value"].to_numpy()
+    assert pit[:3] == pytest.approx([4.219, 2.378, 1.878], abs=5e-4)
+    assert "data_overview" in (tmp_path / "CLAIMS.md").read_text()

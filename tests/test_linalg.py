@@ -1,0 +1,157 @@
+"""repro.linalg against direct NumPy computations."""
+
+import numpy as np
+import pytest
+
+from repro.linalg import (
+    Covariance,
+    canonical_sign,
+    center,
+    leading_eigenpairs,
+    projection_deflate,
+    renormalize,
+    schur_deflate,
+    standardize,
+)
+
+
+def _data(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, p)) @ rng.standard_normal((p, p)) + rng.standard_normal(p)
+
+
+def test_center_and_standardize_match_numpy():
+    X = _data(30, 5)
+    Xc, mean = center(X)
+    np.testing.assert_allclose(mean, X.mean(0))
+    np.testing.assert_allclose(Xc.mean(0), 0, atol=1e-12)
+    Z, mean, scale = standardize(X)
+    np.testing.assert_allclose(scale, X.std(0, ddof=1))
+    np.testing.assert_allclose(Z.std(0, ddof=1), 1)
+    np.testing.assert_allclose(Z, (X - X.mean(0)) / X.std(0, ddof=1))
+
+
+def test_standardize_refuses_constant_column_naming_it():
+    X = _data(10, 4)
+    X[:, 2] = 3.0
+    with pytest.raises(ValueError, match=r"constant column\(s\) 2"):
+        standardize(X)
+
+
+@pytest.mark.parametrize("shape", [(50, 8), (6, 40)])
+def test_covariance_operator_matches_numpy_cov(shape):
+    X = _data(*shape, seed=1)
+    C = Covariance.from_data(X)
+    ref = np.cov(X, rowvar=False)
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((shape[1], 3))
+    np.testing.assert_allclose(C.matvec(W), ref @ W, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(C.quad(W), np.diag(W.T @ ref @ W), rtol=1e-10)
+    np.testing.assert_allclose(C.quad(W[:, 0]), W[:, 0] @ ref @ W[:, 0], rtol=1e-10)
+    np.testing.assert_allclose(C.gram(W), W.T @ ref @ W, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(C.diag(), np.diag(ref), rtol=1e-12)
+    np.testing.assert_allclose(C.trace(), np.trace(ref), rtol=1e-12)
+    idx = [0, 3, 5]
+    np.testing.assert_allclose(C.submatrix(idx), ref[np.ix_(idx, idx)], rtol=1e-10)
+    np.testing.assert_allclose(C.dense(), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(60, 10), (8, 50)])
+def test_eigh_matches_numpy_in_both_regimes(shape):
+    X = _data(*shape, seed=3)
+    ref_vals, ref_vecs = np.linalg.eigh(np.cov(X, rowvar=False))
+    k = 4
+    vals, vecs = Covariance.from_data(X).eigh(k)
+    np.testing.assert_allclose(vals, ref_vals[::-1][:k], rtol=1e-9)
+    np.testing.assert_allclose(vecs, canonical_sign(ref_vecs[:, ::-1][:, :k]), atol=1e-8)
+    np.testing.assert_allclose(vecs.T @ vecs, np.eye(k), atol=1e-10)
+
+
+def test_eigh_gram_route_refuses_k_beyond_rank():
+    X = _data(5, 30)  # centred: rank 4
+    with pytest.raises(ValueError, match="numerical rank"):
+        Covariance.from_data(X).eigh(5)
+
+
+def test_leading_eigenpairs_of_a_matrix():
+    A = np.diag([1.0, 5.0, 3.0])
+    vals, vecs = leading_eigenpairs(A, 2)
+    np.testing.assert_allclose(vals, [5.0, 3.0])
+    np.testing.assert_allclose(np.abs(vecs), [[0, 0], [1, 0], [0, 1]])
+
+
+def test_canonical_sign_makes_largest_entry_positive():
+    v = np.array([0.1, -0.9, 0.2])
+    np.testing.assert_allclose(canonical_sign(v), -v)
+    V = np.array([[1.0, 0.2], [-2.0, -0.5]])
+    np.testing.assert_allclose(canonical_sign(V), [[-1.0, -0.2], [2.0, 0.5]])
+
+
+@pytest.mark.parametrize("method", ["projection", "schur"])
+@pytest.mark.parametrize("shape", [(40, 6), (5, 12)])
+def test_deflation_data_and_matrix_forms_agree(method, shape):
+    X = _data(*shape, seed=4)
+    C = Covariance.from_data(X)
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal(shape[1])
+    w /= np.linalg.norm(w)
+    dense = C.dense().copy()
+    deflated = C.deflate(w, method)
+    fn = projection_deflate if method == "projection" else schur_deflate
+    expected = fn(dense, w)
+    np.testing.assert_allclose(deflated.dense(), expected, atol=1e-10)
+    np.testing.assert_allclose(Covariance.from_matrix(dense).deflate(w, method).dense(), expected, atol=1e-10)
+    # Both deflations annihilate w.
+    np.testing.assert_allclose(expected @ w, 0, atol=1e-10)
+
+
+def test_projection_deflation_closed_form_and_schur_keeps_psd():
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((7, 7))
+    C = A @ A.T
+    w = rng.standard_normal(7)
+    w /= np.linalg.norm(w)
+    P = np.eye(7) - np.outer(w, w)
+    np.testing.assert_allclose(projection_deflate(C, w), P @ C @ P, atol=1e-10)
+    S = schur_deflate(C, w)
+    np.testing.assert_allclose(S, C - C @ np.outer(w, w) @ C / (w @ C @ w), atol=1e-10)
+    assert np.linalg.eigvalsh(S).min() > -1e-9
+
+
+def test_deflation_of_leading_eigenvector_exposes_the_second():
+    X = _data(80, 6, seed=7)
+    vals, vecs = Covariance.from_data(X).eigh()
+    defl = Covariance.from_data(X).deflate(vecs[:, 0])
+    v2, _ = defl.eigh(1)
+    np.testing.assert_allclose(v2[0], vals[1], rtol=1e-9)
+
+
+def test_renormalize_is_leading_eigenvector_on_support():
+    X = _data(50, 9, seed=8)
+    C = np.cov(X, rowvar=False)
+    w = np.zeros(9)
+    w[[1, 4, 6]] = [0.5, -0.1, 0.3]
+    w_new, var = renormalize(C, w)
+    sub = C[np.ix_([1, 4, 6], [1, 4, 6])]
+    ref_vals, ref_vecs = np.linalg.eigh(sub)
+    assert var == pytest.approx(ref_vals[-1])
+    np.testing.assert_allclose(np.abs(w_new[[1, 4, 6]]), np.abs(ref_vecs[:, -1]), atol=1e-10)
+    assert np.count_nonzero(w_new) == 3 and w_new @ w > 0
+    assert np.linalg.norm(w_new) == pytest.approx(1.0)
+    assert w_new @ C @ w_new >= (w @ C @ w) / (w @ w) - 1e-12
+    # Works through the data operator too, without forming C.
+    w_data, _var_data = renormalize(Covariance.from_data(X), w)
+    np.testing.assert_allclose(w_data, w_new, atol=1e-10)
+    with pytest.raises(ValueError, match="zero vector"):
+        renormalize(C, np.zeros(9))
+
+
+def test_bad_input_names_argument():
+    with pytest.raises(ValueError, match="exactly one"):
+        Covariance()
+    with pytest.raises(ValueError, match="symmetric"):
+        Covariance.from_matrix(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="method"):
+        Covariance.from_data(_data(5, 3)).deflate(np.ones(3) / np.sqrt(3), "hotelling")
+    with pytest.raises(ValueError, match="w must have length 3"):
+        projection_deflate(np.eye(3), np.ones(4))

@@ -1,0 +1,121 @@
+"""repro.metrics against direct computations."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from repro.linalg import Covariance
+from repro.metrics import (
+    adjusted_variance,
+    cardinality,
+    cumulative_variance,
+    explained_variance,
+    fscore_selection,
+    jaccard_score,
+    overlap,
+    qr_adjusted_variance,
+)
+
+
+def _setup(seed=0, n=40, p=7, k=3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) @ rng.standard_normal((p, p))
+    W = rng.standard_normal((k, p))
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    return X, W
+
+
+def test_explained_and_cumulative_variance():
+    X, W = _setup()
+    C = np.cov(X, rowvar=False)
+    expected = np.array([w @ C @ w for w in W])
+    np.testing.assert_allclose(explained_variance(W, C), expected)
+    np.testing.assert_allclose(explained_variance(W, Covariance.from_data(X)), expected)
+    np.testing.assert_allclose(explained_variance(W[0], C), expected[:1])
+    np.testing.assert_allclose(cumulative_variance(W, C), np.cumsum(expected))
+
+
+def test_adjusted_variance_is_projection_variance():
+    X, W = _setup(1)
+    Xc = X - X.mean(0)
+    n = X.shape[0]
+    C = Covariance.from_data(X)
+    adj = adjusted_variance(W, C)
+    for i in range(1, W.shape[0] + 1):
+        V = W[:i].T
+        Xi = Xc @ V @ np.linalg.inv(V.T @ V) @ V.T  # Shen & Huang (2008): projection on span(V)
+        assert adj[i - 1] == pytest.approx(np.trace(Xi.T @ Xi) / (n - 1), rel=1e-10)
+    assert np.all(np.diff(adj) >= -1e-12)
+
+
+def test_adjusted_equals_plain_for_eigenvectors():
+    X, _ = _setup(2)
+    C = np.cov(X, rowvar=False)
+    vals, vecs = np.linalg.eigh(C)
+    W = vecs[:, ::-1][:, :3].T
+    np.testing.assert_allclose(adjusted_variance(W, C), np.cumsum(vals[::-1][:3]), rtol=1e-10)
+    np.testing.assert_allclose(qr_adjusted_variance(W, C), vals[::-1][:3], rtol=1e-10)
+
+
+def test_qr_adjusted_variance_matches_qr_of_scores():
+    X, W = _setup(3)
+    Xc = X - X.mean(0)
+    _, R = np.linalg.qr(Xc @ W.T)
+    expected = np.diag(R) ** 2 / (X.shape[0] - 1)
+    np.testing.assert_allclose(qr_adjusted_variance(W, np.cov(X, rowvar=False)), expected, rtol=1e-9)
+
+
+def test_duplicated_component_adds_no_variance():
+    X, W = _setup(4)
+    W2 = np.vstack([W[0], W[0]])
+    C = np.cov(X, rowvar=False)
+    adj = adjusted_variance(W2, C)
+    assert adj[1] == pytest.approx(adj[0])
+    assert qr_adjusted_variance(W2, C)[1] == pytest.approx(0, abs=1e-10)
+
+
+def test_cardinality_and_overlap():
+    W = np.array([[0.0, 1.0, 0.0, 1e-9], [1.0, 0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(cardinality(W), [2, 1])
+    np.testing.assert_array_equal(cardinality(W, tol=1e-6), [1, 1])
+    assert overlap(np.eye(3)) == 0.0
+    U = np.array([[1.0, 0.0], [1.0, 0.0]]) / np.sqrt(2) * np.sqrt(2)
+    # rows (1,0),(1,0): W W' = [[1,1],[1,1]] -> ||I - W W'||_F = sqrt(2)
+    assert overlap(U) == pytest.approx(np.sqrt(2))
+
+
+def _jaccard_bruteforce(a, b):
+    n11 = n10 = n01 = 0
+    for i, j in itertools.combinations(range(len(a)), 2):
+        sa, sb = a[i] == a[j], b[i] == b[j]
+        n11 += sa and sb
+        n10 += sa and not sb
+        n01 += sb and not sa
+    return n11 / (n11 + n10 + n01)
+
+
+def test_jaccard_against_pair_enumeration():
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        a = rng.integers(0, 3, 25)
+        b = rng.integers(0, 4, 25)
+        assert jaccard_score(a, b) == pytest.approx(_jaccard_bruteforce(a, b))
+    a = np.array([0, 0, 1, 1, 2])
+    assert jaccard_score(a, (a + 1) % 3) == 1.0  # relabelling-invariant
+    with pytest.raises(ValueError, match="equal length"):
+        jaccard_score([0, 1], [0, 1, 2])
+
+
+def test_fscore_selection():
+    assert fscore_selection([0, 1, 2], [1, 2, 3]) == pytest.approx(2 / 3)
+    mask = np.array([True, True, False, False])
+    assert fscore_selection(mask, np.array([True, False, False, False]), 4) == pytest.approx(2 / 3)
+    assert fscore_selection([0], [1]) == 0.0
+    with pytest.raises(ValueError, match="selected"):
+        fscore_selection(np.array([0.5]), [1])
+
+
+def test_shape_mismatch_is_named():
+    with pytest.raises(ValueError, match="features"):
+        explained_variance(np.ones((1, 3)), np.eye(4))

@@ -1,0 +1,144 @@
+"""The experiment protocol, the claims ledger and the `repro` command line."""
+
+import textwrap
+
+import pandas as pd
+import pytest
+
+from experiments import __main__ as cli
+from experiments import claims as ledger
+from experiments._common import Config, preprocess, run_module
+
+TOY = textwrap.dedent(
+    '''
+    """A toy experiment for the runner tests."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from experiments import _common
+    from experiments.claims import Claim, Outcome, REPRODUCED, NOT_REPRODUCED
+
+    TITLE = "Toy: y = 2x"
+
+    def _slope(df):
+        s = (df.y.iloc[-1] - df.y.iloc[0]) / (df.x.iloc[-1] - df.x.iloc[0])
+        return Outcome(f"{s:.2f}", REPRODUCED if abs(s - 2) < 1e-9 else NOT_REPRODUCED)
+
+    def _broken(df):
+        raise KeyError("no such column")
+
+    CLAIMS = [
+        Claim("slope", "The slope is 2 (Toy 2024, Fig. 1).", "2", _slope),
+        Claim("third", "The slope is 3.", "3", lambda df: Outcome("2", NOT_REPRODUCED, "it is 2")),
+        Claim("broken", "A check that raises.", "", _broken),
+    ]
+
+    def compute(cfg):
+        n = 3 if cfg.quick else 10
+        return pd.DataFrame({"x": range(n), "y": [2 * i for i in range(n)]})
+
+    def plot(df, cfg):
+        fig, ax = plt.subplots()
+        ax.plot(df.x, df.y)
+        return fig
+
+    def table(df, cfg):
+        return _common.markdown_table(df)
+
+    def main(argv=None):
+        return _common.run(__name__, argv)
+    '''
+)
+
+
+@pytest.fixture
+def toy_module(tmp_path, monkeypatch):
+    pkg = tmp_path / "toypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "toy_fig1.py").write_text(TOY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "toypkg.toy_fig1"
+
+
+def test_run_module_writes_csv_png_and_ledger(toy_module, tmp_path):
+    out = tmp_path / "figs"
+    summary = run_module(toy_module, Config(quick=True, out=out))
+    assert "toy_fig1: 3 rows" in summary
+    assert (out / "toy_fig1.png").stat().st_size > 0
+    assert pd.read_csv(out / "toy_fig1.csv").shape == (3, 2)
+    assert (out / "toy_fig1.md").read_text().splitlines()[:3] == ["| x | y |", "|---|---|", "| 0 | 0 |"]
+    rows = pd.read_csv(out / "claims" / "toy_fig1.csv")
+    assert list(rows.id) == ["slope", "third", "broken"]
+    assert list(rows.verdict) == [ledger.REPRODUCED, ledger.NOT_REPRODUCED, ledger.ERROR]
+    assert "KeyError" in rows.note.iloc[2]
+    md = (out / "CLAIMS.md").read_text()
+    assert "3 claims: 1 reproduced, 1 not reproduced, 1 check failed." in md
+    assert (
+        "| toy_fig1 | slope | The slope is 2 (Toy 2024, Fig. 1). | 2 | 2.00 | **reproduced** (quick run) |"
+        in md
+    )
+
+
+def test_ledger_keeps_other_experiments_rows(tmp_path):
+    other = ledger.evaluate(
+        "other",
+        [ledger.Claim("a", "s", "", lambda df: ledger.Outcome("1", "reproduced"))],
+        pd.DataFrame({"x": [1]}),
+        quick=False,
+    )
+    ledger.write_ledger(tmp_path, "other", other)
+    mine = ledger.evaluate(
+        "mine",
+        [ledger.Claim("b", "t|u", "", lambda df: ledger.Outcome("2", "not reproduced"))],
+        pd.DataFrame({"x": [1]}),
+        quick=False,
+    )
+    ledger.write_ledger(tmp_path, "mine", mine)
+    df = ledger.read_ledger(tmp_path)
+    assert sorted(df.experiment) == ["mine", "other"]
+    md = (tmp_path / "CLAIMS.md").read_text()
+    assert "t\\|u" in md and "(quick run)" not in md
+
+
+def test_duplicate_claim_ids_and_bad_verdicts_are_refused():
+    c = ledger.Claim("x", "s", "", lambda df: ledger.Outcome("1", ledger.REPRODUCED))
+    with pytest.raises(ValueError, match="duplicate claim id"):
+        ledger.evaluate("e", [c, c], pd.DataFrame(), quick=True)
+    with pytest.raises(ValueError, match="verdict"):
+        ledger.Outcome("1", "kind of")
+
+
+def test_empty_result_is_an_error(toy_module, tmp_path, monkeypatch):
+    import importlib
+
+    mod = importlib.import_module(toy_module)
+    monkeypatch.setattr(mod, "compute", lambda cfg: pd.DataFrame())
+    with pytest.raises(RuntimeError, match="no data"):
+        run_module(toy_module, Config(quick=True, out=tmp_path))
+
+
+def test_cli_list_run_claims(capsys, tmp_path):
+    assert cli.main(["list"]) == 0
+    listed = capsys.readouterr().out
+    assert "data_overview" in listed.split()[0] or "data_overview" in listed
+    assert cli.main(["run", "no_such_experiment", "--out", str(tmp_path)]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+    assert cli.main(["claims", "--out", str(tmp_path)]) == 1
+
+
+def test_experiment_names_order():
+    names = cli.experiment_names()
+    assert names[0] == "data_overview"
+    benches = [i for i, n in enumerate(names) if n.startswith("bench_")]
+    assert all(i > j for i in benches for j, n in enumerate(names) if not n.startswith("bench_"))
+
+
+def test_preprocess_named_steps():
+    X = pd.DataFrame({"a": [0.0, 255.0, 51.0], "b": [1.0, 2.0, 6.0]}).to_numpy()
+    assert preprocess(X, "unit")[1, 0] == 1.0
+    assert abs(preprocess(X, "center").mean(0)).max() < 1e-12
+    assert abs(preprocess(X, "standardize").std(0, ddof=1) - 1).max() < 1e-12
+    assert abs(preprocess(X, "unit-center").mean(0)).max() < 1e-12
+    with pytest.raises(ValueError, match="how must be one of"):
+        preprocess(X, "whiten")
