@@ -4,17 +4,33 @@ globally sparse probabilistic PCA, and the baselines the papers compare against.
 The public API is re-exported here; see README.md for a tour.
 """
 
-from . import linalg, metrics
+from . import baselines, linalg, metrics
+from ._threads import get_blas_threads, set_blas_threads
 from ._validation import ConvergenceWarning
-from .linalg import Covariance, center, leading_eigenpairs, standardize
+from .em_sparse_pca import CardinalityPath, EMSparsePCA, em_sparse_pca, em_sparse_pca_path
+from .linalg import Covariance, center, leading_eigenpairs, renormalize, standardize
+from .nspca import NSPCA, CardinalityNotReached, nspca, nspca_for_cardinality, nspca_objective
 
 __all__ = [
+    "NSPCA",
+    "CardinalityNotReached",
+    "CardinalityPath",
     "ConvergenceWarning",
     "Covariance",
+    "EMSparsePCA",
+    "baselines",
     "center",
+    "em_sparse_pca",
+    "em_sparse_pca_path",
+    "get_blas_threads",
     "leading_eigenpairs",
     "linalg",
     "metrics",
+    "nspca",
+    "nspca_for_cardinality",
+    "nspca_objective",
+    "renormalize",
+    "set_blas_threads",
     "standardize",
 ]
 __version__ = "0.1.0"

@@ -306,7 +306,10 @@ def renormalize(C, w) -> tuple[np.ndarray, float]:
     support = np.flatnonzero(w)
     if support.size == 0:
         raise ValueError("w is the zero vector; it has no support to renormalize on.")
-    values, vectors = _top_eigh(C.submatrix(support), 1)
+    if C.uses_data:  # through the smaller of C[S, S] and the Gram matrix of the support's columns
+        values, vectors = Covariance(data=C.data[:, support], n_samples=C.n_samples).eigh(1)
+    else:
+        values, vectors = _top_eigh(C.submatrix(support), 1)
     v = vectors[:, 0]
     if v @ w[support] < 0:
         v = -v

@@ -1,0 +1,405 @@
+"""SPCA of Zou, Hastie & Tibshirani (2006): sparse loadings by alternating elastic-net regression.
+
+For ``k`` components with loadings ``B`` (``D x k``) and an orthonormal ``A`` (``D x k``), SPCA
+(their Algorithm 1, the "general SPCA") alternates
+
+1. for fixed ``A``, each column ``b_j`` is the (naive) elastic net of ``X a_j`` on ``X``:
+   ``b_j = argmin ||X a_j - X b||^2 + lambda2 ||b||^2 + lambda1_j ||b||_1``  (Eq. 3.12 / criterion 3.12);
+2. for fixed ``B``, ``A = U V'`` from the SVD ``X'X B = U D V'`` (reduced-rank Procrustes);
+
+from ``A`` = the first ``k`` principal components, until the normalized ``B`` stops changing, and
+returns ``b_j / ||b_j||``. As in the comparison of Sigg & Buhmann (2008) and Zou's ``elasticnet`` R package
+(``sparse="varnum"``), the l1 penalty is given as a number of non-zeros: ``lambda1_j`` is the point of the
+LARS-EN path (LARS with the lasso modification on the augmented data ``[X; sqrt(lambda2) I]``, target
+``[X a_j; 0]``) where ``K_j`` variables are active and the next would enter -- the analogue of Algorithm 2's
+threshold at the (K+1)-th magnitude. LARS can drop a variable; the path goes on until exactly ``K_j`` are
+active at an entering event.
+
+LARS-EN is run through the data: each step costs one pass over ``X`` (``X'[r u]``, the correlations and
+the equiangular direction together) plus O(K^2) for a Cholesky factor of ``X_A'X_A + lambda2 I`` that is
+updated as variables enter (rebuilt after a drop), so nothing ``D x D`` is formed.
+
+``ridge=np.inf`` is the "SPCA for p >> n" limit (Zou et al. Sec. 3.5): ``b_j`` is the soft threshold of
+``X'X a_j``, here at its (K+1)-th largest magnitude. ``renormalize=True`` gives the "SPCAopt" of Sigg &
+Buhmann: the leading eigenvector of the covariance on each found support.
+
+References
+----------
+H. Zou, T. Hastie and R. Tibshirani. Sparse principal component analysis. Journal of Computational and
+Graphical Statistics 15(2), 265-286, 2006.
+B. Efron, T. Hastie, I. Johnstone and R. Tibshirani. Least angle regression. Annals of Statistics 32(2),
+407-499, 2004.
+H. Zou and T. Hastie. Regularization and variable selection via the elastic net. JRSS B 67(2), 2005.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._threads import blas_limited
+from .._validation import check_array, check_cardinality, check_int, check_real, warn_not_converged
+from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
+from ..linalg import Covariance, canonical_sign
+
+__all__ = ["SPCAZou", "larsen_k", "spca_zou", "spca_zou_path"]
+
+
+# --------------------------------------------------------------------------- LARS-EN to K active
+def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tuple[np.ndarray, int]:
+    """Naive elastic net ``min ||y - Xb||^2 + ridge ||b||^2 + lambda1 ||b||_1`` at the LARS-EN knot with ``K``
+    active variables.
+
+    LARS with the lasso modification (Efron et al. 2004) on the augmented problem
+    ``X* = [X; sqrt(ridge) I]``, ``y* = [y; 0]`` (Zou & Hastie 2005), run through ``X`` only: the
+    correlations are ``c = X'(y - Xb) - ridge b``. The path stops at the first knot where ``K`` variables
+    are active and the next event would add one more (so the solution has ``K`` non-zeros); with
+    ``K = n_features``, or when no variable can enter any more, it runs to the end of the path, the ridge
+    solution ``(X'X + ridge I)^(-1) X'y``. ``ridge=np.inf`` returns the limit ``ridge * b``: the soft
+    threshold of ``X'y`` at its (K+1)-th largest magnitude.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_samples, n_features)
+    y : ndarray, shape (n_samples,)
+    ridge : float >= 0 or np.inf
+    K : int, 1 <= K <= n_features
+    max_steps : int, optional
+        Cap on LARS steps (default ``8 * K + 100``).
+
+    Returns
+    -------
+    b : ndarray, shape (n_features,)
+    n_steps : int
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    D = X.shape[1]
+    if np.isinf(ridge):
+        c = X.T @ y
+        a = np.abs(c)
+        thr = 0.0 if K >= D else -np.partition(-a, K)[K]
+        return np.where(a > thr, np.sign(c) * (a - thr), 0.0), 1
+    max_steps = 8 * K + 100 if max_steps is None else max_steps
+    tiny = np.finfo(float).eps
+    beta = np.zeros(D)
+    active: list[int] = []
+    is_active = np.zeros(D, dtype=bool)
+    never = np.zeros(D, dtype=bool)  # collinear with the active set: cannot enter
+    just_dropped = -1  # the variable dropped by the last step, if any
+    L = np.zeros((0, 0))
+    col_sq = np.einsum("ij,ij->j", X, X)
+    c = X.T @ y
+    C = float(np.abs(c).max())
+    scale = max(C, 1e-300)
+    if C <= tiny * scale:
+        return beta, 0
+    j = int(np.argmax(np.abs(c)))
+    steps = 0
+
+    def add(j: int, L: np.ndarray) -> np.ndarray | None:
+        g = X[:, active].T @ X[:, j] if active else np.empty(0)
+        if L.shape[0]:
+            lvec = scipy.linalg.solve_triangular(L, g, lower=True)
+        else:
+            lvec = np.empty(0)
+        d2 = col_sq[j] + ridge - float(lvec @ lvec)
+        if d2 <= 1e-12 * (col_sq[j] + ridge):
+            return None
+        k = L.shape[0]
+        Ln = np.zeros((k + 1, k + 1))
+        Ln[:k, :k] = L
+        Ln[k, :k] = lvec
+        Ln[k, k] = np.sqrt(d2)
+        return Ln
+
+    Ln = add(j, L)
+    if Ln is None:
+        return beta, 0
+    L = Ln
+    active.append(j)
+    is_active[j] = True
+    while steps < max_steps:
+        steps += 1
+        A = np.array(active)
+        # Correlations (exact, from the residual) and the equiangular direction in one pass over X.
+        r = y - X[:, A] @ beta[A]
+        s = np.sign(c[A])
+        d = scipy.linalg.cho_solve((L, True), s)
+        u = X[:, A] @ d
+        ca = X.T @ np.column_stack([r, u])
+        c = ca[:, 0] - ridge * beta
+        a = ca[:, 1]
+        a[A] += ridge * d
+        C = float(np.abs(c[A]).max())
+        # Events: a variable enters, an active coefficient crosses zero, or correlations reach 0.
+        gamma, event, who = C, "end", -1
+        cand = ~is_active & ~never
+        if cand.any():
+            ci, ai = c[cand], a[cand]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g1 = (C - ci) / (1.0 - ai)
+                g2 = (C + ci) / (1.0 + ai)
+            # A variable just dropped sits at |c| = C: its root at gamma ~ 0 is spurious (round-off).
+            floor = np.full(ci.shape, tiny * C)
+            if just_dropped >= 0:
+                floor[np.flatnonzero(cand) == just_dropped] = 1e-9 * C
+            g1[~(g1 > floor)] = np.inf
+            g2[~(g2 > floor)] = np.inf
+            g = np.minimum(g1, g2)
+            m = int(np.argmin(g))
+            if g[m] < gamma:
+                gamma, event, who = float(g[m]), "add", int(np.flatnonzero(cand)[m])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gd = -beta[A] / d
+        gd[~(gd > tiny)] = np.inf
+        if gd.size and gd.min() < gamma:
+            m = int(np.argmin(gd))
+            gamma, event, who = float(gd[m]), "drop", int(A[m])
+        beta[A] += gamma * d
+        c = c - gamma * a
+        just_dropped = -1
+        if event == "end":
+            break
+        if event == "drop":
+            beta[who] = 0.0
+            active.remove(who)
+            is_active[who] = False
+            just_dropped = who
+            if not active:  # only possible with exact ties: restart from the largest correlation
+                cand = ~never
+                cand[who] = False
+                if not cand.any():
+                    break
+                j = int(np.flatnonzero(cand)[np.argmax(np.abs(c[cand]))])
+                L = add(j, np.zeros((0, 0)))
+                if L is None:
+                    break
+                active.append(j)
+                is_active[j] = True
+                continue
+            Aa = np.array(active)
+            G = X[:, Aa].T @ X[:, Aa] + ridge * np.eye(len(active))
+            L = np.linalg.cholesky(G)
+            continue
+        # event == "add"
+        if len(active) >= K:
+            break
+        Ln = add(who, L)
+        if Ln is None:  # collinear with the active set: it can never enter
+            never[who] = True
+            continue
+        L = Ln
+        active.append(who)
+        is_active[who] = True
+    return beta, steps
+
+
+# --------------------------------------------------------------------------- SPCA
+def _spca(A, ks, ridge, A0, tol, max_iter):
+    """Alternating elastic net / Procrustes (Zou et al. 2006, Algorithm 1) on ``A`` (``A'A = C``)."""
+    D, L = A0.shape
+    Amat = A0.copy()
+    B = np.zeros((D, L))
+    Bn_old = None
+    n_iter = max_iter
+    converged = False
+    for it in range(max_iter):
+        XA = A @ Amat  # (N, L): the targets X a_j
+        for j in range(L):
+            B[:, j], _ = larsen_k(A, XA[:, j], ridge, int(ks[j]))
+        # Procrustes: X'X B = U S V', A = U V'.
+        M = A.T @ (A @ B)
+        U, _, Vt = np.linalg.svd(M, full_matrices=False)
+        Amat = U @ Vt
+        norms = np.linalg.norm(B, axis=0)
+        norms[norms == 0] = 1.0
+        Bn = B / norms
+        if Bn_old is not None and np.abs(Bn - Bn_old).max() < tol:
+            n_iter, converged = it + 1, True
+            break
+        Bn_old = Bn
+    norms = np.linalg.norm(B, axis=0)
+    norms[norms == 0] = 1.0
+    W = canonical_sign(B / norms).T
+    return W, n_iter, converged
+
+
+def _check_ridge(ridge) -> float:
+    if ridge is None or (isinstance(ridge, float) and np.isinf(ridge) and ridge > 0):
+        return np.inf
+    return check_real(ridge, "ridge", low=0.0)
+
+
+class SPCAZou(TransformerMixin, BaseEstimator):
+    """Sparse PCA by alternating elastic net (Zou, Hastie & Tibshirani 2006), ``K`` non-zeros per component.
+
+    Parameters
+    ----------
+    n_components : int
+    cardinality : int, sequence of int, or None
+        Non-zeros per component (the LARS-EN stopping point). ``None``: all features.
+    ridge : float >= 0 or np.inf
+        ``lambda2``. Default ``1e-6``, the default of Zou's ``elasticnet::spca``; ``np.inf`` is the
+        soft-thresholding limit for ``p >> n``.
+    renormalize : bool
+        "SPCAopt": optimal weights on each found support (leading eigenvector of ``C[S, S]``).
+    tol : float
+        Stop when the normalized loadings change by less than ``tol`` (max abs); ``1e-3`` and
+        ``max_iter=200`` are the defaults (``eps.conv``, ``max.iter``) of ``elasticnet::spca``. With a fixed
+        number of non-zeros the l1 penalty changes at every alternation and the loadings can keep
+        drifting slowly; stopping at ``max_iter`` then gives a ConvergenceWarning.
+    max_iter : int
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+    explained_variance_ : ndarray, shape (n_components,)
+        ``w'Cw`` (``C`` the sample covariance, ddof=1) of each component.
+    n_iter_ : int
+        Alternations run.
+    mean_ : ndarray, shape (n_features,)
+    n_features_in_ : int
+
+    References
+    ----------
+    H. Zou, T. Hastie and R. Tibshirani. Sparse principal component analysis. JCGS 15(2), 2006.
+    """
+
+    def __init__(self, n_components=1, *, cardinality=None, ridge=1e-6, renormalize=False, tol=1e-3,
+                 max_iter=200):
+        self.n_components = n_components
+        self.cardinality = cardinality
+        self.ridge = ridge
+        self.renormalize = renormalize
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def fit(self, X, y=None):
+        """Fit on ``X`` (n_samples, n_features); returns self."""
+        X = check_array(X, "X", min_samples=2)
+        A, mean, _ = _as_data(X)
+        return self._fit_data(A, mean, X.shape[0] - 1)
+
+    @blas_limited
+    def _fit_data(self, A, mean, rank_bound):
+        D = A.shape[1]
+        L = check_int(self.n_components, "n_components", low=1, high=max(min(rank_bound, D), 1))
+        ks = check_cardinality(self.cardinality, D, L)
+        ridge = _check_ridge(self.ridge)
+        tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)
+        max_iter = check_int(self.max_iter, "max_iter", low=1)
+        try:
+            _, A0 = Covariance(data=A).eigh(L)
+        except ValueError:
+            raise ValueError(
+                f"n_components={L} exceeds the numerical rank of X; lower n_components."
+            ) from None
+        W, n_iter, converged = _spca(A, ks, ridge, A0, tol, max_iter)
+        if not converged:
+            warn_not_converged("SPCAZou", max_iter, tol)
+        if self.renormalize:
+            W = np.array([renormalize_on_support(A, w)[0] for w in W])
+        AW = A @ W.T
+        self.components_ = W
+        self.explained_variance_ = np.einsum("ij,ij->j", AW, AW)
+        self.n_iter_ = n_iter
+        self.mean_ = mean
+        self.n_features_in_ = D
+        return self
+
+    def transform(self, X):
+        """``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
+        check_is_fitted(self, "components_")
+        X = check_array(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        return (X - self.mean_) @ self.components_.T
+
+
+def spca_zou(X, n_components=1, **params):
+    """Function form of :class:`SPCAZou`; ``X`` may be a :class:`repro.linalg.Covariance`.
+
+    Returns
+    -------
+    components : ndarray, shape (n_components, n_features)
+    explained_variance : ndarray, shape (n_components,)
+    """
+    est = SPCAZou(n_components, **params)
+    if isinstance(X, Covariance):
+        A, mean, n = _as_data(X)
+        est._fit_data(A, mean, min(n - 1, A.shape[0]))
+    else:
+        est.fit(X)
+    return est.components_, est.explained_variance_
+
+
+@blas_limited
+def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=False, tol=1e-3,
+                  max_iter=200) -> CardinalityPath:
+    """The first SPCA component for every cardinality in one call.
+
+    Each ``K`` starts from the first principal component (computed once), as SPCA does; with
+    ``warm_start=True`` each ``K`` (in increasing order) starts from the previous ``K``'s ``A`` instead.
+
+    Returns
+    -------
+    CardinalityPath
+        ``components``: SPCA loadings; ``components_opt``: renormalized ("SPCAopt") when ``renormalize``;
+        ``n_iter``: alternations.
+    """
+    A, _, _ = _as_data(X)
+    D = A.shape[1]
+    ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
+                  dtype=np.int64)
+    if ks.size == 0:
+        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    ridge = _check_ridge(ridge)
+    tol = check_real(tol, "tol", low=0.0, low_inclusive=False)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    t0 = time.perf_counter()
+    pc = _leading_pc(A)[:, None]
+    init_time = time.perf_counter() - t0
+    n = ks.size
+    comps = np.zeros((n, D))
+    comps_opt = np.full((n, D), np.nan)
+    var = np.empty(n)
+    var_opt = np.full(n, np.nan)
+    n_iter = np.empty(n, dtype=np.int64)
+    times = np.empty(n)
+    order = np.argsort(ks, kind="stable") if warm_start else np.arange(n)
+    start = pc
+    not_converged: list[int] = []
+    for j in order:
+        t1 = time.perf_counter()
+        W, it, converged = _spca(A, ks[j : j + 1], ridge, start, tol, max_iter)
+        if not converged:
+            not_converged.append(int(ks[j]))
+        w = W[0]
+        comps[j] = w
+        Aw = A @ w
+        var[j] = float(Aw @ Aw)
+        if renormalize:
+            comps_opt[j], var_opt[j] = renormalize_on_support(A, w)
+        n_iter[j] = it
+        if warm_start:
+            start = (A.T @ (A @ w))[:, None]
+            start /= np.linalg.norm(start)
+        times[j] = time.perf_counter() - t1
+    if not_converged:
+        warn_not_converged("spca_zou_path", max_iter, tol, f"(cardinalities {not_converged})")
+    return CardinalityPath(
+        method="SPCA",
+        cardinalities=ks,
+        components=comps,
+        variance=var,
+        components_opt=comps_opt,
+        variance_opt=var_opt,
+        n_iter=n_iter,
+        time=times,
+        init_time=init_time,
+    )

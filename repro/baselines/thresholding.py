@@ -1,0 +1,101 @@
+"""Simple thresholding of the first principal component (Cadima & Jolliffe 1995).
+
+Keep the ``K`` entries of the first principal component with the largest magnitudes, set the others
+to zero and recompute optimal weights on that support (the leading eigenvector of the covariance
+restricted to it). Sigg & Buhmann (2008, Fig. 2 middle) plot it "after renormalization" as a reference.
+
+References
+----------
+J. Cadima and I. T. Jolliffe. Loadings and correlations in the interpretation of principal components.
+Journal of Applied Statistics 22(2), 203-214, 1995.
+C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._threads import blas_limited
+from .._validation import check_int
+from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
+
+__all__ = ["simple_thresholding", "thresholding_path"]
+
+
+@blas_limited
+def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> CardinalityPath:
+    """Simple thresholding for every cardinality in one call (one principal component, reused).
+
+    Parameters
+    ----------
+    X : array, shape (n_samples, n_features), or :class:`repro.linalg.Covariance`
+        Data (centred here; covariance with ddof=1) or a covariance.
+    cardinalities : sequence of int
+        Each in ``1..n_features``.
+    renormalize : bool
+        Compute the renormalized loadings (``components_opt``). Without renormalization the thresholded
+        PC is only rescaled to unit norm.
+
+    Returns
+    -------
+    CardinalityPath
+        ``components``: the thresholded, unit-norm first PC; ``components_opt``: optimal weights on that
+        support. ``n_iter`` is 0.
+    """
+    A, _, _ = _as_data(X)
+    D = A.shape[1]
+    ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
+                  dtype=np.int64)
+    if ks.size == 0:
+        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    t0 = time.perf_counter()
+    pc = _leading_pc(A)
+    order = np.lexsort((np.arange(D), -np.abs(pc)))
+    init_time = time.perf_counter() - t0
+    n = ks.size
+    comps = np.zeros((n, D))
+    comps_opt = np.full((n, D), np.nan)
+    var = np.empty(n)
+    var_opt = np.full(n, np.nan)
+    times = np.empty(n)
+    for j, K in enumerate(ks):
+        t1 = time.perf_counter()
+        S = order[:K]
+        w = np.zeros(D)
+        w[S] = pc[S]
+        w /= np.linalg.norm(w)
+        comps[j] = w
+        Aw = A @ w
+        var[j] = float(Aw @ Aw)
+        if renormalize:
+            comps_opt[j], var_opt[j] = renormalize_on_support(A, w)
+        times[j] = time.perf_counter() - t1
+    return CardinalityPath(
+        method="Thresholding",
+        cardinalities=ks,
+        components=comps,
+        variance=var,
+        components_opt=comps_opt,
+        variance_opt=var_opt,
+        n_iter=np.zeros(n, dtype=np.int64),
+        time=times,
+        init_time=init_time,
+    )
+
+
+def simple_thresholding(X, cardinality: int, *, renormalize: bool = True) -> tuple[np.ndarray, float]:
+    """One cardinality of :func:`thresholding_path`.
+
+    Returns
+    -------
+    w : ndarray, shape (n_features,)
+        Unit norm, ``cardinality`` non-zeros (renormalized unless ``renormalize=False``).
+    variance : float
+        ``w'Cw``.
+    """
+    p = thresholding_path(X, [cardinality], renormalize=renormalize)
+    if renormalize:
+        return p.components_opt[0], float(p.variance_opt[0])
+    return p.components[0], float(p.variance[0])

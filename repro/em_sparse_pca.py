@@ -1,0 +1,977 @@
+"""EM for sparse and non-negative PCA (Sigg & Buhmann 2008).
+
+The first principal component maximizes ``w'Cw`` subject to ``||w||_2 = 1``. Sigg & Buhmann take EM for
+probabilistic PCA in the zero-noise limit with a one-dimensional subspace (Algorithm 1),
+
+    E-step  y = X w / (w'w)                                   (Sec. 3)
+    M-step  w* = X'y / (y'y) = f / h                          (Eq. 13)
+
+and add the constraints at the M-step, which is the isotropic QP ``min h w'w - 2 f'w`` (Eq. 12):
+
+* cardinality ``||w||_0 <= K``: the l1-constrained QP (Eq. 14) with the bound set implicitly by ``K``;
+  its solution (Algorithm 2) is the soft threshold of ``w*`` at the (K+1)-th largest magnitude,
+  ``w_i = sign(w*_i) (|w*_i| - s_(K+1))_+`` -- found here by selection in O(D), not by sorting;
+* non-negativity ``w >= 0`` (Eq. 17): negative entries of ``w*`` set to zero, then the same threshold
+  among the positive entries (the (K+1)-th largest positive value);
+
+followed by ``w <- w / ||w||_2``, until ``|w(t+1)' w(t)| > 1 - tol``. The products ``X w`` and ``X'y``
+(BLAS) dominate; the projection and normalization run in one O(D) Numba kernel with preallocated
+buffers (:mod:`repro.kernels.em_sparse_pca`). When ``N < D`` the iteration works on ``X`` directly and
+the ``D x D`` covariance is never formed; the first principal component (the start for sparse PCA)
+comes through the ``N x N`` Gram matrix.
+
+Several components (Section 4): projection deflation ``X <- X (I - ww')`` (Eq. 18); for non-negative
+components, orthogonality forces disjoint supports (Eq. 19: features used before are excluded); or
+quasi-orthogonality by the penalty ``alpha w'VV'w`` added to the M-step QP (Eq. 20), a convex QP with a
+non-isotropic Hessian, solved exactly through its (l+1)-dimensional dual by a semismooth Newton method,
+with ``alpha`` tuned to the smallest value that meets a minimum angle to the earlier components.
+
+``renormalize=True`` is the paper's "emPCAopt": the optimal weights on the found support (leading
+eigenvector of the covariance restricted to it; for non-negative PCA the non-negative EM restricted to it).
+
+Notes
+-----
+Proposition 3.2 (the reconstruction error never increases) holds when the previous iterate is feasible for
+the next M-step's l1 bound, ``||w(t)||_1 <= B(t)``. With the cardinality constraint ``B(t)`` is set
+implicitly by ``K`` anew at every iteration and that premise can fail, and then the error can increase
+(observed on random data; see the tests). With non-negativity alone (a cone) or no constraint it is monotone.
+``history_`` exposes the error of every iterate so this can be checked.
+
+References
+----------
+C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008.
+S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1998.
+B. Moghaddam, Y. Weiss and S. Avidan. Spectral bounds for sparse PCA: exact and greedy algorithms.
+NIPS 18, 2006 (variational renormalization).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._threads import blas_limited
+from ._validation import (
+    ConvergenceWarning,
+    check_array,
+    check_cardinality,
+    check_int,
+    check_random_state,
+    check_real,
+    warn_not_converged,
+)
+from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update
+from .linalg import Covariance, canonical_sign, renormalize
+
+__all__ = [
+    "CardinalityPath",
+    "EMSparsePCA",
+    "em_sparse_pca",
+    "em_sparse_pca_path",
+    "penalized_mstep",
+    "renormalize_on_support",
+]
+
+_ORTHOGONALITY = ("deflation", "disjoint", "quasi")
+_MAX_REDRAWS = 50  # random starts drawn to replace one that collapses to the zero vector
+_RHO_MAX = 1e12  # largest relative quasi-orthogonality penalty tried
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class CardinalityPath:
+    """One leading sparse component per cardinality, as a sparse-PCA method sweeps ``K``.
+
+    Shared by :func:`em_sparse_pca_path` and the baselines (thresholding, PathSPCA, SPCA).
+
+    Attributes
+    ----------
+    method : str
+    cardinalities : ndarray of int, shape (n_k,)
+    components : ndarray, shape (n_k, n_features)
+        Unit-norm loadings as the method found them (row ``j`` for ``cardinalities[j]``).
+    variance : ndarray, shape (n_k,)
+        ``w'Cw`` with ``C`` the sample covariance (``ddof=1``) of the input.
+    components_opt, variance_opt : ndarray, shapes (n_k, n_features), (n_k,)
+        After renormalization on the support (optimal weights for the sparsity pattern); equal to the
+        plain ones for methods that are optimal on their support by construction, NaN when not computed.
+    n_iter : ndarray of int, shape (n_k,)
+        Iterations of the kept run (EM iterations, SPCA alternations, greedy steps).
+    n_iter_total : ndarray of int, shape (n_k,)
+        Iterations spent for that ``K`` over all restarts (the cost driver).
+    time : ndarray, shape (n_k,)
+        Wall-clock seconds it cost to produce that ``K`` (renormalization included), given the shared
+        work in ``init_time``. For forward-greedy methods (PathSPCA) it is cumulative: the time of
+        steps ``1..K``.
+    init_time : float
+        Seconds of work shared by all ``K`` (e.g. the first principal component).
+    """
+
+    method: str
+    cardinalities: np.ndarray
+    components: np.ndarray
+    variance: np.ndarray
+    components_opt: np.ndarray
+    variance_opt: np.ndarray
+    n_iter: np.ndarray
+    time: np.ndarray
+    init_time: float = 0.0
+    n_iter_total: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        if self.n_iter_total is None:
+            self.n_iter_total = np.asarray(self.n_iter).copy()
+
+    def __len__(self) -> int:
+        return len(self.cardinalities)
+
+    def to_frame(self):
+        """A tidy ``pandas.DataFrame``: one row per cardinality."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "method": self.method,
+                "cardinality": self.cardinalities,
+                "nnz": (self.components != 0).sum(axis=1),
+                "variance": self.variance,
+                "variance_opt": self.variance_opt,
+                "n_iter": self.n_iter,
+                "n_iter_total": self.n_iter_total,
+                "time": self.time,
+            }
+        )
+
+
+# --------------------------------------------------------------------------- data handling
+def _as_data(X, name: str = "X") -> tuple[np.ndarray, np.ndarray, int]:
+    """Return ``(A, mean, n_samples)`` with ``A'A = C``, the sample covariance (ddof=1).
+
+    ``X`` is a data matrix (rows are samples) or a :class:`repro.linalg.Covariance`; a covariance
+    given only as a matrix is factored ``C = U L U'`` -> ``A = L^(1/2) U'`` so the EM can run on it.
+    """
+    if isinstance(X, Covariance):
+        if X.data is not None:
+            A = np.ascontiguousarray(X.data, dtype=np.float64)
+        else:
+            vals, vecs = np.linalg.eigh(X.matrix)
+            A = np.ascontiguousarray((vecs * np.sqrt(np.clip(vals, 0.0, None))).T)
+        return A, np.zeros(X.n_features), (X.n_samples or A.shape[0] + 1)
+    X = check_array(X, name, min_samples=2)
+    cov = Covariance.from_data(X)
+    return cov.data, X.mean(axis=0), X.shape[0]
+
+
+def _numerical_rank_and_pc(A: np.ndarray) -> tuple[int, np.ndarray]:
+    """Numerical rank of ``A`` and the leading right singular vector (through the smaller Gram matrix)."""
+    N, D = A.shape
+    if N < D:
+        G = A @ A.T
+        vals, U = np.linalg.eigh(G)
+        u = U[:, -1]
+        v = A.T @ u
+        nv = np.linalg.norm(v)
+        v = v / nv if nv > 0 else np.zeros(D)
+    else:
+        G = A.T @ A
+        vals, V = np.linalg.eigh(G)
+        v = V[:, -1].copy()
+    top = max(vals[-1], 0.0)
+    rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
+    return rank, canonical_sign(v)
+
+
+def _leading_pc(A: np.ndarray) -> np.ndarray:
+    """Leading eigenvector of ``A'A`` (through ``A A'`` when ``N < D``), canonical sign."""
+    _, vecs = Covariance(data=A).eigh(1)
+    return vecs[:, 0]
+
+
+def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
+    """Optimal unit weights on the support of ``w`` for the covariance ``A'A`` (variational renormalization).
+
+    :func:`repro.linalg.renormalize` on the data factor ``A``: through the ``N x N`` Gram matrix when the
+    support is larger than ``N`` (so ``K = 12582`` on 72 samples costs a 72 x 72 eigenproblem).
+
+    Returns
+    -------
+    w_new : ndarray, shape (n_features,)
+        Unit norm, zero off the support, pointing the same way as ``w``.
+    variance : float
+        ``w_new' A'A w_new``.
+    """
+    return renormalize(Covariance(data=A), w)
+
+
+# --------------------------------------------------------------------------- the EM runs
+class _Workspace:
+    """Buffers for the EM loop (allocated once per fit)."""
+
+    def __init__(self, N: int, D: int, max_iter: int):
+        self.w = np.empty(D)
+        self.f = np.empty(D)
+        self.work = np.empty(D)
+        self.y = np.empty(N)
+        self.h = np.empty(max_iter + 1)
+        self.state = np.zeros(1)
+
+
+@dataclass
+class _Run:
+    w: np.ndarray
+    h: float  # ||A w||^2, the variance on the working data
+    n_iter: int
+    status: int
+    history: np.ndarray  # h of every iterate, start included
+
+
+def _em(A, w0, K, nonneg, excluded, tol, max_iter, ws: _Workspace) -> _Run:
+    """One EM run (Algorithms 1-2): BLAS for ``X w`` and ``X'y``, the kernel
+    :func:`repro.kernels.em_sparse_pca.em_update` for the rest; no allocation inside the loop."""
+    w, f, work, y, hist, state = ws.w, ws.f, ws.work, ws.y, ws.h, ws.state
+    w[:] = w0
+    state[0] = 0.0
+    K, nonneg, tol = int(K), bool(nonneg), float(tol)
+    AT = A.T
+    status, n_iter = MAX_ITER, max_iter
+    for t in range(max_iter):
+        np.dot(A, w, out=y)  # E-step: y = X w / (w'w), w'w = 1
+        h = float(y @ y)
+        hist[t] = h
+        if not h > 0.0:
+            return _Run(np.zeros_like(w), 0.0, t, COLLAPSED, hist[:t].copy())
+        np.dot(AT, y, out=f)  # M-step: w* = f / h with f = X'y (Eq. 13); h cancels in the normalization
+        norm, c = em_update(f, K, nonneg, excluded, w, work, state)
+        if norm == 0.0:
+            return _Run(np.zeros_like(w), 0.0, t + 1, COLLAPSED, hist[: t + 1].copy())
+        if c > 1.0 - tol:
+            status, n_iter = CONVERGED, t + 1
+            break
+    np.dot(A, w, out=y)
+    h = float(y @ y)
+    hist[n_iter] = h
+    return _Run(w.copy(), h, n_iter, status, hist[: n_iter + 1].copy())
+
+
+def _draw_start(rng: np.random.Generator, D: int, nonneg: bool, excluded: np.ndarray) -> np.ndarray:
+    """A random unit start: Gaussian direction, folded into the non-negative orthant if ``nonneg``."""
+    w = rng.standard_normal(D)
+    if nonneg:
+        w = np.abs(w)
+    w[excluded] = 0.0
+    n = np.linalg.norm(w)
+    if n == 0:  # every feature excluded; the caller refuses this case
+        return w
+    return w / n
+
+
+# --------------------------------------------------------------------------- Eq. 20: the penalized M-step
+def penalized_mstep(
+    b,
+    V,
+    rho: float,
+    *,
+    l1_bound: float | None = None,
+    nonneg: bool = False,
+    allowed=None,
+    mu0=None,
+    lam0: float | None = None,
+    tol: float = 1e-13,
+    max_iter: int = 100,
+):
+    """Solve the quasi-orthogonal M-step QP (Sigg & Buhmann 2008, Eqs. 14, 17, 20) exactly.
+
+    ``min_w  ||w||^2 - 2 b'w + rho ||V'w||^2``  subject to ``w >= 0`` (if ``nonneg``),
+    ``||w||_1 <= l1_bound`` (if given) and ``w_i = 0`` off ``allowed``.
+
+    This is Eq. 12 divided by ``h`` (so ``b = f/h = w*``, ``rho = alpha/h``) plus the penalty of Eq. 20:
+    convex, with the non-isotropic Hessian ``2 (I + rho VV')``. It is solved through its dual in the
+    ``l + 1`` multipliers ``(mu, lambda)`` of ``u = V'w`` and the l1 bound:
+    ``w(mu, lambda) = T_lambda(b - V mu)`` (``T`` the soft threshold, or ``(.-lambda)_+`` if ``nonneg``)
+    minimizes the Lagrangian, and the convex, piecewise-quadratic dual function
+    ``phi = 1/2 ||w||^2 + ||mu||^2 / (2 rho) + lambda B`` is minimized over ``lambda >= 0`` by a projected
+    semismooth Newton method with Armijo backtracking (exact once the active set settles).
+
+    Parameters
+    ----------
+    b : ndarray, shape (D,)
+    V : ndarray, shape (D, l)
+        Earlier components as columns.
+    rho : float > 0
+    l1_bound : float or None
+    nonneg : bool
+    allowed : bool ndarray, shape (D,), optional
+    mu0, lam0 : warm start of the multipliers.
+
+    Returns
+    -------
+    w : ndarray, shape (D,)
+        The minimizer (not normalized).
+    mu : ndarray, shape (l,)
+    lam : float
+    """
+    b = np.asarray(b, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64).reshape(b.shape[0], -1)
+    D, l = V.shape
+    allowed = np.ones(D, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    use_lam = l1_bound is not None and np.isfinite(l1_bound)
+    B = float(l1_bound) if use_lam else 0.0
+    mu = np.zeros(l) if mu0 is None else np.array(mu0, dtype=np.float64)
+    lam = max(float(lam0), 0.0) if (use_lam and lam0 is not None) else 0.0
+    inv_rho = 1.0 / rho
+    scale = 1.0 + float(np.abs(b).max(initial=0.0))
+
+    def primal(mu, lam):
+        r = b - V @ mu
+        if nonneg:
+            a = r - lam
+            s = np.ones(D)
+        else:
+            a = np.abs(r) - lam
+            s = np.sign(r)
+        act = (a > 0) & allowed
+        w = np.where(act, s * a, 0.0)
+        return w, act, s
+
+    def phi(mu, lam, w):
+        return 0.5 * float(w @ w) + 0.5 * inv_rho * float(mu @ mu) + (lam * B if use_lam else 0.0)
+
+    w, act, s = primal(mu, lam)
+    f = phi(mu, lam, w)
+    for _ in range(max_iter):
+        g_mu = inv_rho * mu - V.T @ w
+        g_lam = B - float(np.abs(w).sum()) if use_lam else 0.0
+        free_lam = use_lam and not (lam <= 0.0 and g_lam >= 0.0)
+        pg = np.abs(g_mu).max(initial=0.0)
+        if free_lam:
+            pg = max(pg, abs(g_lam))
+        if pg <= tol * scale:
+            break
+        VA = V[act]
+        H = VA.T @ VA + inv_rho * np.eye(l)
+        if free_lam:
+            sA = s[act]
+            Hf = np.empty((l + 1, l + 1))
+            Hf[:l, :l] = H
+            Hf[:l, l] = Hf[l, :l] = VA.T @ sA
+            Hf[l, l] = act.sum() + 1e-12 * scale
+            d = -np.linalg.solve(Hf, np.append(g_mu, g_lam))
+            d_mu, d_lam = d[:l], d[l]
+        else:
+            d_mu, d_lam = -np.linalg.solve(H, g_mu), 0.0
+        t = 1.0
+        while True:
+            mu_n = mu + t * d_mu
+            lam_n = max(lam + t * d_lam, 0.0) if use_lam else 0.0
+            w_n, act_n, s_n = primal(mu_n, lam_n)
+            f_n = phi(mu_n, lam_n, w_n)
+            decrease = float(g_mu @ (mu_n - mu)) + (g_lam * (lam_n - lam) if use_lam else 0.0)
+            if f_n <= f + 1e-4 * decrease + 1e-15 * abs(f) or t < 1e-10:
+                break
+            t *= 0.5
+        moved = max(np.abs(mu_n - mu).max(initial=0.0), abs(lam_n - lam))
+        mu, lam, w, act, s, f = mu_n, lam_n, w_n, act_n, s_n, f_n
+        if moved <= 1e-16 * scale:
+            break
+    return w, mu, lam
+
+
+def _alg2_l1_bound(b: np.ndarray, K: int, nonneg: bool, allowed: np.ndarray) -> float:
+    """The l1 bound that Algorithm 2 sets implicitly: ``sum_{i<=K} (s_i - s_(K+1))`` (Eq. 14)."""
+    v = b[allowed]
+    v = v[v > 0] if nonneg else np.abs(v)
+    if K >= v.size:
+        return float(v.sum())
+    part = -np.partition(-v, K)  # part[K] is the (K+1)-th largest, part[:K] the K largest
+    return float(np.sum(part[:K] - part[K]))
+
+
+def _em_quasi(A, w0, K, nonneg, excluded, V, rho, tol, max_iter) -> _Run:
+    """EM with the penalized M-step of Eq. 20 (Python loop around :func:`penalized_mstep`).
+
+    With a cardinality ``K`` the QP gets the l1 bound Algorithm 2 would set; since the Hessian is not
+    isotropic its solution can have more than ``K`` non-zeros, and then only the ``K`` largest are kept.
+    """
+    D = A.shape[1]
+    allowed = ~excluded
+    w = w0.copy()
+    mu = lam = None
+    hist = []
+    status = MAX_ITER
+    n_iter = max_iter
+    for t in range(max_iter):
+        y = A @ w
+        h = float(y @ y)
+        hist.append(h)
+        if not h > 0:
+            return _Run(np.zeros(D), 0.0, t, COLLAPSED, np.array(hist))
+        b = (A.T @ y) / h  # Eq. 13
+        bound = _alg2_l1_bound(b, K, nonneg, allowed) if K < D else None
+        wn, mu, lam = penalized_mstep(b, V, rho, l1_bound=bound, nonneg=nonneg, allowed=allowed,
+                                      mu0=mu, lam0=lam)
+        if K < D and np.count_nonzero(wn) > K:
+            keep = np.argpartition(-np.abs(wn), K)[:K]
+            tmp = np.zeros(D)
+            tmp[keep] = wn[keep]
+            wn = tmp
+        nrm = np.linalg.norm(wn)
+        if nrm == 0:
+            return _Run(np.zeros(D), 0.0, t + 1, COLLAPSED, np.array(hist))
+        wn /= nrm
+        c = abs(float(wn @ w))
+        w = wn
+        if c > 1.0 - tol:
+            status, n_iter = 0, t + 1
+            break
+    y = A @ w
+    h = float(y @ y)
+    hist.append(h)
+    return _Run(w, h, n_iter, status, np.array(hist))
+
+
+# --------------------------------------------------------------------------- one component
+@dataclass
+class _Settings:
+    nonneg: bool
+    init: object  # "pc", "random" or an ndarray (D,)
+    n_restarts: int
+    renormalize: bool
+    tol: float
+    max_iter: int
+
+
+@dataclass
+class _Component:
+    w: np.ndarray  # final (renormalized if asked)
+    w_em: np.ndarray  # as EM found it
+    h: float
+    h_em: float
+    n_iter: int
+    n_iter_total: int
+    status: int
+    history: np.ndarray
+    rho: float = 0.0
+
+
+def _run_starts(run, starts, redraw, nonneg) -> tuple[_Run, int]:
+    """Run EM from each start, replacing starts that collapse; keep the largest variance.
+
+    ``starts`` is a list of ``(w0, rng_or_None)``; a collapsed run is restarted from ``redraw(rng)``.
+    Returns the best run and the total number of iterations spent.
+    """
+    best, total = None, 0
+    for w0, g in starts:
+        r = run(w0)
+        total += r.n_iter
+        tries = 0
+        while r.status == COLLAPSED and tries < _MAX_REDRAWS and g is not None:
+            r = run(redraw(g))
+            total += r.n_iter
+            tries += 1
+        if r.status == COLLAPSED:
+            continue
+        if best is None or r.h > best.h:
+            best = r
+    return best, total
+
+
+def _solve_component(A, K, s: _Settings, excluded, start_rngs, pc, ws, V=None, rho=0.0) -> _Component:
+    """EM (best of the starts) for one component on the working data ``A``, then renormalization."""
+    D = A.shape[1]
+    nonneg = s.nonneg
+
+    def run(w0):
+        if V is None:
+            return _em(A, w0, K, nonneg, excluded, s.tol, s.max_iter, ws)
+        return _em_quasi(A, w0, K, nonneg, excluded, V, rho, s.tol, s.max_iter)
+
+    def redraw(g):
+        return _draw_start(g, D, nonneg, excluded)
+
+    if isinstance(s.init, np.ndarray):
+        starts = [(s.init, start_rngs[0])]
+    elif s.init == "pc":
+        starts = [(pc, start_rngs[0])] + ([(-pc, start_rngs[0])] if nonneg else [])
+    else:
+        starts = [(redraw(g), g) for g in start_rngs]
+    best, total = _run_starts(run, starts, redraw, nonneg)
+    if best is None:
+        raise ValueError(
+            "every start collapsed to the zero vector (no feature can take a non-zero loading); the "
+            "remaining data has no variance on the allowed features: lower n_components."
+        )
+    w_em, h_em = best.w, best.h
+    w, h = w_em, h_em
+    if s.renormalize:
+        # emPCAopt: optimal weights on the support (Sigg & Buhmann 2008, Sec. 5.1).
+        if not nonneg and V is None:
+            w, h = renormalize_on_support(A, w_em)
+        else:
+            off = excluded | (w_em == 0)
+            if V is None:
+                r = _em(A, w_em, D, nonneg, off, s.tol, s.max_iter, ws)
+            else:
+                r = _em_quasi(A, w_em, D, nonneg, off, V, rho, s.tol, s.max_iter)
+            total += r.n_iter
+            if r.status != COLLAPSED and r.h >= h_em:
+                w, h = r.w, r.h
+    return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho)
+
+
+# --------------------------------------------------------------------------- validation helpers
+def _check_init(init, D: int, L: int):
+    if init is None or (isinstance(init, str) and init in ("pc", "random")):
+        return init
+    if isinstance(init, str):
+        raise ValueError(f"init must be None, 'pc', 'random' or an array; got {init!r}.")
+    arr = np.asarray(init, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != D or arr.shape[0] not in (1, L):
+        raise ValueError(
+            f"init must have shape ({D},) or ({L}, {D}) (one start per component); got {np.shape(init)}."
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError("init holds NaN or infinite values.")
+    norms = np.linalg.norm(arr, axis=1)
+    if (norms == 0).any():
+        raise ValueError("init holds a zero vector; a start must be a non-zero direction.")
+    return arr / norms[:, None]
+
+
+def _resolve_restarts(n_restarts, init_kind: str) -> int:
+    if n_restarts is None:
+        return 10 if init_kind == "random" else 1
+    return check_int(n_restarts, "n_restarts", low=1)
+
+
+# --------------------------------------------------------------------------- the fit
+def _fit(A, L, ks, *, nonneg, init, n_restarts, renormalize, orthogonality, min_angle_deg, penalty,
+         tol, max_iter, rng):
+    """Components one after another on the working data ``A`` (``A'A = C``). Returns a list of _Component."""
+    N, D = A.shape
+    rank, pc0 = _numerical_rank_and_pc(A)
+    if rank == 0:
+        raise ValueError("X has no variance (every column is constant); there is no component to find.")
+    if orthogonality == "deflation" and L > rank:
+        raise ValueError(
+            f"n_components={L} exceeds the numerical rank {rank} of the centred data; deflation leaves "
+            f"nothing after {rank} components. Lower n_components."
+        )
+    ws = _Workspace(N, D, max_iter)
+    Aw = A.copy() if orthogonality == "deflation" else A
+    excluded = np.zeros(D, dtype=bool)
+    comps: list[_Component] = []
+    V = np.zeros((D, 0))
+    for l in range(L):
+        K = int(ks[l])
+        if excluded.all():
+            raise ValueError(
+                f"n_components={L} is too many: components {l} and later have no feature left, since "
+                "orthogonal non-negative components need disjoint supports (Eq. 19). Lower n_components or "
+                "use orthogonality='quasi'."
+            )
+        if isinstance(init, np.ndarray):
+            kind = init[l] if init.shape[0] > l else ("pc" if not nonneg else "random")
+        else:
+            kind = init if init is not None else ("pc" if not nonneg else "random")
+        kind_name = kind if isinstance(kind, str) else "array"
+        R = _resolve_restarts(n_restarts, kind_name)
+        seeds = rng.integers(0, 2**63 - 1, size=R)
+        start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
+        pc = None
+        if isinstance(kind, str) and kind == "pc":
+            if l == 0 or orthogonality != "deflation":
+                pc = pc0
+            else:
+                try:
+                    pc = _leading_pc(Aw)
+                except ValueError:
+                    raise ValueError(
+                        f"n_components={L} exceeds the rank of the data left after {l} deflations; lower "
+                        "n_components."
+                    ) from None
+        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter)
+        if orthogonality == "quasi" and l > 0:
+            comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, ws, V, penalty, min_angle_deg)
+        else:
+            comp = _solve_component(Aw, K, s, excluded, start_rngs, pc, ws)
+        if comp.status == MAX_ITER:
+            warn_not_converged("EMSparsePCA", max_iter, tol, f"(component {l})")
+        comps.append(comp)
+        w = comp.w
+        V = np.column_stack([V, w])
+        if orthogonality == "deflation":
+            Aw = Aw - np.outer(Aw @ w, w)  # Eq. 18: X <- X (I - w w')
+        if orthogonality == "disjoint" or (orthogonality == "deflation" and nonneg):
+            excluded = excluded | (w != 0)  # Eq. 19
+    return comps
+
+
+def _solve_quasi(A, K, s, excluded, start_rngs, pc, ws, V, penalty, min_angle_deg) -> _Component:
+    """Quasi-orthogonal component (Eq. 20): restarts at the initial penalty, then the penalty search.
+
+    With ``min_angle_deg``, the relative penalty ``rho = alpha / h`` is raised (x10) until the angle to
+    every earlier component is at least the minimum, then lowered by bisection in ``log(rho)`` to the
+    smallest value that still meets it (the least penalized, hence highest-variance, admissible solution).
+    """
+    comp = _solve_component(A, K, s, excluded, start_rngs, pc, ws, V=V, rho=penalty)
+    if min_angle_deg is None:
+        return comp
+    cos_max = np.cos(np.deg2rad(min_angle_deg))
+
+    def ok(c):
+        return c is not None and float(np.abs(V.T @ c.w).max()) <= cos_max + 1e-12
+
+    def solve_at(rho, start):
+        s1 = _Settings(s.nonneg, start, 1, s.renormalize, s.tol, s.max_iter)
+        try:
+            return _solve_component(A, K, s1, excluded, start_rngs[:1], None, ws, V=V, rho=rho)
+        except ValueError:  # every start collapsed under this penalty: not admissible
+            return None
+
+    def cost(c):
+        return 0 if c is None else c.n_iter_total
+
+    total = comp.n_iter_total
+    good = comp if ok(comp) else None
+    bad_rho = None if good is not None else penalty
+    good_rho = penalty if good is not None else None
+    last = comp
+    if good is None:
+        rho = penalty
+        while good is None and rho < _RHO_MAX:
+            rho *= 10.0
+            c = solve_at(rho, last.w_em)
+            total += cost(c)
+            if c is None:
+                break
+            last = c
+            if ok(last):
+                good, good_rho = last, rho
+            else:
+                bad_rho = rho
+        if good is None:
+            warnings.warn(
+                f"EMSparsePCA: no quasi-orthogonality penalty (up to {_RHO_MAX:g}) reached the minimum "
+                f"angle of {min_angle_deg} degrees to the earlier components (a non-negative vector is "
+                "at most arccos(min_i v_i) away from a dense non-negative earlier component v); returning "
+                "the most penalized solution. Lower min_angle_deg.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+            last.n_iter_total = total
+            return last
+    else:
+        # Already admissible at the initial penalty: look for a smaller one.
+        rho = penalty
+        while bad_rho is None and rho > 1e-6:
+            rho /= 10.0
+            c = solve_at(rho, good.w_em)
+            total += cost(c)
+            if ok(c):
+                good, good_rho = c, rho
+            else:
+                bad_rho = rho
+    if bad_rho is not None:
+        lo, hi = np.log(bad_rho), np.log(good_rho)
+        for _ in range(6):
+            mid = 0.5 * (lo + hi)
+            c = solve_at(float(np.exp(mid)), good.w_em)
+            total += cost(c)
+            if ok(c):
+                good, hi = c, mid
+            else:
+                lo = mid
+    good.n_iter_total = total
+    return good
+
+
+def _check_params(est_params: dict, D: int, N_rank_bound: int):
+    p = est_params
+    L = check_int(p["n_components"], "n_components", low=1, high=max(N_rank_bound, 1))
+    ks = check_cardinality(p["cardinality"], D, L)
+    orth = p["orthogonality"]
+    if orth not in _ORTHOGONALITY:
+        raise ValueError(f"orthogonality must be one of {_ORTHOGONALITY}; got {orth!r}.")
+    min_angle = p["min_angle_deg"]
+    if min_angle is not None:
+        if orth != "quasi":
+            raise ValueError("min_angle_deg is used only with orthogonality='quasi'.")
+        min_angle = check_real(min_angle, "min_angle_deg", low=0.0, high=90.0, low_inclusive=False)
+    penalty = check_real(p["penalty"], "penalty", low=0.0, low_inclusive=False)
+    tol = check_real(p["tol"], "tol", low=0.0, high=1.0, low_inclusive=False)
+    max_iter = check_int(p["max_iter"], "max_iter", low=1)
+    init = _check_init(p["init"], D, L)
+    if p["n_restarts"] is not None:
+        check_int(p["n_restarts"], "n_restarts", low=1)
+    return L, ks, orth, min_angle, penalty, tol, max_iter, init
+
+
+# --------------------------------------------------------------------------- public API
+class EMSparsePCA(TransformerMixin, BaseEstimator):
+    """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
+
+    The EM loop (Algorithms 1-2, Eqs. 13, 14, 17) calls the kernel
+    :func:`repro.kernels.em_sparse_pca.em_update` between the two BLAS products.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of components, computed one after another (Section 4).
+    cardinality : int, sequence of int, or None
+        Non-zeros per component (one for all, or one per component); ``None`` = no sparsity constraint.
+    nonneg : bool
+        Non-negative loadings (Eq. 17).
+    n_restarts : int or None
+        Random starts per component, the best (largest variance) kept. ``None``: 10 for random starts
+        (Sec. 5.2 uses the best of ten), 1 for the principal-component start.
+    init : None, "pc", "random", or ndarray of shape (n_features,) or (n_components, n_features)
+        Start. ``None``: the first principal component of the (deflated) data for sparse PCA, random
+        non-negative unit vectors for non-negative PCA (Sec. 3.2). With ``nonneg`` and ``"pc"`` both signs
+        of the principal component are tried. A start that collapses to the zero vector is replaced by a
+        new random one (up to 50 times).
+    renormalize : bool
+        "emPCAopt": optimal weights on the found support (Sec. 5.1).
+    orthogonality : {"deflation", "disjoint", "quasi"}
+        ``"deflation"``: ``X <- X (I - ww')`` after each component (Eq. 18), plus, when ``nonneg``, disjoint
+        supports (Eq. 19: non-negative orthogonal components cannot share a feature). ``"disjoint"``: only
+        Eq. 19. ``"quasi"``: no deflation; the M-step QP gets the penalty ``alpha w'VV'w`` (Eq. 20) with
+        ``alpha = penalty * h`` (so ``penalty`` is scale free), tuned to ``min_angle_deg`` when given.
+    min_angle_deg : float or None
+        Minimum angle (degrees) to every earlier component for ``orthogonality="quasi"`` (Sec. 5.2 uses 85).
+        The penalty is then the smallest found (x10 steps, then bisection in log) that meets it.
+    penalty : float
+        The (initial) relative quasi-orthogonality penalty ``alpha / h``.
+    tol : float
+        Convergence: ``|w(t+1)' w(t)| > 1 - tol``.
+    max_iter : int
+    random_state : None, int or np.random.Generator
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+        Unit-norm loadings (rows).
+    explained_variance_ : ndarray, shape (n_components,)
+        ``w'Cw`` with ``C`` the sample covariance (ddof=1) of the training data (not deflated).
+    explained_variance_ratio_ : ndarray, shape (n_components,)
+        ``explained_variance_ / tr(C)``.
+    n_iter_ : ndarray of int, shape (n_components,)
+        EM iterations of the kept run of each component.
+    history_ : list of ndarray
+        Per component, the reconstruction error ``||Xc - Xc w w'||_F^2 / (n - 1) = tr(C_l) - w'C_l w``
+        of every iterate of the kept run (start first, ``C_l`` the data the component was fitted on).
+    penalty_ : ndarray, shape (n_components,)
+        Relative quasi-orthogonality penalty used per component (0 for the first and when not quasi).
+    mean_ : ndarray, shape (n_features,)
+    n_features_in_ : int
+
+    References
+    ----------
+    C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008.
+    """
+
+    def __init__(
+        self,
+        n_components=1,
+        *,
+        cardinality=None,
+        nonneg=False,
+        n_restarts=None,
+        init=None,
+        renormalize=False,
+        orthogonality="deflation",
+        min_angle_deg=None,
+        penalty=1.0,
+        tol=1e-8,
+        max_iter=1000,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.cardinality = cardinality
+        self.nonneg = nonneg
+        self.n_restarts = n_restarts
+        self.init = init
+        self.renormalize = renormalize
+        self.orthogonality = orthogonality
+        self.min_angle_deg = min_angle_deg
+        self.penalty = penalty
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Fit on ``X`` (n_samples, n_features); returns self."""
+        X = check_array(X, "X", min_samples=2)
+        A, mean, _ = _as_data(X)
+        self._fit_data(A, mean, X.shape[0] - 1)
+        return self
+
+    @blas_limited
+    def _fit_data(self, A, mean, rank_bound):
+        D = A.shape[1]
+        L, ks, orth, min_angle, penalty, tol, max_iter, init = _check_params(
+            self.get_params(), D, min(rank_bound, D)
+        )
+        rng = check_random_state(self.random_state)
+        comps = _fit(
+            A, L, ks, nonneg=bool(self.nonneg), init=init, n_restarts=self.n_restarts,
+            renormalize=bool(self.renormalize), orthogonality=orth, min_angle_deg=min_angle,
+            penalty=penalty, tol=tol, max_iter=max_iter, rng=rng,
+        )
+        W = np.array([c.w for c in comps])
+        AW = A @ W.T
+        total = float(np.einsum("ij,ij->", A, A))
+        self.components_ = W
+        self.explained_variance_ = np.einsum("ij,ij->j", AW, AW)
+        self.explained_variance_ratio_ = self.explained_variance_ / total if total > 0 else np.zeros(L)
+        self.n_iter_ = np.array([c.n_iter for c in comps], dtype=np.int64)
+        self.history_ = []
+        # tr(C_l): the deflated data's total variance, recovered from the kept run's own h values.
+        Aw = A.copy()
+        for c in comps:
+            tr_l = float(np.einsum("ij,ij->", Aw, Aw))
+            self.history_.append(tr_l - c.history)
+            if orth == "deflation":
+                Aw = Aw - np.outer(Aw @ c.w, c.w)
+        self.penalty_ = np.array([c.rho for c in comps])
+        self.cardinality_ = (W != 0).sum(axis=1)
+        self.mean_ = mean
+        self.n_features_in_ = D
+        return self
+
+    def transform(self, X):
+        """Project ``X``: ``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
+        check_is_fitted(self, "components_")
+        X = check_array(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        return (X - self.mean_) @ self.components_.T
+
+
+def em_sparse_pca(X, n_components=1, **params):
+    """Function form of :class:`EMSparsePCA`.
+
+    ``X`` is a data matrix (n_samples, n_features) or a :class:`repro.linalg.Covariance` (e.g. a given
+    correlation matrix, factored so the EM can run on it). Keyword parameters as for :class:`EMSparsePCA`.
+
+    Returns
+    -------
+    components : ndarray, shape (n_components, n_features)
+    explained_variance : ndarray, shape (n_components,)
+    """
+    est = EMSparsePCA(n_components, **params)
+    if isinstance(X, Covariance):
+        A, mean, n = _as_data(X)
+        est._fit_data(A, mean, min(n - 1, A.shape[0]))
+    else:
+        est.fit(X)
+    return est.components_, est.explained_variance_
+
+
+@blas_limited
+def em_sparse_pca_path(
+    X,
+    cardinalities,
+    *,
+    nonneg=False,
+    renormalize=True,
+    init=None,
+    n_restarts=None,
+    tol=1e-8,
+    max_iter=1000,
+    random_state=None,
+) -> CardinalityPath:
+    """The first sparse (non-negative) component for every cardinality in one call.
+
+    The start is computed once and reused for every ``K``: the first principal component for sparse
+    PCA (Sec. 3.1: "as initialization is independent of K, w(1) can be cached"), the same random
+    non-negative starts (drawn once from ``random_state``) for non-negative PCA -- so each ``K`` gives
+    exactly what :class:`EMSparsePCA` gives for that ``K`` with the same arguments. ``init="warm"``
+    instead starts each ``K`` (in increasing order) from the previous ``K``'s solution: fewer iterations,
+    but possibly a different local optimum.
+
+    Parameters
+    ----------
+    X : array, shape (n_samples, n_features), or Covariance
+    cardinalities : sequence of int
+        Each in ``1..n_features``; any order (results follow the given order).
+    nonneg, n_restarts, tol, max_iter, random_state
+        As for :class:`EMSparsePCA`.
+    renormalize : bool
+        Also compute the renormalized ("emPCAopt") loadings and variances; NaN otherwise.
+    init : None, "pc", "random", "warm" or ndarray (n_features,)
+
+    Returns
+    -------
+    CardinalityPath
+        ``components`` are the EM loadings, ``components_opt`` the renormalized ones; ``time`` per ``K``
+        excludes the shared start (``init_time``).
+    """
+    A, _, _ = _as_data(X)
+    N, D = A.shape
+    ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
+                  dtype=np.int64)
+    if ks.size == 0:
+        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    warm = isinstance(init, str) and init == "warm"
+    init_c = _check_init(None if warm else init, D, 1)
+    tol = check_real(tol, "tol", low=0.0, high=1.0, low_inclusive=False)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    rng = check_random_state(random_state)
+    nonneg = bool(nonneg)
+    kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or ("pc" if not nonneg else "random"))
+    R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
+
+    t0 = time.perf_counter()
+    rank, pc = _numerical_rank_and_pc(A)
+    if rank == 0:
+        raise ValueError("X has no variance (every column is constant); there is no component to find.")
+    seeds = rng.integers(0, 2**63 - 1, size=R)
+    ws = _Workspace(N, D, max_iter)
+    excluded = np.zeros(D, dtype=bool)
+    init_time = time.perf_counter() - t0
+
+    n = ks.size
+    comps = np.zeros((n, D))
+    comps_opt = np.full((n, D), np.nan)
+    var = np.empty(n)
+    var_opt = np.full(n, np.nan)
+    n_iter = np.empty(n, dtype=np.int64)
+    n_total = np.empty(n, dtype=np.int64)
+    times = np.empty(n)
+    order = np.argsort(ks, kind="stable") if warm else np.arange(n)
+    prev = None
+    for j in order:
+        t1 = time.perf_counter()
+        start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
+        this_kind = kind if (prev is None or not warm) else prev
+        s = _Settings(nonneg, this_kind, R, bool(renormalize), tol, max_iter)
+        c = _solve_component(A, int(ks[j]), s, excluded, start_rngs if prev is None or not warm else
+                             start_rngs[:1], pc, ws)
+        if c.status == MAX_ITER:
+            warn_not_converged("em_sparse_pca_path", max_iter, tol, f"(cardinality {ks[j]})")
+        comps[j], var[j] = c.w_em, c.h_em
+        if renormalize:
+            comps_opt[j], var_opt[j] = c.w, c.h
+        n_iter[j], n_total[j] = c.n_iter, c.n_iter_total
+        prev = c.w_em
+        times[j] = time.perf_counter() - t1
+    return CardinalityPath(
+        method="emPCA (nn)" if nonneg else "emPCA",
+        cardinalities=ks,
+        components=comps,
+        variance=var,
+        components_opt=comps_opt,
+        variance_opt=var_opt,
+        n_iter=n_iter,
+        time=times,
+        init_time=init_time,
+        n_iter_total=n_total,
+    )
+

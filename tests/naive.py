@@ -1,0 +1,222 @@
+"""Plain-NumPy twins of every Numba kernel, written for clarity, not speed.
+
+Each kernel in ``repro/kernels/`` has a function here with the same name and signature; the tests
+compare the two on a fixed and a seeded random case. Sections are per kernel module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+# --------------------------------------------------------------------------- repro.kernels.em_pca
+def rank1_mstep(a, g, r, q, q_new):
+    """Twin of ``repro.kernels.em_pca.rank1_mstep``: ``C_new = a r / g``, its unit direction and norm, and the
+    sine of the angle to ``q`` from the projection residual ``|q - q_new (q_new'q)|``."""
+    c_new = a * r / g
+    r_new = float(np.linalg.norm(c_new))
+    q_new[:] = c_new / r_new
+    sin_angle = float(np.linalg.norm(q - q_new * (q_new @ q)))
+    return r_new, min(sin_angle, 1.0)
+
+
+def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
+    """Twin of ``repro.kernels.em_pca.missing_estep``: per row, least squares on the observed coordinates
+    (``numpy.linalg.lstsq``, minimum norm), then fill the missing ones with ``mu + C x``. ``B`` and ``CtC``
+    are not needed here (the kernel uses them to avoid recomputing products)."""
+    n, p = Yfill.shape
+    fill_colsum[:] = 0.0
+    sse = 0.0
+    for i in range(n):
+        miss = np.zeros(p, dtype=bool)
+        miss[miss_idx[miss_ptr[i] : miss_ptr[i + 1]]] = True
+        obs = ~miss
+        r = Yfill[i, obs] - mu[obs]
+        x = np.linalg.lstsq(C[obs], r, rcond=1e-12)[0]
+        X[i] = x
+        sse += float(np.sum((r - C[obs] @ x) ** 2))
+        Yfill[i, miss] = mu[miss] + C[miss] @ x
+        fill_colsum[miss] += Yfill[i, miss]
+    return sse
+
+
+# --------------------------------------------------------------------------- repro.kernels.nspca
+def solve_depressed_cubic(P, Q):
+    """Twin of ``repro.kernels.nspca.solve_depressed_cubic``: real roots of ``y^3 + P y + Q`` from
+    ``numpy.roots`` (companion-matrix eigenvalues), ascending, repeated roots merged."""
+    roots = np.roots([1.0, 0.0, P, Q])
+    scale = max(np.sqrt(abs(P)), np.cbrt(abs(Q)), 1e-300)
+    real = np.sort(roots[np.abs(roots.imag) <= 1e-6 * scale].real)
+    merged = []
+    for r in real:
+        if merged and abs(r - merged[-1]) <= 1e-6 * scale:
+            merged[-1] = 0.5 * (merged[-1] + r)
+        else:
+            merged.append(float(r))
+    if not merged:  # a double root numpy split into a complex pair: take the real parts
+        merged = [float(roots[np.argmin(np.abs(roots.imag))].real)]
+    out = [*merged, np.nan, np.nan, np.nan][:3]
+    return len(merged), out[0], out[1], out[2]
+
+
+def _quartic(x, c1, c2, alpha):
+    # Zass & Shashua (2006), Eq. 4 without the constant
+    return -alpha / 4.0 * x**4 + c2 / 2.0 * x**2 + c1 * x
+
+
+def nspca_argmax(c1, c2, alpha, x_cur):
+    """Twin of ``repro.kernels.nspca.nspca_argmax``: evaluate Eq. 4 at zero and at every non-negative real
+    root of Eq. 5 from ``numpy.roots``; keep ``x_cur`` unless a candidate is strictly better."""
+    if not (np.isfinite(c1) and np.isfinite(c2) and np.isfinite(alpha)) or alpha <= 0:
+        return np.nan
+    roots = np.roots([-alpha, 0.0, c2, c1])
+    scale = max(np.sqrt(abs(c2) / alpha), np.cbrt(abs(c1) / alpha), 1e-300)
+    cands = [0.0] + [float(r.real) for r in roots if abs(r.imag) <= 1e-6 * scale and r.real > 0]
+    vals = [_quartic(x, c1, c2, alpha) for x in cands]
+    best = cands[int(np.argmax(vals))]
+    if _quartic(x_cur, c1, c2, alpha) >= max(vals):
+        return x_cur
+    return best
+
+
+def nspca_objective(U, AU, G, alpha, beta):
+    """Twin of ``repro.kernels.nspca.nspca_objective``: Eq. 3 with the caches recomputed from U and AU."""
+    k = U.shape[1]
+    E = np.eye(k) - U.T @ U
+    return float(0.5 * np.sum(U * AU) - alpha / 4.0 * np.sum(E * E) - beta * U.sum())
+
+
+def _coefficients(A, U, r, s, alpha, beta):
+    # c1, c2 of Eq. 4 exactly as printed in the paper (u_is = entry s of column i), O(dk)
+    d, k = U.shape
+    others = [i for i in range(k) if i != r]
+    not_s = np.arange(d) != s
+    c1 = A[s, not_s] @ U[not_s, r] - beta
+    for i in others:
+        c1 -= alpha * np.sum(U[not_s, r] * U[not_s, i]) * U[s, i]
+    c2 = A[s, s] + alpha - alpha * np.sum(U[not_s, r] ** 2) - alpha * sum(U[s, i] ** 2 for i in others)
+    return c1, c2
+
+
+def nspca_sweep(A, U, AU, G, alpha, beta, block):
+    """Twin of ``repro.kernels.nspca.nspca_sweep``: one sequential sweep (rows s outer, columns r inner)
+    with c1, c2 recomputed from U by the paper's formulas for every entry; the caches are then recomputed.
+    ``block`` only changes the kernel's bookkeeping, not the iterates."""
+    d, k = U.shape
+    n_changed = 0
+    for s in range(d):
+        for r in range(k):
+            c1, c2 = _coefficients(A, U, r, s, alpha, beta)
+            x = nspca_argmax(c1, c2, alpha, U[s, r])
+            if not np.isfinite(x):
+                return s * k + r, n_changed
+            if x != U[s, r]:
+                n_changed += 1
+                U[s, r] = x
+    AU[:] = A @ U
+    G[:] = U.T @ U
+    return -1, n_changed
+
+
+def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
+    """Twin of ``repro.kernels.nspca.nspca_fit``: sweeps of :func:`nspca_sweep`, same stopping rule."""
+    U = U0.copy()
+    AU = A @ U
+    G = U.T @ U
+
+    def stats():
+        E = np.eye(U.shape[1]) - G
+        return nspca_objective(U, AU, G, alpha, beta), float(np.sqrt(np.sum(E * E))), int(np.count_nonzero(U))
+
+    obj, ovl, l0 = [], [], []
+    for lst, v in zip((obj, ovl, l0), stats(), strict=True):
+        lst.append(v)
+    status, it = 0, 0
+    while it < max_iter:
+        bad, n_changed = nspca_sweep(A, U, AU, G, alpha, beta, block)
+        it += 1
+        if bad >= 0:
+            status = -(1 + bad)
+            break
+        for lst, v in zip((obj, ovl, l0), stats(), strict=True):
+            lst.append(v)
+        if n_changed == 0 or abs(obj[-1] - obj[-2]) <= tol * max(abs(obj[-1]), 1e-300):
+            status = 1
+            break
+    return U, np.array(obj), np.array(ovl), np.array(l0, dtype=np.int64), it, status
+
+
+# --------------------------------------------------------------------------- repro.kernels.gspca
+def bordered_max_eig(lam, Z, a):
+    """Twin of ``repro.kernels.gspca.bordered_max_eig``: ``eigvalsh`` of each bordered matrix
+    ``[[diag(lam), z], [z', a]]``."""
+    m, n = Z.shape
+    out = np.empty(n)
+    for j in range(n):
+        M = np.zeros((m + 1, m + 1))
+        M[:m, :m] = np.diag(lam)
+        M[:m, m] = M[m, :m] = Z[:, j]
+        M[m, m] = a[j]
+        out[j] = np.linalg.eigvalsh(M)[-1]
+    return out
+
+
+def deleted_max_eig(lam, V, candidates):
+    """Twin of ``repro.kernels.gspca.deleted_max_eig``: rebuild ``S = V diag(lam) V'`` and take ``eigvalsh``
+    of ``S`` without each candidate's row and column."""
+    S = (V * lam) @ V.T
+    out = np.empty(len(candidates))
+    for t, i in enumerate(candidates):
+        keep = np.arange(S.shape[0]) != i
+        out[t] = np.linalg.eigvalsh(S[np.ix_(keep, keep)])[-1]
+    return out
+
+
+# --------------------------------------------------------------------------- repro.kernels.em_sparse_pca
+def kth_largest(a, n, k):
+    """Twin of ``repro.kernels.em_sparse_pca.kth_largest``: sort descending and index (``a`` untouched)."""
+    return float(np.sort(np.asarray(a[:n]))[::-1][k - 1])
+
+
+def constrained_mstep(wstar, K, nonneg, excluded, out, work):
+    """Twin of ``repro.kernels.em_sparse_pca.constrained_mstep``: Sigg & Buhmann (2008), Algorithm 2 as
+    printed -- sort the magnitudes, then for k = 1..K add ``s_k - s_(k+1)`` to elements 1..k, permute back,
+    restore the signs, normalize. Eq. 17: negative entries (and Eq. 19: excluded ones) count as zero."""
+    D = wstar.shape[0]
+    v = np.where(np.asarray(excluded, dtype=bool), 0.0, wstar)
+    mag = np.where(v > 0, v, 0.0) if nonneg else np.abs(v)
+    order = np.argsort(-mag, kind="stable")
+    s = np.append(mag[order], 0.0)  # s_(D+1) = 0
+    w_sorted = np.zeros(D)
+    for k in range(1, min(K, D) + 1):
+        w_sorted[:k] += s[k - 1] - s[k]
+    w = np.zeros(D)
+    w[order] = w_sorted
+    w *= np.sign(v)
+    w[mag == 0] = 0.0
+    norm = float(np.linalg.norm(w))
+    out[:] = w / norm if norm > 0 else 0.0
+    return norm
+
+
+def mstep_threshold(wstar, K, nonneg, excluded, work, hint):
+    """Twin of ``repro.kernels.em_sparse_pca.mstep_threshold``: the (K+1)-th largest candidate magnitude by
+    sorting (0 when at most K candidates); the hint only speeds up the kernel and is ignored here."""
+    v = np.where(np.asarray(excluded, dtype=bool), 0.0, wstar)
+    mag = np.where(v > 0, v, 0.0) if nonneg else np.abs(v)
+    cand = np.sort(mag[mag > 0])[::-1]
+    return float(cand[K]) if K < cand.size else 0.0
+
+
+def em_update(f, K, nonneg, excluded, w, work, state):
+    """Twin of ``repro.kernels.em_sparse_pca.em_update``: Algorithm 2 on ``f`` (= ``X'y``, the positive
+    factor ``1/h`` cancels), then ``|w_new' w|`` and the copy; ``state[0]`` receives the threshold."""
+    wnew = np.empty_like(w)
+    norm = constrained_mstep(f.copy(), K, nonneg, excluded, wnew, work)
+    state[0] = mstep_threshold(f, K, nonneg, excluded, work, 0.0)
+    if norm == 0:
+        w[:] = 0.0
+        return 0.0, 0.0
+    c = abs(float(wnew @ w))
+    w[:] = wnew
+    return norm, c

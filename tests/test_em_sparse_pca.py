@@ -1,0 +1,628 @@
+"""EM for sparse and non-negative PCA (Sigg & Buhmann 2008) against exact answers: eigh, a generic QP
+solver for the M-steps (Eqs. 14, 17, 20), brute force, the NumPy twins of the kernels, and its own
+independent runs for the path."""
+
+import itertools
+import warnings
+
+import naive
+import numpy as np
+import pytest
+import scipy.optimize
+from sklearn.base import clone
+
+from repro._validation import ConvergenceWarning
+from repro.em_sparse_pca import (
+    CardinalityPath,
+    EMSparsePCA,
+    _alg2_l1_bound,
+    em_sparse_pca,
+    em_sparse_pca_path,
+    penalized_mstep,
+    renormalize_on_support,
+)
+from repro.kernels import em_sparse_pca as kern
+from repro.linalg import Covariance, renormalize
+
+
+def _data(seed, n=40, p=12, shift=2.0):
+    rng = np.random.default_rng(seed)
+    M = rng.standard_normal((p, p)) * np.linspace(2.0, 0.3, p)
+    return rng.standard_normal((n, p)) @ M + shift
+
+
+def _pcs(X, k):
+    vals, vecs = np.linalg.eigh(np.cov(X, rowvar=False))
+    return vals[::-1][:k], vecs[:, ::-1][:, :k].T
+
+
+def _same_up_to_sign(A, B, atol):
+    A, B = np.atleast_2d(A), np.atleast_2d(B)
+    signs = np.sign(np.sum(A * B, axis=1))
+    np.testing.assert_allclose(A * signs[:, None], B, atol=atol)
+
+
+def _positive_data(seed, n=60, p=8):
+    """Features sharing a positive factor: the first PC lies in the positive orthant."""
+    rng = np.random.default_rng(seed)
+    f = rng.standard_normal((n, 1))
+    return f @ rng.uniform(0.5, 2.0, (1, p)) + 0.3 * rng.standard_normal((n, p))
+
+
+# --------------------------------------------------------------------------- kernels vs NumPy twins
+def _random_wstar(rng, D, ties=False):
+    v = rng.standard_normal(D)
+    if ties:
+        v = np.round(v, 1)
+    return v
+
+
+def test_kth_largest_matches_twin():
+    fixed = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0])
+    for k in range(1, fixed.size + 1):
+        assert kern.kth_largest(fixed.copy(), fixed.size, k) == naive.kth_largest(fixed, fixed.size, k)
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        a = np.round(rng.standard_normal(n + 5), int(rng.integers(0, 3)))  # ties, extra tail
+        k = int(rng.integers(1, n + 1))
+        assert kern.kth_largest(a.copy(), n, k) == naive.kth_largest(a, n, k)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_constrained_mstep_matches_algorithm2_twin(nonneg):
+    fixed = np.array([0.5, -2.0, 1.5, 0.0, -0.25, 3.0, 1.5])
+    cases = [(fixed, K, np.zeros(7, bool)) for K in range(1, 9)]
+    cases.append((fixed, 2, np.array([0, 0, 0, 0, 0, 1, 0], bool)))
+    rng = np.random.default_rng(11)
+    for _ in range(150):
+        D = int(rng.integers(1, 40))
+        cases.append((_random_wstar(rng, D, ties=bool(rng.integers(2))), int(rng.integers(1, D + 2)),
+                      rng.random(D) < 0.2))
+    for wstar, K, ex in cases:
+        D = wstar.size
+        out_k, out_n = np.empty(D), np.empty(D)
+        nk = kern.constrained_mstep(wstar.copy(), K, nonneg, ex, out_k, np.empty(D))
+        nn = naive.constrained_mstep(wstar.copy(), K, nonneg, ex, out_n, np.empty(D))
+        np.testing.assert_allclose(nk, nn, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(out_k, out_n, rtol=1e-12, atol=1e-14)
+        assert np.count_nonzero(out_k) <= K
+        assert not out_k[ex].any()
+        if nonneg:
+            assert (out_k >= 0).all()
+        if nk > 0:
+            np.testing.assert_allclose(np.linalg.norm(out_k), 1.0, rtol=1e-12)
+
+
+def test_mstep_threshold_matches_twin_for_any_hint():
+    fixed = np.array([0.5, -2.0, 1.5, 0.0, -0.25, 3.0, 1.5])
+    for K in range(1, 9):
+        for nonneg in (False, True):
+            for hint in (0.0, 0.1, 1.5, 10.0):
+                ex = np.zeros(7, bool)
+                got = kern.mstep_threshold(fixed, K, nonneg, ex, np.empty(7), hint)
+                assert got == naive.mstep_threshold(fixed, K, nonneg, ex, None, hint)
+    rng = np.random.default_rng(13)
+    for _ in range(200):
+        D = int(rng.integers(1, 50))
+        v = _random_wstar(rng, D, ties=bool(rng.integers(2)))
+        K, nonneg = int(rng.integers(1, D + 2)), bool(rng.integers(2))
+        ex = rng.random(D) < 0.2
+        hint = float(rng.choice([0.0, rng.uniform(0, 3)]))
+        got = kern.mstep_threshold(v, K, nonneg, ex, np.empty(D), hint)
+        assert got == naive.mstep_threshold(v, K, nonneg, ex, None, hint)
+
+
+def test_em_update_matches_twin():
+    fixed_f = np.array([2.0, -1.0, 0.5, 3.0, -0.5, 0.0])
+    fixed_w = np.full(6, 1 / np.sqrt(6))
+    cases = [(fixed_f, fixed_w, 3, False, np.zeros(6, bool), 0.0), (fixed_f, fixed_w, 2, True,
+                                                                      np.zeros(6, bool), 1.0)]
+    cases.append((-np.abs(fixed_f), fixed_w, 2, True, np.zeros(6, bool), 0.0))  # collapse
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        D = int(rng.integers(2, 30))
+        w = rng.standard_normal(D)
+        cases.append((rng.standard_normal(D) * 5, w / np.linalg.norm(w), int(rng.integers(1, D + 1)),
+                      bool(trial % 2), rng.random(D) < 0.1, float(rng.choice([0.0, rng.uniform(0, 5)]))))
+    for f, w, K, nonneg, ex, hint in cases:
+        D = f.size
+        wk, wn = w.copy(), w.copy()
+        sk, sn = np.array([hint]), np.array([hint])
+        rk = kern.em_update(f, K, nonneg, ex, wk, np.empty(D), sk)
+        rn = naive.em_update(f, K, nonneg, ex, wn, np.empty(D), sn)
+        np.testing.assert_allclose(rk, rn, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(wk, wn, rtol=1e-12, atol=1e-14)
+        assert sk[0] == sn[0]
+
+
+# --------------------------------------------------------------------------- M-steps vs a generic QP solver
+def _qp_l1(wstar, B, nonneg):
+    """min ||w - w*||^2 s.t. ||w||_1 <= B (and w >= 0): SLSQP on w = p - q, p, q >= 0."""
+    D = wstar.size
+    if nonneg:
+        fun = lambda p: np.sum((p - wstar) ** 2)  # noqa: E731
+        jac = lambda p: 2 * (p - wstar)  # noqa: E731
+        cons = [{"type": "ineq", "fun": lambda p: B - p.sum(), "jac": lambda p: -np.ones(D)}]
+        res = scipy.optimize.minimize(fun, np.zeros(D), jac=jac, bounds=[(0, None)] * D, constraints=cons,
+                                      method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+        return res.x
+    fun = lambda z: np.sum((z[:D] - z[D:] - wstar) ** 2)  # noqa: E731
+
+    def jac(z):
+        g = 2 * (z[:D] - z[D:] - wstar)
+        return np.concatenate([g, -g])
+
+    cons = [{"type": "ineq", "fun": lambda z: B - z.sum(), "jac": lambda z: -np.ones(2 * D)}]
+    res = scipy.optimize.minimize(fun, np.zeros(2 * D), jac=jac, bounds=[(0, None)] * (2 * D),
+                                  constraints=cons, method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+    return res.x[:D] - res.x[D:]
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_cardinality_step_solves_the_l1_qp_of_eq14(nonneg):
+    """Algorithm 2's soft threshold at s_(K+1) is the minimizer of Eq. 14 for the bound it implies."""
+    rng = np.random.default_rng(5 + nonneg)
+    for _ in range(12):
+        D = int(rng.integers(3, 9))
+        wstar = rng.standard_normal(D)
+        K = int(rng.integers(1, D))
+        allowed = np.ones(D, bool)
+        B = _alg2_l1_bound(wstar, K, nonneg, allowed)
+        out = np.empty(D)
+        norm = kern.constrained_mstep(wstar, K, nonneg, ~allowed, out, np.empty(D))
+        if norm == 0:  # nonneg with no positive entry: the QP's answer is 0 too
+            np.testing.assert_allclose(_qp_l1(wstar, B, nonneg), 0.0, atol=1e-7)
+            continue
+        w_qp = _qp_l1(wstar, B, nonneg)
+        np.testing.assert_allclose(out * norm, w_qp, atol=1e-6)
+
+
+def _brute_nonneg_l1(wstar, B):
+    """Every KKT candidate of min ||w - w*||^2 s.t. w >= 0, 1'w <= B, over all supports; best feasible."""
+    D = wstar.size
+    best, best_val = np.zeros(D), float(wstar @ wstar)
+    for r in range(1, D + 1):
+        for S in itertools.combinations(range(D), r):
+            S = list(S)
+            for lam in (0.0, (wstar[S].sum() - B) / len(S)):
+                if lam < 0:
+                    continue
+                w = np.zeros(D)
+                w[S] = wstar[S] - lam
+                if (w < -1e-12).any() or w.sum() > B * (1 + 1e-12) + 1e-12:
+                    continue
+                val = float(np.sum((w - wstar) ** 2))
+                if val < best_val - 1e-14:
+                    best, best_val = w, val
+    return best
+
+
+def test_nonneg_cardinality_step_equals_brute_force():
+    rng = np.random.default_rng(17)
+    for _ in range(25):
+        D = int(rng.integers(2, 8))
+        wstar = rng.standard_normal(D) + 0.3
+        K = int(rng.integers(1, D + 1))
+        B = _alg2_l1_bound(wstar, K, True, np.ones(D, bool))
+        out = np.empty(D)
+        norm = kern.constrained_mstep(wstar, K, True, np.zeros(D, bool), out, np.empty(D))
+        np.testing.assert_allclose(out * norm, _brute_nonneg_l1(wstar, B), atol=1e-12)
+        assert np.count_nonzero(out) <= K
+
+
+def _qp_penalized(b, V, rho, B, nonneg, allowed):
+    """Eq. 20's QP with a generic solver (trust-constr would do; SLSQP is enough at this size)."""
+    D = b.size
+    P = np.eye(D) + rho * V @ V.T
+    split = not nonneg
+
+    def unpack(z):
+        return z[:D] - z[D:] if split else z
+
+    def fun(z):
+        w = unpack(z)
+        return float(w @ P @ w - 2 * b @ w)
+
+    def jac(z):
+        g = 2 * (P @ unpack(z)) - 2 * b
+        return np.concatenate([g, -g]) if split else g
+
+    n = 2 * D if split else D
+    bounds = [(0, 0) if not allowed[i % D] else (0, None) for i in range(n)]
+    cons = []
+    if B is not None:
+        cons = [{"type": "ineq", "fun": lambda z: B - z.sum(), "jac": lambda z: -np.ones(n)}]
+    res = scipy.optimize.minimize(fun, np.zeros(n), jac=jac, bounds=bounds, constraints=cons, method="SLSQP",
+                                  options={"ftol": 1e-15, "maxiter": 1000})
+    return unpack(res.x)
+
+
+@pytest.mark.parametrize(("nonneg", "with_l1"), [(True, False), (True, True), (False, True), (False, False)])
+def test_penalized_mstep_equals_generic_qp(nonneg, with_l1):
+    rng = np.random.default_rng(23 + 2 * nonneg + with_l1)
+    for _ in range(8):
+        D, l = int(rng.integers(4, 9)), int(rng.integers(1, 3))
+        b = rng.standard_normal(D)
+        V = np.abs(rng.standard_normal((D, l))) if nonneg else rng.standard_normal((D, l))
+        V /= np.linalg.norm(V, axis=0)
+        rho = float(10 ** rng.uniform(-1, 2))
+        allowed = rng.random(D) > 0.15
+        B = float(rng.uniform(0.2, 1.0) * np.abs(b).sum()) if with_l1 else None
+        w, _, _ = penalized_mstep(b, V, rho, l1_bound=B, nonneg=nonneg, allowed=allowed)
+        w_ref = _qp_penalized(b, V, rho, B, nonneg, allowed)
+        P = np.eye(D) + rho * V @ V.T
+        assert w @ P @ w - 2 * b @ w <= w_ref @ P @ w_ref - 2 * b @ w_ref + 1e-9
+        np.testing.assert_allclose(w, w_ref, atol=1e-5)
+        assert not w[~allowed].any()
+        if nonneg:
+            assert (w >= 0).all()
+        if with_l1:
+            assert np.abs(w).sum() <= B * (1 + 1e-9)
+
+
+def test_penalized_mstep_with_zero_penalty_limit_is_algorithm2():
+    rng = np.random.default_rng(2)
+    D = 15
+    b = rng.standard_normal(D)
+    V = rng.standard_normal((D, 2))
+    for nonneg in (False, True):
+        for K in (1, 4, 9):
+            B = _alg2_l1_bound(b, K, nonneg, np.ones(D, bool))
+            w, _, _ = penalized_mstep(b, V, 1e-12, l1_bound=B, nonneg=nonneg)
+            out = np.empty(D)
+            norm = kern.constrained_mstep(b, K, nonneg, np.zeros(D, bool), out, np.empty(D))
+            np.testing.assert_allclose(w, out * norm, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- degenerate cases: PCA
+@pytest.mark.parametrize(("n", "p"), [(50, 10), (12, 30)])
+@pytest.mark.parametrize("cardinality", [None, "D"])
+def test_unconstrained_equals_eigh_pca(n, p, cardinality):
+    X = _data(n + p, n=n, p=p)
+    k = 3
+    card = p if cardinality == "D" else None
+    est = EMSparsePCA(k, cardinality=card, tol=1e-15, max_iter=5000).fit(X)
+    vals, vecs = _pcs(X, k)
+    np.testing.assert_allclose(est.explained_variance_, vals, rtol=1e-10)
+    _same_up_to_sign(est.components_, vecs, atol=1e-7)
+    np.testing.assert_allclose(est.components_ @ est.components_.T, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(est.explained_variance_ratio_, vals / np.trace(np.cov(X, rowvar=False)))
+    np.testing.assert_allclose(est.transform(X), (X - X.mean(0)) @ est.components_.T)
+
+
+def test_unconstrained_from_random_start_converges_to_pc():
+    X = _data(4)
+    est = EMSparsePCA(1, init="random", n_restarts=2, tol=1e-15, max_iter=20000, random_state=0).fit(X)
+    _, vecs = _pcs(X, 1)
+    _same_up_to_sign(est.components_, vecs, atol=1e-6)
+
+
+def test_nonneg_equals_pc_when_pc_is_positive():
+    X = _positive_data(0)
+    _, vecs = _pcs(X, 1)
+    assert (np.sign(vecs) == np.sign(vecs[0, 0])).all()
+    est = EMSparsePCA(1, nonneg=True, tol=1e-15, max_iter=20000, random_state=1).fit(X)
+    _same_up_to_sign(est.components_, vecs, atol=1e-6)
+    assert (est.components_ >= 0).all()
+
+
+def test_collapsing_start_is_replaced_not_returned():
+    """Non-negative EM from the negated positive PC collapses to 0 (Sec. 3.2); a new random start is used."""
+    X = _positive_data(1)
+    _, vecs = _pcs(X, 1)
+    pc = np.abs(vecs[0])
+    est = EMSparsePCA(1, nonneg=True, init=-pc, tol=1e-14, max_iter=20000, random_state=0).fit(X)
+    w = est.components_[0]
+    assert np.linalg.norm(w) == pytest.approx(1.0)
+    np.testing.assert_allclose(w, pc, atol=1e-6)
+    # and with the "pc" init both signs are tried: same answer
+    est2 = EMSparsePCA(1, nonneg=True, init="pc", tol=1e-14, max_iter=20000).fit(X)
+    np.testing.assert_allclose(est2.components_[0], pc, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- constraints as properties
+@pytest.mark.parametrize("nonneg", [False, True])
+@pytest.mark.parametrize("renorm", [False, True])
+def test_outputs_satisfy_constraints(nonneg, renorm):
+    X = _data(9, n=30, p=20)
+    ks = [3, 5, 2, 7]
+    est = EMSparsePCA(4, cardinality=ks, nonneg=nonneg, renormalize=renorm, random_state=2).fit(X)
+    W = est.components_
+    assert W.shape == (4, 20)
+    np.testing.assert_allclose(np.linalg.norm(W, axis=1), 1.0, rtol=1e-12)
+    assert ((W != 0).sum(axis=1) <= ks).all()
+    np.testing.assert_array_equal(est.cardinality_, (W != 0).sum(axis=1))
+    C = np.cov(X, rowvar=False)
+    np.testing.assert_allclose(est.explained_variance_, np.einsum("ij,jk,ik->i", W, C, W), rtol=1e-10)
+    if nonneg:
+        assert (W >= 0).all()
+        # orthogonal non-negative components have disjoint supports (Eq. 19)
+        S = W != 0
+        assert not (S[:, None, :] & S[None, :, :])[~np.eye(4, dtype=bool)].any()
+        np.testing.assert_allclose(W @ W.T, np.eye(4), atol=1e-12)
+
+
+def test_sparse_deflation_is_eq18_projection():
+    """Component 2 is component 1 of the data projected on the complement of component 1 (Eq. 18)."""
+    X = _data(10, n=40, p=15)
+    est = EMSparsePCA(2, cardinality=4, tol=1e-12).fit(X)
+    w1 = est.components_[0]
+    Xc = X - X.mean(0)
+    Xd = Xc - np.outer(Xc @ w1, w1)
+    w2, _ = em_sparse_pca(Xd, 1, cardinality=4, tol=1e-12)
+    _same_up_to_sign(est.components_[1], w2[0], atol=1e-9)
+    assert np.count_nonzero(est.components_[1]) <= 4
+
+
+def test_disjoint_orthogonality_for_signed_components():
+    X = _data(12, n=40, p=15)
+    est = EMSparsePCA(3, cardinality=4, orthogonality="disjoint").fit(X)
+    S = est.components_ != 0
+    assert (S.sum(axis=0) <= 1).all()
+    np.testing.assert_allclose(est.components_ @ est.components_.T, np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("cardinality", [None, 6])
+def test_quasi_orthogonality_meets_the_minimum_angle(cardinality):
+    X = _positive_data(3, n=80, p=14)
+    angle = 70.0
+    est = EMSparsePCA(3, nonneg=True, cardinality=cardinality, orthogonality="quasi", min_angle_deg=angle,
+                      random_state=0).fit(X)
+    W = est.components_
+    assert (W >= 0).all()
+    np.testing.assert_allclose(np.linalg.norm(W, axis=1), 1.0)
+    if cardinality is not None:
+        assert ((W != 0).sum(axis=1) <= cardinality).all()
+    cos = W @ W.T
+    off = cos[~np.eye(3, dtype=bool)]
+    assert (off <= np.cos(np.deg2rad(angle)) + 1e-9).all()
+    # the penalty was needed (the positive PC is the unpenalized answer for every component)
+    assert est.penalty_[0] == 0 and (est.penalty_[1:] > 0).all()
+    # the first component is the plain non-negative one
+    first = EMSparsePCA(1, nonneg=True, cardinality=cardinality, random_state=0).fit(X)
+    np.testing.assert_allclose(W[0], first.components_[0])
+
+
+def test_quasi_unreachable_angle_warns():
+    """A dense positive first component with every entry above cos(80 deg) leaves no non-negative vector
+    at 80 degrees from it: the search gives up with a warning instead of looping."""
+    X = _positive_data(3, n=80, p=14)
+    with pytest.warns(ConvergenceWarning, match="minimum angle"):
+        EMSparsePCA(2, nonneg=True, orthogonality="quasi", min_angle_deg=80.0, random_state=0).fit(X)
+
+
+def test_quasi_penalty_is_the_smallest_meeting_the_angle():
+    """Bisection: a penalty a bit smaller than the one found violates the angle."""
+    X = _positive_data(5, n=80, p=10)
+    angle = 60.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = EMSparsePCA(2, nonneg=True, orthogonality="quasi", min_angle_deg=angle, random_state=0).fit(X)
+    rho = est.penalty_[1]
+    assert est.components_[0] @ est.components_[1] <= np.cos(np.deg2rad(angle)) + 1e-12
+    looser = EMSparsePCA(2, nonneg=True, orthogonality="quasi", penalty=rho / 3, random_state=0).fit(X)
+    W = looser.components_
+    assert W[0] @ W[1] > np.cos(np.deg2rad(angle))
+
+
+# --------------------------------------------------------------------------- Proposition 3.2
+def _em_trace(X, K, nonneg, w0, n_iter):
+    """The EM iterates with the l1 bound of every M-step (plain NumPy; Algorithm 2)."""
+    Xc = X - X.mean(0)
+    w = w0 / np.linalg.norm(w0)
+    out = []
+    for _ in range(n_iter):
+        y = Xc @ w
+        h = y @ y
+        wstar = Xc.T @ y / h
+        B = _alg2_l1_bound(wstar, K, nonneg, np.ones(w.size, bool))
+        new = np.empty(w.size)
+        kern.constrained_mstep(wstar, K, nonneg, np.zeros(w.size, bool), new, np.empty(w.size))
+        out.append((w, h, B))
+        w = new
+    return out
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_reconstruction_error_is_monotone_without_cardinality(nonneg):
+    for seed in range(6):
+        X = _data(seed, n=30, p=12)
+        est = EMSparsePCA(1, nonneg=nonneg, init="random", n_restarts=1, tol=1e-13, max_iter=500,
+                          random_state=seed).fit(X)
+        err = est.history_[0]
+        assert err.size >= 2
+        assert (np.diff(err) <= 1e-10 * err[0]).all()
+
+
+def test_prop32_holds_when_its_premise_holds_and_can_fail_otherwise():
+    """Prop. 3.2's argument needs the previous iterate feasible for the next M-step, ||w(t)||_1 <= B(t).
+    With a cardinality the bound B(t) is set anew by K at every step; whenever the premise holds the
+    error does not increase, and there are cases where it fails and the error does increase."""
+    held = violated_without_premise = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        X = _data(seed, n=25, p=12)
+        K = int(rng.integers(1, 12))
+        nonneg = bool(seed % 2)
+        w0 = rng.standard_normal(12)
+        w0 = np.abs(w0) if nonneg else w0
+        steps = _em_trace(X, K, nonneg, w0, 40)
+        for (w, h, B), (_, h_next, _) in itertools.pairwise(steps[1:]):  # from the first feasible iterate
+            if np.abs(w).sum() <= B * (1 + 1e-12):
+                held += 1
+                assert h_next >= h * (1 - 1e-10)  # variance up = reconstruction error down
+            elif h_next < h * (1 - 1e-8):
+                violated_without_premise += 1
+    assert held > 50
+    assert violated_without_premise > 0
+
+
+def test_history_is_the_reconstruction_error():
+    X = _data(21, n=30, p=10)
+    est = EMSparsePCA(1, cardinality=4, tol=1e-12).fit(X)
+    Xc = X - X.mean(0)
+    w = est.components_[0]
+    err = np.sum((Xc - np.outer(Xc @ w, w)) ** 2) / (X.shape[0] - 1)
+    np.testing.assert_allclose(est.history_[0][-1], err, rtol=1e-10)
+    assert est.history_[0].size == est.n_iter_[0] + 1
+
+
+# --------------------------------------------------------------------------- renormalization (emPCAopt)
+def test_renormalize_is_the_leading_eigvec_on_the_support():
+    X = _data(31, n=40, p=15)
+    plain = EMSparsePCA(1, cardinality=5).fit(X)
+    opt = EMSparsePCA(1, cardinality=5, renormalize=True).fit(X)
+    w_ref, v_ref = renormalize(Covariance.from_data(X), plain.components_[0])
+    np.testing.assert_allclose(opt.components_[0], w_ref, atol=1e-10)
+    np.testing.assert_allclose(opt.explained_variance_[0], v_ref, rtol=1e-10)
+    assert opt.explained_variance_[0] >= plain.explained_variance_[0] * (1 - 1e-12)
+    # through the Gram matrix when the support is larger than the number of samples
+    Xw = _data(32, n=8, p=30)
+    A = Covariance.from_data(Xw).data
+    w = np.zeros(30)
+    w[:20] = 1.0
+    a, va = renormalize_on_support(A, w)
+    b, vb = renormalize(Covariance.from_data(Xw), w)
+    np.testing.assert_allclose(a, b, atol=1e-10)
+    np.testing.assert_allclose(va, vb, rtol=1e-10)
+
+
+def test_nonneg_renormalize_improves_on_the_support():
+    X = _data(33, n=40, p=15)
+    plain = EMSparsePCA(1, cardinality=6, nonneg=True, random_state=4).fit(X)
+    opt = EMSparsePCA(1, cardinality=6, nonneg=True, renormalize=True, random_state=4).fit(X)
+    S_plain, S_opt = plain.components_[0] != 0, opt.components_[0] != 0
+    assert not (S_opt & ~S_plain).any()
+    assert (opt.components_ >= 0).all()
+    assert opt.explained_variance_[0] >= plain.explained_variance_[0] * (1 - 1e-12)
+
+
+# --------------------------------------------------------------------------- the path
+@pytest.mark.parametrize(("nonneg", "n", "p"), [(False, 30, 14), (False, 10, 25), (True, 30, 14)])
+def test_path_equals_independent_runs(nonneg, n, p):
+    X = _data(41 + p, n=n, p=p)
+    ks = [1, 3, 6, p]
+    path = em_sparse_pca_path(X, ks, nonneg=nonneg, renormalize=True, random_state=5)
+    assert isinstance(path, CardinalityPath) and len(path) == len(ks)
+    for j, K in enumerate(ks):
+        est = EMSparsePCA(1, cardinality=K, nonneg=nonneg, random_state=5).fit(X)
+        np.testing.assert_allclose(path.components[j], est.components_[0], atol=1e-12)
+        np.testing.assert_allclose(path.variance[j], est.explained_variance_[0], rtol=1e-12)
+        assert path.n_iter[j] == est.n_iter_[0]
+        opt = EMSparsePCA(1, cardinality=K, nonneg=nonneg, renormalize=True, random_state=5).fit(X)
+        np.testing.assert_allclose(path.components_opt[j], opt.components_[0], atol=1e-12)
+        np.testing.assert_allclose(path.variance_opt[j], opt.explained_variance_[0], rtol=1e-12)
+    assert (path.variance_opt >= path.variance * (1 - 1e-12)).all()
+    assert (path.time >= 0).all() and path.init_time >= 0
+    df = path.to_frame()
+    assert list(df["cardinality"]) == ks and (df["nnz"] <= df["cardinality"]).all()
+
+
+def test_warm_path_starts_from_the_previous_solution():
+    X = _data(45, n=30, p=14)
+    ks = [2, 4, 7]
+    path = em_sparse_pca_path(X, ks, init="warm", renormalize=False)
+    first = EMSparsePCA(1, cardinality=2).fit(X)
+    np.testing.assert_allclose(path.components[0], first.components_[0], atol=1e-12)
+    for j in (1, 2):
+        est = EMSparsePCA(1, cardinality=ks[j], init=path.components[j - 1]).fit(X)
+        np.testing.assert_allclose(path.components[j], est.components_[0], atol=1e-12)
+        assert np.count_nonzero(path.components[j]) <= ks[j]
+    assert np.isnan(path.variance_opt).all()
+
+
+# --------------------------------------------------------------------------- API behaviour
+def test_identical_random_state_gives_identical_output():
+    X = _data(51, n=30, p=12)
+    kw = dict(nonneg=True, cardinality=5, n_restarts=4)
+    a = EMSparsePCA(2, random_state=7, **kw).fit(X)
+    b = EMSparsePCA(2, random_state=7, **kw).fit(X)
+    c = EMSparsePCA(2, random_state=np.random.default_rng(7), **kw).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.components_, c.components_)
+    pa = em_sparse_pca_path(X, [2, 5], nonneg=True, random_state=3)
+    pb = em_sparse_pca_path(X, [2, 5], nonneg=True, random_state=3)
+    np.testing.assert_array_equal(pa.components, pb.components)
+
+
+def test_more_restarts_never_worse():
+    X = _data(52, n=30, p=12)
+    v1 = EMSparsePCA(1, nonneg=True, cardinality=4, n_restarts=1, random_state=3).fit(X).explained_variance_
+    v8 = EMSparsePCA(1, nonneg=True, cardinality=4, n_restarts=8, random_state=3).fit(X).explained_variance_
+    assert v8[0] >= v1[0] - 1e-12  # restarts 0 of both runs draw the same start
+
+
+def test_covariance_input_equals_data_input():
+    X = _data(53, n=40, p=10)
+    w_data, v_data = em_sparse_pca(X, 2, cardinality=4, tol=1e-13)
+    w_cov, v_cov = em_sparse_pca(Covariance.from_matrix(np.cov(X, rowvar=False)), 2, cardinality=4, tol=1e-13)
+    _same_up_to_sign(w_cov, w_data, atol=1e-7)
+    np.testing.assert_allclose(v_cov, v_data, rtol=1e-9)
+    p1 = em_sparse_pca_path(Covariance.from_matrix(np.cov(X, rowvar=False)), [3], tol=1e-13)
+    p2 = em_sparse_pca_path(X, [3], tol=1e-13)
+    np.testing.assert_allclose(p1.variance, p2.variance, rtol=1e-9)
+
+
+def test_sklearn_clone_and_params():
+    est = EMSparsePCA(2, cardinality=[3, 4], nonneg=True)
+    c = clone(est)
+    assert c.get_params() == est.get_params()
+    X = _data(54)
+    Z = c.fit_transform(X)
+    assert Z.shape == (X.shape[0], 2)
+
+
+def test_convergence_warning_at_max_iter():
+    X = _data(55)
+    with pytest.warns(ConvergenceWarning):
+        EMSparsePCA(1, cardinality=4, init="random", max_iter=1, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        EMSparsePCA(1, cardinality=4).fit(X)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(cardinality=0), "cardinality"),
+        (dict(cardinality=13), "cardinality"),
+        (dict(n_components=2, cardinality=[1, 2, 3]), "cardinality"),
+        (dict(n_components=40), "n_components"),
+        (dict(orthogonality="nope"), "orthogonality"),
+        (dict(min_angle_deg=85), "min_angle_deg"),
+        (dict(orthogonality="quasi", min_angle_deg=120), "min_angle_deg"),
+        (dict(init=np.ones(5)), "init"),
+        (dict(init="bogus"), "init"),
+        (dict(init=np.zeros(12)), "init"),
+        (dict(tol=0.0), "tol"),
+        (dict(n_restarts=0), "n_restarts"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, match):
+    X = _data(60, n=30, p=12)
+    with pytest.raises(ValueError, match=match):
+        EMSparsePCA(**kwargs).fit(X)
+
+
+def test_bad_input_raises():
+    X = _data(61, n=30, p=12)
+    Xn = X.copy()
+    Xn[3, 4] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        EMSparsePCA(cardinality=3).fit(Xn)
+    with pytest.raises(ValueError, match="n_components"):  # rank 3 data, 5 components
+        rng = np.random.default_rng(0)
+        Xr = rng.standard_normal((30, 3)) @ rng.standard_normal((3, 12))
+        EMSparsePCA(5).fit(Xr)
+    with pytest.raises(ValueError, match="n_components"):  # more disjoint components than features
+        EMSparsePCA(7, nonneg=True, cardinality=2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="cardinalities"):
+        em_sparse_pca_path(X, [0, 3])
+    with pytest.raises(ValueError, match="cardinalities"):
+        em_sparse_pca_path(X, [13])
+    with pytest.raises(ValueError, match="no variance"):
+        EMSparsePCA(cardinality=2).fit(np.ones((5, 4)))
+    est = EMSparsePCA(cardinality=3).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        est.transform(X[:, :5])

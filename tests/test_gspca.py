@@ -1,0 +1,202 @@
+"""Greedy sparse PCA (Moghaddam, Weiss & Avidan 2006): secular-equation kernels, greedy paths, brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import naive
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from repro.baselines.gspca import GSPCA, gspca, gspca_path
+from repro.kernels import gspca as K
+from repro.linalg import Covariance, projection_deflate
+
+
+def _cov(d, n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d))
+    return np.cov(X.T)
+
+
+def _eig_desc(S):
+    lam, V = np.linalg.eigh(S)
+    return lam[::-1].copy(), np.ascontiguousarray(V[:, ::-1])
+
+
+def _exhaustive(C, k):
+    best, best_S = -np.inf, None
+    for S in itertools.combinations(range(C.shape[0]), k):
+        v = np.linalg.eigvalsh(C[np.ix_(S, S)])[-1]
+        if v > best:
+            best, best_S = v, S
+    return best, best_S
+
+
+def _greedy_naive(C, K_max):
+    """Forward and backward greedy with eigvalsh on every candidate submatrix (no secular equations)."""
+    D = C.shape[0]
+    lam = lambda S: np.linalg.eigvalsh(C[np.ix_(S, S)])[-1]  # noqa: E731
+    S = [int(np.argmax(np.diag(C)))]
+    fwd = [lam(S)]
+    while len(S) < K_max:
+        cand = [j for j in range(D) if j not in S]
+        vals = [lam([*S, j]) for j in cand]
+        S.append(cand[int(np.argmax(vals))])
+        fwd.append(max(vals))
+    S = list(range(D))
+    bwd = {D: lam(S)}
+    while len(S) > 1:
+        vals = [lam(S[:t] + S[t + 1 :]) for t in range(len(S))]
+        S.pop(int(np.argmax(vals)))
+        bwd[len(S)] = max(vals)
+    return np.array(fwd), np.array([bwd[k] for k in range(1, K_max + 1)])
+
+
+# --------------------------------------------------------------------------- kernels vs twins
+def test_bordered_fixed_case():
+    # [[2, 0, 1], [0, 1, 0], [1, 0, 2]]: eigenvalues 3, 1, 1
+    lam = np.array([2.0, 1.0])
+    Z = np.array([[1.0], [0.0]])
+    assert K.bordered_max_eig(lam, Z, np.array([2.0]))[0] == pytest.approx(3.0, rel=1e-14)
+    assert naive.bordered_max_eig(lam, Z, np.array([2.0]))[0] == pytest.approx(3.0, rel=1e-14)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bordered_matches_twin(seed):
+    rng = np.random.default_rng(seed)
+    for m in (1, 2, 5, 9):
+        lam = np.sort(rng.normal(size=m) * 3)[::-1].copy()
+        Z = rng.normal(size=(m, 6))
+        Z[:, 0] = 0.0  # zero border
+        Z[0, 1] = 0.0  # no weight on the leading eigenvalue
+        Z[:, 2] *= 1e-9  # tiny border
+        a = rng.normal(size=6) * 3
+        np.testing.assert_allclose(K.bordered_max_eig(lam, Z, a), naive.bordered_max_eig(lam, Z, a),
+                                   rtol=1e-11, atol=1e-11)
+
+
+def test_deleted_fixed_case():
+    S = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
+    lam, V = _eig_desc(S)
+    got = K.deleted_max_eig(lam, V, np.arange(3, dtype=np.int64))
+    np.testing.assert_allclose(got, [2.0, 2.0, 3.0], rtol=1e-13)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_deleted_matches_twin(seed):
+    for m in (2, 3, 6, 10):
+        S = _cov(m, seed=seed + m)
+        if m >= 3:
+            S[0, 1:] = S[1:, 0] = 0.0  # a decoupled variable (zero weights in the eigenvectors)
+        lam, V = _eig_desc(S)
+        cand = np.arange(m, dtype=np.int64)
+        np.testing.assert_allclose(K.deleted_max_eig(lam, V, cand), naive.deleted_max_eig(lam, V, cand),
+                                   rtol=1e-10, atol=1e-12)
+    # repeated leading eigenvalue: removing any variable keeps it (interlacing)
+    lam, V = _eig_desc(np.diag([3.0, 3.0, 1.0]))
+    np.testing.assert_allclose(K.deleted_max_eig(lam, V, np.arange(3, dtype=np.int64)), [3.0, 3.0, 3.0])
+
+
+# --------------------------------------------------------------------------- greedy vs brute force
+@pytest.mark.parametrize(("d", "seed"), [(5, 0), (7, 1), (8, 2), (8, 3)])
+def test_greedy_against_exhaustive_search(d, seed):
+    C = _cov(d, seed=seed)
+    path = gspca_path(C, precomputed=True)
+    for k in range(1, d + 1):
+        best, _ = _exhaustive(C, k)
+        assert path.variance[k - 1] <= best * (1 + 1e-12)  # never better than the optimum
+    # exact where greedy is provably exact: k = 1 (forward), k = d - 1 (backward's first step), k = d
+    for k in (1, d - 1, d):
+        assert path.variance[k - 1] == pytest.approx(_exhaustive(C, k)[0], rel=1e-12)
+    # the reported loadings realize the reported variance on their support
+    for k in range(1, d + 1):
+        w = path.components[k - 1]
+        assert np.count_nonzero(w) == k == len(path.supports[k - 1])
+        assert np.linalg.norm(w) == pytest.approx(1.0)
+        assert w @ C @ w == pytest.approx(path.variance[k - 1], rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_forward_and_backward_equal_naive_greedy(seed):
+    d = 8
+    C = _cov(d, seed=seed)
+    fwd, bwd = _greedy_naive(C, d)
+    path = gspca_path(C, precomputed=True)
+    np.testing.assert_allclose(path.forward_variance, fwd, rtol=1e-12)
+    np.testing.assert_allclose(path.backward_variance, bwd, rtol=1e-12)
+    np.testing.assert_allclose(path.variance, np.maximum(fwd, bwd), rtol=1e-12)
+
+
+def test_directions_and_single_component_agree_with_path():
+    C = _cov(12, seed=5)
+    path = gspca_path(C, 12, precomputed=True)
+    for k in (3, 6):
+        res = gspca(C, k, precomputed=True)
+        assert res.variance[0] == pytest.approx(path.variance[k - 1], rel=1e-12)
+        for direction, ref in (("forward", path.forward_variance), ("backward", path.backward_variance)):
+            r = gspca(C, k, precomputed=True, direction=direction)
+            assert r.variance[0] == pytest.approx(ref[k - 1], rel=1e-12)
+
+
+def test_full_cardinality_is_pca():
+    C = _cov(6, seed=7)
+    res = gspca(C, 6, 2, precomputed=True)
+    _, V = _eig_desc(C)
+    assert abs(res.components[0] @ V[:, 0]) == pytest.approx(1.0, abs=1e-10)
+    assert abs(res.components[1] @ V[:, 1]) == pytest.approx(1.0, abs=1e-10)
+
+
+def test_deflation_components():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 10))
+    res = gspca(X, 4, 3)
+    assert res.components.shape == (3, 10)
+    assert (np.count_nonzero(res.components, axis=1) == 4).all()
+    C = np.cov(X.T)
+    # the second component is the greedy solution on the projection-deflated matrix
+    C2 = projection_deflate(C, res.components[0])
+    np.testing.assert_allclose(res.components[1], gspca(C2, 4, precomputed=True).components[0], atol=1e-10)
+    # a Covariance operator is accepted too
+    r2 = gspca(Covariance.from_data(X), 4, 3)
+    np.testing.assert_allclose(r2.components, res.components, atol=1e-10)
+    # per-component cardinalities
+    r3 = gspca(X, [2, 5], 2)
+    assert list(np.count_nonzero(r3.components, axis=1)) == [2, 5]
+
+
+def test_estimator():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 9)) + 3.0
+    est = GSPCA(2, cardinality=3)
+    Z = est.fit_transform(X)
+    assert Z.shape == (60, 2)
+    np.testing.assert_allclose(np.linalg.norm(est.components_, axis=1), 1.0)
+    assert (np.count_nonzero(est.components_, axis=1) == 3).all()
+    np.testing.assert_allclose(est.mean_, X.mean(0))
+    C = np.cov(X.T)
+    np.testing.assert_allclose(est.explained_variance_,
+                               np.einsum("ij,jk,ik->i", est.components_, C, est.components_))
+    assert clone(est).get_params()["cardinality"] == 3
+    # deterministic
+    np.testing.assert_array_equal(GSPCA(2, cardinality=3).fit(X).components_, est.components_)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda X: gspca(X, 0), "cardinality"),
+        (lambda X: gspca(X, 7), "cardinality"),
+        (lambda X: gspca(X, 2, direction="sideways"), "direction"),
+        (lambda X: gspca(X, 2, deflation="none"), "deflation"),
+        (lambda X: gspca(X, [1, 2], 3), "cardinality"),
+        (lambda X: gspca_path(X, 0), "max_cardinality"),
+        (lambda X: GSPCA(1).fit(X), "cardinality"),
+        (lambda X: gspca(np.where(X > 1, np.nan, X), 2), "NaN"),
+    ],
+)
+def test_bad_input(call, match):
+    X = np.random.default_rng(0).normal(size=(20, 6))
+    with pytest.raises(ValueError, match=match):
+        call(X)
