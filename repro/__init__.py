@@ -7,19 +7,24 @@ The public API is re-exported here; see README.md for a tour.
 from . import baselines, linalg, metrics
 from ._threads import get_blas_threads, set_blas_threads
 from ._validation import ConvergenceWarning
+from .em_pca import EMPCA, SensiblePCA, em_pca, em_pca_blocks, ppca_closed_form, sensible_pca
 from .em_sparse_pca import CardinalityPath, EMSparsePCA, em_sparse_pca, em_sparse_pca_path
 from .linalg import Covariance, center, leading_eigenpairs, renormalize, standardize
 from .nspca import NSPCA, CardinalityNotReached, nspca, nspca_for_cardinality, nspca_objective
 
 __all__ = [
+    "EMPCA",
     "NSPCA",
     "CardinalityNotReached",
     "CardinalityPath",
     "ConvergenceWarning",
     "Covariance",
     "EMSparsePCA",
+    "SensiblePCA",
     "baselines",
     "center",
+    "em_pca",
+    "em_pca_blocks",
     "em_sparse_pca",
     "em_sparse_pca_path",
     "get_blas_threads",
@@ -29,7 +34,9 @@ __all__ = [
     "nspca",
     "nspca_for_cardinality",
     "nspca_objective",
+    "ppca_closed_form",
     "renormalize",
+    "sensible_pca",
     "set_blas_threads",
     "standardize",
 ]

@@ -82,8 +82,8 @@ def check_array(
             rows, cols = np.nonzero(nan)
             raise ValueError(
                 f"{name} holds NaN (rows {_head(rows)}, columns {_head(cols)}) and this method does not "
-                "support missing values; impute them, drop those rows, or use a method that accepts NaN "
-                "(EMPCA, SensiblePCA)."
+                "support missing values; impute them, drop those rows, or use EMPCA (its fit handles NaN as "
+                "missing entries)."
             )
     return np.ascontiguousarray(arr)
 

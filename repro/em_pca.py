@@ -1,0 +1,1152 @@
+"""EM algorithms for PCA and for sensible PCA (SPCA) of Roweis (1997).
+
+Conventions
+-----------
+Data are ``(n_samples, n_features)`` = ``(n, p)``: one sample per row, i.e. Roweis' ``p x n`` matrix ``Y``
+transposed. The paper's ``C`` (``p x k``) is kept as is; its latent states ``X`` (``k x n`` in the paper) are
+rows here, ``Z = X'`` (``n x k``). With ``Y`` centred:
+
+EM PCA (zero-noise limit, Sec. 3)
+    e-step ``X = (C'C)^-1 C'Y``, m-step ``C_new = Y X'(XX')^-1``. With ``C = QR`` (thin QR) and one pass over
+    the data computing ``U = Y Q``, ``A = Y'U`` and ``G = U'U`` the two steps are ``Z = U R^-T`` and
+    ``C_new = A G^-1 R`` (substitute ``Z`` into the m-step). Each iteration costs two products
+    (``O(knp)``) plus ``O(pk^2)``; the ``p x p`` covariance is never formed. The same pass gives the
+    Rayleigh-Ritz values ``eig(G)/(n-1)`` (the eigenvalue guesses of Fig. 1) and the reconstruction error
+    ``(|Y|^2 - tr G)/n``. After convergence the subspace is rotated to ordered eigenvectors: with
+    ``G = V diag(g) V'``, ``components_ = (Q V)'`` and ``explained_variance_ = g/(n-1)`` (the remark after the
+    algorithm in Sec. 3), eigenvalues of the sample covariance with ``ddof=1`` as in scikit-learn.
+
+    Convergence: the sine of the largest principal angle between the subspaces of successive ``C``,
+    ``|(I - Q_new Q_new')Q|_2``, below ``tol``. EM PCA is subspace iteration on the sample covariance
+    (Roweis Sec. 5), so it converges at rate ``lambda_{k+1}/lambda_k`` per iteration.
+
+Missing values (Sec. 3.2)
+    NaN marks a missing entry. The model is ``y = mu + C x`` and the EM minimizes
+    ``J(mu, C, X, Y_missing) = |Y* - 1 mu' - Z C'|_F^2`` by exact block-coordinate descent:
+
+    * generalized e-step, per row: ``x* = argmin |C_O x - (y_O - mu_O)|`` over its observed coordinates O,
+      and the missing coordinates filled with ``y*_m = mu_m + C_m x*`` (zero residual there). This is the
+      paper's "unique pair (x*, y*) minimizing |C x* - y*|"; kernel
+      :func:`repro.kernels.em_pca.missing_estep` (one k x k solve per row).
+    * m-step on the completed data ``Y*``, jointly in ``C`` and ``mu`` (``mu`` is the coefficient of a
+      constant latent 1): ``C_new = Yc*' Zc (Zc'Zc)^-1`` with ``Yc*``, ``Zc`` the column-centred completed
+      data and latents, and ``mu_new = mean(Y*) - C_new mean(Z)``.
+
+    ``mu`` starts at the column means over observed entries and the missing entries at those means.
+    ``J`` (= the squared error over observed entries after each e-step, ``history_["reconstruction_error"]``)
+    never increases. With nothing missing, the iterates of ``span C`` are exactly those of the complete-data
+    algorithm. ``mean_`` is the column mean of the final completed data, and ``components_`` /
+    ``explained_variance_`` diagonalize the completed data's covariance inside the fitted subspace.
+    Missing values are not imputed before fitting: the fills are re-estimated by every e-step.
+    Caveat: ``J`` has no noise model, so with weak low-rank structure and many missing entries its
+    infimum can be approached with fills (and the completed-data variance) growing without bound while the
+    observed error keeps decreasing: the known overfitting of unregularized PCA with missing values (Ilin &
+    Raiko 2010). The EM then does not converge and warns; with clear structure it converges in tens of
+    iterations (see ``experiments/roweis1997_missing_data.py``).
+
+Sensible PCA (Sec. 4)
+    ``y = mu + C x + v``, ``v ~ N(0, eps I)``. e-step ``beta = C'(CC' + eps I)^-1 = M^-1 C'`` with
+    ``M = C'C + eps I`` (the matrix inversion lemma of footnote 6, so no p x p matrix),
+    ``mu_x = beta Y``, ``Sigma_x = n eps M^-1 + mu_x mu_x'`` (``n(I - beta C) = n eps M^-1``); m-step
+    ``C_new = Y mu_x' Sigma_x^-1`` and ``eps_new = tr(YY' - C_new mu_x Y')/(n p)`` (the OCR'd text prints
+    ``/n^2``; dividing by ``n p`` is the maximum-likelihood update of Tipping & Bishop 1999, Eq. 28,
+    simplified with the new ``C``). In the one-pass form ``U = Y C``, ``A = Y'U``, ``G = U'U``:
+    ``Y mu_x' = A M^-1`` and ``mu_x mu_x' = M^-1 G M^-1``.
+    Its fixed point is the closed-form maximum-likelihood PPCA (:func:`ppca_closed_form`): with
+    ``l_1 >= ... >= l_p`` the eigenvalues of the sample covariance normalized by ``n`` (ML, ``ddof=0``),
+    ``eps = mean(l_{k+1..p})`` and ``C = U_k (L_k - eps I)^{1/2} R``. All SensiblePCA variances are ML
+    (``ddof=0``).
+
+Data larger than memory: :meth:`EMPCA.fit_blocks` / :func:`em_pca_blocks` run the same iteration with one
+pass over row blocks per iteration (``A`` and ``G`` are sums over blocks) after one pass for the mean, in
+``O(kp + block)`` memory.
+
+References
+----------
+S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997 (pp. 626-632).
+M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B 61(3), 1999.
+A. Ilin and T. Raiko. Practical approaches to principal component analysis in the presence of missing
+values. JMLR 11, 2010.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import (
+    check_array,
+    check_int,
+    check_n_components,
+    check_random_state,
+    check_real,
+    warn_not_converged,
+)
+from .kernels.em_pca import missing_estep as _missing_estep
+from .kernels.em_pca import rank1_mstep as _rank1_mstep
+from .linalg import Covariance, canonical_sign
+
+__all__ = [
+    "EMPCA",
+    "EMPCAResult",
+    "SensiblePCA",
+    "SensiblePCAResult",
+    "em_pca",
+    "em_pca_blocks",
+    "ppca_closed_form",
+    "sensible_pca",
+    "sensible_pca_blocks",
+    "subspace_sin",
+]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+# =========================================================================== results
+class EMPCAResult(NamedTuple):
+    """Result of :func:`em_pca`.
+
+    Attributes
+    ----------
+    components : ndarray, shape (n_components, n_features)
+        Orthonormal eigenvector estimates, ordered by decreasing eigenvalue (canonical signs).
+    explained_variance : ndarray, shape (n_components,)
+        Eigenvalue estimates (sample covariance, ``ddof=1``).
+    total_variance : float
+        Trace of the sample covariance (``ddof=1``), for ``explained_variance_ratio_``.
+    mean : ndarray, shape (n_features,)
+    n_iter : int
+        Number of m-steps performed.
+    converged : bool
+    history : dict of ndarray
+        ``iteration`` (0..n_iter, 0 = initial condition), ``subspace_change`` (sine of the largest principal
+        angle between the subspaces of iterations t-1 and t; NaN at 0), ``reconstruction_error`` (mean over
+        samples of the squared reconstruction error of the e-step at iteration t, over observed entries when
+        values are missing), ``eigenvalues`` (n_iter + 1, n_components) Rayleigh-Ritz eigenvalue guesses.
+    """
+
+    components: np.ndarray
+    explained_variance: np.ndarray
+    total_variance: float
+    mean: np.ndarray
+    n_iter: int
+    converged: bool
+    history: dict
+
+
+class SensiblePCAResult(NamedTuple):
+    """Result of :func:`sensible_pca`.
+
+    Attributes
+    ----------
+    components : ndarray, shape (n_components, n_features)
+        Orthonormal principal directions (left singular vectors of ``C``), ordered, canonical signs.
+    C : ndarray, shape (n_features, n_components)
+        The paper's loading matrix in the rotation ``C = components' diag(sqrt(explained_variance - eps))``.
+    explained_variance : ndarray, shape (n_components,)
+        Model variances along the components, ``|c_j|^2 + eps`` (ML, ``ddof=0``).
+    noise_variance : float
+        The global noise level ``eps``.
+    mean : ndarray, shape (n_features,)
+    log_likelihood : float
+        Total log-likelihood of the training data at the returned parameters.
+    n_iter : int
+    converged : bool
+    history : dict of ndarray
+        ``iteration``, ``log_likelihood`` (total, non-decreasing), ``noise_variance``, ``subspace_change``
+        (the convergence measure: the largest of the subspace sine and the relative changes of ``eps`` and
+        of the squared column scales between iterations t-1 and t).
+    """
+
+    components: np.ndarray
+    C: np.ndarray
+    explained_variance: np.ndarray
+    noise_variance: float
+    mean: np.ndarray
+    log_likelihood: float
+    n_iter: int
+    converged: bool
+    history: dict
+
+
+# =========================================================================== small helpers
+def subspace_sin(A, B) -> float:
+    """Sine of the largest principal angle between the column spans of ``A`` and ``B``.
+
+    Parameters
+    ----------
+    A, B : ndarray, shape (p, k) or (p,)
+        Bases (need not be orthonormal); equal numbers of columns.
+
+    Returns
+    -------
+    float
+        ``|(I - Q_B Q_B') Q_A|_2`` in [0, 1]: 0 for the same subspace, 1 when some direction of one is
+        orthogonal to the other.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    A = A.reshape(A.shape[0], -1)
+    B = B.reshape(B.shape[0], -1)
+    if A.shape != B.shape:
+        raise ValueError(f"A and B must have the same shape; got {A.shape} and {B.shape}.")
+    return _sin_orth(np.linalg.qr(A)[0], np.linalg.qr(B)[0])
+
+
+def _sin_orth(Q1: np.ndarray, Q2: np.ndarray) -> float:
+    """``|Q1 - Q2 (Q2'Q1)|_2`` for orthonormal bases: exact for tiny angles (no ``sqrt(1 - cos^2)``)."""
+    D = Q1 - Q2 @ (Q2.T @ Q1)
+    if D.shape[1] == 1:
+        return float(min(np.linalg.norm(D), 1.0))
+    top = np.linalg.eigvalsh(D.T @ D)[-1]
+    return float(min(math.sqrt(max(top, 0.0)), 1.0))
+
+
+def _chol(G: np.ndarray, what: str) -> np.ndarray:
+    try:
+        return scipy.linalg.cho_factor(G, lower=True, check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        raise ValueError(
+            f"{what} is singular: the centred data have rank below n_components (e.g. duplicate or constant "
+            "samples); ask for fewer components."
+        ) from None
+
+
+def _ritz(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs of a small symmetric matrix, descending."""
+    g, V = np.linalg.eigh(G)
+    return g[::-1].copy(), V[:, ::-1].copy()
+
+
+def _check_common(n_components, max_iter, tol, n, p, *, spca: bool = False):
+    k = check_n_components(n_components, n, p)
+    high = min(n - 1, p - 1) if spca else min(n - 1, p)
+    if k > high:
+        why = (
+            "SensiblePCA needs at least one discarded dimension with positive variance for the noise level"
+            if spca
+            else "centring removes one dimension, so the data span at most n_samples - 1 directions"
+        )
+        raise ValueError(
+            f"n_components={k} is too large for X of shape ({n}, {p}): it must be at most {high} ({why})."
+        )
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_real(tol, "tol", low=0.0)
+    return k, max_iter, tol
+
+
+def _check_oversamples(n_oversamples, k: int, n: int, p: int) -> int:
+    """Extra EM columns, capped so that ``k + s <= min(n - 1, p)``."""
+    s = check_int(n_oversamples, "n_oversamples", low=0)
+    return min(s, min(n - 1, p) - k)
+
+
+def _initial_C(init, p: int, k: int, rng: np.random.Generator, extra: int = 0) -> np.ndarray:
+    """``C0`` (p x (k + extra)): ``init`` transposed (extra columns random), or standard normal entries."""
+    if init is None:
+        return rng.standard_normal((p, k + extra))
+    C0 = np.asarray(init, dtype=np.float64)
+    if C0.ndim == 1:
+        C0 = C0[None, :]
+    if C0.shape != (k, p):
+        raise ValueError(f"init must have shape (n_components, n_features) = ({k}, {p}); got {C0.shape}.")
+    if not np.isfinite(C0).all():
+        raise ValueError("init holds NaN or infinite values.")
+    s = np.linalg.svd(C0, compute_uv=False)
+    if s[-1] <= 1e-12 * max(s[0], 1e-300):
+        raise ValueError("init must have linearly independent rows (rank n_components).")
+    if extra:
+        return np.ascontiguousarray(np.c_[C0.T, rng.standard_normal((p, extra))])
+    return np.ascontiguousarray(C0.T)
+
+
+def _check_callback(callback):
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None; got {callback!r}.")
+
+
+# =========================================================================== data sources
+class _Dense:
+    """Centred in-memory data: one pass = two BLAS products."""
+
+    def __init__(self, X: np.ndarray):
+        self.mean = X.mean(axis=0)
+        self.Y = np.ascontiguousarray(X - self.mean)
+        self.n, self.p = self.Y.shape
+        self.ss = float(np.vdot(self.Y, self.Y))
+
+    def products(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        U = self.Y @ Q
+        return self.Y.T @ U, U.T @ U
+
+
+class _Blocks:
+    """Row blocks produced again for every pass; memory O(kp + block).
+
+    The first pass computes the mean and the total sum of squares (Chan et al.'s pairwise update of
+    per-column centred sums of squares, so no second pass and no cancellation).
+    """
+
+    def __init__(self, blocks):
+        if callable(blocks):
+            self._factory = blocks
+        elif isinstance(blocks, Iterable) and iter(blocks) is not blocks:
+            self._factory = lambda: blocks
+        else:
+            raise ValueError(
+                "blocks must be a callable returning a fresh iterable of 2-D arrays, or a re-iterable "
+                "collection (list, tuple) of them; a one-shot iterator or generator cannot be read again "
+                "on every EM iteration (wrap it: blocks=lambda: make_generator())."
+            )
+        n = 0
+        mean = None
+        m2 = None
+        p = None
+        for b, block in enumerate(self._factory()):
+            B = check_array(block, f"block {b}", allow_nan=True)
+            if np.isnan(B).any():
+                raise ValueError(
+                    f"block {b} holds NaN; fitting on blocks does not support missing values (the "
+                    "generalized e-step needs the completed data in memory). Use fit / em_pca in memory."
+                )
+            if p is None:
+                p = B.shape[1]
+                mean = np.zeros(p)
+                m2 = np.zeros(p)
+            elif B.shape[1] != p:
+                raise ValueError(f"block {b} has {B.shape[1]} features; the first block has {p}.")
+            nb = B.shape[0]
+            mb = B.mean(axis=0)
+            Db = B - mb
+            m2b = np.einsum("ij,ij->j", Db, Db)
+            delta = mb - mean
+            tot = n + nb
+            m2 += m2b + delta * delta * (n * nb / tot)
+            mean += delta * (nb / tot)
+            n = tot
+        if p is None:
+            raise ValueError("blocks produced no data; pass at least one block of shape (rows, n_features).")
+        self.n, self.p, self.mean, self.ss = n, p, mean, float(m2.sum())
+
+    def products(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = Q.shape[1]
+        A = np.zeros((self.p, k))
+        G = np.zeros((k, k))
+        n = 0
+        for b, block in enumerate(self._factory()):
+            B = np.asarray(block, dtype=np.float64)
+            if B.ndim != 2 or B.shape[1] != self.p:
+                raise ValueError(f"block {b} has shape {B.shape}; expected (rows, {self.p}).")
+            Yb = B - self.mean
+            U = Yb @ Q
+            A += Yb.T @ U
+            G += U.T @ U
+            n += B.shape[0]
+        if n != self.n:
+            raise ValueError(f"blocks produced {n} rows in a later pass but {self.n} in the first pass.")
+        return A, G
+
+
+# =========================================================================== EM PCA loops
+def _new_history():
+    return {"subspace_change": [math.nan], "reconstruction_error": [], "eigenvalues": []}
+
+
+def _finish_history(h: dict) -> dict:
+    out = {
+        "iteration": np.arange(len(h["reconstruction_error"])),
+        "subspace_change": np.array(h["subspace_change"][: len(h["reconstruction_error"])], dtype=float),
+        "reconstruction_error": np.array(h["reconstruction_error"], dtype=float),
+        "eigenvalues": np.array(h["eigenvalues"], dtype=float),
+    }
+    return out
+
+
+def _em_complete(source, C0, max_iter, tol, callback, k=None):
+    """EM PCA on complete data (Roweis 1997, Sec. 3), any k; ``source`` provides the passes.
+
+    ``C0`` may have more columns than the ``k`` components wanted (oversampling): the EM then runs on all
+    of them and convergence is measured on the span of the top-k Rayleigh-Ritz vectors of each pass.
+    Returns an orthonormal basis of the final (top-k) subspace and its Gram matrix ``(YQ)'(YQ)``.
+    """
+    n, ss = source.n, source.ss
+    k_fit = C0.shape[1]
+    k = k_fit if k is None else k
+    C = C0
+    Q, R = np.linalg.qr(C)
+    hist = _new_history()
+    change = math.nan
+    Qk_prev = None
+    n_iter = 0
+    converged = False
+    while True:
+        A, G = source.products(Q)  # U = Y Q; A = Y'U; G = U'U
+        g, V = _ritz(G)
+        lam = g[:k] / (n - 1)
+        Ck = C
+        if k < k_fit:  # oversampled: follow the top-k Ritz subspace
+            Ck = Qk = Q @ V[:, :k]
+            if Qk_prev is not None:
+                change = _sin_orth(Qk_prev, Qk)
+                hist["subspace_change"].append(change)
+            Qk_prev = Qk
+        hist["reconstruction_error"].append(max(ss - float(g[:k].sum()), 0.0) / n)
+        hist["eigenvalues"].append(lam)
+        if callback is not None and callback(n_iter, Ck, lam):
+            converged = True
+            break
+        if change < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        # m-step C_new = Y X'(XX')^-1 = A G^-1 R  (e-step X = (C'C)^-1 C'Y = R^-1 Q'Y)
+        C_new = A @ scipy.linalg.cho_solve(_chol(G, "Y'Y restricted to the current subspace"), R)
+        Q_new, R = np.linalg.qr(C_new)
+        if k == k_fit:
+            change = _sin_orth(Q, Q_new)
+            hist["subspace_change"].append(change)
+        C, Q = C_new, Q_new
+        n_iter += 1
+    if k < k_fit:
+        return Q @ V[:, :k], np.diag(g[:k]), n_iter, converged, _finish_history(hist)
+    return Q, G, n_iter, converged, _finish_history(hist)
+
+
+def _em_rank1(Y, ss, c0, max_iter, tol, callback):
+    """EM PCA with k = 1 on centred dense data: per iteration two BLAS products and one O(p) kernel."""
+    n, p = Y.shape
+    r = float(np.linalg.norm(c0))
+    q = np.ascontiguousarray(c0 / r)
+    q_new = np.empty(p)
+    u = np.empty(n)
+    a = np.empty(p)
+    YT = Y.T
+    errs, eigs, changes = [], [], [math.nan]
+    change = math.nan
+    n_iter = 0
+    converged = False
+    while True:
+        np.dot(Y, q, out=u)
+        np.dot(YT, u, out=a)
+        g = float(np.dot(u, u))
+        lam = g / (n - 1)
+        errs.append(max(ss - g, 0.0) / n)
+        eigs.append(lam)
+        if callback is not None and callback(n_iter, (q * r)[:, None], np.array([lam])):
+            converged = True
+            break
+        if change < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        if not g > 0.0:
+            raise ValueError("the data have zero variance along the current direction; cannot continue.")
+        # m-step: C_new = a r / g (Roweis 1997, Sec. 3, with x = u / r)
+        r, change = _rank1_mstep(a, g, r, q, q_new)
+        changes.append(change)
+        q, q_new = q_new, q
+        n_iter += 1
+    hist = {
+        "iteration": np.arange(len(errs)),
+        "subspace_change": np.array(changes[: len(errs)], dtype=float),
+        "reconstruction_error": np.array(errs, dtype=float),
+        "eigenvalues": np.array(eigs, dtype=float)[:, None],
+    }
+    return q[:, None], np.array([[g]]), n_iter, converged, hist
+
+
+def _missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR lists of the missing coordinates of each row (sorted)."""
+    rows, cols = np.nonzero(mask)
+    ptr = np.zeros(mask.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=mask.shape[0]), out=ptr[1:])
+    return ptr, cols.astype(np.int64)
+
+
+def _check_missing_pattern(mask: np.ndarray, name: str = "X") -> None:
+    empty_rows = np.flatnonzero(mask.all(axis=1))
+    if empty_rows.size:
+        raise ValueError(
+            f"{name} has row(s) {_head(empty_rows)} with every entry missing (NaN); drop them, they carry no "
+            "information."
+        )
+    empty_cols = np.flatnonzero(mask.all(axis=0))
+    if empty_cols.size:
+        raise ValueError(
+            f"{name} has column(s) {_head(empty_cols)} with every entry missing (NaN); their mean and "
+            "loadings cannot be estimated: drop them."
+        )
+
+
+def _head(idx, n=5) -> str:
+    text = ", ".join(str(int(i)) for i in idx[:n])
+    return text + (f", ... ({idx.size} in all)" if idx.size > n else "")
+
+
+def _em_missing(X, mask, C0, max_iter, tol, callback):
+    """EM PCA with missing entries (Roweis 1997, Sec. 3.2), block-coordinate descent on J (module doc).
+
+    Returns ``(Q, G, mean, total_variance_times_(n-1), n_iter, converged, history)`` where ``G`` is the
+    Gram matrix of the completed, centred data projected on the orthonormal basis ``Q``.
+    """
+    n, p = X.shape
+    k = C0.shape[1]
+    miss_ptr, miss_idx = _missing_structure(mask)
+    Yfill = np.where(mask, 0.0, X)
+    obs_count = n - mask.sum(axis=0)
+    obs_colsum = Yfill.sum(axis=0)
+    mu = obs_colsum / obs_count
+    Yfill[mask] = mu[miss_idx]
+    # Scale for the change of the completed-data mean: total observed standard deviation.
+    obs_var = (np.where(mask, 0.0, (Yfill - mu) ** 2).sum(axis=0)) / np.maximum(obs_count - 1, 1)
+    scale = math.sqrt(max(float(obs_var.sum()), 1e-300))
+    C = np.ascontiguousarray(C0)
+    Z = np.empty((n, k))
+    fill_colsum = np.empty(p)
+    hist = _new_history()
+    change = math.nan
+    ybar_prev = None
+    n_iter = 0
+    converged = False
+    while True:
+        # generalized e-step (kernel): latents Z and the fills of the missing entries
+        B = Yfill @ C - mu @ C
+        sse = _missing_estep(Yfill, B, C, C.T @ C, mu, miss_ptr, miss_idx, Z, fill_colsum)
+        ybar = (obs_colsum + fill_colsum) / n
+        zbar = Z.mean(axis=0)
+        Zc = Z - zbar
+        ZtZ = Zc.T @ Zc
+        _, R = np.linalg.qr(C)
+        lam = _ritz(R @ ZtZ @ R.T)[0] / (n - 1)  # variances of the reconstructions C z
+        hist["reconstruction_error"].append(sse / n)
+        hist["eigenvalues"].append(lam)
+        if ybar_prev is not None:
+            change = max(change, float(np.linalg.norm(ybar - ybar_prev)) / scale)
+            hist["subspace_change"][-1] = change
+        ybar_prev = ybar
+        if callback is not None and callback(n_iter, C, lam):
+            converged = True
+            break
+        if change < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        # m-step on the completed data, jointly in C and mu: Yc*' Zc (Zc'Zc)^-1, mu = ybar - C zbar
+        A = Yfill.T @ Z - n * np.outer(ybar, zbar)
+        C_new = scipy.linalg.cho_solve(_chol(ZtZ, "The latent scatter Z'Z"), A.T).T
+        change = subspace_sin(C, C_new)
+        hist["subspace_change"].append(change)
+        C = np.ascontiguousarray(C_new)
+        mu = ybar - C @ zbar
+        n_iter += 1
+    # Rayleigh-Ritz on the completed data inside span C.
+    Q = np.linalg.qr(C)[0]
+    U = Yfill @ Q - ybar @ Q
+    G = U.T @ U
+    D = Yfill - ybar
+    total = float(np.vdot(D, D))
+    return Q, G, ybar, total, n_iter, converged, _finish_history(hist)
+
+
+def _rotate(Q: np.ndarray, G: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ordered eigenvectors and eigenvalues in span Q from ``G = (YQ)'(YQ)`` (Sec. 3, closing remark)."""
+    g, V = _ritz(G)
+    W = canonical_sign(Q @ V)
+    return np.ascontiguousarray(W.T), np.maximum(g, 0.0) / (n - 1)
+
+
+# =========================================================================== EM PCA: public functions
+def em_pca(
+    X,
+    n_components: int = 1,
+    *,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    random_state=None,
+    init=None,
+    callback: Callable | None = None,
+    n_oversamples: int = 0,
+) -> EMPCAResult:
+    """Leading principal components by the EM algorithm of Roweis (1997), with missing values (NaN).
+
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features)
+        Data; NaN marks a missing entry (Sec. 3.2 generalized e-step, kernel
+        :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry.
+    n_components : int
+        ``k``, in ``1..min(n_samples - 1, n_features)``.
+    max_iter : int
+        Largest number of m-steps; reaching it without convergence gives a ConvergenceWarning.
+    tol : float
+        Stop when the sine of the largest principal angle between successive subspaces is below ``tol``
+        (with missing values, also the change of the completed-data mean relative to the total standard
+        deviation). ``tol=0`` runs exactly ``max_iter`` iterations (Fig. 2 runs exactly 20).
+    random_state : None, int or np.random.Generator
+        Draws the initial ``C`` (standard normal entries) when ``init`` is None.
+    init : array_like, shape (n_components, n_features), optional
+        Initial ``C'`` (rows linearly independent).
+    callback : callable, optional
+        ``callback(t, C, eigenvalues)`` after the e-step of iteration ``t`` (t = 0 is the initial condition):
+        ``C`` (n_features, n_components) is the current EM matrix (do not modify), ``eigenvalues`` the
+        Rayleigh-Ritz eigenvalue guesses in span C. Returning True stops the EM (counted as converged).
+        With ``n_oversamples > 0``, ``C`` is instead the orthonormal basis of the top-k Ritz vectors.
+    n_oversamples : int, default 0
+        Not in the paper (0 = Roweis' algorithm). Run the EM on ``k + n_oversamples`` columns (capped at
+        ``min(n_samples - 1, n_features)``) and return the top ``k`` Rayleigh-Ritz vectors; convergence is
+        then measured on their span. EM is subspace iteration, so the top k then converge at rate
+        ``lambda_{k+s+1}/lambda_k`` instead of ``lambda_{k+1}/lambda_k``, for ``(k+s)/k`` times the cost per
+        iteration: worth it when the spectrum decays slowly past k. Complete data only.
+
+    Returns
+    -------
+    EMPCAResult
+
+    Notes
+    -----
+    Complete data, ``k = 1``: each iteration is ``u = Y q``, ``a = Y'u`` (BLAS) and the O(p) kernel
+    :func:`repro.kernels.em_pca.rank1_mstep`. Any ``k``: two BLAS-3 products and O(pk^2) work.
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
+    """
+    X = check_array(X, "X", allow_nan=True)
+    n, p = X.shape
+    k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p)
+    _check_callback(callback)
+    rng = check_random_state(random_state)
+    mask = np.isnan(X)
+    s = _check_oversamples(n_oversamples, k, n, p)
+    C0 = _initial_C(init, p, k, rng, s)
+    if mask.any():
+        if s:
+            raise ValueError("n_oversamples must be 0 when X has missing values (NaN).")
+        _check_missing_pattern(mask)
+        Q, G, mean, total, n_iter, converged, hist = _em_missing(X, mask, C0, max_iter, tol, callback)
+    else:
+        source = _Dense(X)
+        mean, total = source.mean, source.ss
+        if k == 1 and s == 0:
+            Q, G, n_iter, converged, hist = _em_rank1(source.Y, source.ss, C0[:, 0], max_iter, tol, callback)
+        else:
+            Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
+    if not converged:
+        warn_not_converged("EMPCA", n_iter, tol, "EM PCA converges at rate lambda_{k+1}/lambda_k.")
+    W, ev = _rotate(Q, G, n)
+    return EMPCAResult(W, ev, total / (n - 1), mean, n_iter, converged, hist)
+
+
+def em_pca_blocks(
+    blocks,
+    n_components: int = 1,
+    *,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    random_state=None,
+    init=None,
+    callback: Callable | None = None,
+    n_oversamples: int = 0,
+) -> EMPCAResult:
+    """:func:`em_pca` for data larger than memory, read as row blocks once per EM iteration.
+
+    Parameters
+    ----------
+    blocks : callable or re-iterable
+        ``blocks()`` returns a fresh iterable of 2-D arrays (rows of the data, same number of columns),
+        e.g. ``lambda: (X[i:i + 10000] for i in range(0, n, 10000))`` on a ``np.memmap``; or a list/tuple of
+        arrays. No NaN (missing values need the completed data in memory: use :func:`em_pca`).
+    n_components, max_iter, tol, random_state, init, callback, n_oversamples
+        As in :func:`em_pca`.
+
+    Returns
+    -------
+    EMPCAResult
+        The batch answer to round-off: each iteration accumulates ``A = sum_b Y_b'(Y_b Q)`` and
+        ``G = sum_b (Y_b Q)'(Y_b Q)`` over the blocks, then the same ``O(pk^2)`` update. Memory
+        ``O(kp + block)``; one extra pass for the mean.
+    """
+    source = _Blocks(blocks)
+    n, p = source.n, source.p
+    k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p)
+    _check_callback(callback)
+    rng = check_random_state(random_state)
+    s = _check_oversamples(n_oversamples, k, n, p)
+    C0 = _initial_C(init, p, k, rng, s)
+    Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
+    if not converged:
+        warn_not_converged("EMPCA", n_iter, tol)
+    W, ev = _rotate(Q, G, n)
+    return EMPCAResult(W, ev, source.ss / (n - 1), source.mean, n_iter, converged, hist)
+
+
+# =========================================================================== EM PCA: estimator
+class EMPCA(TransformerMixin, BaseEstimator):
+    """PCA by the EM algorithm of Roweis (1997): a few eigenvectors of large data, with missing values.
+
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of leading components ``k`` (``1..min(n_samples - 1, n_features)``).
+    max_iter : int, default 1000
+        Largest number of EM iterations (m-steps).
+    tol : float, default 1e-6
+        Convergence threshold on the sine of the largest principal angle between successive subspaces.
+    random_state : None, int or np.random.Generator
+        Seeds the random initial ``C``.
+    init : array_like (n_components, n_features), optional
+        Explicit initial ``C'``.
+    callback : callable, optional
+        See :func:`em_pca`.
+    n_oversamples : int, default 0
+        Extra EM columns (not in the paper; 0 = Roweis' algorithm); see :func:`em_pca`.
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+        Unit-norm, orthogonal, ordered by decreasing eigenvalue.
+    explained_variance_ : ndarray, shape (n_components,)
+        Eigenvalues of the sample covariance (``ddof=1``).
+    explained_variance_ratio_ : ndarray, shape (n_components,)
+    mean_ : ndarray, shape (n_features,)
+        Column means (of the completed data when values are missing).
+    n_iter_ : int
+    converged_ : bool
+    history_ : dict of ndarray
+        Per iteration (0 = initial condition): ``subspace_change``, ``reconstruction_error``,
+        ``eigenvalues``; see :class:`EMPCAResult`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.em_pca import EMPCA
+    >>> X = np.random.default_rng(0).standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> EMPCA(n_components=2, random_state=0).fit(X).components_.shape
+    (2, 30)
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997.
+    """
+
+    def __init__(
+        self,
+        n_components: int = 1,
+        *,
+        max_iter: int = 1000,
+        tol: float = 1e-6,
+        random_state=None,
+        init=None,
+        callback=None,
+        n_oversamples: int = 0,
+    ):
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.init = init
+        self.callback = callback
+        self.n_oversamples = n_oversamples
+
+    def _store(self, res: EMPCAResult, n_features: int):
+        self.components_ = res.components
+        self.explained_variance_ = res.explained_variance
+        self.explained_variance_ratio_ = res.explained_variance / res.total_variance
+        self.mean_ = res.mean
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.history_ = res.history
+        self.n_features_in_ = n_features
+        self.n_components_ = res.components.shape[0]
+        return self
+
+    def fit(self, X, y=None):
+        """Fit on ``X`` (n_samples, n_features); NaN entries are missing values. Returns self."""
+        res = em_pca(
+            X,
+            self.n_components,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            random_state=self.random_state,
+            init=self.init,
+            callback=self.callback,
+            n_oversamples=self.n_oversamples,
+        )
+        return self._store(res, res.components.shape[1])
+
+    def fit_blocks(self, blocks):
+        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
+        res = em_pca_blocks(
+            blocks,
+            self.n_components,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            random_state=self.random_state,
+            init=self.init,
+            callback=self.callback,
+            n_oversamples=self.n_oversamples,
+        )
+        return self._store(res, res.components.shape[1])
+
+    def transform(self, X):
+        """Coordinates in the principal subspace, shape (n_samples, n_components).
+
+        Complete rows are projected, ``(x - mean_) @ components_.T``; a row with NaN gets the least-squares
+        coordinates of its observed entries (the generalized e-step).
+        """
+        check_is_fitted(self, "components_")
+        X = check_array(X, "X", allow_nan=True)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        mask = np.isnan(X)
+        if not mask.any():
+            return (X - self.mean_) @ self.components_.T
+        empty = np.flatnonzero(mask.all(axis=1))
+        if empty.size:
+            raise ValueError(f"X has row(s) {_head(empty)} with every entry missing: no coordinates.")
+        C = np.ascontiguousarray(self.components_.T)
+        ptr, idx = _missing_structure(mask)
+        Yfill = np.where(mask, self.mean_, X)
+        B = (Yfill - self.mean_) @ C
+        Z = np.empty((X.shape[0], C.shape[1]))
+        _missing_estep(Yfill, B, C, C.T @ C, self.mean_, ptr, idx, Z, np.empty(X.shape[1]))
+        return Z
+
+    def inverse_transform(self, Z):
+        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features)."""
+        check_is_fitted(self, "components_")
+        Z = check_array(Z, "Z")
+        return Z @ self.components_ + self.mean_
+
+
+# =========================================================================== sensible PCA
+def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """Closed-form maximum-likelihood PPCA (Tipping & Bishop 1999, Eqs. 7-8), the fixed point of SPCA.
+
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features)
+    n_components : int
+
+    Returns
+    -------
+    C : ndarray, shape (n_features, n_components)
+        ``U_k (L_k - eps I)^{1/2}`` (rotation ``R = I``; columns with canonical signs).
+    noise_variance : float
+        ``eps = mean(l_{k+1}, ..., l_p)`` with ``l`` the eigenvalues of the ML sample covariance
+        ``Xc'Xc / n`` (``ddof=0``; zeros beyond the rank of the data count).
+    mean : ndarray, shape (n_features,)
+    """
+    X = check_array(X, "X")
+    n, p = X.shape
+    k, _, _ = _check_common(n_components, 1, 0.0, n, p, spca=True)
+    cov = Covariance.from_data(X, ddof=0)
+    values, U = cov.eigh(k)
+    eps = (cov.trace() - float(values.sum())) / (p - k)
+    C = U * np.sqrt(np.maximum(values - eps, 0.0))
+    return C, float(eps), X.mean(axis=0)
+
+
+def _spca_loop(source, C0, eps0, max_iter, tol, callback):
+    """EM for SPCA (Roweis 1997, Sec. 4), one-pass form; returns (C, eps, loglik, n_iter, conv, hist)."""
+    n, p, ss = source.n, source.p, source.ss
+    k = C0.shape[1]
+    C, eps = C0, eps0
+    eps_floor = 1e-12 * max(ss / (n * p), 1e-300)
+    lls, epss, changes = [], [], [math.nan]
+    change = math.nan
+    n_iter = 0
+    converged = False
+    eye = np.eye(k)
+    while True:
+        A, G = source.products(C)  # U = Y C; A = Y'U; G = U'U
+        M = C.T @ C + eps * eye
+        cf = _chol(M, "C'C + eps I")
+        Minv = scipy.linalg.cho_solve(cf, eye)
+        logdetM = 2.0 * float(np.log(np.diag(cf[0])).sum())
+        # log N(Y; 0, CC' + eps I) by the inversion lemma and the determinant lemma (footnote 6)
+        quad = (ss - float(np.sum(Minv * G))) / eps
+        ll = -0.5 * n * (p * _LOG_2PI + (p - k) * math.log(eps) + logdetM) - 0.5 * quad
+        lls.append(ll)
+        epss.append(eps)
+        if callback is not None and callback(n_iter, C, eps):
+            converged = True
+            break
+        if change < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        P = A @ Minv  # Y mu_x'                      (e-step: mu_x = beta Y, beta = M^-1 C')
+        Sx = n * eps * Minv + Minv @ G @ Minv  # Sigma_x = n(I - beta C) + mu_x mu_x'
+        C_new = scipy.linalg.cho_solve(_chol(Sx, "Sigma_x"), P.T).T  # m-step C_new = Y mu_x' Sigma_x^-1
+        eps_new = max((ss - float(np.sum(C_new * P))) / (n * p), eps_floor)  # tr(YY' - C_new mu_x Y')/(np)
+        # subspace, noise level and the scales |c_j|^2 (eigenvalues of C'C) must all have settled: the
+        # scales converge slowest, at rate 1 - 2 eps (l_j - eps) / l_j^2 near the fixed point.
+        d2_new = np.linalg.eigvalsh(C_new.T @ C_new)
+        d2 = np.linalg.eigvalsh(C.T @ C)
+        scale_change = float(np.max(np.abs(d2_new - d2) / np.maximum(d2_new, eps_new)))
+        change = max(subspace_sin(C, C_new), abs(eps_new - eps) / eps_new, scale_change)
+        changes.append(change)
+        C, eps = C_new, eps_new
+        n_iter += 1
+    hist = {
+        "iteration": np.arange(len(lls)),
+        "log_likelihood": np.array(lls),
+        "noise_variance": np.array(epss),
+        "subspace_change": np.array(changes[: len(lls)], dtype=float),
+    }
+    return C, eps, lls[-1], n_iter, converged, hist
+
+
+def _spca_finish(C, eps, ll, mean, n_iter, converged, hist) -> SensiblePCAResult:
+    U, d, _ = np.linalg.svd(C, full_matrices=False)
+    U = canonical_sign(U)
+    W = np.ascontiguousarray(U.T)
+    return SensiblePCAResult(W, U * d, d * d + eps, float(eps), mean, float(ll), n_iter, converged, hist)
+
+
+def _spca_init(init, p, k, ss, n, rng):
+    C0 = _initial_C(init, p, k, rng)
+    scale = ss / (n * p)
+    if init is None:
+        C0 = C0 * math.sqrt(scale)
+    return C0, max(scale, 1e-300)
+
+
+def _refuse_nan(X, name="X"):
+    X = check_array(X, name, allow_nan=True)
+    if np.isnan(X).any():
+        rows, cols = np.nonzero(np.isnan(X))
+        raise ValueError(
+            f"{name} holds NaN (rows {_head(np.unique(rows))}, columns {_head(np.unique(cols))}); "
+            "SensiblePCA does not support missing values. Use EMPCA, whose generalized e-step handles NaN, "
+            "or drop/impute those entries."
+        )
+    return X
+
+
+def sensible_pca(
+    X,
+    n_components: int = 1,
+    *,
+    max_iter: int = 5000,
+    tol: float = 1e-8,
+    random_state=None,
+    init=None,
+    callback: Callable | None = None,
+) -> SensiblePCAResult:
+    """Sensible PCA (Roweis 1997, Sec. 4): EM for ``C`` and the global noise level ``eps``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features)
+        Complete data (NaN raises a ValueError).
+    n_components : int
+        ``k`` in ``1..min(n_samples - 1, n_features - 1)``.
+    max_iter : int
+    tol : float
+        Stop when the sine of the largest principal angle between successive ``C``, the relative change of
+        ``eps`` and the relative changes of the squared column scales (eigenvalues of ``C'C``) are all below
+        ``tol``. The scales converge slowest, linearly at rate ``1 - 2 eps (l_j - eps)/l_j^2`` (l_j the
+        j-th eigenvalue): slow when the noise is small relative to the signal.
+    random_state, init
+        Initial ``C`` (standard normal scaled by the mean variance per coordinate, or ``init`` transposed);
+        initial ``eps`` = mean variance per coordinate.
+    callback : callable, optional
+        ``callback(t, C, eps)`` after the e-step of iteration t; True stops.
+
+    Returns
+    -------
+    SensiblePCAResult
+
+    Notes
+    -----
+    Cost ``O(knp)`` per iteration: the inversion lemma gives ``beta = (C'C + eps I)^-1 C'`` and only
+    ``tr(YY')`` (not ``YY'``) enters the noise update (footnote 6).
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 4.
+    M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
+    """
+    X = _refuse_nan(X)
+    n, p = X.shape
+    k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p, spca=True)
+    _check_callback(callback)
+    rng = check_random_state(random_state)
+    source = _Dense(X)
+    C0, eps0 = _spca_init(init, p, k, source.ss, n, rng)
+    C, eps, ll, n_iter, converged, hist = _spca_loop(source, C0, eps0, max_iter, tol, callback)
+    if not converged:
+        warn_not_converged("SensiblePCA", n_iter, tol)
+    return _spca_finish(C, eps, ll, source.mean, n_iter, converged, hist)
+
+
+def sensible_pca_blocks(
+    blocks,
+    n_components: int = 1,
+    *,
+    max_iter: int = 5000,
+    tol: float = 1e-8,
+    random_state=None,
+    init=None,
+    callback: Callable | None = None,
+) -> SensiblePCAResult:
+    """:func:`sensible_pca` over row blocks read once per iteration (see :func:`em_pca_blocks`)."""
+    source = _Blocks(blocks)
+    n, p = source.n, source.p
+    k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p, spca=True)
+    _check_callback(callback)
+    rng = check_random_state(random_state)
+    C0, eps0 = _spca_init(init, p, k, source.ss, n, rng)
+    C, eps, ll, n_iter, converged, hist = _spca_loop(source, C0, eps0, max_iter, tol, callback)
+    if not converged:
+        warn_not_converged("SensiblePCA", n_iter, tol)
+    return _spca_finish(C, eps, ll, source.mean, n_iter, converged, hist)
+
+
+class SensiblePCA(TransformerMixin, BaseEstimator):
+    """Sensible PCA (Roweis 1997, Sec. 4): the Gaussian model ``N(mean, CC' + eps I)`` fitted by EM.
+
+    Its principal subspace is that of PCA; unlike PCA it is a density, so it can score new data
+    (:meth:`score_samples`) and generate data (:meth:`sample`). The fitted parameters are the
+    maximum-likelihood ones (:func:`ppca_closed_form`), reached by EM in ``O(knp)`` per iteration.
+
+    Parameters
+    ----------
+    n_components : int, default 1
+        ``k`` in ``1..min(n_samples - 1, n_features - 1)``.
+    max_iter : int, default 5000
+    tol : float, default 1e-8
+        On the subspace change and the relative changes of the noise level and of the column scales
+        (see :func:`sensible_pca`).
+    random_state : None, int or np.random.Generator
+    init : array_like (n_components, n_features), optional
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+        Orthonormal principal directions, ordered.
+    C_ : ndarray, shape (n_features, n_components)
+        The paper's ``C`` in the rotation ``components_.T * sqrt(explained_variance_ - noise_variance_)``.
+    explained_variance_ : ndarray, shape (n_components,)
+        Model variances ``|c_j|^2 + eps``: at the ML fixed point the leading eigenvalues of the sample
+        covariance normalized by n (``ddof=0``, maximum likelihood).
+    noise_variance_ : float
+        The global noise level ``eps`` (ML, ``ddof=0``).
+    mean_ : ndarray, shape (n_features,)
+    log_likelihood_ : float
+        Total training log-likelihood.
+    n_iter_, converged_, history_
+        As in :class:`EMPCA`; ``history_`` has ``log_likelihood``, ``noise_variance``, ``subspace_change``.
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997.
+    """
+
+    def __init__(self, n_components: int = 1, *, max_iter: int = 5000, tol: float = 1e-8, random_state=None,
+                 init=None):
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.init = init
+
+    def _store(self, res: SensiblePCAResult):
+        self.components_ = res.components
+        self.C_ = res.C
+        self.explained_variance_ = res.explained_variance
+        self.noise_variance_ = res.noise_variance
+        self.mean_ = res.mean
+        self.log_likelihood_ = res.log_likelihood
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.history_ = res.history
+        self.n_features_in_ = res.components.shape[1]
+        self.n_components_ = res.components.shape[0]
+        return self
+
+    def fit(self, X, y=None):
+        """Fit on complete ``X`` (n_samples, n_features). Returns self."""
+        return self._store(sensible_pca(X, self.n_components, max_iter=self.max_iter, tol=self.tol,
+                                        random_state=self.random_state, init=self.init))
+
+    def fit_blocks(self, blocks):
+        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
+        return self._store(sensible_pca_blocks(blocks, self.n_components, max_iter=self.max_iter,
+                                               tol=self.tol, random_state=self.random_state, init=self.init))
+
+    def _check_X(self, X):
+        check_is_fitted(self, "C_")
+        X = _refuse_nan(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        return X
+
+    def _M(self):
+        k = self.C_.shape[1]
+        return self.C_.T @ self.C_ + self.noise_variance_ * np.eye(k)
+
+    def transform(self, X):
+        """Posterior means ``E[x | y] = (C'C + eps I)^-1 C'(y - mean)`` (Eq. 2b), shape (n_samples, k).
+
+        Not the PCA projection (Sec. 4): the posterior mean shrinks towards 0 by ``(L - eps)/L``.
+        """
+        X = self._check_X(X)
+        return scipy.linalg.cho_solve(_chol(self._M(), "C'C + eps I"), ((X - self.mean_) @ self.C_).T).T
+
+    def inverse_transform(self, Z):
+        """``mean + C z`` for latent rows ``Z`` (n_samples, k)."""
+        check_is_fitted(self, "C_")
+        Z = check_array(Z, "Z")
+        return Z @ self.C_.T + self.mean_
+
+    def score_samples(self, X):
+        """Log-density of each row under ``N(mean_, CC' + eps I)``, shape (n_samples,).
+
+        Woodbury: ``(CC' + eps I)^-1 = (I - C M^-1 C')/eps``; determinant lemma:
+        ``log|CC' + eps I| = (p - k) log eps + log|M|`` with ``M = C'C + eps I``. O(pk) per sample after an
+        O(pk^2) set-up; no p x p matrix.
+        """
+        X = self._check_X(X)
+        p = X.shape[1]
+        k = self.C_.shape[1]
+        eps = self.noise_variance_
+        cf = _chol(self._M(), "C'C + eps I")
+        D = X - self.mean_
+        T = D @ self.C_
+        MT = scipy.linalg.cho_solve(cf, T.T).T
+        quad = (np.einsum("ij,ij->i", D, D) - np.einsum("ij,ij->i", T, MT)) / eps
+        logdet = (p - k) * math.log(eps) + 2.0 * float(np.log(np.diag(cf[0])).sum())
+        return -0.5 * (p * _LOG_2PI + logdet + quad)
+
+    def score(self, X, y=None):
+        """Mean log-likelihood per sample of ``X``."""
+        return float(np.mean(self.score_samples(X)))
+
+    def get_covariance(self):
+        """The model covariance ``CC' + eps I`` (n_features x n_features; dense, O(p^2) memory)."""
+        check_is_fitted(self, "C_")
+        return self.C_ @ self.C_.T + self.noise_variance_ * np.eye(self.C_.shape[0])
+
+    def sample(self, n_samples: int = 1, random_state=None):
+        """Draw "fantasy" data ``mean + C x + v``, ``x ~ N(0, I)``, ``v ~ N(0, eps I)`` (n_samples, p)."""
+        check_is_fitted(self, "C_")
+        n_samples = check_int(n_samples, "n_samples", low=1)
+        rng = check_random_state(random_state)
+        p, k = self.C_.shape
+        Z = rng.standard_normal((n_samples, k))
+        V = rng.standard_normal((n_samples, p)) * math.sqrt(self.noise_variance_)
+        return Z @ self.C_.T + V + self.mean_
+

@@ -1,0 +1,240 @@
+"""Numba kernels of EM PCA (Roweis 1997): the rank-one m-step and the missing-data e-step.
+
+The two O(knp) products of an EM iteration (``Y @ C`` and ``Y' @ X``) stay in BLAS, called by the
+wrapper in :mod:`repro.em_pca`; these kernels do the remaining small work.
+
+Notation (row convention: data ``Y`` is ``n x p`` with one sample per row, Roweis' ``Y`` transposed;
+``C`` is ``p x k``, a latent row ``x_i`` is ``1 x k``).
+
+``rank1_mstep``
+    For ``k = 1`` with ``C = q r`` (``|q| = 1``), ``u = Y q``, ``a = Y' u`` and ``g = u'u``, Roweis' e-step
+    ``x = (C'C)^-1 C'y`` gives ``z = u / r`` and the m-step ``C_new = Y z (z'z)^-1 = a r / g``
+    (Roweis 1997, Sec. 3). The kernel writes the unit direction of ``C_new`` and returns its norm and the
+    sine of the angle between ``q`` and the new direction, ``sin t = |q - q'| |q + q'| / 2``, which is exact
+    to round-off even for tiny angles (``sqrt(1 - cos^2)`` is not).
+
+``missing_estep``
+    The generalized e-step of Sec. 3.2 for the model ``y = mu + C x``: for each row, the pair (x*, y*)
+    minimizing ``|mu + C x* - y*|`` with ``y*`` equal to ``y`` on the observed coordinates O. The missing
+    coordinates of ``y*`` are free, so at the optimum they equal ``mu_m + C_m x*`` (zero residual) and
+    ``x*`` solves the least-squares problem on O: ``(C_O'C_O) x* = C_O'(y_O - mu_O)``. The kernel gets
+    ``B = (Y* - mu) C`` from BLAS over all coordinates and removes the missing ones m:
+    ``C_O'C_O = C'C - sum_m c_j c_j'`` and ``C_O'(y_O - mu_O) = B_i - sum_m c_j (y*_ij - mu_j)``, so a row
+    costs O(|m| k^2 + k^3) on top of the product. A row whose ``C_O'C_O`` is singular (fewer than k
+    observed coordinates) gets the minimum-norm solution.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import njit
+
+__all__ = ["missing_estep", "rank1_mstep"]
+
+
+@njit
+def rank1_mstep(a, g, r, q, q_new):
+    """Rank-one m-step ``C_new = a r / g`` (Roweis 1997, Sec. 3) and the subspace change.
+
+    Parameters
+    ----------
+    a : ndarray, shape (p,)
+        ``Y' Y q``.
+    g : float
+        ``|Y q|^2`` (must be > 0).
+    r : float
+        Norm of the current ``C`` (``C = q r``).
+    q : ndarray, shape (p,)
+        Current unit direction.
+    q_new : ndarray, shape (p,)
+        Output: unit direction of ``C_new``.
+
+    Returns
+    -------
+    r_new : float
+        ``|C_new|``.
+    sin_angle : float
+        Sine of the angle between ``q`` and ``q_new``.
+    """
+    p = a.shape[0]
+    scale = r / g
+    s0 = 0.0
+    s1 = 0.0
+    j = 0
+    while j + 2 <= p:
+        v0 = a[j] * scale
+        v1 = a[j + 1] * scale
+        q_new[j] = v0
+        q_new[j + 1] = v1
+        s0 += v0 * v0
+        s1 += v1 * v1
+        j += 2
+    if j < p:
+        v0 = a[j] * scale
+        q_new[j] = v0
+        s0 += v0 * v0
+    r_new = math.sqrt(s0 + s1)
+    inv = 1.0 / r_new
+    dm0 = 0.0
+    dm1 = 0.0
+    dp0 = 0.0
+    dp1 = 0.0
+    j = 0
+    while j + 2 <= p:
+        v0 = q_new[j] * inv
+        v1 = q_new[j + 1] * inv
+        q_new[j] = v0
+        q_new[j + 1] = v1
+        e0 = q[j] - v0
+        e1 = q[j + 1] - v1
+        f0 = q[j] + v0
+        f1 = q[j + 1] + v1
+        dm0 += e0 * e0
+        dm1 += e1 * e1
+        dp0 += f0 * f0
+        dp1 += f1 * f1
+        j += 2
+    if j < p:
+        v0 = q_new[j] * inv
+        q_new[j] = v0
+        e0 = q[j] - v0
+        f0 = q[j] + v0
+        dm0 += e0 * e0
+        dp0 += f0 * f0
+    sin_angle = 0.5 * math.sqrt((dm0 + dm1) * (dp0 + dp1))
+    return r_new, min(sin_angle, 1.0)
+
+
+@njit
+def _solve_spd_or_pinv(A, b, x):
+    """Solve ``A x = b`` for symmetric PSD ``A`` (k x k): Cholesky, else the minimum-norm solution."""
+    k = A.shape[0]
+    L = np.zeros((k, k))
+    scale = 0.0
+    for a in range(k):
+        scale = max(scale, abs(A[a, a]))
+    tiny = 1e-12 * scale
+    ok = scale > 0.0
+    for a in range(k):
+        if not ok:
+            break
+        s = A[a, a]
+        for c in range(a):
+            s -= L[a, c] * L[a, c]
+        if s <= tiny:
+            ok = False
+            break
+        L[a, a] = math.sqrt(s)
+        for d in range(a + 1, k):
+            t = A[d, a]
+            for c in range(a):
+                t -= L[d, c] * L[a, c]
+            L[d, a] = t / L[a, a]
+    if ok:
+        for a in range(k):  # forward: L w = b
+            t = b[a]
+            for c in range(a):
+                t -= L[a, c] * x[c]
+            x[a] = t / L[a, a]
+        for a in range(k - 1, -1, -1):  # backward: L' x = w
+            t = x[a]
+            for c in range(a + 1, k):
+                t -= L[c, a] * x[c]
+            x[a] = t / L[a, a]
+        return
+    # Singular (fewer than k observed coordinates, or a degenerate C_O): minimum-norm least squares
+    # through the eigendecomposition, dropping eigenvalues below 1e-12 of the largest.
+    w, V = np.linalg.eigh(A)
+    top = 0.0
+    for a in range(k):
+        top = max(top, w[a])
+    for a in range(k):
+        x[a] = 0.0
+    for c in range(k):
+        if w[c] > 1e-12 * top and w[c] > 0.0:
+            t = 0.0
+            for a in range(k):
+                t += V[a, c] * b[a]
+            t /= w[c]
+            for a in range(k):
+                x[a] += V[a, c] * t
+
+
+@njit
+def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
+    """Generalized e-step with missing coordinates (Roweis 1997, Sec. 3.2), in place.
+
+    Parameters
+    ----------
+    Yfill : ndarray, shape (n, p)
+        The completed data ``Y*``: observed entries, and at missing entries the previous fill. On return
+        the missing entries hold ``mu_j + c_j' x_i`` for the new ``x_i``.
+    B : ndarray, shape (n, k)
+        ``(Yfill - mu) @ C`` over all coordinates, computed with the fill values on entry.
+    C : ndarray, shape (p, k)
+    CtC : ndarray, shape (k, k)
+        ``C' C``.
+    mu : ndarray, shape (p,)
+    miss_ptr : int64 ndarray, shape (n + 1,)
+        Row ``i`` misses the coordinates ``miss_idx[miss_ptr[i]:miss_ptr[i + 1]]`` (sorted ascending).
+    miss_idx : int64 ndarray, shape (n_missing,)
+    X : ndarray, shape (n, k)
+        Output: the latent rows ``x_i*``.
+    fill_colsum : ndarray, shape (p,)
+        Output: per column, the sum of the new fill values.
+
+    Returns
+    -------
+    sse : float
+        ``sum_i |y_iO - mu_O - C_O x_i*|^2``, the squared reconstruction error over observed entries.
+    """
+    n, p = Yfill.shape
+    k = C.shape[1]
+    A = np.empty((k, k))
+    b = np.empty(k)
+    x = np.empty(k)
+    for j in range(p):
+        fill_colsum[j] = 0.0
+    sse = 0.0
+    for i in range(n):
+        lo = miss_ptr[i]
+        hi = miss_ptr[i + 1]
+        for a in range(k):
+            b[a] = B[i, a]
+            for c in range(k):
+                A[a, c] = CtC[a, c]
+        # |y_O - mu_O|^2 over observed coordinates only (walking the sorted missing list).
+        r2 = 0.0
+        nxt = lo
+        for j in range(p):
+            if nxt < hi and miss_idx[nxt] == j:
+                nxt += 1
+                continue
+            d = Yfill[i, j] - mu[j]
+            r2 += d * d
+        for t in range(lo, hi):
+            j = miss_idx[t]
+            d = Yfill[i, j] - mu[j]
+            for a in range(k):
+                cja = C[j, a]
+                b[a] -= cja * d
+                for c in range(k):
+                    A[a, c] -= cja * C[j, c]
+        _solve_spd_or_pinv(A, b, x)
+        bx = 0.0
+        for a in range(k):
+            X[i, a] = x[a]
+            bx += b[a] * x[a]
+        # Least squares: min |r - C_O x|^2 = |r|^2 - b'x at the solution.
+        sse += max(r2 - bx, 0.0)
+        for t in range(lo, hi):
+            j = miss_idx[t]
+            v = mu[j]
+            for a in range(k):
+                v += C[j, a] * x[a]
+            Yfill[i, j] = v
+            fill_colsum[j] += v
+    return sse

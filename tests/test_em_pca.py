@@ -1,0 +1,427 @@
+"""EM PCA and sensible PCA (Roweis 1997) against exact answers: eigh, the closed-form ML PPCA, scipy's
+multivariate normal, the NumPy twins of the kernels, and the batch fit for the block fit."""
+
+import sys
+import warnings
+
+import naive
+import numpy as np
+import pytest
+import scipy.stats
+from sklearn.base import clone
+
+from repro._validation import ConvergenceWarning
+from repro.em_pca import (
+    EMPCA,
+    SensiblePCA,
+    em_pca,
+    em_pca_blocks,
+    ppca_closed_form,
+    sensible_pca,
+    subspace_sin,
+)
+from repro.kernels import em_pca as kern
+
+mod = sys.modules["repro.em_pca"]  # `repro.em_pca` itself is the re-exported function
+
+
+def _spiked(rng, n, p, k, scales=None, noise=0.1, shift=3.0):
+    scales = np.linspace(5.0, 2.0, k) if scales is None else np.asarray(scales)
+    W = np.linalg.qr(rng.standard_normal((p, k)))[0] * scales
+    noise_part = noise * rng.standard_normal((n, p))
+    return rng.standard_normal((n, k)) @ W.T + noise_part + shift * rng.standard_normal(p)
+
+
+def _eigh_pca(X, k, ddof=1):
+    Xc = X - X.mean(axis=0)
+    w, V = np.linalg.eigh(Xc.T @ Xc / (X.shape[0] - ddof))
+    return w[::-1][:k], V[:, ::-1][:, :k].T
+
+
+def _assert_same_components(A, B, atol):
+    signs = np.sign(np.sum(A * B, axis=1))
+    np.testing.assert_allclose(A * signs[:, None], B, atol=atol)
+
+
+# --------------------------------------------------------------------------- EM PCA = eigh PCA
+@pytest.mark.parametrize(
+    ("n", "p", "k"),
+    [(300, 20, 1), (300, 20, 4), (40, 120, 1), (40, 120, 3), (25, 8, 8), (60, 60, 2)],
+)
+def test_empca_equals_eigh(n, p, k):
+    rng = np.random.default_rng(n + p + k)
+    X = rng.standard_normal((n, p)) * np.linspace(4.0, 0.5, p) + 7.0
+    model = EMPCA(k, tol=1e-12, max_iter=20000, random_state=1).fit(X)
+    values, vectors = _eigh_pca(X, k)
+    assert model.converged_ and model.components_.shape == (k, p)
+    np.testing.assert_allclose(model.explained_variance_, values, rtol=1e-9)
+    _assert_same_components(model.components_, vectors, atol=1e-6)
+    np.testing.assert_allclose(model.components_ @ model.components_.T, np.eye(k), atol=1e-12)
+    np.testing.assert_allclose(model.mean_, X.mean(axis=0))
+    total = np.trace(np.cov(X, rowvar=False))
+    np.testing.assert_allclose(model.explained_variance_ratio_, values / total, rtol=1e-9)
+    Z = model.transform(X)
+    np.testing.assert_allclose(Z, (X - X.mean(axis=0)) @ model.components_.T)
+    np.testing.assert_allclose(model.inverse_transform(Z), Z @ model.components_ + model.mean_)
+
+
+def test_rank1_fast_path_matches_general_loop():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((200, 15)) * np.linspace(3.0, 1.0, 15)
+    c0 = rng.standard_normal(15)
+    src = mod._Dense(X)
+    Q1, G1, it1, _, h1 = mod._em_rank1(src.Y, src.ss, c0, 30, 0.0, None)
+    Q2, G2, it2, _, h2 = mod._em_complete(src, c0[:, None], 30, 0.0, None)
+    assert it1 == it2 == 30
+    for key in ("subspace_change", "reconstruction_error", "eigenvalues"):
+        np.testing.assert_allclose(h1[key], h2[key], rtol=1e-9, atol=1e-12)
+    assert subspace_sin(Q1, Q2) < 1e-10
+    np.testing.assert_allclose(G1, G2, rtol=1e-12)
+
+
+def test_oversampling_same_answer_fewer_iterations():
+    rng = np.random.default_rng(20)
+    n, p = 400, 60
+    X = rng.standard_normal((n, p)) * np.sqrt(1.0 / np.arange(1, p + 1))  # slowly decaying spectrum
+    values, vectors = _eigh_pca(X, 4)
+    plain = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0).fit(X)
+    over = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0, n_oversamples=8).fit(X)
+    for m in (plain, over):
+        np.testing.assert_allclose(m.explained_variance_, values, rtol=1e-9)
+        _assert_same_components(m.components_, vectors, atol=1e-6)
+    assert over.n_iter_ < plain.n_iter_ / 2
+    assert over.history_["eigenvalues"].shape == (over.n_iter_ + 1, 4)
+    blocks = EMPCA(4, tol=1e-10, random_state=0, n_oversamples=8).fit_blocks([X[:150], X[150:]])
+    np.testing.assert_allclose(blocks.components_, over.components_, atol=1e-8)
+    one = EMPCA(1, tol=1e-10, max_iter=20000, random_state=0, n_oversamples=3).fit(X)
+    _assert_same_components(one.components_, vectors[:1], atol=1e-6)
+    with pytest.raises(ValueError, match="n_oversamples must be 0"):
+        EMPCA(2, n_oversamples=2).fit(np.where(np.eye(n, p, dtype=bool), np.nan, X))
+    with pytest.raises(ValueError, match="n_oversamples"):
+        EMPCA(2, n_oversamples=-1).fit(X)
+
+
+def test_history_and_reconstruction_error():
+    rng = np.random.default_rng(4)
+    X = _spiked(rng, 300, 25, 2)
+    m = EMPCA(2, tol=1e-10, random_state=0).fit(X)
+    h = m.history_
+    assert len(h["iteration"]) == m.n_iter_ + 1 and np.isnan(h["subspace_change"][0])
+    assert h["subspace_change"][-1] < 1e-10 <= h["subspace_change"][1]
+    # EM never increases the squared reconstruction error; at convergence it is the discarded variance.
+    assert np.all(np.diff(h["reconstruction_error"]) <= 1e-12 * h["reconstruction_error"][0])
+    values, _ = _eigh_pca(X, 25)
+    np.testing.assert_allclose(h["reconstruction_error"][-1], values[2:].sum() * 299 / 300, rtol=1e-8)
+    np.testing.assert_allclose(h["eigenvalues"][-1], values[:2], rtol=1e-8)
+
+
+def test_identical_random_state_identical_result():
+    rng = np.random.default_rng(5)
+    X = _spiked(rng, 120, 30, 3)
+    a = EMPCA(3, random_state=7).fit(X)
+    b = EMPCA(3, random_state=7).fit(X)
+    c = EMPCA(3, random_state=8).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.history_["subspace_change"], b.history_["subspace_change"])
+    assert a.n_iter_ == b.n_iter_
+    assert not np.array_equal(a.history_["subspace_change"], c.history_["subspace_change"])
+    assert subspace_sin(a.components_.T, c.components_.T) < 1e-5
+    s1 = SensiblePCA(2, random_state=3).fit(X)
+    s2 = SensiblePCA(2, random_state=3).fit(X)
+    np.testing.assert_array_equal(s1.C_, s2.C_)
+
+
+def test_init_and_callback():
+    rng = np.random.default_rng(6)
+    X = _spiked(rng, 200, 10, 1)
+    _, v = _eigh_pca(X, 1)
+    seen = []
+
+    def stop_when_close(t, C, lam):
+        seen.append((t, C.shape, lam.shape))
+        return abs(v[0] @ C[:, 0]) / np.linalg.norm(C[:, 0]) >= 0.999
+
+    m = EMPCA(1, init=v + 0.01 * rng.standard_normal((1, 10)), callback=stop_when_close, tol=0.0).fit(X)
+    assert m.n_iter_ == 0 and seen == [(0, (10, 1), (1,))] and m.converged_
+    res = em_pca(X, 1, init=np.ones((1, 10)), callback=lambda t, C, lam: t == 3, tol=0.0)
+    assert res.n_iter == 3 and res.converged
+
+
+def test_convergence_warning_at_max_iter():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((100, 10))
+    with pytest.warns(ConvergenceWarning, match="EMPCA did not converge in 3"):
+        m = EMPCA(2, max_iter=3, tol=0.0, random_state=0).fit(X)
+    assert m.n_iter_ == 3 and not m.converged_
+    with pytest.warns(ConvergenceWarning, match="SensiblePCA"):
+        SensiblePCA(2, max_iter=2, random_state=0).fit(X)
+
+
+def test_sklearn_api():
+    m = EMPCA(2, tol=1e-7, random_state=0)
+    assert clone(m).get_params() == m.get_params()
+    X = _spiked(np.random.default_rng(8), 80, 12, 2)
+    Z = m.fit_transform(X)
+    assert Z.shape == (80, 2)
+    with pytest.raises(ValueError, match="features"):
+        m.transform(X[:, :5])
+
+
+# --------------------------------------------------------------------------- missing values
+def _missing_mask(rng, shape, frac):
+    M = rng.random(shape) < frac
+    M[np.arange(shape[0]), rng.integers(0, shape[1], shape[0])] = True  # every row misses something
+    return M
+
+
+def test_missing_loop_without_missing_values_is_exact():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((150, 12)) * np.linspace(3.0, 0.5, 12) + 4.0
+    Q, G, mean, total, _, conv, _ = mod._em_missing(X, np.zeros(X.shape, bool), rng.standard_normal((12, 3)),
+                                                     5000, 1e-12, None)
+    W, ev = mod._rotate(Q, G, 150)
+    values, vectors = _eigh_pca(X, 3)
+    assert conv
+    np.testing.assert_allclose(ev, values, rtol=1e-9)
+    _assert_same_components(W, vectors, atol=1e-6)
+    np.testing.assert_allclose(mean, X.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(total / 149, np.trace(np.cov(X, rowvar=False)), rtol=1e-12)
+
+
+def test_missing_values_recover_subspace_gracefully():
+    rng = np.random.default_rng(10)
+    n, p, k = 400, 40, 3
+    X = _spiked(rng, n, p, k, noise=0.2)
+    exact = EMPCA(k, tol=1e-12, random_state=0).fit(X)
+    angles, imputed = [], []
+    for frac in (0.05, 0.25, 0.5):
+        Xm = X.copy()
+        M = _missing_mask(rng, X.shape, frac)
+        Xm[M] = np.nan
+        assert np.isnan(Xm).any(axis=1).all()
+        m = EMPCA(k, tol=1e-9, max_iter=3000, random_state=0).fit(Xm)
+        assert m.converged_
+        err = m.history_["reconstruction_error"]
+        assert np.all(np.diff(err) <= 1e-10 * err[0])  # generalized EM never increases the observed error
+        angles.append(subspace_sin(exact.components_.T, m.components_.T))
+        mi = EMPCA(k, tol=1e-12, random_state=0).fit(np.where(M, np.nanmean(Xm, axis=0), Xm))
+        imputed.append(subspace_sin(exact.components_.T, mi.components_.T))
+        np.testing.assert_allclose(m.mean_, X.mean(axis=0), atol=0.1)
+    assert angles[0] < 0.01 and angles[2] < 0.1
+    assert angles[0] < angles[1] < angles[2]
+    assert all(a < b for a, b in zip(angles, imputed, strict=True))
+
+
+def test_missing_values_exact_low_rank():
+    """Data exactly of rank k: EM with missing entries recovers the subspace and the missing values."""
+    rng = np.random.default_rng(11)
+    X = _spiked(rng, 200, 15, 2, noise=0.0)
+    M = _missing_mask(rng, X.shape, 0.3)
+    Xm = np.where(M, np.nan, X)
+    m = EMPCA(2, tol=1e-12, max_iter=20000, random_state=0).fit(Xm)
+    exact = EMPCA(2, tol=1e-12, random_state=0).fit(X)
+    assert subspace_sin(exact.components_.T, m.components_.T) < 1e-6
+    Z = m.transform(Xm)  # least squares on the observed entries
+    np.testing.assert_allclose(m.inverse_transform(Z), X, atol=1e-5)
+    np.testing.assert_allclose(m.transform(X[:3]), Z[:3], atol=1e-5)
+
+
+def test_missing_value_errors():
+    X = np.random.default_rng(12).standard_normal((20, 5))
+    X[3] = np.nan
+    with pytest.raises(ValueError, match=r"row\(s\) 3 with every entry missing"):
+        EMPCA(1).fit(X)
+    X = np.random.default_rng(12).standard_normal((20, 5))
+    X[:, 4] = np.nan
+    with pytest.raises(ValueError, match=r"column\(s\) 4 with every entry missing"):
+        EMPCA(1).fit(X)
+    with pytest.raises(ValueError, match="SensiblePCA does not support missing values"):
+        SensiblePCA(1).fit(X)
+    with pytest.raises(ValueError, match="block 0 holds NaN; fitting on blocks does not support"):
+        em_pca_blocks([np.where(np.eye(5, dtype=bool), np.nan, 1.0)], 1)
+
+
+# --------------------------------------------------------------------------- sensible PCA
+def _closed_form_numpy(X, k):
+    n = X.shape[0]
+    Xc = X - X.mean(axis=0)
+    w, V = np.linalg.eigh(Xc.T @ Xc / n)  # ML covariance, ddof=0
+    w, V = w[::-1], V[:, ::-1]
+    eps = w[k:].mean()
+    return V[:, :k] * np.sqrt(w[:k] - eps), eps, w[:k]
+
+
+@pytest.mark.parametrize(("n", "p", "k"), [(400, 12, 2), (60, 25, 3), (30, 80, 2)])
+def test_spca_equals_closed_form(n, p, k):
+    rng = np.random.default_rng(13 + n)
+    X = _spiked(rng, n, p, k, noise=0.5)
+    s = SensiblePCA(k, tol=1e-12, max_iter=20000, random_state=0).fit(X)
+    C, eps, values = _closed_form_numpy(X, k)
+    assert s.converged_
+    np.testing.assert_allclose(s.noise_variance_, eps, rtol=1e-9)
+    np.testing.assert_allclose(s.explained_variance_, values, rtol=1e-9)
+    np.testing.assert_allclose(s.C_ @ s.C_.T, C @ C.T, atol=1e-8 * np.abs(C).max() ** 2)
+    _assert_same_components(s.C_.T, C.T, atol=1e-6 * np.abs(C).max())
+    C2, eps2, mean2 = ppca_closed_form(X, k)
+    np.testing.assert_allclose(mean2, X.mean(axis=0))
+    np.testing.assert_allclose(C2 @ C2.T, C @ C.T, atol=1e-9 * np.abs(C).max() ** 2)
+    np.testing.assert_allclose(eps2, eps, rtol=1e-10)
+    # The log-likelihood never decreases and ends at the ML value.
+    ll = s.history_["log_likelihood"]
+    assert np.all(np.diff(ll) >= -1e-9 * abs(ll[0]))
+    cov = C @ C.T + eps * np.eye(p)
+    direct = scipy.stats.multivariate_normal(X.mean(axis=0), cov).logpdf(X).sum()
+    np.testing.assert_allclose(s.log_likelihood_, direct, rtol=1e-9)
+
+
+def test_spca_likelihood_and_sampling():
+    rng = np.random.default_rng(14)
+    X = _spiked(rng, 150, 10, 2, noise=0.7)
+    s = SensiblePCA(2, random_state=0).fit(X)
+    Xt = rng.standard_normal((7, 10)) * 3
+    direct = scipy.stats.multivariate_normal(s.mean_, s.get_covariance()).logpdf(Xt)
+    np.testing.assert_allclose(s.score_samples(Xt), direct, rtol=1e-11)
+    assert s.score(Xt) == pytest.approx(direct.mean(), rel=1e-11)
+    # Posterior mean (Eq. 2b): beta (y - mean) with beta = C'(CC' + eps I)^-1.
+    beta = s.C_.T @ np.linalg.inv(s.get_covariance())
+    np.testing.assert_allclose(s.transform(Xt), (Xt - s.mean_) @ beta.T, atol=1e-10)
+    # Same subspace as PCA (Sec. 4).
+    pca = EMPCA(2, tol=1e-12, random_state=0).fit(X)
+    assert subspace_sin(pca.components_.T, s.components_.T) < 1e-6
+    Y = s.sample(20000, random_state=1)
+    assert Y.shape == (20000, 10)
+    atol = 0.15 * s.explained_variance_[0]
+    np.testing.assert_allclose(np.cov(Y, rowvar=False), s.get_covariance(), atol=atol)
+    np.testing.assert_array_equal(Y, s.sample(20000, random_state=1))
+
+
+# --------------------------------------------------------------------------- blocks
+@pytest.mark.parametrize("k", [1, 3])
+def test_block_fit_equals_batch(k):
+    rng = np.random.default_rng(15)
+    X = _spiked(rng, 503, 17, 3)
+    batch = EMPCA(k, tol=1e-11, random_state=2).fit(X)
+    def row_blocks():
+        return (X[i : i + 64] for i in range(0, 503, 64))
+
+    blocks = EMPCA(k, tol=1e-11, random_state=2).fit_blocks(row_blocks)
+    as_list = em_pca_blocks([X[:100], X[100:]], k, tol=1e-11, random_state=2)
+    for other in (blocks.components_, as_list.components):
+        np.testing.assert_allclose(other, batch.components_, atol=1e-9)
+    np.testing.assert_allclose(blocks.explained_variance_, batch.explained_variance_, rtol=1e-10)
+    np.testing.assert_allclose(blocks.mean_, batch.mean_, atol=1e-12)
+    assert abs(blocks.n_iter_ - batch.n_iter_) <= 1
+    np.testing.assert_allclose(blocks.explained_variance_ratio_, batch.explained_variance_ratio_, rtol=1e-10)
+    s_batch = SensiblePCA(2, tol=1e-10, random_state=0).fit(X)
+    s_block = SensiblePCA(2, tol=1e-10, random_state=0).fit_blocks([X[:250], X[250:]])
+    np.testing.assert_allclose(s_block.noise_variance_, s_batch.noise_variance_, rtol=1e-9)
+    np.testing.assert_allclose(s_block.C_, s_batch.C_, atol=1e-7)
+
+
+def test_block_input_errors():
+    X = np.random.default_rng(16).standard_normal((50, 4))
+    with pytest.raises(ValueError, match="one-shot iterator"):
+        em_pca_blocks(iter([X]), 1)
+    with pytest.raises(ValueError, match="block 1 has 3 features"):
+        em_pca_blocks([X, X[:, :3]], 1)
+    with pytest.raises(ValueError, match="no data"):
+        em_pca_blocks([], 1)
+    calls = iter(range(100))
+
+    def shrinking():
+        return [X] if next(calls) == 0 else [X[:10]]
+
+    with pytest.raises(ValueError, match="later pass"):
+        em_pca_blocks(shrinking, 1)
+
+
+# --------------------------------------------------------------------------- kernels vs NumPy twins
+def _rank1_case(a, g, r, q):
+    out_k, out_n = np.empty_like(q), np.empty_like(q)
+    rk, sk = kern.rank1_mstep(a, g, r, q, out_k)
+    rn, sn = naive.rank1_mstep(a, g, r, q, out_n)
+    np.testing.assert_allclose(out_k, out_n, rtol=1e-13, atol=1e-15)
+    assert rk == pytest.approx(rn, rel=1e-13)
+    assert sk == pytest.approx(sn, rel=1e-9, abs=1e-15)
+
+
+def test_rank1_mstep_twin():
+    _rank1_case(np.array([3.0, 4.0, 0.0]), 2.0, 0.5, np.array([0.0, 1.0, 0.0]))  # fixed: |C_new| = 1.25
+    out = np.empty(3)
+    r, s = kern.rank1_mstep(np.array([3.0, 4.0, 0.0]), 2.0, 0.5, np.array([0.0, 1.0, 0.0]), out)
+    assert r == 1.25 and s == pytest.approx(0.6) and out == pytest.approx([0.6, 0.8, 0.0])
+    rng = np.random.default_rng(17)
+    for p in (1, 2, 7, 100):
+        q = rng.standard_normal(p)
+        q /= np.linalg.norm(q)
+        _rank1_case(rng.standard_normal(p), 3.7, 1.3, q)
+    q = np.ones(50) / np.sqrt(50)  # tiny angle: the sine stays accurate
+    _rank1_case(q + 1e-9 * rng.standard_normal(50), 1.0, 1.0, q)
+
+
+def _estep_case(Y, M, C, mu):
+    ptr, idx = mod._missing_structure(M)
+    outs = []
+    for fn in (kern.missing_estep, naive.missing_estep):
+        Yf = Y.copy()
+        B = (Yf - mu) @ C
+        Z = np.empty((Y.shape[0], C.shape[1]))
+        fs = np.empty(Y.shape[1])
+        sse = fn(Yf, B, C, C.T @ C, mu, ptr, idx, Z, fs)
+        outs.append((Yf, Z, fs, sse))
+    for a, b in zip(outs[0], outs[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
+
+
+def test_missing_estep_twin():
+    Y = np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 5.0], [2.0, 0.0, 1.0]])
+    M = np.array([[False, False, True], [True, False, False], [False, True, True]])
+    C = np.array([[1.0], [1.0], [0.0]])
+    _estep_case(Y, M, C, np.zeros(3))
+    Yf = Y.copy()
+    Z = np.empty((3, 1))
+    kern.missing_estep(Yf, Yf @ C, C, C.T @ C, np.zeros(3), *mod._missing_structure(M), Z, np.empty(3))
+    np.testing.assert_allclose(Z[:, 0], [1.5, 3.0, 2.0])  # LS on the observed coordinates
+    np.testing.assert_allclose(Yf[2], [2.0, 2.0, 0.0])  # fills = C x
+    rng = np.random.default_rng(18)
+    n, p, k = 40, 9, 3
+    Y = rng.standard_normal((n, p))
+    M = rng.random((n, p)) < 0.4
+    M[0, :] = True
+    M[0, :2] = False  # fewer observed coordinates than k: minimum-norm solution
+    _estep_case(Y, M, rng.standard_normal((p, k)), rng.standard_normal(p))
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_input():
+    X = np.random.default_rng(19).standard_normal((10, 6))
+    for k in (0, 7, 10, 2.5):
+        with pytest.raises(ValueError, match="n_components"):
+            EMPCA(k).fit(X)
+    with pytest.raises(ValueError, match="n_components=6 is too large"):
+        SensiblePCA(6).fit(X)
+    with pytest.raises(ValueError, match="n_components=4 is too large"):
+        EMPCA(4).fit(X[:4])  # centring leaves n - 1 = 3 directions
+    Xi = X.copy()
+    Xi[2, 3] = np.inf
+    with pytest.raises(ValueError, match=r"infinite values \(rows 2, columns 3\)"):
+        EMPCA(1).fit(Xi)
+    with pytest.raises(ValueError, match="tol"):
+        EMPCA(1, tol=-1.0).fit(X)
+    with pytest.raises(ValueError, match="max_iter"):
+        EMPCA(1, max_iter=0).fit(X)
+    with pytest.raises(ValueError, match="init must have shape"):
+        EMPCA(2, init=np.ones((1, 6))).fit(X)
+    with pytest.raises(ValueError, match="linearly independent"):
+        EMPCA(2, init=np.ones((2, 6))).fit(X)
+    with pytest.raises(ValueError, match="callback"):
+        EMPCA(1, callback=3).fit(X)
+    with pytest.raises(ValueError, match="2-D"):
+        EMPCA(1).fit(X[0])
+    with pytest.raises(ValueError, match="rank below n_components"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            EMPCA(3, random_state=0).fit(np.outer(np.arange(10.0), np.ones(6)))
+    with pytest.raises(ValueError, match="n_samples"):
+        SensiblePCA(1).fit(X).sample(0)
+    assert sensible_pca(X, 1, random_state=0).C.shape == (6, 1)

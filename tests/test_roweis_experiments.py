@@ -1,0 +1,73 @@
+"""The Roweis (1997) experiments and benchmark end to end in --quick mode: CSV, PNG, claims, ledger."""
+
+import pandas as pd
+import pytest
+
+from experiments import (
+    bench_em_pca,
+    roweis1997_fig1,
+    roweis1997_fig2,
+    roweis1997_missing_data,
+    roweis1997_sensible_pca,
+)
+
+
+def _run(module, tmp_path) -> tuple[pd.DataFrame, dict]:
+    name = module.__name__.rsplit(".", 1)[-1]
+    assert module.main(["--quick", "--out", str(tmp_path)]) == 0
+    df = pd.read_csv(tmp_path / f"{name}.csv")
+    assert len(df) > 0
+    assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    rows = pd.read_csv(tmp_path / "claims" / f"{name}.csv")
+    assert set(rows.id) == {c.id for c in module.CLAIMS}
+    assert not (rows.verdict == "check failed").any(), rows[rows.verdict == "check failed"].note.tolist()
+    assert name in (tmp_path / "CLAIMS.md").read_text()
+    return df, dict(zip(rows.id, rows.verdict, strict=True))
+
+
+def test_fig1_quick(tmp_path):
+    df, verdicts = _run(roweis1997_fig1, tmp_path)
+    # Iterates are numbered from 0 and end at |cos| >= 0.999; the sweep matches the 2-D closed form.
+    it = df[(df.kind == "iterate") & (df.panel == "gaussian")].sort_values("iteration")
+    assert it.iteration.iloc[0] == 0 and it.cosine.iloc[-1] >= 0.999
+    sweep = df[df.kind == "sweep"]
+    assert (sweep.iterations == sweep.predicted).all()
+    assert set(verdicts.values()) == {"reproduced"}
+
+
+def test_fig2_quick(tmp_path):
+    df, _ = _run(roweis1997_fig2, tmp_path)
+    cx = df[df.panel == "complexity"]
+    assert set(cx.method) == set(roweis1997_fig2.METHODS)
+    # Operation counts: EM grows like p^2 (n = 10p), the covariance like p^3.
+    em = cx[cx.method == "EM method"].sort_values("p")
+    cov = cx[cx.method == "Sample Covariance only"].sort_values("p")
+    assert em.flops.iloc[-1] / em.flops.iloc[-2] == pytest.approx(4.0, rel=0.05)
+    assert cov.flops.iloc[-1] / cov.flops.iloc[-2] == pytest.approx(8.0, rel=0.05)
+    cv = df[df.panel == "convergence"]
+    assert (cv.iterations >= 0).all() and cv.converged.all()
+
+
+def test_missing_data_quick(tmp_path):
+    df, verdicts = _run(roweis1997_missing_data, tmp_path)
+    assert verdicts["complete-data-unchanged"] == "reproduced"
+    assert verdicts["em-beats-imputation"] == "reproduced"
+    assert (df[df.fraction > 0].rows_incomplete == 1.0).all()
+
+
+def test_sensible_pca_quick(tmp_path):
+    df, verdicts = _run(roweis1997_sensible_pca, tmp_path)
+    assert verdicts["same-subspace-as-pca"] == "reproduced"
+    assert verdicts["em-reaches-ml"] == "reproduced"
+    assert set(df[df.kind == "heldout"].group) == set(roweis1997_sensible_pca.GROUPS)
+
+
+def test_bench_quick(tmp_path):
+    df, _ = _run(bench_em_pca, tmp_path)
+    a = df[df.part == "per_iteration"]
+    assert len(a) == 3 and (a.ratio > 0).all()
+    b = df[df.part == "fit"]
+    m = bench_em_pca
+    assert set(b.method) == {m.EM, m.EM_MATCH, m.EMO, m.EMO_MATCH, m.RSVD, m.SVDS}
+    # Every solver finds the spiked subspace.
+    assert (b[b.spectrum == "spiked"].sin_to_exact < 1e-4).all()
