@@ -44,9 +44,10 @@ def _title(name: str) -> str:
     return getattr(mod, "TITLE", "")
 
 
-def _run_one(name: str, cfg: _common.Config) -> tuple[str, bool, str]:
+def _run_one(name: str, cfg: _common.Config, redraw: bool = False) -> tuple[str, bool, str]:
     try:
-        return name, True, _common.run_module(f"experiments.{name}", cfg)
+        fn = _common.redraw_module if redraw else _common.run_module
+        return name, True, fn(f"experiments.{name}", cfg)
     except Exception:
         return name, False, traceback.format_exc()
 
@@ -54,6 +55,8 @@ def _run_one(name: str, cfg: _common.Config) -> tuple[str, bool, str]:
 def cmd_run(args) -> int:
     available = experiment_names()
     names = available if args.names == ["all"] else args.names
+    if args.redraw and args.names == ["all"]:
+        names = [n for n in available if (args.out / f"{n}.csv").exists()]
     unknown = [n for n in names if n not in available]
     if unknown:
         print(
@@ -69,15 +72,15 @@ def cmd_run(args) -> int:
     results = []
     if args.jobs > 1 and len(names) > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            futures = [pool.submit(_run_one, n, cfg) for n in names]
+            futures = [pool.submit(_run_one, n, cfg, args.redraw) for n in names]
             for fut in as_completed(futures):
                 results.append(fut.result())
                 _report(results[-1], failed)
                 bar.update(1)
     else:
         for n in names:
-            print(f"running {n} ...", flush=True)
-            results.append(_run_one(n, cfg))
+            print(f"{'redrawing' if args.redraw else 'running'} {n} ...", flush=True)
+            results.append(_run_one(n, cfg, args.redraw))
             _report(results[-1], failed)
             bar.update(1)
     bar.close()
@@ -130,6 +133,12 @@ def main(argv=None) -> int:
     p_run.add_argument(
         "--jobs", type=int, default=1, help="experiments run in parallel processes (default 1)"
     )
+    p_run.set_defaults(redraw=False)
+    p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
+    p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
+    p_redraw.add_argument("--out", type=Path, default=_common.FIGURES_DIR)
+    p_redraw.add_argument("--jobs", type=int, default=1)
+    p_redraw.set_defaults(redraw=True, quick=False, seed=0)
     p_claims = sub.add_parser("claims", help="print the claims ledger")
     p_claims.add_argument("--out", type=Path, default=_common.FIGURES_DIR)
     sub.add_parser(
@@ -142,9 +151,9 @@ def main(argv=None) -> int:
         return cli(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    if args.command == "run" and args.jobs < 1:
+    if args.command in ("run", "redraw") and args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    return {"list": cmd_list, "run": cmd_run, "claims": cmd_claims}[args.command](args)
+    return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)
 
 
 if __name__ == "__main__":

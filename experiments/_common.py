@@ -22,6 +22,7 @@ Nothing runs at import time; the module docstring states every choice the paper 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 import sys
@@ -54,7 +55,10 @@ __all__ = [
     "markdown_table",
     "preprocess",
     "progress",
+    "read_result",
+    "redraw_module",
     "run",
+    "run_module",
     "save_figure",
     "style",
     "write_csv",
@@ -108,17 +112,43 @@ def run(module_name: str, argv=None) -> int:
 
 
 def run_module(module_name: str, cfg: Config) -> str:
-    """Run an experiment module with ``cfg``; return a one-line summary (used by ``repro run``)."""
+    """Run an experiment module with ``cfg``; return a one-line summary (used by ``repro run``).
+
+    The frame ``compute`` returns is written to CSV and read back, and everything after that (figure,
+    table, claims) works from the CSV as written: it is the source of truth, so a later
+    :func:`redraw_module` on the committed CSV gives the same figure and ledger rows.
+    """
     mod = importlib.import_module(module_name)
     name = module_name.rsplit(".", 1)[-1]
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     df = mod.compute(cfg)
     if not isinstance(df, pd.DataFrame) or df.empty:
-        raise RuntimeError(
-            f"{name}.compute returned no data; an experiment must return a non-empty DataFrame."
-        )
+        raise RuntimeError(f"{name}.compute returned no data; an experiment must return a non-empty frame.")
     write_csv(df, cfg.out / f"{name}.csv")
+    return _render(mod, name, cfg, t0)
+
+
+def redraw_module(module_name: str, cfg: Config) -> str:
+    """Redraw the figure and re-check the claims of an experiment from its CSV in ``cfg.out``, no compute."""
+    mod = importlib.import_module(module_name)
+    name = module_name.rsplit(".", 1)[-1]
+    if not (cfg.out / f"{name}.csv").exists():
+        raise FileNotFoundError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
+    stored = cfg.out / "claims" / f"{name}.csv"
+    if stored.exists():  # keep the ledger's record of whether the CSV came from a quick run
+        quick = pd.read_csv(stored, dtype=str)["quick"].str.lower().eq("true").any()
+        cfg = dataclasses.replace(cfg, quick=bool(quick))
+    return _render(mod, name, cfg, time.perf_counter())
+
+
+def read_result(out: Path, name: str) -> pd.DataFrame:
+    """An experiment's CSV as the figure, table and claims see it."""
+    return pd.read_csv(Path(out) / f"{name}.csv", low_memory=False)
+
+
+def _render(mod, name: str, cfg: Config, t0: float) -> str:
+    df = read_result(cfg.out, name)
     if hasattr(mod, "plot"):
         with style():
             fig = mod.plot(df, cfg)
@@ -127,10 +157,9 @@ def run_module(module_name: str, cfg: Config) -> str:
         (cfg.out / f"{name}.md").write_text(mod.table(df, cfg))
     rows = ledger.evaluate(name, getattr(mod, "CLAIMS", []), df, quick=cfg.quick)
     ledger.write_ledger(cfg.out, name, rows)
-    seconds = time.perf_counter() - t0
     counts = rows["verdict"].value_counts().to_dict()
     verdicts = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no claims"
-    return f"{name}: {len(df)} rows, {seconds:.1f} s, claims: {verdicts}"
+    return f"{name}: {len(df)} rows, {time.perf_counter() - t0:.1f} s, claims: {verdicts}"
 
 
 # --------------------------------------------------------------------------- writers

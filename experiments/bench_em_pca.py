@@ -250,8 +250,8 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 3.6), gridspec_kw={"width_ratios": [1, 2]})
     per = df[df.part == "per_iteration"]
-    a = per[per.blas_threads.astype(str) == "default"]
-    a1 = per[per.blas_threads.astype(str) == "1"]
+    a = per[_threads(per) == "default"]
+    a1 = per[_threads(per) == "1"]
     ax = axes[0]
     x = np.arange(len(a1))
     ax.bar(x - 0.2, a1["ratio"], 0.4, color="tab:blue", label="1 BLAS thread")
@@ -306,11 +306,16 @@ def table(df: pd.DataFrame, cfg: _common.Config) -> str:
 
 
 # --------------------------------------------------------------------------- claims
+def _threads(per: pd.DataFrame) -> pd.Series:
+    """The BLAS-threads column as text ("1", "default"), however the CSV reader typed it (1, 1.0)."""
+    return per.blas_threads.astype(str).str.replace(r"\.0$", "", regex=True)
+
+
 def _check_per_iter(idx: int):
     def check(df: pd.DataFrame) -> Outcome:
         per = df[df.part == "per_iteration"]
-        a1 = per[per.blas_threads.astype(str) == "1"].iloc[idx]
-        default = per[per.blas_threads.astype(str) == "default"]
+        a1 = per[_threads(per) == "1"].iloc[idx]
+        default = per[_threads(per) == "default"]
         other = f"{default.ratio.iloc[idx]:.2f}x" if len(default) else "not measured in --quick"
         return Outcome(
             f"{a1.ratio:.2f}x on {a1['shape']} with 1 BLAS thread (default threads: {other})",

@@ -142,3 +142,17 @@ def test_preprocess_named_steps():
     assert abs(preprocess(X, "unit-center").mean(0)).max() < 1e-12
     with pytest.raises(ValueError, match="how must be one of"):
         preprocess(X, "whiten")
+
+
+def test_redraw_rebuilds_figure_and_ledger_from_csv(toy_module, tmp_path):
+    from experiments._common import redraw_module
+
+    out = tmp_path / "figs"
+    run_module(toy_module, Config(quick=True, out=out))
+    before = (out / "claims" / "toy_fig1.csv").read_text()
+    (out / "toy_fig1.png").unlink()
+    summary = redraw_module(toy_module, Config(quick=False, out=out))
+    assert "toy_fig1: 3 rows" in summary and (out / "toy_fig1.png").exists()
+    assert (out / "claims" / "toy_fig1.csv").read_text() == before  # quick flag kept from the ledger
+    with pytest.raises(FileNotFoundError, match="repro run"):
+        redraw_module(toy_module, Config(out=tmp_path / "empty"))

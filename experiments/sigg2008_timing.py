@@ -1,0 +1,306 @@
+"""Sigg & Buhmann (2008), Sections 3.1 and 5.2: EM iterations per run and the running time of emPCA (nn)
+against NSPCA.
+
+Two measurements (the paper has no figure for them; the plot summarizes the CSV):
+
+* **EM iterations** (Sec. 3.1: "on average, t < 10 iterations were sufficient to achieve convergence";
+  the dependence on ``D`` and ``K`` is "weak and sub-linear"): iterations of the sparse EM started from the
+  first principal component, for every ``K`` on the standardized CBCL faces (``K = 1..361``) and the
+  standardized leukemia data (``K = 1..150``), with the library's convergence test
+  ``1 - |w(t+1)'w(t)| < tol`` at ``tol = 1e-8`` (default; the claim) and, as a sensitivity check, at ``1e-6``
+  and ``1e-4`` (the paper does not state its tolerance). For emPCA (nn) (ten random starts) the iterations
+  per run are ``n_iter_total / 10``.
+* **Running time** (Sec. 5.2: "average times for K in {1, ..., 100} were 0.4 s for emPCA (0.15 s standard
+  deviation) and 24 s for NSPCA (14.7 s standard deviation)"): on the Fig. 3 setup (CBCL standardized,
+  projected off the first principal component), seconds per cardinality of emPCA (nn) (best of ten random
+  starts, plain EM as plotted in Fig. 3 left, every ``K = 1..100``) and of NSPCA with ``beta`` found by
+  bisection (relative interval 1e-5) for a single component with exactly ``K`` non-zeros, best of ten
+  restarts, for each ``alpha`` in {1e5, 1e6, 1e7}, on the grid ``K = 1, 10, 20, ..., 100`` (a bisection of
+  ten restarts costs up to seconds; every ``K`` would take ~10 minutes). The NSPCA mean is over every
+  (alpha, K) pair of the grid, those where the bisection failed to reach ``K`` included (the paper's average
+  presumably includes them too: its runs are the Fig. 3 left sweeps). The ratio of the two means is the
+  quantity compared with the published 24 / 0.4 = 60.
+
+Choices (and why)
+-----------------
+* Both methods run single-threaded (NSPCA's sweep kernel limits BLAS to one thread; emPCA limits BLAS to
+  :func:`repro.set_blas_threads`, default 1), so the ratio compares algorithms, not thread counts.
+* Time for emPCA (nn) per ``K`` is the path's per-``K`` time plus its shared set-up (``init_time``), i.e. what
+  a cold call for that ``K`` costs. Numba compilation is excluded by a warm-up call.
+* The published seconds are MATLAB on a 2.2 GHz Core 2 Duo; only the ratio is compared.
+* ``--quick``: 500 faces, ``K`` in {10, 40} (iterations: ``K`` up to 40), ``alpha = 1e7``, one restart.
+
+References
+----------
+C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008.
+R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from experiments import _common
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.sigg2008_fig3 import projected_faces
+from repro.em_sparse_pca import em_sparse_pca_path
+from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
+
+TITLE = "Sigg & Buhmann (2008) Sec. 3.1/5.2: EM iterations per run; emPCA (nn) vs NSPCA running time"
+
+TOLS = (1e-8, 1e-6, 1e-4)
+CLAIM_TOL = 1e-8
+ALPHAS = (1e5, 1e6, 1e7)
+NSPCA_GRID = (1, *range(10, 101, 10))
+PUBLISHED = {"emPCA (nn)": 0.4, "NSPCA": 24.0}
+
+
+def compute(cfg: _common.Config) -> pd.DataFrame:
+    from data_fetch import load_cbcl_faces, load_leukemia_armstrong
+
+    faces = load_cbcl_faces().X
+    leuk = load_leukemia_armstrong().X
+    quick = cfg.quick
+    if quick:
+        faces = faces[cfg.rng(0).choice(faces.shape[0], 500, replace=False)]
+        leuk = leuk[:, :1500]
+    rows: list[dict] = []
+    restarts = 1 if quick else 10
+
+    # ---- EM iterations, sparse emPCA from the first PC
+    data = {
+        "CBCL faces": _common.preprocess(faces, "standardize"),
+        "leukemia": _common.preprocess(leuk, "standardize"),
+    }
+    kmax = {"CBCL faces": 40 if quick else 361, "leukemia": 40 if quick else 150}
+    for name, X in data.items():
+        for tol in TOLS:
+            p = em_sparse_pca_path(X, np.arange(1, kmax[name] + 1), renormalize=False, tol=tol)
+            rows += [
+                {
+                    "kind": "iterations",
+                    "dataset": name,
+                    "method": "emPCA",
+                    "tol": tol,
+                    "cardinality": int(K),
+                    "n_iter": float(p.n_iter[j]),
+                    "seconds": p.time[j],
+                }
+                for j, K in enumerate(p.cardinalities)
+            ]
+
+    # ---- running time on the Fig. 3 setup
+    Xp, _ = projected_faces(faces)
+    n = Xp.shape[0]
+    A = np.ascontiguousarray(Xp.T @ Xp)
+    ks = np.arange(1, 41 if quick else 101)
+    em_sparse_pca_path(Xp, [5], nonneg=True, renormalize=False, n_restarts=1, random_state=0)  # warm-up
+    for tol in TOLS:
+        p = em_sparse_pca_path(
+            Xp, ks, nonneg=True, renormalize=False, n_restarts=restarts, tol=tol, random_state=cfg.rng(1)
+        )
+        for j, K in enumerate(p.cardinalities):
+            rows.append(
+                {
+                    "kind": "iterations" if tol != CLAIM_TOL else "time",
+                    "dataset": "CBCL faces, PC1 removed",
+                    "method": "emPCA (nn)",
+                    "tol": tol,
+                    "cardinality": int(K),
+                    "n_iter": p.n_iter_total[j] / restarts,
+                    "seconds": p.init_time + p.time[j],
+                    "variance": p.variance[j],
+                }
+            )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nspca(np.ascontiguousarray(A[:20, :20]), 1, alpha=1e3, max_iter=2, precomputed=True, random_state=0)
+    alphas = (1e7,) if quick else ALPHAS
+    grid = (10, 40) if quick else NSPCA_GRID
+    for a_i, alpha in enumerate(alphas):
+        for K in _common.progress(grid, f"NSPCA alpha={alpha:g}"):
+            t0 = time.perf_counter()
+            row = {
+                "kind": "time",
+                "dataset": "CBCL faces, PC1 removed",
+                "method": "NSPCA",
+                "alpha": alpha,
+                "cardinality": int(K),
+            }
+            try:
+                r = nspca_for_cardinality(
+                    A,
+                    int(K),
+                    alpha=alpha,
+                    n_restarts=restarts,
+                    rtol=1e-5,
+                    precomputed=True,
+                    random_state=cfg.rng(2, a_i, K),
+                )
+                row.update(found=True, variance=r.variance / (n - 1), n_fits=r.n_fits)
+            except CardinalityNotReached as e:
+                row.update(found=False, variance=np.nan, n_fits=len(e.seen))
+            row["seconds"] = time.perf_counter() - t0
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot(df: pd.DataFrame, cfg: _common.Config):
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.5, 3.2))
+    it = df[(df.tol == CLAIM_TOL) & (df.method == "emPCA") & (df.kind == "iterations")]
+    for name, g in it.groupby("dataset"):
+        g = g.sort_values("cardinality")
+        ax1.plot(g.cardinality, g.n_iter, lw=0.9, label=f"emPCA, {name}")
+    nn = df[(df.kind == "time") & (df.method == "emPCA (nn)")].sort_values("cardinality")
+    ax1.plot(nn.cardinality, nn.n_iter, lw=0.9, label="emPCA (nn) per run, faces PC1 removed")
+    ax1.axhline(10, color="black", ls="--", lw=0.8, label="10 (Sec. 3.1)")
+    ax1.set_xscale("log")
+    ax1.set_xlabel("Cardinality")
+    ax1.set_ylabel(f"EM iterations (tol {CLAIM_TOL:g})")
+    ax1.legend(fontsize=6.5)
+    t = df[df.kind == "time"]
+    st = _common.method_style("emPCA(nn)")
+    st["markevery"] = 10
+    ax2.plot(nn.cardinality, nn.seconds, label="emPCA (nn)", **st)
+    base = _common.method_style("NSPCA")
+    for (alpha, g), ls in zip(t[t.method == "NSPCA"].groupby("alpha"), ("-", "--", ":"), strict=False):
+        g = g.sort_values("cardinality")
+        ax2.plot(
+            g.cardinality,
+            g.seconds,
+            color=base["color"],
+            ls=ls,
+            marker=base["marker"],
+            label=rf"NSPCA $\alpha$=1e{round(np.log10(alpha))}",
+        )
+    ax2.set_yscale("log")
+    ax2.set_xlabel("Cardinality")
+    ax2.set_ylabel("seconds per cardinality")
+    ax2.legend(fontsize=6.5)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- claims
+def _iters(df, tol):
+    it = df[(df.kind == "iterations") & (df.method == "emPCA") & (df.tol == tol)]
+    return it.groupby("dataset").n_iter.mean()
+
+
+def _check_iterations(df):
+    m = _iters(df, CLAIM_TOL)
+    loose = {tol: _iters(df, tol) for tol in TOLS if tol != CLAIM_TOL}
+    nn = df[(df.kind == "time") & (df.method == "emPCA (nn)")].n_iter.mean()
+    txt = "; ".join(f"{d}: {v:.1f}" for d, v in m.items())
+    txt += f"; emPCA (nn) per run {nn:.1f} (tol {CLAIM_TOL:g})"
+    txt += "; looser tol: " + "; ".join(
+        f"{tol:g}: " + ", ".join(f"{v:.1f}" for v in s.values) for tol, s in loose.items()
+    )
+    ok = bool((m < 10).all())
+    partial = any(bool((s < 10).all()) for s in loose.values())
+    return Outcome(
+        txt,
+        REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED),
+        f"claim at the library tolerance {CLAIM_TOL:g}; partly reproduced if it holds at a looser "
+        "tolerance (the paper does not state its own)",
+    )
+
+
+def _check_weak_k(df):
+    it = df[
+        (df.kind == "iterations") & (df.method == "emPCA") & (df.tol == CLAIM_TOL) & (df.cardinality >= 2)
+    ]
+    slopes = {}
+    for name, g in it.groupby("dataset"):
+        slopes[name] = float(np.polyfit(np.log(g.cardinality), np.log(g.n_iter), 1)[0])
+    ok = all(abs(s) <= 0.3 for s in slopes.values())
+    return Outcome(
+        ", ".join(f"{d}: log-log slope of iterations vs K {s:+.2f}" for d, s in slopes.items()),
+        REPRODUCED if ok else (PARTIAL if all(s < 1 for s in slopes.values()) else NOT_REPRODUCED),
+        "weak = |slope| <= 0.3 (partly: sub-linear, slope < 1)",
+    )
+
+
+def _means(df):
+    t = df[df.kind == "time"]
+    em = t[t.method == "emPCA (nn)"].seconds
+    ns = t[t.method == "NSPCA"].seconds
+    return em, ns
+
+
+def _check_ratio(df):
+    em, ns = _means(df)
+    ratio = ns.mean() / em.mean()
+    per_alpha = df[(df.kind == "time") & (df.method == "NSPCA")].groupby("alpha").seconds.mean()
+    txt = (
+        f"emPCA (nn) {em.mean():.3f} s (sd {em.std():.3f}), NSPCA {ns.mean():.2f} s (sd {ns.std():.2f}): "
+        f"ratio {ratio:.1f}; NSPCA per alpha: " + ", ".join(f"{a:g}: {v:.2f} s" for a, v in per_alpha.items())
+    )
+    ok = 30 <= ratio <= 120
+    return Outcome(
+        txt,
+        REPRODUCED if ok else (PARTIAL if ratio > 5 else NOT_REPRODUCED),
+        "reproduced if the ratio of mean times is within a factor 2 of 60; partly if emPCA (nn) is "
+        f"still > 5x faster. Our NSPCA takes {ns.mean():.2f} s per cardinality against the published 24 s of "
+        "the authors' MATLAB code, which shrinks the ratio; different implementations and machines: only the "
+        "ratio is compared",
+    )
+
+
+def _check_no_k_dependence(df):
+    t = df[df.kind == "time"]
+    out, ok = [], True
+    for method, g in t.groupby("method"):
+        half = g.cardinality.max() / 2
+        lo = g[g.cardinality <= half].seconds.mean()
+        hi = g[g.cardinality > half].seconds.mean()
+        r = hi / lo
+        ok &= bool(0.5 <= r <= 2.0)
+        out.append(f"{method}: mean time K > {half:g} / K <= {half:g} = {r:.2f}")
+    return Outcome(
+        "; ".join(out),
+        REPRODUCED if ok else NOT_REPRODUCED,
+        "no strong dependency = the ratio stays within [0.5, 2]",
+    )
+
+
+CLAIMS = [
+    Claim(
+        "em-iterations-below-10",
+        "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence",
+        "< 10",
+        _check_iterations,
+    ),
+    Claim(
+        "iterations-weak-in-K",
+        "Sec. 3.1: the number of EM iterations depends on K only weakly and sub-linearly",
+        "",
+        _check_weak_k,
+    ),
+    Claim(
+        "nn-time-ratio",
+        "Sec. 5.2: average times for K in 1..100 were 0.4 s for emPCA (sd 0.15 s) and 24 s for NSPCA "
+        "(sd 14.7 s)",
+        "0.4 s vs 24 s (ratio 60)",
+        _check_ratio,
+    ),
+    Claim(
+        "nn-time-no-K-dependence",
+        "Sec. 5.2: running times for both methods showed no strong dependency on K",
+        "",
+        _check_no_k_dependence,
+    ),
+]
+
+
+def main(argv=None):
+    return _common.run(__name__, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

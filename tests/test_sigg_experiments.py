@@ -1,0 +1,197 @@
+"""Sigg & Buhmann (2008) experiments and the emPCA benchmark: --quick runs end to end, and their helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments import bench_em_sparse_pca, sigg2008_fig2, sigg2008_fig3, sigg2008_fig4, sigg2008_timing
+from experiments.claims import NOT_REPRODUCED, REPRODUCED, VERDICTS
+
+CBCL = "cbcl_faces/CBCL_Face.mat"
+LEUK = (
+    "leukemia_armstrong_mll/MLL.names",
+    "leukemia_armstrong_mll/MLL_train.data",
+    "leukemia_armstrong_mll/MLL_test.data",
+)
+
+
+def _check_outputs(tmp_path, name, module):
+    assert (tmp_path / f"{name}.png").stat().st_size > 5_000
+    df = pd.read_csv(tmp_path / f"{name}.csv")
+    rows = pd.read_csv(tmp_path / "claims" / f"{name}.csv")
+    assert set(rows.id) == {c.id for c in module.CLAIMS}
+    assert set(rows.verdict) <= set(VERDICTS) - {"check failed"}, rows.to_dict("records")
+    assert name in (tmp_path / "CLAIMS.md").read_text()
+    return df, rows
+
+
+# --------------------------------------------------------------------------- quick runs
+@pytest.mark.data(CBCL, *LEUK)
+def test_fig2_quick(tmp_path):
+    assert sigg2008_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = _check_outputs(tmp_path, "sigg2008_fig2", sigg2008_fig2)
+    assert set(df.panel) == {"cbcl", "leukemia", "time"}
+    cb = df[df.panel == "cbcl"]
+    assert {"emPCA", "emPCAopt", "SPCA", "SPCAopt", "PathSPCA"} <= set(cb.method)
+    assert {"emPCA", "SPCA", "PathSPCA", "Thresholding"} <= set(df[df.panel == "leukemia"].method)
+    var = df[df.panel != "time"]
+    assert (var.nnz <= var.cardinality).all()
+    # Renormalization never lowers the variance; PathSPCA is optimal on its pattern (opt = plain).
+    em = cb[cb.method == "emPCA"].set_index("cardinality").variance
+    emo = cb[cb.method == "emPCAopt"].set_index("cardinality").variance
+    assert (emo >= em - 1e-9).all()
+    assert set(df[df.panel == "time"].method) == {"emPCA", "SPCA", "PathSPCA"}
+    assert (df[df.panel == "time"].seconds > 0).all()
+
+
+@pytest.mark.data(CBCL)
+def test_fig3_quick(tmp_path):
+    assert sigg2008_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = _check_outputs(tmp_path, "sigg2008_fig3", sigg2008_fig3)
+    assert set(df.panel) == {"left", "middle", "right"}
+    left = df[df.panel == "left"]
+    found = left[left.found.astype(bool)]
+    assert (found.nnz == found.cardinality).all()
+    for panel in ("middle", "right"):
+        for _, g in df[df.panel == panel].groupby("method"):
+            v = g.sort_values("n_components").cumulative_variance.to_numpy()
+            assert np.all(np.diff(v) >= -1e-9)  # adjusted variance is non-decreasing
+    right = df[(df.panel == "right")]
+    assert (right.groupby("method").min_angle.min() >= sigg2008_fig3.MIN_ANGLE - 1e-6).all()
+
+
+@pytest.mark.data(*LEUK)
+def test_fig4_quick(tmp_path):
+    assert sigg2008_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = _check_outputs(tmp_path, "sigg2008_fig4", sigg2008_fig4)
+    assert set(df.method) == {"emPCA", "emPCA (nn)", "CE + SR", "all genes"}
+    assert df.jaccard.between(0, 1).all()
+    sub = df[df.method != "all genes"]
+    assert (sub.n_selected == sub.n_features).all()
+
+
+@pytest.mark.data(CBCL, *LEUK)
+def test_timing_quick(tmp_path):
+    assert sigg2008_timing.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = _check_outputs(tmp_path, "sigg2008_timing", sigg2008_timing)
+    it = df[(df.kind == "iterations") & (df.method == "emPCA")]
+    assert set(it.tol) == set(sigg2008_timing.TOLS)
+    assert (it.n_iter >= 1).all()
+    assert {"emPCA (nn)", "NSPCA"} <= set(df[df.kind == "time"].method)
+
+
+@pytest.mark.data(CBCL, *LEUK)
+def test_bench_quick(tmp_path):
+    assert bench_em_sparse_pca.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = _check_outputs(tmp_path, "bench_em_sparse_pca", bench_em_sparse_pca)
+    assert set(df.part) == {"per_iteration", "path", "sklearn"}
+    assert (df.ratio > 0).all()
+
+
+# --------------------------------------------------------------------------- helpers
+def test_sklearn_alpha_search_exact_k():
+    X = np.random.default_rng(0).standard_normal((60, 15))
+    r = bench_em_sparse_pca.sklearn_alpha_search(X, 4, max_fits=40, time_budget=60)
+    assert r["exact"] and r["nnz"] == 4
+    assert np.count_nonzero(r["component"]) == 4
+    assert np.linalg.norm(r["component"]) == pytest.approx(1.0)
+
+
+def test_sklearn_alpha_search_reports_budget_stop():
+    X = np.random.default_rng(1).standard_normal((40, 12))
+    r = bench_em_sparse_pca.sklearn_alpha_search(X, 3, max_fits=1, time_budget=60)
+    assert r["n_fits"] == 1
+    assert r["exact"] == (r["nnz"] == 3)
+
+
+def test_min_angle_deg_exact():
+    t = np.deg2rad(60)
+    W = np.array([[1.0, 0.0, 0.0], [np.cos(t), np.sin(t), 0.0], [0.0, 0.0, 2.0]])
+    assert sigg2008_fig3.min_angle_deg(W) == pytest.approx(60.0)
+    assert sigg2008_fig3.min_angle_deg(W[[0, 2]]) == pytest.approx(90.0)
+
+
+def _random_cov(d, seed):
+    Z = np.random.default_rng(seed).standard_normal((5 * d, d)) @ np.random.default_rng(
+        seed + 1
+    ).standard_normal((d, d))
+    Z -= Z.mean(axis=0)
+    return Z.T @ Z
+
+
+def test_nspca_joint_cardinality_hits_target():
+    A = _random_cov(12, 0)
+    top = np.linalg.eigvalsh(A)[-1]
+    r = sigg2008_fig3.nspca_joint_cardinality(A, 3, 20 * top, 8, random_state=0, n_restarts=2)
+    assert r["nnz"] == np.count_nonzero(r["U"])
+    assert (r["U"] >= 0).all()
+    assert r["exact"] == (r["nnz"] == 8)
+    assert abs(r["nnz"] - 8) <= 1
+
+
+def test_nspca_min_angle_meets_angle():
+    A = _random_cov(10, 3)
+    r = sigg2008_fig3.nspca_min_angle(A, 3, 80.0, random_state=0, log10_range=(0.0, 6.0))
+    assert r["ok"]
+    assert r["angle"] >= 80.0
+    assert sigg2008_fig3.min_angle_deg(r["U"].T) == pytest.approx(r["angle"])
+
+
+def test_projected_faces_orthogonal_to_first_pc():
+    X = np.random.default_rng(0).standard_normal((50, 8)) * np.arange(1, 9)
+    Xp, w1 = sigg2008_fig3.projected_faces(X)
+    assert np.linalg.norm(w1) == pytest.approx(1.0)
+    np.testing.assert_allclose(Xp @ w1, 0.0, atol=1e-10)
+    # w1 is the leading eigenvector of the standardized data's covariance
+    Z = (X - X.mean(0)) / X.std(0, ddof=1)
+    _vals, vecs = np.linalg.eigh(np.cov(Z, rowvar=False))
+    assert abs(vecs[:, -1] @ w1) == pytest.approx(1.0)
+
+
+def test_first_pc_start_is_largest_loading():
+    X = np.random.default_rng(2).standard_normal((40, 6)) @ np.diag([1, 1, 5, 1, 1, 1])
+    _vals, vecs = np.linalg.eigh(np.cov(X, rowvar=False))
+    assert sigg2008_fig2.first_pc_start(X) == int(np.argmax(np.abs(vecs[:, -1])))
+
+
+def test_jaccard_runs_perfect_clusters():
+    rng = np.random.default_rng(0)
+    y = np.repeat(["a", "b", "c"], 10)
+    X = np.repeat(np.eye(3) * 100.0, 10, axis=0) + rng.normal(scale=0.01, size=(30, 3))
+    scores = sigg2008_fig4.jaccard_runs(X, y, [0, 1, 2])
+    assert scores.shape == (3,)
+    # k-means can merge two clusters from a bad random start, but some start finds the perfect clustering
+    assert scores.max() == pytest.approx(1.0)
+
+
+def test_time_claims_read_the_shape():
+    def frame(em400, path400):
+        rows = []
+        for m, t10, t400 in (("emPCA", 0.02, em400), ("PathSPCA", 0.002, path400), ("SPCA", 0.05, 0.5)):
+            rows += [
+                {"panel": "time", "method": m, "cardinality": 10, "seconds": t10},
+                {"panel": "time", "method": m, "cardinality": 400, "seconds": t400},
+            ]
+        return pd.DataFrame(rows)
+
+    assert sigg2008_fig2._check_em_time_flat(frame(0.03, 0.2)).verdict == REPRODUCED
+    assert sigg2008_fig2._check_em_time_flat(frame(0.2, 0.2)).verdict == NOT_REPRODUCED
+    assert sigg2008_fig2._check_path_time_grows(frame(0.03, 0.2)).verdict == REPRODUCED
+    assert sigg2008_fig2._check_path_time_grows(frame(0.03, 0.003)).verdict == NOT_REPRODUCED
+
+
+def test_timing_ratio_claim_thresholds():
+    def frame(em, ns):
+        return pd.DataFrame(
+            [{"kind": "time", "method": "emPCA (nn)", "cardinality": k, "seconds": em} for k in (1, 100)]
+            + [
+                {"kind": "time", "method": "NSPCA", "alpha": 1e5, "cardinality": k, "seconds": ns}
+                for k in (1, 100)
+            ]
+        )
+
+    assert sigg2008_timing._check_ratio(frame(0.1, 6.0)).verdict == REPRODUCED  # 60x
+    assert sigg2008_timing._check_ratio(frame(0.1, 1.0)).verdict == "partly reproduced"  # 10x
+    assert sigg2008_timing._check_ratio(frame(0.1, 0.2)).verdict == NOT_REPRODUCED  # 2x
