@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from repro.linalg import center, standardize
+from repro.linalg import Covariance, center, standardize
 
 from . import claims as ledger
 
@@ -53,6 +53,7 @@ __all__ = [
     "Config",
     "add_common_flags",
     "markdown_table",
+    "minus_first_pc",
     "preprocess",
     "progress",
     "read_result",
@@ -269,6 +270,19 @@ def preprocess(X: np.ndarray, how: str) -> np.ndarray:
     raise ValueError(
         f"how must be one of 'none', 'center', 'standardize', 'unit', 'unit-center'; got {how!r}."
     )
+
+
+def minus_first_pc(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Project the (centred) data onto the orthogonal complement of its first principal component.
+
+    ``X <- X (I - w1 w1')``: Sigg & Buhmann (2008, Sec. 5.2) do this to the standardized faces so the
+    non-negativity constraint becomes active (their first PC lies in the non-negative orthant).
+    Returns the projected data and ``w1`` (unit norm, canonical sign).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    _, V = Covariance.from_data(X).eigh(1)
+    w1 = V[:, 0]
+    return X - np.outer(X @ w1, w1), w1
 
 
 # --------------------------------------------------------------------------- progress

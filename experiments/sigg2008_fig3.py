@@ -18,12 +18,17 @@ the projected data.
 * **middle**: cumulative variance vs the number of *orthogonal* components (1..10): emPCA (sparse, signed)
   and emPCA (nn), ``K = 20`` for every component, deflation ``X <- X (I - ww')`` (Eq. 18; for nn components
   orthogonality forces disjoint supports, Eq. 19); NSPCA with ten components, ``alpha = 1e8`` and ``beta``
-  tuned by bisection to a joint cardinality ``||U||_0 = 200`` (:func:`nspca_joint_cardinality`).
+  tuned by bisection to a joint cardinality ``||U||_0 = 200``
+  (:func:`repro.nspca.nspca_for_cardinality` with ``n_components=10``; the bracketing starts at ``1e-3``
+  times the gradient scale, ``beta_start=1e-3``). When no beta gives exactly 200 the fit nearest to 200
+  (then the larger variance) is kept and the CSV says so (``exact = False``, ``joint_nnz``): the committed
+  run has 201.
 * **right**: cumulative variance vs the number of *quasi-orthogonal* components, a minimum angle of 85
   degrees between components: emPCA (nn) with the penalty of Eq. 20 tuned to the angle
   (``orthogonality="quasi"``, ``min_angle_deg=85``) and NSPCA (``beta = 0``) with ``alpha`` set by bisection
   in ``log(alpha)`` to the smallest value whose components are at least 85 degrees apart
-  (:func:`nspca_min_angle`). Strategy 2 of Sec. 5.2 *replaces* the cardinality constraint of strategy 1 by
+  (:func:`repro.nspca.nspca_for_min_angle`, decades 1e3..1e10, then until the bracket's ratio is at most
+  1.25). Strategy 2 of Sec. 5.2 *replaces* the cardinality constraint of strategy 1 by
   the angle, so no cardinality is imposed here.
 
 Choices the paper leaves open (and why)
@@ -71,8 +76,8 @@ from experiments import _common
 from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.em_sparse_pca import EMSparsePCA, em_sparse_pca_path
 from repro.linalg import Covariance
-from repro.metrics import adjusted_variance, cumulative_variance
-from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
+from repro.metrics import adjusted_variance, cumulative_variance, min_angle_deg
+from repro.nspca import CardinalityNotReached, nspca_for_cardinality, nspca_for_min_angle
 
 TITLE = "Sigg & Buhmann (2008) Fig. 3: non-negative sparse PCA on CBCL faces, emPCA (nn) vs NSPCA"
 
@@ -83,211 +88,15 @@ N_COMP = 10
 K_PER_COMP = 20
 ALPHA_JOINT = 1e8
 JOINT_CARD = 200
+JOINT_BETA_START = 1e-3  # middle panel: first positive beta, relative to max |A U| at beta = 0
 MIN_ANGLE = 85.0
 RTOL = 1e-5
 
 
 # --------------------------------------------------------------------------- data
-def projected_faces(faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Standardize the faces and project them off their first principal component (Sec. 5.2).
-
-    Returns the projected data (n_samples, 361) and the removed component ``w1`` (unit norm).
-    """
-    Z = _common.preprocess(faces, "standardize")
-    _, V = Covariance.from_data(Z).eigh(1)
-    w1 = V[:, 0]
-    return Z - np.outer(Z @ w1, w1), w1
-
-
-# --------------------------------------------------------------------------- NSPCA helpers
-def _unit_rows(U: np.ndarray) -> np.ndarray:
-    W = np.array(U.T, dtype=np.float64)
-    n = np.linalg.norm(W, axis=1)
-    W[n > 0] /= n[n > 0, None]
-    return W
-
-
-def ranked_components(U: np.ndarray, C) -> np.ndarray:
-    """Unit-norm, non-zero NSPCA components (rows) ranked by explained variance ``w'Cw`` (descending)."""
-    W = _unit_rows(U)
-    W = W[np.linalg.norm(W, axis=1) > 0]
-    var = np.atleast_1d(C.quad(W.T)) if hasattr(C, "quad") else np.einsum("ij,jk,ik->i", W, C, W)
-    return W[np.argsort(-var, kind="stable")]
-
-
-def min_angle_deg(W: np.ndarray) -> float:
-    """Smallest angle (degrees) between two rows of ``W`` (rows need not be unit norm)."""
-    W = _unit_rows(np.asarray(W, dtype=np.float64).T)
-    G = np.abs(W @ W.T)
-    np.fill_diagonal(G, 0.0)
-    return float(np.degrees(np.arccos(np.clip(G.max(), 0.0, 1.0)))) if len(W) > 1 else 90.0
-
-
-def _fit(A, L, alpha, beta, init, rng, max_iter):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # NSPCA often stops at max_iter for large alpha; n_iter is reported
-        return nspca(
-            A, L, alpha=alpha, beta=beta, init=init, random_state=rng, max_iter=max_iter, precomputed=True
-        )
-
-
-def nspca_joint_cardinality(
-    A,
-    n_components: int,
-    alpha: float,
-    target: int,
-    *,
-    random_state=None,
-    n_restarts: int = 1,
-    rtol: float = RTOL,
-    max_iter: int = 3000,
-    score=None,
-) -> dict:
-    """NSPCA with ``beta`` found by bisection so that ``||U||_0`` (all components together) is ``target``.
-
-    Like :func:`repro.nspca.nspca_for_cardinality` for several components: per restart, ``beta = 0`` from a
-    random start, then ``beta`` doubled from the gradient scale until ``||U||_0 < target`` and bisected until
-    it equals ``target`` or the bracket's relative length is below ``rtol``; each fit warm-starts from the
-    denser end of the bracket. Among restarts the one closest to ``target`` (exact first), then the
-    highest ``score(U)`` (default ``tr(U'AU)`` of the unit-norm columns), is kept.
-
-    Parameters
-    ----------
-    A : ndarray (d, d)
-        Scatter matrix (NSPCA's scale).
-    n_components, alpha, target : NSPCA's ``k``, ``alpha`` and the wanted joint number of non-zeros.
-
-    Returns
-    -------
-    dict
-        ``U`` (d, k), ``beta``, ``nnz``, ``exact`` (bool), ``n_fits``, ``n_iter`` (sweeps of the kept fit).
-    """
-    rng = (
-        np.random.default_rng(random_state)
-        if not isinstance(random_state, np.random.Generator)
-        else random_state
-    )
-    if score is None:
-
-        def score(U):
-            W = _unit_rows(U)
-            return float(np.einsum("ij,jk,ik->", W, A, W))
-
-    best, n_fits = None, 0
-
-    def keep(res, beta):
-        nonlocal best
-        nnz = int(np.count_nonzero(res.U))
-        cand = (abs(nnz - target), -score(res.U))
-        if best is None or cand < best["key"]:
-            best = {
-                "key": cand,
-                "U": res.U.copy(),
-                "beta": float(beta),
-                "nnz": nnz,
-                "exact": nnz == target,
-                "n_iter": int(res.n_iter),
-            }
-
-    for _ in range(n_restarts):
-        lo_res = _fit(A, n_components, alpha, 0.0, "random", rng, max_iter)
-        n_fits += 1
-        keep(lo_res, 0.0)
-        c_lo = int(np.count_nonzero(lo_res.U))
-        if c_lo <= target:
-            continue
-        lo, hi = 0.0, max(float(np.abs(A @ lo_res.U).max()) * 1e-3, 1e-12)
-        hi_res = _fit(A, n_components, alpha, hi, lo_res.U, rng, max_iter)
-        n_fits += 1
-        keep(hi_res, hi)
-        c_hi = int(np.count_nonzero(hi_res.U))
-        while c_hi > target and n_fits < 200:
-            lo, lo_res = hi, hi_res
-            hi *= 2.0
-            hi_res = _fit(A, n_components, alpha, hi, lo_res.U, rng, max_iter)
-            n_fits += 1
-            keep(hi_res, hi)
-            c_hi = int(np.count_nonzero(hi_res.U))
-        while c_hi < target and (hi - lo) > rtol * hi:
-            mid = 0.5 * (lo + hi)
-            res = _fit(A, n_components, alpha, mid, lo_res.U, rng, max_iter)
-            n_fits += 1
-            keep(res, mid)
-            c = int(np.count_nonzero(res.U))
-            if c == target:
-                break
-            if c > target:
-                lo, lo_res = mid, res
-            else:
-                hi = mid
-    out = {k: v for k, v in best.items() if k != "key"}
-    out["n_fits"] = n_fits
-    return out
-
-
-def nspca_min_angle(
-    A,
-    n_components: int,
-    min_angle: float,
-    *,
-    random_state=None,
-    beta: float = 0.0,
-    log10_range=(3.0, 10.0),
-    ratio: float = 1.25,
-    max_iter: int = 3000,
-) -> dict:
-    """NSPCA with the smallest ``alpha`` whose components are at least ``min_angle`` degrees apart.
-
-    ``alpha`` trades variance for orthogonality (Zass & Shashua 2006, Sec. 2); it is searched on decades
-    of ``log10_range``, then by bisection in ``log(alpha)`` until the bracket's ratio is below ``ratio``.
-    Every fit uses the same random start (seeded from ``random_state``), so the angle varies with ``alpha``
-    only.
-
-    Returns
-    -------
-    dict
-        ``U``, ``alpha``, ``angle`` (degrees), ``ok`` (whether the angle was met), ``n_fits``, ``n_iter``.
-    """
-    seed = int(np.random.default_rng(random_state).integers(2**31 - 1))
-    fits = []
-
-    def run(alpha):
-        res = _fit(A, n_components, alpha, beta, "random", np.random.default_rng(seed), max_iter)
-        ang = min_angle_deg(res.U.T)
-        fits.append((alpha, ang))
-        return res, ang
-
-    lo, hi, hi_res, hi_ang = None, None, None, None
-    for e in np.arange(log10_range[0], log10_range[1] + 0.5):
-        res, ang = run(10.0**e)
-        if ang >= min_angle:
-            hi, hi_res, hi_ang = 10.0**e, res, ang
-            break
-        lo = 10.0**e
-    if hi is None:  # never met: the most orthogonal fit
-        return {
-            "U": res.U,
-            "alpha": 10.0 ** log10_range[1],
-            "angle": ang,
-            "ok": False,
-            "n_fits": len(fits),
-            "n_iter": int(res.n_iter),
-        }
-    while lo is not None and hi / lo > ratio:
-        mid = float(np.sqrt(lo * hi))
-        res, ang = run(mid)
-        if ang >= min_angle:
-            hi, hi_res, hi_ang = mid, res, ang
-        else:
-            lo = mid
-    return {
-        "U": hi_res.U,
-        "alpha": hi,
-        "angle": hi_ang,
-        "ok": True,
-        "n_fits": len(fits),
-        "n_iter": int(hi_res.n_iter),
-    }
+def _nonzero(W: np.ndarray) -> np.ndarray:
+    """The non-zero rows of ``W`` (NSPCA can drive a whole component to zero)."""
+    return W[np.linalg.norm(W, axis=1) > 0]
 
 
 # --------------------------------------------------------------------------- compute
@@ -316,7 +125,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     faces = load_cbcl_faces().X
     if cfg.quick:
         faces = faces[cfg.rng(0).choice(faces.shape[0], 500, replace=False)]
-    X, w1 = projected_faces(faces)
+    X, w1 = _common.minus_first_pc(_common.preprocess(faces, "standardize"))
     n = X.shape[0]
     C = Covariance.from_data(X)
     A = np.ascontiguousarray(X.T @ X)  # NSPCA's scatter matrix (Zass & Shashua, Eq. 3)
@@ -397,18 +206,29 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         ).fit(X)
         rows += _cum_rows("middle", method, est.components_, C, seconds=time.perf_counter() - t0)
     t0 = time.perf_counter()
-    jr = nspca_joint_cardinality(A, n_comp, ALPHA_JOINT, joint, random_state=cfg.rng(4), max_iter=max_iter)
-    Wn = ranked_components(jr["U"], C)
+    jr = nspca_for_cardinality(
+        A,
+        joint,
+        n_components=n_comp,
+        alpha=ALPHA_JOINT,
+        n_restarts=1,
+        random_state=cfg.rng(4),
+        rtol=RTOL,
+        max_iter=max_iter,
+        exact=False,
+        beta_start=JOINT_BETA_START,
+        precomputed=True,
+    )
     rows += _cum_rows(
         "middle",
         "NSPCA",
-        Wn,
+        _nonzero(jr.components),
         C,
         alpha=ALPHA_JOINT,
-        beta=jr["beta"],
-        joint_nnz=jr["nnz"],
-        exact=jr["exact"],
-        n_fits=jr["n_fits"],
+        beta=jr.beta,
+        joint_nnz=jr.cardinality,
+        exact=jr.exact,
+        n_fits=jr.n_fits,
         seconds=time.perf_counter() - t0,
     )
 
@@ -426,17 +246,18 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         ).fit(X)
     rows += _cum_rows("right", "emPCA (nn)", q.components_, C, seconds=time.perf_counter() - t0)
     t0 = time.perf_counter()
-    ar = nspca_min_angle(A, n_comp, MIN_ANGLE, random_state=cfg.rng(6), max_iter=max_iter)
-    Wq = ranked_components(ar["U"], C)
+    ar = nspca_for_min_angle(
+        A, n_comp, MIN_ANGLE, random_state=cfg.rng(6), max_iter=max_iter, strict=False, precomputed=True
+    )
     rows += _cum_rows(
         "right",
         "NSPCA",
-        Wq,
+        _nonzero(ar.components),
         C,
-        alpha=ar["alpha"],
+        alpha=ar.alpha,
         beta=0.0,
-        exact=ar["ok"],
-        n_fits=ar["n_fits"],
+        exact=ar.reached,
+        n_fits=ar.n_fits,
         seconds=time.perf_counter() - t0,
     )
     df = pd.DataFrame(rows)

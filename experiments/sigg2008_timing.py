@@ -47,7 +47,6 @@ import pandas as pd
 
 from experiments import _common
 from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
-from experiments.sigg2008_fig3 import projected_faces
 from repro.em_sparse_pca import em_sparse_pca_path
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
 
@@ -95,7 +94,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             ]
 
     # ---- running time on the Fig. 3 setup
-    Xp, _ = projected_faces(faces)
+    Xp, _ = _common.minus_first_pc(_common.preprocess(faces, "standardize"))
     n = Xp.shape[0]
     A = np.ascontiguousarray(Xp.T @ Xp)
     ks = np.arange(1, 41 if quick else 101)

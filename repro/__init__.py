@@ -10,7 +10,14 @@ from ._validation import ConvergenceWarning
 from .em_pca import EMPCA, SensiblePCA, em_pca, em_pca_blocks, ppca_closed_form, sensible_pca
 from .em_sparse_pca import CardinalityPath, EMSparsePCA, em_sparse_pca, em_sparse_pca_path
 from .linalg import Covariance, center, leading_eigenpairs, renormalize, standardize
-from .nspca import NSPCA, CardinalityNotReached, nspca, nspca_for_cardinality, nspca_objective
+from .nspca import (
+    NSPCA,
+    CardinalityNotReached,
+    nspca,
+    nspca_for_cardinality,
+    nspca_for_min_angle,
+    nspca_objective,
+)
 
 __all__ = [
     "EMPCA",
@@ -33,6 +40,7 @@ __all__ = [
     "metrics",
     "nspca",
     "nspca_for_cardinality",
+    "nspca_for_min_angle",
     "nspca_objective",
     "ppca_closed_form",
     "renormalize",

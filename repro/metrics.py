@@ -20,6 +20,7 @@ __all__ = [
     "explained_variance",
     "fscore_selection",
     "jaccard_score",
+    "min_angle_deg",
     "overlap",
     "qr_adjusted_variance",
 ]
@@ -119,6 +120,28 @@ def overlap(W) -> float:
     """
     W = _rows(W)
     return float(np.linalg.norm(np.eye(W.shape[0]) - W @ W.T))
+
+
+def min_angle_deg(W) -> float:
+    """Smallest angle, in degrees, between the lines spanned by two rows of ``W``.
+
+    ``arccos(max_{i != j} |w_i' w_j| / (||w_i|| ||w_j||))``, in ``[0, 90]``: rows need not be unit norm,
+    and opposite signs count as parallel (the angle between the lines, as for the minimum angle of
+    quasi-orthogonal components, Sigg & Buhmann 2008, Eq. 20 and Sec. 5.2). A zero row is orthogonal
+    to every row; with fewer than two rows the result is 90.
+
+    Returns
+    -------
+    float
+    """
+    W = np.array(_rows(W), dtype=np.float64)
+    norms = np.linalg.norm(W, axis=1)
+    W[norms > 0] /= norms[norms > 0, None]
+    if len(W) < 2:
+        return 90.0
+    G = np.abs(W @ W.T)
+    np.fill_diagonal(G, 0.0)
+    return float(np.degrees(np.arccos(np.clip(G.max(), 0.0, 1.0))))
 
 
 def jaccard_score(labels_true, labels_pred) -> float:

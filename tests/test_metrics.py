@@ -13,6 +13,7 @@ from repro.metrics import (
     explained_variance,
     fscore_selection,
     jaccard_score,
+    min_angle_deg,
     overlap,
     qr_adjusted_variance,
 )
@@ -83,6 +84,26 @@ def test_cardinality_and_overlap():
     U = np.array([[1.0, 0.0], [1.0, 0.0]]) / np.sqrt(2) * np.sqrt(2)
     # rows (1,0),(1,0): W W' = [[1,1],[1,1]] -> ||I - W W'||_F = sqrt(2)
     assert overlap(U) == pytest.approx(np.sqrt(2))
+
+
+def test_min_angle_deg_exact_and_brute_force():
+    t = np.deg2rad(60)
+    W = np.array([[1.0, 0.0, 0.0], [np.cos(t), np.sin(t), 0.0], [0.0, 0.0, 2.0]])
+    assert min_angle_deg(W) == pytest.approx(60.0)
+    assert min_angle_deg(W[[0, 2]]) == pytest.approx(90.0)
+    assert min_angle_deg(3.0 * W) == pytest.approx(60.0)  # scale free
+    assert min_angle_deg(np.array([[1.0, 0.0], [-1.0, 1e-12]])) == pytest.approx(0.0, abs=1e-6)  # lines
+    assert min_angle_deg(np.array([[1.0, 2.0], [0.0, 0.0]])) == 90.0  # a zero row is orthogonal
+    assert min_angle_deg(np.array([1.0, 2.0])) == 90.0  # one row
+    rng = np.random.default_rng(4)
+    V = rng.standard_normal((5, 6))
+    ref = min(
+        np.degrees(np.arccos(min(1.0, abs(V[i] @ V[j]) / np.linalg.norm(V[i]) / np.linalg.norm(V[j]))))
+        for i, j in itertools.combinations(range(5), 2)
+    )
+    assert min_angle_deg(V) == pytest.approx(ref, abs=1e-9)
+    with pytest.raises(ValueError, match="W"):
+        min_angle_deg(np.array([[1.0, np.nan], [0.0, 1.0]]))
 
 
 def _jaccard_bruteforce(a, b):

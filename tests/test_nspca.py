@@ -8,11 +8,13 @@ import pytest
 from sklearn.base import clone
 
 from repro.kernels import nspca as K
+from repro.metrics import min_angle_deg
 from repro.nspca import (
     NSPCA,
     CardinalityNotReached,
     nspca,
     nspca_for_cardinality,
+    nspca_for_min_angle,
     nspca_objective,
 )
 
@@ -381,3 +383,201 @@ def test_for_cardinality_unreachable_target_raises_with_nearest():
     assert err.target == 12 and err.above is None and err.below is not None and err.below < 12
     with pytest.raises(ValueError, match="target"):
         nspca_for_cardinality(X, 13, alpha=1e3)
+
+
+# --------------------------------------------------------------------------- joint target cardinality
+def _check_joint_result(res, X, k):
+    assert res.components.shape == (k, X.shape[1]) and res.U.shape == (X.shape[1], k)
+    assert (res.U >= 0).all() and (res.components >= 0).all()
+    assert res.cardinality == np.count_nonzero(res.U) == np.count_nonzero(res.components)
+    norms = np.linalg.norm(res.U, axis=0)
+    np.testing.assert_allclose(res.components, (res.U / norms).T, rtol=1e-15, atol=0)
+    C = np.cov(X.T)
+    np.testing.assert_allclose(res.explained_variance, np.einsum("ij,jk,ik->i", res.components, C,
+                                                                 res.components), rtol=1e-10)
+    assert np.all(np.diff(res.explained_variance) <= 0)  # ranked by variance
+    assert res.variance == pytest.approx(res.explained_variance.sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize(("k", "target"), [(2, 6), (3, 9), (3, 13)])
+def test_for_cardinality_joint_reaches_exact_target(k, target):
+    X = _data(100, 12, seed=0)
+    res = nspca_for_cardinality(X, target, n_components=k, alpha=1e3, n_restarts=2, random_state=0)
+    assert res.exact and res.target == target and res.cardinality == target
+    _check_joint_result(res, X, k)
+    # the returned beta keeps the joint cardinality from the stored solution (a fixed point)
+    again = nspca(X, k, alpha=1e3, beta=res.beta, init=res.U, max_iter=50)
+    assert np.count_nonzero(again.U) == target
+    with pytest.raises(AttributeError, match="components"):
+        res.component  # noqa: B018 - the one-component shortcut refuses several components
+    with pytest.raises(AttributeError, match="'U'"):
+        res.u  # noqa: B018
+
+
+def test_for_cardinality_one_component_is_the_k1_case_of_the_joint_search():
+    X = _data(100, 12, seed=0)
+    a = nspca_for_cardinality(X, 4, alpha=1e3, n_restarts=2, random_state=3)
+    b = nspca_for_cardinality(X, 4, n_components=1, alpha=1e3, n_restarts=2, random_state=3)
+    np.testing.assert_array_equal(a.component, b.components[0])
+    np.testing.assert_array_equal(a.u, b.U[:, 0])
+    assert a.beta == b.beta and a.n_fits == b.n_fits and a.exact
+    assert a.variance == pytest.approx(a.component @ np.cov(X.T) @ a.component)
+
+
+def test_for_cardinality_joint_unreachable_raises_or_returns_closest():
+    # at this alpha the joint cardinality jumps from 7 to 5 over beta (found by a scan): 6 is missed
+    X = _data(100, 12, seed=3)
+    kw = dict(n_components=3, alpha=1e5, n_restarts=1, random_state=0)
+    with pytest.raises(CardinalityNotReached, match="joint cardinality") as info:
+        nspca_for_cardinality(X, 6, **kw)
+    err = info.value
+    assert err.target == 6 and err.below == 5 and err.above == 7
+    cards = np.array([c for _, c in err.seen])
+    assert 6 not in cards
+    res = nspca_for_cardinality(X, 6, exact=False, **kw)
+    assert not res.exact and res.target == 6
+    assert abs(res.cardinality - 6) == np.abs(cards - 6).min() == 1
+    _check_joint_result(res, X, 3)
+    # the exception carries the same nearest fit
+    np.testing.assert_array_equal(err.closest.U, res.U)
+    assert err.closest.beta == res.beta and err.closest.n_fits == res.n_fits == len(err.seen)
+
+
+def test_for_cardinality_keeps_nearest_then_best_score():
+    # record every fit's U through the score callable and re-derive the choice independently
+    X = _data(100, 12, seed=3)
+    Xc = X - X.mean(0)
+    calls = []
+
+    def score(U):
+        v = float(np.linalg.norm(Xc @ U))  # any score; here the projected norm of the raw U
+        calls.append((np.count_nonzero(U), v, U.copy()))
+        return v
+
+    res = nspca_for_cardinality(X, 6, n_components=3, alpha=1e5, n_restarts=3, random_state=1,
+                                exact=False, score=score)
+    assert len(calls) == res.n_fits
+    dist = min(abs(c - 6) for c, _, _ in calls)
+    best = max((v, i) for i, (c, v, _) in enumerate(calls) if abs(c - 6) == dist)
+    U_best = calls[best[1]][2]
+    assert res.cardinality == calls[best[1]][0]
+    # same columns (the result ranks them by variance)
+    assert sorted(map(tuple, U_best.T)) == sorted(map(tuple, res.U.T))
+
+
+def test_for_cardinality_joint_same_random_state_same_result():
+    X = _data(100, 12, seed=0)
+    a = nspca_for_cardinality(X, 9, n_components=3, alpha=1e3, n_restarts=2, random_state=5)
+    b = nspca_for_cardinality(X, 9, n_components=3, alpha=1e3, n_restarts=2, random_state=5)
+    np.testing.assert_array_equal(a.U, b.U)
+    assert a.beta == b.beta and a.n_fits == b.n_fits
+    c = nspca_for_cardinality(X, 9, n_components=3, alpha=1e3, n_restarts=2, random_state=6)
+    assert not np.array_equal(a.U, c.U)
+
+
+def test_for_cardinality_beta_start_only_moves_the_bracket():
+    X = _data(100, 12, seed=0)
+    a = nspca_for_cardinality(X, 9, n_components=3, alpha=1e3, n_restarts=1, random_state=0)
+    b = nspca_for_cardinality(X, 9, n_components=3, alpha=1e3, n_restarts=1, random_state=0, beta_start=1e-3)
+    assert a.cardinality == b.cardinality == 9
+    assert b.n_fits > a.n_fits  # about log2(1e3) = 10 more doublings before the bracket closes
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"target": 25, "n_components": 2}, "target"),
+        ({"target": 0}, "target"),
+        ({"n_components": 0}, "n_components"),
+        ({"n_components": 13}, "n_components"),
+        ({"rtol": 0.0}, "rtol"),
+        ({"beta_start": 0.0}, "beta_start"),
+        ({"exact": "yes"}, "exact"),
+        ({"score": 3.0}, "score"),
+        ({"n_restarts": 0}, "n_restarts"),
+        ({"alpha": -1.0}, "alpha"),
+    ],
+)
+def test_for_cardinality_bad_input(kwargs, match):
+    kw = {"target": 4, "alpha": 1e3, **kwargs}
+    target = kw.pop("target")
+    with pytest.raises(ValueError, match=match):
+        nspca_for_cardinality(_data(100, 12, seed=0), target, **kw)
+
+
+# --------------------------------------------------------------------------- minimum angle
+def _mixed(d=10, seed=3):
+    """Correlated data (mixed Gaussian features): NSPCA's components overlap at a small alpha."""
+    rng, mix = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    return rng.standard_normal((5 * d, d)) @ mix.standard_normal((d, d))
+
+
+def test_for_min_angle_meets_angle_with_smallest_alpha_of_its_grid():
+    X = _mixed()
+    res = nspca_for_min_angle(X, 3, 80.0, random_state=0, log10_alpha_range=(0.0, 6.0), ratio=1.25)
+    assert res.reached
+    assert res.angle >= 80.0
+    assert min_angle_deg(res.components) == pytest.approx(res.angle, abs=1e-9)
+    assert min_angle_deg(res.U.T) == pytest.approx(res.angle, abs=1e-9)
+    assert (res.components >= 0).all()
+    np.testing.assert_allclose(np.linalg.norm(res.components, axis=1), 1.0)
+    assert np.all(np.diff(res.explained_variance) <= 0)
+    alphas, angles = res.path[:, 0], res.path[:, 1]
+    assert len(res.path) == res.n_fits
+    # every alpha tried below the returned one misses the angle, the returned one meets it
+    assert (angles[alphas < res.alpha] < 80.0).all()
+    assert angles[alphas == res.alpha][0] == res.angle
+    below = alphas[alphas < res.alpha]
+    assert len(below) > 0 and res.alpha / below.max() <= 1.25
+    # the search ran the decades 1, 10, ... up to the first that meets the angle, then bisected below it
+    n_dec = int(np.argmax(angles >= 80.0)) + 1
+    assert n_dec >= 2
+    np.testing.assert_allclose(alphas[:n_dec], 10.0 ** np.arange(n_dec), rtol=1e-15)
+    assert (alphas[n_dec:] > alphas[n_dec - 2]).all() and (alphas[n_dec:] < alphas[n_dec - 1]).all()
+    # the same alpha on the same start reproduces the returned fit
+    again = nspca_for_min_angle(X, 3, 80.0, random_state=0, log10_alpha_range=(np.log10(res.alpha),) * 2)
+    assert again.alpha == pytest.approx(res.alpha, rel=1e-12) and again.n_fits == 1
+    assert again.angle == pytest.approx(res.angle, abs=1e-6)
+
+
+def test_for_min_angle_larger_angle_needs_larger_alpha():
+    X = _mixed()
+    lo = nspca_for_min_angle(X, 3, 60.0, random_state=0, log10_alpha_range=(0.0, 6.0))
+    hi = nspca_for_min_angle(X, 3, 85.0, random_state=0, log10_alpha_range=(0.0, 6.0))
+    assert lo.reached and hi.reached and hi.alpha >= lo.alpha and hi.angle >= 85.0
+
+
+def test_for_min_angle_unreachable_raises_or_flags():
+    X = _mixed()
+    with pytest.raises(ValueError, match="min_angle_deg"):
+        nspca_for_min_angle(X, 3, 89.9, random_state=0, log10_alpha_range=(-3.0, -2.0))
+    res = nspca_for_min_angle(X, 3, 89.9, random_state=0, log10_alpha_range=(-3.0, -2.0), strict=False)
+    assert not res.reached and res.angle < 89.9
+    assert res.alpha == pytest.approx(1e-2) and res.n_fits == 2
+
+
+def test_for_min_angle_same_random_state_same_result():
+    X = _mixed()
+    a = nspca_for_min_angle(X, 3, 80.0, random_state=4, log10_alpha_range=(0.0, 6.0))
+    b = nspca_for_min_angle(X, 3, 80.0, random_state=4, log10_alpha_range=(0.0, 6.0))
+    np.testing.assert_array_equal(a.U, b.U)
+    np.testing.assert_array_equal(a.path, b.path)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        ((1, 80.0), {}, "n_components"),
+        ((11, 80.0), {}, "n_components"),
+        ((3, 0.0), {}, "min_angle_deg"),
+        ((3, 95.0), {}, "min_angle_deg"),
+        ((3, 80.0), {"ratio": 1.0}, "ratio"),
+        ((3, 80.0), {"log10_alpha_range": (5.0, 3.0)}, "log10_alpha_range"),
+        ((3, 80.0), {"log10_alpha_range": 3.0}, "log10_alpha_range"),
+        ((3, 80.0), {"beta": -1.0}, "beta"),
+        ((3, 80.0), {"strict": 1}, "strict"),
+    ],
+)
+def test_for_min_angle_bad_input(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        nspca_for_min_angle(_mixed(), *args, **kwargs)

@@ -6,7 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import bench_em_sparse_pca, sigg2008_fig2, sigg2008_fig3, sigg2008_fig4, sigg2008_timing
+from experiments import (
+    _common,
+    bench_em_sparse_pca,
+    sigg2008_fig2,
+    sigg2008_fig3,
+    sigg2008_fig4,
+    sigg2008_timing,
+)
 from experiments.claims import NOT_REPRODUCED, REPRODUCED, VERDICTS
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
@@ -106,42 +113,9 @@ def test_sklearn_alpha_search_reports_budget_stop():
     assert r["exact"] == (r["nnz"] == 3)
 
 
-def test_min_angle_deg_exact():
-    t = np.deg2rad(60)
-    W = np.array([[1.0, 0.0, 0.0], [np.cos(t), np.sin(t), 0.0], [0.0, 0.0, 2.0]])
-    assert sigg2008_fig3.min_angle_deg(W) == pytest.approx(60.0)
-    assert sigg2008_fig3.min_angle_deg(W[[0, 2]]) == pytest.approx(90.0)
-
-
-def _random_cov(d, seed):
-    Z = np.random.default_rng(seed).standard_normal((5 * d, d)) @ np.random.default_rng(
-        seed + 1
-    ).standard_normal((d, d))
-    Z -= Z.mean(axis=0)
-    return Z.T @ Z
-
-
-def test_nspca_joint_cardinality_hits_target():
-    A = _random_cov(12, 0)
-    top = np.linalg.eigvalsh(A)[-1]
-    r = sigg2008_fig3.nspca_joint_cardinality(A, 3, 20 * top, 8, random_state=0, n_restarts=2)
-    assert r["nnz"] == np.count_nonzero(r["U"])
-    assert (r["U"] >= 0).all()
-    assert r["exact"] == (r["nnz"] == 8)
-    assert abs(r["nnz"] - 8) <= 1
-
-
-def test_nspca_min_angle_meets_angle():
-    A = _random_cov(10, 3)
-    r = sigg2008_fig3.nspca_min_angle(A, 3, 80.0, random_state=0, log10_range=(0.0, 6.0))
-    assert r["ok"]
-    assert r["angle"] >= 80.0
-    assert sigg2008_fig3.min_angle_deg(r["U"].T) == pytest.approx(r["angle"])
-
-
 def test_projected_faces_orthogonal_to_first_pc():
     X = np.random.default_rng(0).standard_normal((50, 8)) * np.arange(1, 9)
-    Xp, w1 = sigg2008_fig3.projected_faces(X)
+    Xp, w1 = _common.minus_first_pc(_common.preprocess(X, "standardize"))
     assert np.linalg.norm(w1) == pytest.approx(1.0)
     np.testing.assert_allclose(Xp @ w1, 0.0, atol=1e-10)
     # w1 is the leading eigenvector of the standardized data's covariance
