@@ -8,10 +8,14 @@ wrapper calls these first, then hands plain arrays to the kernel.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 __all__ = [
     "ConvergenceWarning",
@@ -201,7 +205,11 @@ def warn_not_converged(method: str, n_iter: int, tol: float, detail: str = "") -
     msg = f"{method} did not converge in {n_iter} iterations (tol={tol:g}); raise max_iter or loosen tol."
     if detail:
         msg = f"{msg} {detail}"
-    warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    # Point the warning at the user's line: the first frame outside this package.
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(msg, ConvergenceWarning, stacklevel=level)
 
 
 def _head(idx: np.ndarray, n: int = 5) -> str:

@@ -80,6 +80,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._threads import blas_limited
 from ._validation import (
     check_array,
     check_int,
@@ -565,6 +566,7 @@ def _rotate(Q: np.ndarray, G: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarra
 
 
 # =========================================================================== EM PCA: public functions
+@blas_limited
 def em_pca(
     X,
     n_components: int = 1,
@@ -646,6 +648,7 @@ def em_pca(
     return EMPCAResult(W, ev, total / (n - 1), mean, n_iter, converged, hist)
 
 
+@blas_limited
 def em_pca_blocks(
     blocks,
     n_components: int = 1,
@@ -935,6 +938,7 @@ def _refuse_nan(X, name="X"):
     return X
 
 
+@blas_limited
 def sensible_pca(
     X,
     n_components: int = 1,
@@ -992,6 +996,7 @@ def sensible_pca(
     return _spca_finish(C, eps, ll, source.mean, n_iter, converged, hist)
 
 
+@blas_limited
 def sensible_pca_blocks(
     blocks,
     n_components: int = 1,

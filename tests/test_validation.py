@@ -111,3 +111,15 @@ def test_warn_not_converged_is_a_convergence_warning():
         warn_not_converged("EMPCA", 10, 1e-6)
     assert caught and issubclass(caught[0].category, ConvergenceWarning)
     assert "max_iter" in str(caught[0].message)
+    assert caught[0].filename == __file__  # attributed to the caller outside the package
+
+
+def test_convergence_warning_points_at_user_code_through_decorators():
+    from repro import SensiblePCA
+
+    X = np.random.default_rng(0).standard_normal((30, 6))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SensiblePCA(n_components=2, max_iter=2, random_state=0).fit(X)
+    conv = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert conv and conv[0].filename == __file__
