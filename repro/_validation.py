@@ -20,6 +20,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 __all__ = [
     "ConvergenceWarning",
     "check_array",
+    "check_cardinalities",
     "check_cardinality",
     "check_int",
     "check_n_components",
@@ -177,6 +178,17 @@ def check_cardinality(cardinality, n_features: int, n_components: int = 1) -> np
     return np.array(
         [check_int(k, f"cardinality[{i}]", low=1, high=n_features) for i, k in enumerate(ks)], dtype=np.int64
     )
+
+
+def check_cardinalities(cardinalities, n_features: int) -> np.ndarray:
+    """Return a cardinality path (one int or a sequence) as a non-empty int64 array, each in 1..n_features."""
+    ks = np.array(
+        [check_int(k, "cardinalities", low=1, high=n_features) for k in np.atleast_1d(cardinalities)],
+        dtype=np.int64,
+    )
+    if ks.size == 0:
+        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    return ks
 
 
 def check_random_state(random_state) -> np.random.Generator:

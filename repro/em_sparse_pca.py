@@ -59,6 +59,7 @@ from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
     check_array,
+    check_cardinalities,
     check_cardinality,
     check_int,
     check_random_state,
@@ -184,6 +185,20 @@ def _numerical_rank_and_pc(A: np.ndarray) -> tuple[int, np.ndarray]:
     top = max(vals[-1], 0.0)
     rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
     return rank, canonical_sign(v)
+
+
+def fit_function_form(est, X) -> tuple[np.ndarray, np.ndarray]:
+    """Fit an estimator with a ``_fit_data(A, mean, dof)`` method on data or a :class:`Covariance`.
+
+    Shared by the function forms (``em_sparse_pca``, ``spca_zou``); returns ``(components_,
+    explained_variance_)``.
+    """
+    if isinstance(X, Covariance):
+        A, mean, n = _as_data(X)
+        est._fit_data(A, mean, min(n - 1, A.shape[0]))
+    else:
+        est.fit(X)
+    return est.components_, est.explained_variance_
 
 
 def _leading_pc(A: np.ndarray) -> np.ndarray:
@@ -865,13 +880,7 @@ def em_sparse_pca(X, n_components=1, **params):
     components : ndarray, shape (n_components, n_features)
     explained_variance : ndarray, shape (n_components,)
     """
-    est = EMSparsePCA(n_components, **params)
-    if isinstance(X, Covariance):
-        A, mean, n = _as_data(X)
-        est._fit_data(A, mean, min(n - 1, A.shape[0]))
-    else:
-        est.fit(X)
-    return est.components_, est.explained_variance_
+    return fit_function_form(EMSparsePCA(n_components, **params), X)
 
 
 @blas_limited
@@ -915,10 +924,7 @@ def em_sparse_pca_path(
     """
     A, _, _ = _as_data(X)
     N, D = A.shape
-    ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
-                  dtype=np.int64)
-    if ks.size == 0:
-        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    ks = check_cardinalities(cardinalities, D)
     warm = isinstance(init, str) and init == "warm"
     init_c = _check_init(None if warm else init, D, 1)
     tol = check_real(tol, "tol", low=0.0, high=1.0, low_inclusive=False)

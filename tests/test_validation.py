@@ -8,6 +8,7 @@ import pytest
 from repro._validation import (
     ConvergenceWarning,
     check_array,
+    check_cardinalities,
     check_cardinality,
     check_int,
     check_n_components,
@@ -80,6 +81,15 @@ def test_check_cardinality_and_n_components():
     assert check_n_components(2, 10, 3) == 2
     with pytest.raises(ValueError, match="n_components"):
         check_n_components(4, 10, 3)
+
+
+def test_check_cardinalities_path():
+    np.testing.assert_array_equal(check_cardinalities(3, 5), [3])
+    np.testing.assert_array_equal(check_cardinalities(range(1, 4), 5), [1, 2, 3])
+    with pytest.raises(ValueError, match="empty"):
+        check_cardinalities([], 5)
+    with pytest.raises(ValueError, match=r"cardinalities must be in \[1, 5\]; got 6"):
+        check_cardinalities([2, 6], 5)
 
 
 def test_check_random_state():

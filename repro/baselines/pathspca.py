@@ -29,7 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from .._threads import blas_limited
-from .._validation import check_int
+from .._validation import check_cardinalities, check_int
 from ..em_sparse_pca import CardinalityPath, _as_data
 
 __all__ = ["pathspca"]
@@ -73,10 +73,7 @@ def pathspca(X, cardinalities=None, *, max_cardinality: int | None = None, start
         kmax = D if max_cardinality is None else check_int(max_cardinality, "max_cardinality", low=1, high=D)
         ks = np.arange(1, kmax + 1)
     else:
-        ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
-                      dtype=np.int64)
-        if ks.size == 0:
-            raise ValueError("cardinalities is empty; pass at least one cardinality.")
+        ks = check_cardinalities(cardinalities, D)
         kmax = int(ks.max())
         if max_cardinality is not None:
             kmax = max(kmax, check_int(max_cardinality, "max_cardinality", low=1, high=D))

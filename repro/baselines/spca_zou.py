@@ -42,8 +42,15 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._threads import blas_limited
-from .._validation import check_array, check_cardinality, check_int, check_real, warn_not_converged
-from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
+from .._validation import (
+    check_array,
+    check_cardinalities,
+    check_cardinality,
+    check_int,
+    check_real,
+    warn_not_converged,
+)
+from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, fit_function_form, renormalize_on_support
 from ..linalg import Covariance, canonical_sign
 
 __all__ = ["SPCAZou", "larsen_k", "spca_zou", "spca_zou_path"]
@@ -329,13 +336,7 @@ def spca_zou(X, n_components=1, **params):
     components : ndarray, shape (n_components, n_features)
     explained_variance : ndarray, shape (n_components,)
     """
-    est = SPCAZou(n_components, **params)
-    if isinstance(X, Covariance):
-        A, mean, n = _as_data(X)
-        est._fit_data(A, mean, min(n - 1, A.shape[0]))
-    else:
-        est.fit(X)
-    return est.components_, est.explained_variance_
+    return fit_function_form(SPCAZou(n_components, **params), X)
 
 
 @blas_limited
@@ -354,10 +355,7 @@ def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=
     """
     A, _, _ = _as_data(X)
     D = A.shape[1]
-    ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
-                  dtype=np.int64)
-    if ks.size == 0:
-        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    ks = check_cardinalities(cardinalities, D)
     ridge = _check_ridge(ridge)
     tol = check_real(tol, "tol", low=0.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)

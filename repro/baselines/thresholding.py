@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from .._threads import blas_limited
-from .._validation import check_int
+from .._validation import check_cardinalities
 from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
 
 __all__ = ["simple_thresholding", "thresholding_path"]
@@ -46,10 +46,7 @@ def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> Cardinal
     """
     A, _, _ = _as_data(X)
     D = A.shape[1]
-    ks = np.array([check_int(k, "cardinalities", low=1, high=D) for k in np.atleast_1d(cardinalities)],
-                  dtype=np.int64)
-    if ks.size == 0:
-        raise ValueError("cardinalities is empty; pass at least one cardinality.")
+    ks = check_cardinalities(cardinalities, D)
     t0 = time.perf_counter()
     pc = _leading_pc(A)
     order = np.lexsort((np.arange(D), -np.abs(pc)))
