@@ -623,29 +623,17 @@ def em_pca(
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
     """
     X = check_array(X, "X", allow_nan=True)
-    n, p = X.shape
-    k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p)
-    _check_callback(callback)
-    rng = check_random_state(random_state)
     mask = np.isnan(X)
-    s = _check_oversamples(n_oversamples, k, n, p)
-    C0 = _initial_C(init, p, k, rng, s)
-    if mask.any():
-        if s:
-            raise ValueError("n_oversamples must be 0 when X has missing values (NaN).")
-        _check_missing_pattern(mask)
-        Q, G, mean, total, n_iter, converged, hist = _em_missing(X, mask, C0, max_iter, tol, callback)
-    else:
-        source = _Dense(X)
-        mean, total = source.mean, source.ss
-        if k == 1 and s == 0:
-            Q, G, n_iter, converged, hist = _em_rank1(source.Y, source.ss, C0[:, 0], max_iter, tol, callback)
-        else:
-            Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
-    if not converged:
-        warn_not_converged("EMPCA", n_iter, tol, "EM PCA converges at rate lambda_{k+1}/lambda_k.")
-    W, ev = _rotate(Q, G, n)
-    return EMPCAResult(W, ev, total / (n - 1), mean, n_iter, converged, hist)
+    if not mask.any():
+        return _em_pca_on(_Dense(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
+    n, p = X.shape
+    k, max_iter, tol, C0 = _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback,
+                                     n_oversamples)
+    if C0.shape[1] > k:
+        raise ValueError("n_oversamples must be 0 when X has missing values (NaN).")
+    _check_missing_pattern(mask)
+    Q, G, mean, total, n_iter, converged, hist = _em_missing(X, mask, C0, max_iter, tol, callback)
+    return _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol)
 
 
 @blas_limited
@@ -679,17 +667,34 @@ def em_pca_blocks(
         ``O(kp + block)``; one extra pass for the mean.
     """
     source = _Blocks(blocks)
-    n, p = source.n, source.p
+    return _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
+
+
+def _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples):
+    """Check the EM PCA arguments and draw the start; returns ``(k, max_iter, tol, C0)``."""
     k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p)
     _check_callback(callback)
-    rng = check_random_state(random_state)
     s = _check_oversamples(n_oversamples, k, n, p)
-    C0 = _initial_C(init, p, k, rng, s)
-    Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
+    return k, max_iter, tol, _initial_C(init, p, k, check_random_state(random_state), s)
+
+
+def _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples):
+    """EM PCA on complete data held by a source (in memory or row blocks); returns an EMPCAResult."""
+    n, p = source.n, source.p
+    k, max_iter, tol, C0 = _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback,
+                                     n_oversamples)
+    if isinstance(source, _Dense) and C0.shape[1] == 1:  # k = 1, no oversampling: the fused kernel
+        Q, G, n_iter, converged, hist = _em_rank1(source.Y, source.ss, C0[:, 0], max_iter, tol, callback)
+    else:
+        Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
+    return _em_finish(Q, G, n, source.ss, source.mean, n_iter, converged, hist, tol)
+
+
+def _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol) -> EMPCAResult:
     if not converged:
-        warn_not_converged("EMPCA", n_iter, tol)
+        warn_not_converged("EMPCA", n_iter, tol, "EM PCA converges at rate lambda_{k+1}/lambda_k.")
     W, ev = _rotate(Q, G, n)
-    return EMPCAResult(W, ev, source.ss / (n - 1), source.mean, n_iter, converged, hist)
+    return EMPCAResult(W, ev, total / (n - 1), mean, n_iter, converged, hist)
 
 
 # =========================================================================== EM PCA: estimator
@@ -983,17 +988,8 @@ def sensible_pca(
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 4.
     M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
     """
-    X = _refuse_nan(X)
-    n, p = X.shape
-    k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p, spca=True)
-    _check_callback(callback)
-    rng = check_random_state(random_state)
-    source = _Dense(X)
-    C0, eps0 = _spca_init(init, p, k, source.ss, n, rng)
-    C, eps, ll, n_iter, converged, hist = _spca_loop(source, C0, eps0, max_iter, tol, callback)
-    if not converged:
-        warn_not_converged("SensiblePCA", n_iter, tol)
-    return _spca_finish(C, eps, ll, source.mean, n_iter, converged, hist)
+    source = _Dense(_refuse_nan(X))
+    return _sensible_pca_on(source, n_components, max_iter, tol, random_state, init, callback)
 
 
 @blas_limited
@@ -1008,7 +1004,11 @@ def sensible_pca_blocks(
     callback: Callable | None = None,
 ) -> SensiblePCAResult:
     """:func:`sensible_pca` over row blocks read once per iteration (see :func:`em_pca_blocks`)."""
-    source = _Blocks(blocks)
+    return _sensible_pca_on(_Blocks(blocks), n_components, max_iter, tol, random_state, init, callback)
+
+
+def _sensible_pca_on(source, n_components, max_iter, tol, random_state, init, callback) -> SensiblePCAResult:
+    """The sensible-PCA EM on a data source (in memory or row blocks): checks, start, loop, result."""
     n, p = source.n, source.p
     k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p, spca=True)
     _check_callback(callback)

@@ -52,9 +52,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator
 
+from ._base import ProjectionMixin
 from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
@@ -729,7 +729,7 @@ def _check_params(est_params: dict, D: int, N_rank_bound: int):
 
 
 # --------------------------------------------------------------------------- public API
-class EMSparsePCA(TransformerMixin, BaseEstimator):
+class EMSparsePCA(ProjectionMixin, BaseEstimator):
     """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
 
     The EM loop (Algorithms 1-2, Eqs. 13, 14, 17) calls the kernel
@@ -860,13 +860,6 @@ class EMSparsePCA(TransformerMixin, BaseEstimator):
         self.n_features_in_ = D
         return self
 
-    def transform(self, X):
-        """Project ``X``: ``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
-        check_is_fitted(self, "components_")
-        X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
-        return (X - self.mean_) @ self.components_.T
 
 
 def em_sparse_pca(X, n_components=1, **params):

@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator
 
+from ._base import ProjectionMixin
 from ._threads import blas_limit
 from ._validation import (
     check_array,
@@ -363,7 +363,7 @@ def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool 
 
 
 # --------------------------------------------------------------------------- estimator
-class NSPCA(TransformerMixin, BaseEstimator):
+class NSPCA(ProjectionMixin, BaseEstimator):
     """Non-negative sparse PCA (Zass & Shashua 2006), a scikit-learn estimator.
 
     Parameters
@@ -455,13 +455,6 @@ class NSPCA(TransformerMixin, BaseEstimator):
         self.n_features_in_ = d
         return self
 
-    def transform(self, X):
-        """Project centred ``X`` on the unit-norm principal vectors: ``(X - mean_) @ components_.T``."""
-        check_is_fitted(self, "components_")
-        X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}.")
-        return (X - self.mean_) @ self.components_.T
 
 
 # --------------------------------------------------------------------------- searches over beta and alpha

@@ -2,6 +2,7 @@
 
 import pandas as pd
 import pytest
+from quickrun import check_outputs
 
 from experiments import (
     bench_em_pca,
@@ -15,13 +16,8 @@ from experiments import (
 def _run(module, tmp_path) -> tuple[pd.DataFrame, dict]:
     name = module.__name__.rsplit(".", 1)[-1]
     assert module.main(["--quick", "--out", str(tmp_path)]) == 0
-    df = pd.read_csv(tmp_path / f"{name}.csv")
+    df, rows = check_outputs(tmp_path, name, module, min_png_bytes=10_000)
     assert len(df) > 0
-    assert (tmp_path / f"{name}.png").stat().st_size > 10_000
-    rows = pd.read_csv(tmp_path / "claims" / f"{name}.csv")
-    assert set(rows.id) == {c.id for c in module.CLAIMS}
-    assert not (rows.verdict == "check failed").any(), rows[rows.verdict == "check failed"].note.tolist()
-    assert name in (tmp_path / "CLAIMS.md").read_text()
     return df, dict(zip(rows.id, rows.verdict, strict=True))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from quickrun import check_outputs
 
 from experiments import (
     _common,
@@ -14,7 +15,7 @@ from experiments import (
     sigg2008_fig4,
     sigg2008_timing,
 )
-from experiments.claims import NOT_REPRODUCED, REPRODUCED, VERDICTS
+from experiments.claims import NOT_REPRODUCED, REPRODUCED
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
 LEUK = (
@@ -24,21 +25,11 @@ LEUK = (
 )
 
 
-def _check_outputs(tmp_path, name, module):
-    assert (tmp_path / f"{name}.png").stat().st_size > 5_000
-    df = pd.read_csv(tmp_path / f"{name}.csv")
-    rows = pd.read_csv(tmp_path / "claims" / f"{name}.csv")
-    assert set(rows.id) == {c.id for c in module.CLAIMS}
-    assert set(rows.verdict) <= set(VERDICTS) - {"check failed"}, rows.to_dict("records")
-    assert name in (tmp_path / "CLAIMS.md").read_text()
-    return df, rows
-
-
 # --------------------------------------------------------------------------- quick runs
 @pytest.mark.data(CBCL, *LEUK)
 def test_fig2_quick(tmp_path):
     assert sigg2008_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "sigg2008_fig2", sigg2008_fig2)
+    df, _ = check_outputs(tmp_path, "sigg2008_fig2", sigg2008_fig2)
     assert set(df.panel) == {"cbcl", "leukemia", "time"}
     cb = df[df.panel == "cbcl"]
     assert {"emPCA", "emPCAopt", "SPCA", "SPCAopt", "PathSPCA"} <= set(cb.method)
@@ -56,7 +47,7 @@ def test_fig2_quick(tmp_path):
 @pytest.mark.data(CBCL)
 def test_fig3_quick(tmp_path):
     assert sigg2008_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "sigg2008_fig3", sigg2008_fig3)
+    df, _ = check_outputs(tmp_path, "sigg2008_fig3", sigg2008_fig3)
     assert set(df.panel) == {"left", "middle", "right"}
     left = df[df.panel == "left"]
     found = left[left.found.astype(bool)]
@@ -72,7 +63,7 @@ def test_fig3_quick(tmp_path):
 @pytest.mark.data(*LEUK)
 def test_fig4_quick(tmp_path):
     assert sigg2008_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "sigg2008_fig4", sigg2008_fig4)
+    df, _ = check_outputs(tmp_path, "sigg2008_fig4", sigg2008_fig4)
     assert set(df.method) == {"emPCA", "emPCA (nn)", "CE + SR", "all genes"}
     assert df.jaccard.between(0, 1).all()
     sub = df[df.method != "all genes"]
@@ -82,7 +73,7 @@ def test_fig4_quick(tmp_path):
 @pytest.mark.data(CBCL, *LEUK)
 def test_timing_quick(tmp_path):
     assert sigg2008_timing.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "sigg2008_timing", sigg2008_timing)
+    df, _ = check_outputs(tmp_path, "sigg2008_timing", sigg2008_timing)
     it = df[(df.kind == "iterations") & (df.method == "emPCA")]
     assert set(it.tol) == set(sigg2008_timing.TOLS)
     assert (it.n_iter >= 1).all()
@@ -92,7 +83,7 @@ def test_timing_quick(tmp_path):
 @pytest.mark.data(CBCL, *LEUK)
 def test_bench_quick(tmp_path):
     assert bench_em_sparse_pca.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "bench_em_sparse_pca", bench_em_sparse_pca)
+    df, _ = check_outputs(tmp_path, "bench_em_sparse_pca", bench_em_sparse_pca)
     assert set(df.part) == {"per_iteration", "path", "sklearn"}
     assert (df.ratio > 0).all()
 

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from quickrun import check_outputs
 
 from experiments import bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4
-from experiments.claims import VERDICTS
-
-
-def _check_outputs(tmp_path, name, module):
-    assert (tmp_path / f"{name}.png").stat().st_size > 5_000
-    df = pd.read_csv(tmp_path / f"{name}.csv")
-    rows = pd.read_csv(tmp_path / "claims" / f"{name}.csv")
-    assert set(rows.id) == {c.id for c in module.CLAIMS}
-    assert set(rows.verdict) <= set(VERDICTS) - {"check failed"}, rows.to_dict("records")
-    assert name in (tmp_path / "CLAIMS.md").read_text()
-    return df, rows
 
 
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
 def test_fig2_quick(tmp_path):
     assert zass2006_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "zass2006_fig2", zass2006_fig2)
+    df, _ = check_outputs(tmp_path, "zass2006_fig2", zass2006_fig2)
     fac = df[df.kind == "factor"]
     assert set(fac.row) == set("abcdef")
     assert (fac.groupby(["row", "factor"]).size() == 361).all()
@@ -41,7 +30,7 @@ def test_fig2_quick(tmp_path):
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
 def test_fig3_quick(tmp_path):
     assert zass2006_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "zass2006_fig3", zass2006_fig3)
+    df, _ = check_outputs(tmp_path, "zass2006_fig3", zass2006_fig3)
     assert set(df.panel) == {"a", "b"}
     assert (df.l0 <= 3610).all() and (df.overlap >= 0).all()
 
@@ -49,7 +38,7 @@ def test_fig3_quick(tmp_path):
 @pytest.mark.data("cbcl_faces/training.pkl")
 def test_fig4_quick(tmp_path):
     assert zass2006_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "zass2006_fig4", zass2006_fig4)
+    df, _ = check_outputs(tmp_path, "zass2006_fig4", zass2006_fig4)
     auc = df[df.kind == "auc"]
     assert set(auc.method) == {"NSPCA", "PCA", "NMF", "GSPCA"}
     assert ((auc.auc > 0.5) & (auc.auc <= 1.0)).all()
@@ -61,7 +50,7 @@ def test_fig4_quick(tmp_path):
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
 def test_bench_quick(tmp_path):
     assert bench_nspca.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = _check_outputs(tmp_path, "bench_nspca", bench_nspca)
+    df, _ = check_outputs(tmp_path, "bench_nspca", bench_nspca)
     assert set(df.kind) == {"sweep", "fit"}
     assert (df.ratio > 0).all()
     assert df[df.kind == "fit"].converged.all()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from quickrun import check_outputs
 
 from experiments import zass2006_fig5
-from experiments.claims import VERDICTS
 from repro.baselines.pathspca import pathspca
 from repro.linalg import Covariance
 
@@ -15,11 +14,7 @@ from repro.linalg import Covariance
 @pytest.mark.data("pitprops/pitprops.RData")
 def test_fig5_quick(tmp_path):
     assert zass2006_fig5.main(["--quick", "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "zass2006_fig5.png").stat().st_size > 5_000
-    df = pd.read_csv(tmp_path / "zass2006_fig5.csv")
-    rows = pd.read_csv(tmp_path / "claims" / "zass2006_fig5.csv")
-    assert set(rows.id) == {c.id for c in zass2006_fig5.CLAIMS}
-    assert set(rows.verdict) <= set(VERDICTS) - {"check failed"}, rows.to_dict("records")
+    df, _ = check_outputs(tmp_path, "zass2006_fig5", zass2006_fig5)
     assert set(df.method) == set(zass2006_fig5.METHODS)
     assert (df.groupby("method").n_components.max() == 6).all()
     last = df[df.n_components == 6].set_index("method")

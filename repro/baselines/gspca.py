@@ -27,9 +27,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator
 
+from .._base import ProjectionMixin
 from .._threads import blas_limit
 from .._validation import check_array, check_cardinality, check_int, check_symmetric
 from ..kernels.gspca import bordered_max_eig, deleted_max_eig
@@ -290,7 +290,7 @@ def gspca(X, cardinality, n_components: int = 1, *, direction: str = "both",
     return GSPCAResult(comps, var, supports)
 
 
-class GSPCA(TransformerMixin, BaseEstimator):
+class GSPCA(ProjectionMixin, BaseEstimator):
     """Greedy sparse PCA (Moghaddam, Weiss & Avidan 2006), a scikit-learn estimator.
 
     Parameters
@@ -340,10 +340,3 @@ class GSPCA(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def transform(self, X):
-        """``(X - mean_) @ components_.T``."""
-        check_is_fitted(self, "components_")
-        X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}.")
-        return (X - self.mean_) @ self.components_.T

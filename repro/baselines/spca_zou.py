@@ -38,9 +38,9 @@ import time
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator
 
+from .._base import ProjectionMixin
 from .._threads import blas_limited
 from .._validation import (
     check_array,
@@ -242,7 +242,7 @@ def _check_ridge(ridge) -> float:
     return check_real(ridge, "ridge", low=0.0)
 
 
-class SPCAZou(TransformerMixin, BaseEstimator):
+class SPCAZou(ProjectionMixin, BaseEstimator):
     """Sparse PCA by alternating elastic net (Zou, Hastie & Tibshirani 2006), ``K`` non-zeros per component.
 
     Parameters
@@ -319,13 +319,6 @@ class SPCAZou(TransformerMixin, BaseEstimator):
         self.n_features_in_ = D
         return self
 
-    def transform(self, X):
-        """``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
-        check_is_fitted(self, "components_")
-        X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
-        return (X - self.mean_) @ self.components_.T
 
 
 def spca_zou(X, n_components=1, **params):
