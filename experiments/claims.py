@@ -18,15 +18,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
     "NOT_REPRODUCED",
     "PARTIAL",
     "REPRODUCED",
+    "TOO_CLOSE",
     "VERDICTS",
     "Claim",
     "Outcome",
+    "TimingCall",
+    "call_timing",
     "evaluate",
     "read_ledger",
     "write_ledger",
@@ -35,10 +39,13 @@ __all__ = [
 REPRODUCED = "reproduced"
 PARTIAL = "partly reproduced"
 NOT_REPRODUCED = "not reproduced"
+TOO_CLOSE = "too close to call"
 ERROR = "check failed"
-VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, ERROR)
+VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE, ERROR)
 
-COLUMNS = ["experiment", "id", "claim", "published", "reproduced", "verdict", "note", "quick"]
+COLUMNS = [
+    "experiment", "id", "claim", "published", "reproduced", "verdict", "note", "quick", "machine_dependent"
+]
 
 
 @dataclass(frozen=True)
@@ -78,17 +85,79 @@ class Claim:
         The published value as the paper gives it, or ``""`` for a qualitative claim.
     check : callable
         ``check(df) -> Outcome`` on the experiment's tidy DataFrame.
+    machine_dependent : bool
+        True when the verdict rests on a measured time (a speed ratio, a slope of seconds): the ledger
+        marks such rows and counts them apart from the mathematical ones. Their checks should decide
+        with :func:`call_timing`, so the verdict does not flip between two runs on the same machine.
     """
 
     id: str
     sentence: str
     published: str
     check: Callable[[pd.DataFrame], Outcome]
+    machine_dependent: bool = False
 
 
 def verdict_from(ok: bool, partial: bool = False) -> str:
     """``REPRODUCED`` if ok, else ``PARTIAL`` if partial, else ``NOT_REPRODUCED``."""
     return REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED)
+
+
+@dataclass(frozen=True)
+class TimingCall:
+    """A timing compared with a threshold, decided with a margin so that reruns agree.
+
+    ``state`` is ``"met"``, ``"missed"`` or ``"too close"``; ``median``, ``low`` and ``high`` are the
+    median and the quartiles of the repeated measurements.
+    """
+
+    median: float
+    low: float
+    high: float
+    n: int
+    threshold: float
+    state: str
+
+    @property
+    def verdict(self) -> str:
+        return {"met": REPRODUCED, "missed": NOT_REPRODUCED}.get(self.state, TOO_CLOSE)
+
+    def text(self, fmt: str = ".3g", unit: str = "") -> str:
+        """``"0.86x (quartiles 0.80-0.91, 7 repeats)"``."""
+        return (
+            f"{self.median:{fmt}}{unit} (quartiles {self.low:{fmt}}-{self.high:{fmt}}, "
+            f"{self.n} repeat{'s' if self.n != 1 else ''})"
+        )
+
+
+def call_timing(
+    samples, threshold: float, *, lower_is_better: bool = True, margin: float = 0.15
+) -> TimingCall:
+    """Decide a timing claim from repeated measurements, with a band around the threshold.
+
+    The goal is *met* when the median is better than the threshold by more than ``margin`` (a
+    relative factor: beyond ``threshold / (1 + margin)`` for lower-is-better) and the worse quartile is
+    still on the good side of the threshold; *missed* in the mirror case; otherwise it is *too close
+    to call*, and the verdict says so instead of flipping with the machine's load. Measure ratios
+    against a reference timed in the same run, interleaved, with several repeats (``samples``).
+    """
+    x = np.asarray(samples, dtype=float).ravel()
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        raise ValueError("samples holds no finite timing; measure at least one repeat.")
+    if not threshold > 0 or margin < 0:
+        raise ValueError(f"threshold must be > 0 and margin >= 0; got {threshold!r}, {margin!r}.")
+    med = float(np.median(x))
+    lo, hi = (float(v) for v in np.percentile(x, [25, 75]))
+    band_lo, band_hi = threshold / (1.0 + margin), threshold * (1.0 + margin)
+    if lower_is_better:
+        met = med < band_lo and hi < threshold
+        missed = med > band_hi and lo > threshold
+    else:
+        met = med > band_hi and lo > threshold
+        missed = med < band_lo and hi < threshold
+    state = "met" if met else ("missed" if missed else "too close")
+    return TimingCall(med, lo, hi, int(x.size), float(threshold), state)
 
 
 def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool) -> pd.DataFrame:
@@ -119,6 +188,7 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
                 "verdict": out.verdict,
                 "note": out.note,
                 "quick": bool(quick),
+                "machine_dependent": bool(claim.machine_dependent),
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -138,29 +208,48 @@ def read_ledger(out_dir: Path) -> pd.DataFrame:
     if not files:
         return pd.DataFrame(columns=COLUMNS)
     frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
-    return pd.concat(frames, ignore_index=True)
+    df = pd.concat(frames, ignore_index=True)
+    if "machine_dependent" not in df.columns:
+        df["machine_dependent"] = "False"
+    df["machine_dependent"] = df["machine_dependent"].replace("", "False")
+    return df[COLUMNS]
+
+
+def is_timing(df: pd.DataFrame) -> pd.Series:
+    """Boolean mask of the ledger rows whose verdict rests on a measured time."""
+    return df["machine_dependent"].astype(str).str.lower().eq("true")
+
+
+def _counts(df: pd.DataFrame) -> str:
+    counts = df["verdict"].value_counts() if len(df) else pd.Series(dtype=int)
+    return ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS if counts.get(v, 0)) or "none"
 
 
 def render_ledger(out_dir: Path) -> Path:
     """Write ``out_dir/CLAIMS.md``: a summary line and one table row per claim."""
     df = read_ledger(out_dir)
     path = Path(out_dir) / "CLAIMS.md"
-    counts = df["verdict"].value_counts() if len(df) else pd.Series(dtype=int)
-    summary = ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS if counts.get(v, 0))
+    timing = is_timing(df) if len(df) else pd.Series(dtype=bool)
     lines = [
         "# Claims ledger",
         "",
         "Every claim the experiments test: the paper's sentence, the published value, the value this",
         "repository reproduces, and the verdict. Generated by `repro run`; do not edit by hand.",
+        "Rows marked *timing* rest on a measured time: their verdict depends on the machine, is decided",
+        "with a margin around the threshold (inside it: *too close to call*), and is counted apart.",
         "",
-        f"{len(df)} claims: {summary or 'none yet'}.",
+        f"{len(df)} claims. Mathematical and statistical ({int((~timing).sum())}): "
+        f"{_counts(df[~timing]) if len(df) else 'none yet'}. "
+        f"Timing, machine-dependent ({int(timing.sum())}): {_counts(df[timing]) if len(df) else 'none'}.",
         "",
         "| experiment | id | claim | published | reproduced | verdict | note |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in df.itertuples(index=False):
+    for r, t in zip(df.itertuples(index=False), timing, strict=True):
         quick = " (quick run)" if str(r.quick).lower() == "true" else ""
-        cells = [r.experiment, r.id, r.claim, r.published, r.reproduced, f"**{r.verdict}**{quick}", r.note]
+        kind = " *timing*" if t else ""
+        verdict = f"**{r.verdict}**{kind}{quick}"
+        cells = [r.experiment, r.id, r.claim, r.published, r.reproduced, verdict, r.note]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # parallel runs: atomic replace
     tmp.write_text("\n".join(lines) + "\n")
@@ -189,14 +278,30 @@ def update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
         if (out_dir / f"{name}.png").exists():
             lines += [f"**{name}**: {title}", "", f"![{name}]({rel.as_posix()}/{name}.png)", ""]
     lines += ["### Claims", "", f"Full ledger: [{rel.as_posix()}/CLAIMS.md]({rel.as_posix()}/CLAIMS.md).", ""]
-    lines += ["| experiment | claims | " + " | ".join(VERDICTS) + " |", "|---" * (len(VERDICTS) + 2) + "|"]
+    timing = is_timing(df) if len(df) else pd.Series(dtype=bool)
+    lines += [
+        "Timing rows (a verdict that rests on a measured time, so on the machine) are counted apart, in",
+        "the last columns; the other columns count the mathematical and statistical claims.",
+        "",
+    ]
+    head = ["experiment", "claims", *VERDICTS, "timing claims", *(f"timing: {v}" for v in VERDICTS[:4])]
+    lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for name, g in df.groupby("experiment", sort=True):
-        counts = g["verdict"].value_counts()
-        cells = [str(int(counts.get(v, 0))) for v in VERDICTS]
-        lines.append(f"| {name} | {len(g)} | " + " | ".join(cells) + " |")
-    missed = df[df["verdict"] != REPRODUCED]
-    if len(missed):
-        lines += ["", "Claims that did not fully reproduce (details and explanations in the ledger):", ""]
+        t = is_timing(g)
+        math_counts, time_counts = g[~t]["verdict"].value_counts(), g[t]["verdict"].value_counts()
+        cells = [str(int((~t).sum()))] + [str(int(math_counts.get(v, 0))) for v in VERDICTS]
+        cells += [str(int(t.sum()))] + [str(int(time_counts.get(v, 0))) for v in VERDICTS[:4]]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for label, rows in (("", df[~timing]), ("Timing claims", df[timing])):
+        missed = rows[rows["verdict"] != REPRODUCED]
+        if not len(missed):
+            continue
+        intro = (
+            "Claims that did not fully reproduce (details and explanations in the ledger):"
+            if not label
+            else "Timing claims (machine-dependent) that were not met:"
+        )
+        lines += ["", intro, ""]
         lines += [
             f"- `{r.experiment}/{r.id}`: published {r.published or '(qualitative)'}, reproduced "
             f"{r.reproduced} ({r.verdict})"

@@ -2,6 +2,7 @@
 
 import textwrap
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -73,7 +74,10 @@ def test_run_module_writes_csv_png_and_ledger(toy_module, tmp_path):
     assert list(rows.verdict) == [ledger.REPRODUCED, ledger.NOT_REPRODUCED, ledger.ERROR]
     assert "KeyError" in rows.note.iloc[2]
     md = (out / "CLAIMS.md").read_text()
-    assert "3 claims: 1 reproduced, 1 not reproduced, 1 check failed." in md
+    assert (
+        "3 claims. Mathematical and statistical (3): 1 reproduced, 1 not reproduced, 1 check failed. "
+        "Timing, machine-dependent (0): none." in md
+    )
     assert (
         "| toy_fig1 | slope | The slope is 2 (Toy 2024, Fig. 1). | 2 | 2.00 | **reproduced** (quick run) |"
         in md
@@ -156,3 +160,34 @@ def test_redraw_rebuilds_figure_and_ledger_from_csv(toy_module, tmp_path):
     assert (out / "claims" / "toy_fig1.csv").read_text() == before  # quick flag kept from the ledger
     with pytest.raises(FileNotFoundError, match="repro run"):
         redraw_module(toy_module, Config(out=tmp_path / "empty"))
+
+
+def test_call_timing_decides_with_a_margin():
+    # clearly below a lower-is-better threshold, clearly above it, and straddling it
+    assert ledger.call_timing([0.5, 0.55, 0.6], 1.0).state == "met"
+    assert ledger.call_timing([1.5, 1.6, 1.4], 1.0).state == "missed"
+    close = ledger.call_timing([0.95, 1.02, 0.99, 1.05], 1.0)
+    assert close.state == "too close" and close.verdict == ledger.TOO_CLOSE
+    # a median just past the threshold but inside the margin is not called either way
+    assert ledger.call_timing([0.9, 0.91, 0.92], 1.0, margin=0.15).state == "too close"
+    # higher is better mirrors it
+    assert ledger.call_timing([30.0, 25.0, 28.0], 20.0, lower_is_better=False).state == "met"
+    assert ledger.call_timing([10.0, 12.0], 20.0, lower_is_better=False).state == "missed"
+    assert "quartiles" in ledger.call_timing([1.0, 2.0, 3.0], 10.0).text()
+    with pytest.raises(ValueError, match="samples"):
+        ledger.call_timing([np.nan], 1.0)
+
+
+def test_timing_rows_are_marked_and_counted_apart(tmp_path):
+    rows = pd.DataFrame(
+        [
+            dict(experiment="e", id="a", claim="c", published="", reproduced="1", verdict=ledger.REPRODUCED,
+                 note="", quick=False, machine_dependent=False),
+            dict(experiment="e", id="b", claim="c", published="", reproduced="2",
+                 verdict=ledger.TOO_CLOSE, note="", quick=False, machine_dependent=True),
+        ]
+    )
+    ledger.write_ledger(tmp_path, "e", rows)
+    md = (tmp_path / "CLAIMS.md").read_text()
+    assert "Mathematical and statistical (1): 1 reproduced. Timing, machine-dependent (1): 1 too close" in md
+    assert "**too close to call** *timing*" in md
