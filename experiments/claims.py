@@ -123,11 +123,8 @@ class TimingCall:
         return {"met": REPRODUCED, "missed": NOT_REPRODUCED}.get(self.state, TOO_CLOSE)
 
     def text(self, fmt: str = ".3g", unit: str = "") -> str:
-        """``"0.86x (quartiles 0.80-0.91, 7 repeats)"``."""
-        return (
-            f"{self.median:{fmt}}{unit} (quartiles {self.low:{fmt}}-{self.high:{fmt}}, "
-            f"{self.n} repeat{'s' if self.n != 1 else ''})"
-        )
+        """``"0.86x (quartiles 0.80-0.91 of 7)"``: the median and quartiles of the measurements."""
+        return f"{self.median:{fmt}}{unit} (quartiles {self.low:{fmt}}-{self.high:{fmt}} of {self.n})"
 
 
 def call_timing(

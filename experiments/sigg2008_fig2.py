@@ -39,8 +39,13 @@ Choices the paper leaves open (and why)
 * **Timing** (right): wall-clock seconds to produce cardinality ``K`` from scratch: for emPCA the shared
   first PC (``init_time``) plus that ``K``'s EM and renormalization; for PathSPCA the set-up plus the greedy
   steps ``1..K``; for SPCA the first PC plus the alternations and renormalization. BLAS is limited to one
-  thread (:func:`repro.set_blas_threads`, default 1). Median of three repeats per ``K``. The absolute
-  seconds depend on the machine; the claims are about the *shape*: the ratio ``time(K=400) / time(K=10)``.
+  thread (:func:`repro.set_blas_threads`, default 1). Seven repeats, each timing every method in turn
+  (interleaved); the figure draws the median per ``K``. The absolute seconds depend on the machine; the
+  claims are about the *shape*: the ratio ``time(K=400) / time(K=10)``, one per repeat, decided by
+  :func:`experiments.claims.call_timing` (median and quartiles of the repeats, a 15% band around the
+  threshold inside which the verdict is *too close to call*). These rows are marked machine-dependent.
+* **EM iterations** (the bump at ``10 <= K <= 25``): K = 1 is excluded from every mean (one start from the
+  first PC converges at once there: the largest loading is the whole answer).
 * ``--quick``: CBCL rows subsampled to 400, leukemia genes to the first 1500; a handful of ``K``; one
   repeat.
 
@@ -59,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
 from repro.baselines.pathspca import pathspca
 from repro.baselines.spca_zou import spca_zou_path
 from repro.baselines.thresholding import thresholding_path
@@ -70,6 +75,7 @@ TITLE = "Sigg & Buhmann (2008) Fig. 2: sparse PCA variance vs cardinality (CBCL,
 
 SPCA_RIDGE = 1e-6
 TIME_GRID = (1, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 250, 300, 350, 400)
+TIME_REPEATS = 7
 SPCA_GRID = (
     1,
     2,
@@ -238,7 +244,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         ks_l = np.arange(1, 151)
         spca_f = SPCA_GRID
         spca_l = tuple(k for k in SPCA_GRID if k <= 150)
-        time_ks, repeats = TIME_GRID, 3
+        time_ks, repeats = TIME_GRID, TIME_REPEATS
     rows = []
     rows += [dict(r, dataset="CBCL faces") for r in _variance_panel(Xf, "cbcl", ks_f, spca_f, True)]
     rows += [dict(r, dataset="leukemia") for r in _variance_panel(Xl, "leukemia", ks_l, spca_l, False)]
@@ -361,57 +367,94 @@ def verdict_ok(ok, partial=False):
     return REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED)
 
 
-def _time_ratio(df, method, lo=10, hi=400):
-    t = _curve(df, "time", method, "seconds")
-    hi = int(t.index.max()) if hi not in t.index else hi
-    return float(t[hi] / t[lo]), hi, float(t[lo]), float(t[hi])
+def _time_ratios(df, method, lo=10, hi=400) -> tuple[np.ndarray, int]:
+    """``time(K=hi) / time(K=lo)`` for each repeat (the largest K of the grid if ``hi`` is absent)."""
+    t = df[(df.panel == "time") & (df.method == method)].pivot_table(
+        index="repeat", columns="cardinality", values="seconds"
+    )
+    hi = int(t.columns.max()) if hi not in t.columns else hi
+    return (t[hi] / t[lo]).to_numpy(), hi
 
 
 def _check_em_time_flat(df):
-    r, hi, a, b = _time_ratio(df, "emPCA")
-    rp, _, _, _ = _time_ratio(df, "PathSPCA")
+    r, hi = _time_ratios(df, "emPCA")
+    call = call_timing(r, 2.0)
+    rp, _ = _time_ratios(df, "PathSPCA")
     return Outcome(
-        f"emPCA time(K={hi}) / time(K=10) = {r:.2f} ({a * 1e3:.1f} -> {b * 1e3:.1f} ms); PathSPCA: {rp:.1f}",
-        verdict_ok(r <= 2.0, r <= 4.0),
-        "'only marginally affected' read as a ratio <= 2 over K = 10..400 (fixed before the run)",
+        f"emPCA time(K={hi}) / time(K=10) = {call.text('.2f')}; PathSPCA: {np.median(rp):.1f}",
+        call.verdict,
+        "'only marginally affected' read as a ratio <= 2 over K = 10..400 (fixed before the run); median of "
+        "the repeats, decided with a 15% band around 2",
     )
 
 
 def _check_path_time_grows(df):
-    r, hi, a, b = _time_ratio(df, "PathSPCA")
+    r, hi = _time_ratios(df, "PathSPCA")
+    call = call_timing(r, 10.0, lower_is_better=False)
     t = _curve(df, "time", "PathSPCA", "seconds")
     mono = float(np.mean(np.diff(t.to_numpy()) > 0))
     return Outcome(
-        f"PathSPCA time(K={hi}) / time(K=10) = {r:.1f} ({a * 1e3:.1f} -> {b * 1e3:.1f} ms); "
-        f"increasing on {100 * mono:.0f}% of grid steps",
-        verdict_ok(r >= 10.0, r >= 3.0),
-        "grows with K read as a ratio >= 10 over K = 10..400 (the greedy path costs O(K) steps)",
+        f"PathSPCA time(K={hi}) / time(K=10) = {call.text('.1f')}; median time increasing on "
+        f"{100 * mono:.0f}% of grid steps",
+        call.verdict,
+        "grows with K read as a ratio >= 10 over K = 10..400 (the greedy path costs O(K) steps); median of "
+        "the repeats, decided with a 15% band around 10",
     )
 
 
 def _check_spca_time(df):
-    r, hi, _a, _b = _time_ratio(df, "SPCA")
-    re, _, _, _ = _time_ratio(df, "emPCA")
-    t = df[df.panel == "time"].groupby(["method", "cardinality"])["seconds"].median().unstack(0)
-    faster = float((t["emPCA"] < t["SPCA"]).mean())
-    return Outcome(
-        f"SPCA time(K={hi}) / time(K=10) = {r:.1f}; emPCA faster than SPCA at "
-        f"{100 * faster:.0f}% of the K grid",
-        verdict_ok(faster >= 0.9 and r > re, faster >= 0.5),
-        "qualitative reading of Fig. 2 right: SPCA above emPCA and more K-dependent; ridge 1e-6",
+    t = df[df.panel == "time"].pivot_table(
+        index=["repeat", "cardinality"], columns="method", values="seconds"
     )
+    call = call_timing((t["SPCA"] / t["emPCA"]).to_numpy(), 1.0, lower_is_better=False)
+    rs, hi = _time_ratios(df, "SPCA")
+    re, _ = _time_ratios(df, "emPCA")
+    k_dep = float(np.median(rs)) > 2 * float(np.median(re))
+    verdict = call.verdict if (k_dep or call.verdict != REPRODUCED) else PARTIAL
+    return Outcome(
+        f"SPCA time / emPCA time over every (K, repeat): {call.text('.1f')}; time(K={hi}) / time(K=10): "
+        f"SPCA {np.median(rs):.1f}, emPCA {np.median(re):.2f}",
+        verdict,
+        "qualitative reading of Fig. 2 right: SPCA slower than emPCA (time ratio > 1 with a 15% band) and "
+        "more K-dependent (its K=400/K=10 ratio more than twice emPCA's; partly without it); ridge 1e-6",
+    )
+
+
+def _bump(df, panel) -> tuple[float, float, float]:
+    t = df[(df.panel == panel) & (df.method == "emPCA")].groupby("cardinality")["n_iter"].first()
+    low, inside, high = t.loc[2:9].mean(), t.loc[10:25].mean(), t.loc[26:].mean()
+    return float(low), float(inside), float(high)
+
+
+def _bump_outcome(df, panel, name):
+    low, inside, high = _bump(df, panel)
+    above_low, above_high = inside >= 1.2 * low, inside >= 1.2 * high
+    text = (
+        f"mean EM iterations on {name}: {low:.1f} for 2 <= K <= 9, {inside:.1f} for 10 <= K <= 25, "
+        f"{high:.1f} for K > 25 (ratios {inside / low:.2f} and {inside / high:.2f})"
+    )
+    if above_low and above_high:
+        return Outcome(text, REPRODUCED, BUMP_RULE)
+    if above_low or above_high:
+        side = "larger" if above_high else "smaller"
+        return Outcome(
+            text, PARTIAL, BUMP_RULE + f"; here only above the {side} cardinalities: a plateau, not a bump"
+        )
+    return Outcome(text, NOT_REPRODUCED, BUMP_RULE)
+
+
+BUMP_RULE = (
+    "a bump: the mean over 10 <= K <= 25 at least 20% above both the mean over 2 <= K <= 9 and the mean "
+    "over K > 25 (K = 1 converges at once and is left out); partly when above one side only"
+)
 
 
 def _check_iter_bump(df):
-    t = df[(df.panel == "leukemia") & (df.method == "emPCA")].set_index("cardinality")["n_iter"]
-    inside = t[(t.index >= 10) & (t.index <= 25)].mean()
-    outside = t[(t.index > 25)].mean()
-    return Outcome(
-        f"mean EM iterations on leukemia: {inside:.1f} for 10 <= K <= 25, {outside:.1f} for "
-        f"25 < K <= {t.index.max()}",
-        verdict_ok(inside >= 1.2 * outside, inside > outside),
-        "reproduced if the mean in 10..25 is at least 20% above the mean for larger K",
-    )
+    return _bump_outcome(df, "leukemia", "leukemia (K <= 150)")
+
+
+def _check_iter_bump_other(df):
+    return _bump_outcome(df, "cbcl", "CBCL faces (K <= 361)")
 
 
 CLAIMS = [
@@ -441,6 +484,7 @@ CLAIMS = [
         "Sec. 5.1, Fig. 2 right: emPCA is only marginally affected by the choice of K",
         "",
         _check_em_time_flat,
+        machine_dependent=True,
     ),
     Claim(
         "pathspca-time-grows",
@@ -448,18 +492,27 @@ CLAIMS = [
         "search (time grows with K)",
         "",
         _check_path_time_grows,
+        machine_dependent=True,
     ),
     Claim(
         "spca-slower",
         "Fig. 2 right: SPCA runs slower than emPCA, with a K dependence (active-set scheme)",
         "",
         _check_spca_time,
+        machine_dependent=True,
     ),
     Claim(
         "iterations-bump-10-25",
-        "Sec. 5.1: emPCA shows an increased number of EM iterations for 10 <= K <= 25",
+        "Sec. 5.1 (Fig. 2, leukemia): emPCA shows an increased number of EM iterations for 10 <= K <= 25",
         "",
         _check_iter_bump,
+    ),
+    Claim(
+        "iterations-bump-other-data",
+        "Sec. 5.1: the increased number of EM iterations for 10 <= K <= 25 was observed on other data sets "
+        "as well (here: the CBCL faces of Fig. 2 left)",
+        "",
+        _check_iter_bump_other,
     ),
 ]
 

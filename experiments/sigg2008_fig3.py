@@ -73,7 +73,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, verdict_from
 from repro.em_sparse_pca import EMSparsePCA, em_sparse_pca_path
 from repro.linalg import Covariance
 from repro.metrics import adjusted_variance, cumulative_variance, min_angle_deg
@@ -91,6 +91,9 @@ JOINT_CARD = 200
 JOINT_BETA_START = 1e-3  # middle panel: first positive beta, relative to max |A U| at beta = 0
 MIN_ANGLE = 85.0
 RTOL = 1e-5
+EXTRA_JOINT = (100, 400)  # middle panel, other K: ~10 and ~40 non-zeros per component
+EXTRA_ANGLES = (80.0, 88.0)  # right panel, other minimum angles
+EXTRA_RTOL = 0.05  # coarser beta bisection for the other K
 
 
 # --------------------------------------------------------------------------- data
@@ -260,6 +263,95 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         n_fits=ar.n_fits,
         seconds=time.perf_counter() - t0,
     )
+
+    # ---- "confirmed for various values of K and L" (middle) and "various L and minimum angle" (right):
+    # the same comparisons at other settings, drawn in a second row of the figure.
+    extra_joint = (30, 90) if quick else EXTRA_JOINT
+    for j, target in enumerate(extra_joint):
+        # NSPCA tuned to the joint cardinality as above, with a coarser bisection (relative beta interval
+        # EXTRA_RTOL; every fit of ten components costs seconds), then emPCA at K = nnz / components.
+        t0 = time.perf_counter()
+        res = nspca_for_cardinality(
+            A,
+            target,
+            n_components=n_comp,
+            alpha=ALPHA_JOINT,
+            n_restarts=1,
+            random_state=cfg.rng(7, j),
+            rtol=EXTRA_RTOL,
+            max_iter=max_iter,
+            exact=False,
+            beta_start=JOINT_BETA_START,
+            precomputed=True,
+        )
+        W = _nonzero(res.components)
+        nnz = int(res.cardinality)
+        rows += _cum_rows(
+            "middle-K",
+            "NSPCA",
+            W,
+            C,
+            alpha=ALPHA_JOINT,
+            beta=res.beta,
+            joint_nnz=nnz,
+            target=target,
+            n_fits=res.n_fits,
+            seconds=time.perf_counter() - t0,
+        )
+        k_each = max(1, round(nnz / n_comp))
+        for method, nn in (("emPCA", False), ("emPCA (nn)", True)):
+            t0 = time.perf_counter()
+            est = EMSparsePCA(
+                n_comp,
+                cardinality=k_each,
+                nonneg=nn,
+                n_restarts=restarts if nn else None,
+                random_state=cfg.rng(8, j, int(nn)),
+            ).fit(X)
+            rows += _cum_rows(
+                "middle-K",
+                method,
+                est.components_,
+                C,
+                target=target,
+                k_each=k_each,
+                seconds=time.perf_counter() - t0,
+            )
+    for j, angle in enumerate((80.0,) if quick else EXTRA_ANGLES):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            q = EMSparsePCA(
+                n_comp,
+                nonneg=True,
+                orthogonality="quasi",
+                min_angle_deg=angle,
+                n_restarts=1 if quick else None,
+                random_state=cfg.rng(9, j),
+            ).fit(X)
+        rows += _cum_rows(
+            "right-angle",
+            "emPCA (nn)",
+            q.components_,
+            C,
+            target_angle=angle,
+            seconds=time.perf_counter() - t0,
+        )
+        t0 = time.perf_counter()
+        ar = nspca_for_min_angle(
+            A, n_comp, angle, random_state=cfg.rng(10, j), max_iter=max_iter, strict=False, precomputed=True
+        )
+        rows += _cum_rows(
+            "right-angle",
+            "NSPCA",
+            _nonzero(ar.components),
+            C,
+            alpha=ar.alpha,
+            beta=0.0,
+            exact=ar.reached,
+            target_angle=angle,
+            seconds=time.perf_counter() - t0,
+        )
     df = pd.DataFrame(rows)
     df["em_path_seconds"] = em_seconds
     df["pc1_sign_share"] = float(max((w1 > 0).mean(), (w1 < 0).mean()))
@@ -275,7 +367,9 @@ def _exp_label(alpha: float) -> str:
 
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
-    fig, axes = plt.subplots(1, 3, figsize=(11.0, 3.3))
+    extra = bool(len(df[df.panel.isin(["middle-K", "right-angle"])]))
+    fig, grid = plt.subplots(2 if extra else 1, 3, figsize=(11.0, 6.6 if extra else 3.3), squeeze=False)
+    axes = grid[0]
     ax = axes[0]
     em = df[(df.panel == "left") & (df.method == "emPCA (nn)")].sort_values("cardinality")
     st = _common.method_style("emPCA(nn)")
@@ -318,8 +412,43 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         ax.set_xticks(range(1, int(sub.n_components.max()) + 1))
         ax.set_ylim(bottom=0)
         ax.legend(loc="lower right")
+    if extra:
+        _plot_extra(df, grid[1])
     fig.tight_layout()
     return fig
+
+
+def _plot_extra(df: pd.DataFrame, axes) -> None:
+    """Second row: the middle panel at other K, the right panel at other minimum angles."""
+    sub = df[df.panel == "middle-K"]
+    targets = sorted(sub.target.dropna().unique())
+    for ax, target in zip(axes[:2], targets, strict=False):
+        k_each = int(sub[(sub.target == target) & (sub.method == "emPCA")].k_each.iloc[0])
+        for method in ("emPCA", "emPCA (nn)", "NSPCA"):
+            g = _cum(df, "middle-K", method, target=target)
+            nnz = sub[(sub.target == target) & (sub.method == "NSPCA")].joint_nnz.iloc[0]
+            label = f"NSPCA (joint {int(nnz)})" if method == "NSPCA" else method
+            ax.plot(
+                g.index, g.to_numpy(), label=label, **_common.method_style(method.replace(" (nn)", "(nn)"))
+            )
+        ax.set_title(f"Orthogonal components, K = {k_each} each")
+        ax.set_xlabel("Number of Components")
+        ax.set_ylabel("Cumulative Variance (adjusted)")
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="lower right")
+    ax = axes[2]
+    sub = df[df.panel == "right-angle"]
+    for i, angle in enumerate(sorted(sub.target_angle.dropna().unique())):
+        for method in ("emPCA (nn)", "NSPCA"):
+            g = _cum(df, "right-angle", method, target_angle=angle)
+            st = _common.method_style(method.replace(" (nn)", "(nn)"))
+            st["linestyle"] = ("-", "--", ":")[i % 3]
+            ax.plot(g.index, g.to_numpy(), label=rf"{method}, $\geq {angle:g}^\circ$", **st)
+    ax.set_title("Quasi-orthogonal, other minimum angles")
+    ax.set_xlabel("Number of Components")
+    ax.set_ylabel("Cumulative Variance (adjusted)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize=6.5)
 
 
 # --------------------------------------------------------------------------- claims
@@ -334,29 +463,43 @@ def _check_em_beats_nspca(df):
     found = ns[ns.found.astype(bool)]
     diff = found.apply(lambda r: em.loc[r.cardinality, "variance"] - r.variance, axis=1)
     n_win = int((diff >= -1e-3 * found.variance).sum())  # not below (ties within 0.1% allowed)
-    n_more = int((diff > 1e-2 * found.variance).sum())  # clearly more (by over 1%)
+    more = diff > 1e-2 * found.variance  # clearly more (by over 1%)
+    # Points compared at equal cardinality: emPCA (nn) has exactly K non-zeros (at K = 175 it stops at
+    # the 160 positive loadings) and K > 1 (K = 1 is the best single pixel, a degenerate sparse problem
+    # where NSPCA's beta bisection lands on a worse pixel).
+    em_nnz = found.cardinality.map(em["nnz"])
+    fair = (em_nnz == found.cardinality) & (found.cardinality > 1)
+    n_fair, n_more_fair = int(fair.sum()), int((more & fair).sum())
     worst = found.assign(diff=diff).sort_values("diff").iloc[0] if len(found) else None
-    diff_opt = found.apply(lambda r: em.loc[r.cardinality, "variance_opt"] - r.variance, axis=1)
-    n_opt = int((diff_opt >= -1e-3 * found.variance).sum())
     msg = (
-        f"emPCA (nn) >= NSPCA at {n_win}/{len(found)} (alpha, K) points NSPCA reached, more by over 1% at "
-        f"{n_more}/{len(found)}"
+        f"emPCA (nn) >= NSPCA at {n_win}/{len(found)} (alpha, K) points NSPCA reached; more by over 1% at "
+        f"{int(more.sum())}/{len(found)}, of which {n_more_fair}/{n_fair} at equal cardinality with K > 1 "
+        f"(median gain there {100 * float((diff / found.variance)[fair].median()):.2f}%)"
         + (
             f"; largest deficit {-worst['diff']:.3f} at alpha={worst.alpha:g}, K={int(worst.cardinality)}"
             if worst is not None and worst["diff"] < 0
             else ""
         )
-        + f"; emPCAopt (nn) >= NSPCA at {n_opt}/{len(found)}"
     )
     never_below = len(found) > 0 and n_win == len(found)
-    ok = never_below and n_more >= 0.5 * len(found)
+    share = n_more_fair / n_fair if n_fair else 0.0
+    verdict = (
+        REPRODUCED
+        if never_below and share >= 0.5
+        else (PARTIAL if never_below and share >= 0.25 else NOT_REPRODUCED)
+    )
     return Outcome(
         msg,
-        REPRODUCED if ok else (PARTIAL if n_win >= 0.9 * len(found) else NOT_REPRODUCED),
-        "plain emPCA (nn) (the paper's label). 'More variance' (Sec. 6: 'significant improvements') is read "
-        "as never below (ties within 0.1%) and more by over 1% at half the points or more; partly when "
-        "emPCA (nn) is only never below, i.e. the two tie: our NSPCA (beta by bisection, best of restarts) "
-        "finds about the same supports as emPCA (nn)",
+        verdict,
+        "plain emPCA (nn) (the paper's label). 'More variance ... significant improvements' (Sec. 6) read as "
+        "never below NSPCA (ties within 0.1%) and more by over 1% at half or more of the points compared "
+        "at equal cardinality (K > 1, emPCA (nn) reaching K); partly at a quarter or more. Not reproduced: "
+        "the two methods tie (median gain under 0.1%); the large gains are at K = 1 and at K = 175, "
+        "where emPCA (nn) has only 160 non-zeros. Our NSPCA (beta by bisection, best of ten restarts) "
+        "finds about the same supports as emPCA (nn)"
+        if verdict == NOT_REPRODUCED
+        else "read as never below NSPCA and more by over 1% at half or more of the points compared at "
+        "equal cardinality (K > 1, emPCA (nn) reaching K); partly at a quarter or more",
     )
 
 
@@ -401,42 +544,146 @@ def _check_alpha_degrades(df):
     )
 
 
-def _cum(df, panel, method):
-    return df[(df.panel == panel) & (df.method == method)].set_index("n_components")["cumulative_variance"]
+def _cum(df, panel, method, **where):
+    sub = df[(df.panel == panel) & (df.method == method)]
+    for col, val in where.items():
+        sub = sub[np.isclose(sub[col].astype(float), val)]
+    return sub.set_index("n_components")["cumulative_variance"]
+
+
+def _orth_call(nn, em, ns) -> tuple[str, bool, bool, str]:
+    """Both emPCA curves above NSPCA over the whole curve L = 1..L_max (and >= 10% more at the end)?"""
+    L = int(min(nn.index.max(), em.index.max(), ns.index.max()))
+    idx = range(1, L + 1)
+    above = (nn.loc[idx] > ns.loc[idx]) & (em.loc[idx] > ns.loc[idx])
+    n_above = int(above.sum())
+    ratio = float(nn.loc[L] / ns.loc[L])
+    ok = n_above == L and ratio >= 1.1
+    partial = n_above >= L / 2
+    below_at = [str(i) for i in idx if not above.loc[i]]
+    text = (
+        f"both emPCA curves above NSPCA at {n_above}/{L} numbers of components"
+        + (f" (NSPCA at least as high at L = {', '.join(below_at)})" if below_at else "")
+        + f"; at L = {L}: emPCA {em.loc[L]:.1f}, emPCA (nn) {nn.loc[L]:.1f}, NSPCA {ns.loc[L]:.1f} "
+        f"(emPCA (nn) / NSPCA = {ratio:.2f})"
+    )
+    return text, ok, partial, f"{n_above}/{L}"
+
+
+ORTH_RULE = (
+    "'captures significantly more of the variance' read over the whole curve: both emPCA curves above "
+    "NSPCA at every number of components L and emPCA (nn) >= 10% more at the last; partly when above at "
+    "half of the L or more"
+)
 
 
 def _check_orth(df):
     nn, em, ns = _cum(df, "middle", "emPCA (nn)"), _cum(df, "middle", "emPCA"), _cum(df, "middle", "NSPCA")
-    L = int(min(nn.index.max(), ns.index.max()))
-    sub = df[(df.panel == "middle") & (df.method == "NSPCA")]
-    nnz = int(sub.joint_nnz.iloc[0])
-    every = bool((nn.loc[1:L] > ns.loc[1:L]).all() and (em.loc[1:L] > ns.loc[1:L]).all())
-    ratio = float(nn.loc[L] / ns.loc[L])
+    nnz = int(df[(df.panel == "middle") & (df.method == "NSPCA")].joint_nnz.iloc[0])
+    text, ok, partial, _ = _orth_call(nn, em, ns)
     return Outcome(
-        f"cumulative (adjusted) variance at {L} components: emPCA {em.loc[L]:.1f}, emPCA (nn) "
-        f"{nn.loc[L]:.1f}, NSPCA {ns.loc[L]:.1f} (joint cardinality {nnz}); emPCA (nn) / NSPCA = "
-        f"{ratio:.2f}",
-        REPRODUCED if (every and ratio >= 1.1) else (PARTIAL if nn.loc[L] > ns.loc[L] else NOT_REPRODUCED),
-        "'significantly more' read as: above NSPCA at every number of components and >= 10% more at the last",
+        f"K = 20 each, NSPCA joint cardinality {nnz}: {text}",
+        REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED),
+        ORTH_RULE,
     )
+
+
+def _check_orth_various(df):
+    sub = df[df.panel == "middle-K"]
+    if not len(sub):
+        return Outcome("no run at other K", NOT_REPRODUCED)
+    parts, oks, partials = [], [], []
+    for target in sorted(sub.target.dropna().unique()):
+        nn, em, ns = (_cum(df, "middle-K", m, target=target) for m in ("emPCA (nn)", "emPCA", "NSPCA"))
+        k_each = int(sub[(sub.target == target) & (sub.method == "emPCA")].k_each.iloc[0])
+        nnz = int(sub[(sub.target == target) & (sub.method == "NSPCA")].joint_nnz.iloc[0])
+        _, ok, partial, frac = _orth_call(nn, em, ns)
+        oks.append(ok)
+        partials.append(partial)
+        parts.append(
+            f"K = {k_each} each (NSPCA joint {nnz}): above at {frac}, emPCA (nn) / NSPCA at the "
+            f"last {float(nn.iloc[-1] / ns.loc[nn.index.max()]):.2f}"
+        )
+    return Outcome(
+        "; ".join(parts),
+        REPRODUCED if all(oks) else (PARTIAL if any(oks) or all(partials) else NOT_REPRODUCED),
+        ORTH_RULE + ", at each other K (NSPCA: one fit at the bisection's beta nearest the joint cardinality "
+        "10 K; emPCA at K = its non-zeros / 10)",
+    )
+
+
+def _quasi_call(em, ns) -> tuple[str, bool, bool]:
+    L = int(min(em.index.max(), ns.index.max()))
+    d = (em.loc[1:L] - ns.loc[1:L]).to_numpy()
+    crossings = int(np.sum(np.diff(np.sign(d)) != 0))
+    first, last = d[0] > 0, d[-1] < 0
+    text = f"emPCA (nn) - NSPCA: {d[0]:+.1f} at L = 1, {d[-1]:+.1f} at L = {L}, sign changes {crossings}"
+    return text, bool(first and last and crossings == 1), bool(first or last)
+
+
+QUASI_RULE = (
+    "expectation (Sec. 5.2): emPCA captures more variance in the first components, NSPCA the larger "
+    "cumulative variance: reproduced when emPCA (nn) is ahead at L = 1, NSPCA ahead at the last L, and "
+    "the curves cross once; partly when only one end holds"
+)
 
 
 def _check_quasi(df):
     em, ns = _cum(df, "right", "emPCA (nn)"), _cum(df, "right", "NSPCA")
-    L = int(min(em.index.max(), ns.index.max()))
-    half = max(1, L // 2)
-    lead = float((em.loc[1:half] - ns.loc[1:half]).mean())
-    first = lead > 0
-    last = ns.loc[L] > em.loc[L]
     sub = df[(df.panel == "right") & (df.method == "NSPCA")]
+    text, ok, partial = _quasi_call(em, ns)
     return Outcome(
-        f"first component: emPCA (nn) {em.loc[1]:.1f} vs NSPCA {ns.loc[1]:.1f}, mean lead of emPCA "
-        f"over 1..{half} components {lead:+.2f}; {L} components: "
-        f"emPCA (nn) {em.loc[L]:.1f} vs NSPCA {ns.loc[L]:.1f} (NSPCA alpha={sub.alpha.iloc[0]:.3g}, "
-        f"min angle {sub.min_angle.iloc[-1]:.1f} deg)",
-        REPRODUCED if (first and last) else (PARTIAL if (first or last) else NOT_REPRODUCED),
-        "expectation (Sec. 5.2): emPCA captures more variance in the first components (mean lead over "
-        "the first half > 0), NSPCA the larger cumulative variance (at the last)",
+        f"85 degrees: {text} (NSPCA alpha={sub.alpha.iloc[0]:.3g}, min angle {sub.min_angle.iloc[-1]:.1f} "
+        f"deg; emPCA (nn) {em.iloc[-1]:.1f} vs NSPCA {ns.iloc[-1]:.1f} at the last)",
+        REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED),
+        QUASI_RULE,
+    )
+
+
+def _check_quasi_various(df):
+    sub = df[df.panel == "right-angle"]
+    if not len(sub):
+        return Outcome("no run at other angles", NOT_REPRODUCED)
+    parts, oks, partials = [], [], []
+    for angle in sorted(sub.target_angle.dropna().unique()):
+        em, ns = (_cum(df, "right-angle", m, target_angle=angle) for m in ("emPCA (nn)", "NSPCA"))
+        text, ok, partial = _quasi_call(em, ns)
+        oks.append(ok)
+        partials.append(partial)
+        parts.append(f"{angle:g} degrees: {text}")
+    return Outcome(
+        "; ".join(parts),
+        REPRODUCED if all(oks) else (PARTIAL if any(oks) else NOT_REPRODUCED),
+        QUASI_RULE + ", at each other minimum angle (partly when it holds at some)",
+    )
+
+
+def _check_comparable_small_alpha(df):
+    em, ns = _left(df)
+    alpha = ns.alpha.min()
+    f = ns[ns.found.astype(bool) & np.isclose(ns.alpha, alpha)]
+    fair = f[(f.cardinality.map(em["nnz"]) == f.cardinality) & (f.cardinality > 1)]
+    if not len(fair):
+        return Outcome(f"no cardinality reached at alpha={alpha:g}", NOT_REPRODUCED)
+    gap = 100 * (fair.cardinality.map(em["variance"]) - fair.variance) / fair.cardinality.map(em["variance"])
+    within = float((gap.abs() <= 2.0).mean())
+    return Outcome(
+        f"alpha={alpha:g}: NSPCA within 2% of emPCA (nn) at {int((gap.abs() <= 2).sum())}/{len(fair)} "
+        f"cardinalities reached (K > 1, equal cardinality); largest gap {gap.abs().max():.2f}%, median "
+        f"{gap.median():+.2f}% (K reached: {', '.join(str(int(k)) for k in fair.cardinality)})",
+        verdict_from(within >= 0.9, within >= 0.5),
+        "'comparable' read as within 2% of emPCA (nn) at 90% or more of the cardinalities NSPCA reaches at "
+        "the smallest alpha; the other half of the sentence (only large K found) is alpha-sweeps-path",
+    )
+
+
+def _check_pc1_orthant(df):
+    share = float(df.pc1_sign_share.iloc[0])
+    return Outcome(
+        f"{100 * share:.1f}% of the 361 loadings of the first PC of the standardized faces have one sign",
+        verdict_from(share == 1.0, share >= 0.95),
+        "reproduced only if every loading has the same sign (the PC lies in the non-negative orthant up to "
+        "its sign)",
     )
 
 
@@ -467,6 +714,33 @@ CLAIMS = [
         "emPCA captures significantly more of the variance",
         "",
         _check_orth,
+    ),
+    Claim(
+        "orthogonal-various-K",
+        "Sec. 5.2, Fig. 3 middle: this observation (emPCA captures significantly more variance) was "
+        "confirmed for various values of K and L",
+        "",
+        _check_orth_various,
+    ),
+    Claim(
+        "nspca-comparable-small-alpha",
+        "Sec. 5.2, Fig. 3 left: for smaller values of alpha the performance of NSPCA is comparable to emPCA",
+        "",
+        _check_comparable_small_alpha,
+    ),
+    Claim(
+        "pc1-nonneg-orthant",
+        "Sec. 5.2: the first principal component for the face image data happens to lie in the non-negative "
+        "orthant",
+        "",
+        _check_pc1_orthant,
+    ),
+    Claim(
+        "quasi-various-angles",
+        "Sec. 5.2, Fig. 3 right: various values for L and minimum angle lead to essentially the same "
+        "behavior",
+        "",
+        _check_quasi_various,
     ),
     Claim(
         "quasi-complementary",

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
 from repro.em_sparse_pca import em_sparse_pca_path
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
 
@@ -201,12 +201,19 @@ def _check_iterations(df):
         f"{tol:g}: " + ", ".join(f"{v:.1f}" for v in s.values) for tol, s in loose.items()
     )
     ok = bool((m < 10).all())
-    partial = any(bool((s < 10).all()) for s in loose.values())
+    holds_at = [f"{tol:g}" for tol, s in loose.items() if bool((s < 10).all())]
     return Outcome(
         txt,
-        REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED),
-        f"claim at the library tolerance {CLAIM_TOL:g}; partly reproduced if it holds at a looser "
-        "tolerance (the paper does not state its own)",
+        REPRODUCED if ok else NOT_REPRODUCED,
+        f"tested at the tolerance every figure uses, 1 - |w(t+1)'w(t)| < {CLAIM_TOL:g} (the paper does not "
+        "state its own)"
+        + (
+            f"; the mean falls below 10 only at the loosest tolerance tried, {', '.join(holds_at)}, where "
+            "the direction is still moving by about 1e-2 rad per step: not convergence in the sense of the "
+            "figures"
+            if holds_at and not ok
+            else ""
+        ),
     )
 
 
@@ -232,20 +239,40 @@ def _means(df):
     return em, ns
 
 
+def _boot_ratio(a, b, n_boot: int = 400) -> np.ndarray:
+    """Bootstrap distribution of mean(a) / mean(b) over the cardinalities (fixed seed: the check is a
+    function of the CSV alone, so a redraw gives the same verdict)."""
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ia = rng.integers(0, a.size, (n_boot, a.size))
+    ib = rng.integers(0, b.size, (n_boot, b.size))
+    return a[ia].mean(1) / b[ib].mean(1)
+
+
 def _check_ratio(df):
     em, ns = _means(df)
     ratio = ns.mean() / em.mean()
+    boot = _boot_ratio(ns, em)
+    low, high = call_timing(boot, 30.0, lower_is_better=False), call_timing(boot, 120.0)
     per_alpha = df[(df.kind == "time") & (df.method == "NSPCA")].groupby("alpha").seconds.mean()
     txt = (
         f"emPCA (nn) {em.mean():.3f} s (sd {em.std():.3f}), NSPCA {ns.mean():.2f} s (sd {ns.std():.2f}): "
         f"ratio {ratio:.1f}; NSPCA per alpha: " + ", ".join(f"{a:g}: {v:.2f} s" for a, v in per_alpha.items())
     )
-    ok = 30 <= ratio <= 120
+    txt += f"; bootstrap over K: quartiles {low.low:.1f}-{low.high:.1f}"
+    if low.state == "met" and high.state == "met":
+        verdict = REPRODUCED
+    elif low.state == "too close" or high.state == "too close":
+        verdict = TOO_CLOSE
+    else:
+        verdict = PARTIAL if call_timing(boot, 5.0, lower_is_better=False).state == "met" else NOT_REPRODUCED
     return Outcome(
         txt,
-        REPRODUCED if ok else (PARTIAL if ratio > 5 else NOT_REPRODUCED),
-        "reproduced if the ratio of mean times is within a factor 2 of 60; partly if emPCA (nn) is "
-        f"still > 5x faster. Our NSPCA takes {ns.mean():.2f} s per cardinality against the published 24 s of "
+        verdict,
+        "reproduced if the ratio of mean times is within a factor 2 of 60 (30..120), decided on the "
+        "bootstrap quartiles over K with a 15% band around each end (inside it: too close to call); "
+        "partly if emPCA (nn) is clearly > 5x faster. "
+        f"Our NSPCA takes {ns.mean():.2f} s per cardinality against the published 24 s of "
         "the authors' MATLAB code, which shrinks the ratio; different implementations and machines: only the "
         "ratio is compared",
     )
@@ -253,18 +280,28 @@ def _check_ratio(df):
 
 def _check_no_k_dependence(df):
     t = df[df.kind == "time"]
-    out, ok = [], True
+    out, states = [], []
     for method, g in t.groupby("method"):
         half = g.cardinality.max() / 2
-        lo = g[g.cardinality <= half].seconds.mean()
-        hi = g[g.cardinality > half].seconds.mean()
-        r = hi / lo
-        ok &= bool(0.5 <= r <= 2.0)
-        out.append(f"{method}: mean time K > {half:g} / K <= {half:g} = {r:.2f}")
+        lo = g[g.cardinality <= half].seconds.dropna()
+        hi = g[g.cardinality > half].seconds.dropna()
+        boot = _boot_ratio(hi, lo)
+        up, down = call_timing(boot, 2.0), call_timing(boot, 0.5, lower_is_better=False)
+        states += [up.state, down.state]
+        out.append(
+            f"{method}: mean time K > {half:g} / K <= {half:g} = {hi.mean() / lo.mean():.2f} (bootstrap "
+            f"quartiles {up.low:.2f}-{up.high:.2f})"
+        )
+    verdict = (
+        REPRODUCED
+        if all(s == "met" for s in states)
+        else (NOT_REPRODUCED if "missed" in states else TOO_CLOSE)
+    )
     return Outcome(
         "; ".join(out),
-        REPRODUCED if ok else NOT_REPRODUCED,
-        "no strong dependency = the ratio stays within [0.5, 2]",
+        verdict,
+        "no strong dependency = the ratio stays within [0.5, 2], decided on bootstrap quartiles over K "
+        "with a 15% band around each end (inside it: too close to call)",
     )
 
 
@@ -287,12 +324,14 @@ CLAIMS = [
         "(sd 14.7 s)",
         "0.4 s vs 24 s (ratio 60)",
         _check_ratio,
+        machine_dependent=True,
     ),
     Claim(
         "nn-time-no-K-dependence",
         "Sec. 5.2: running times for both methods showed no strong dependency on K",
         "",
         _check_no_k_dependence,
+        machine_dependent=True,
     ),
 ]
 
