@@ -1,0 +1,236 @@
+"""Every claim check can fail: on data built to contradict the claim it must not say "reproduced".
+
+Each case takes the committed full-run CSV of an experiment (the data the ledger was computed from),
+changes it so that the paper's sentence is false, and evaluates the claim's check on the result. A check
+that still says "reproduced" tests nothing. Where cheap, the mirror case (data that make the sentence
+plainly true) must give "reproduced", so a check cannot pass by always failing either.
+
+The Sigg & Buhmann (2008) and data-overview claims are here; Roweis and Zass & Shashua have their own
+files (``test_claim_counterexamples_roweis.py``, ``test_claim_counterexamples_zass.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments import claims as ledger
+from experiments._common import FIGURES_DIR
+
+
+def _csv(name: str) -> pd.DataFrame:
+    path = FIGURES_DIR / f"{name}.csv"
+    if not path.exists():
+        pytest.skip(f"no committed {path.name}")
+    return pd.read_csv(path, low_memory=False)
+
+
+def _verdict(name: str, claim_id: str, df: pd.DataFrame) -> str:
+    mod = importlib.import_module(f"experiments.{name}")
+    claim = next(c for c in mod.CLAIMS if c.id == claim_id)
+    out = claim.check(df)
+    assert out.verdict != ledger.ERROR
+    return out.verdict
+
+
+# --------------------------------------------------------------------------- transforms
+def _fig3_nspca_above(df):
+    """NSPCA 10% above emPCA (nn) at every cardinality it reached (left panel)."""
+    df = df.copy()
+    em = df[(df.panel == "left") & (df.method == "emPCA (nn)")].set_index("cardinality").variance
+    ns = (df.panel == "left") & (df.method == "NSPCA") & df.found.astype(bool)
+    df.loc[ns, "variance"] = 1.1 * df.loc[ns, "cardinality"].map(em).to_numpy()
+    return df
+
+
+def _fig3_nspca_over(panels, factor):
+    """NSPCA's cumulative curve set to ``factor`` times the larger emPCA curve at every L."""
+
+    def f(df):
+        df = df.copy()
+        for panel in panels:
+            sub = df[df.panel == panel]
+            keys = [c for c in ("target", "target_angle") if c in sub and sub[c].notna().any()]
+            groups = sub.groupby(keys, dropna=False) if keys else [(None, sub)]
+            for _, g in groups:
+                em = g[g.method != "NSPCA"].groupby("n_components").cumulative_variance.max()
+                idx = g[g.method == "NSPCA"].index
+                df.loc[idx, "cumulative_variance"] = factor * df.loc[idx, "n_components"].map(em).to_numpy()
+        return df
+
+    return f
+
+
+def _fig3_swap_quasi(panel):
+    def f(df):
+        df = df.copy()
+        rows = df.panel == panel
+        em, ns = rows & (df.method == "emPCA (nn)"), rows & (df.method == "NSPCA")
+        df.loc[em, "method"], df.loc[ns, "method"] = "NSPCA", "emPCA (nn)"
+        return df
+
+    return f
+
+
+def _fig3_alpha_order(increasing: bool):
+    def f(df):
+        df = df.copy()
+        ns = (df.panel == "left") & (df.method == "NSPCA")
+        df.loc[ns, "found"] = True
+        rank = df.loc[ns, "alpha"].rank(method="dense")
+        df.loc[ns, "variance"] = 10.0 + (rank if increasing else -rank).to_numpy()
+        return df
+
+    return f
+
+
+def _set(col, value, where=None):
+    def f(df):
+        df = df.copy()
+        mask = np.ones(len(df), bool) if where is None else where(df)
+        if isinstance(value, float):
+            df[col] = df[col].astype(float)
+        df.loc[mask, col] = value
+        return df
+
+    return f
+
+
+def _fig2_opt_equals_plain(df):
+    df = df.copy()
+    plain = df[(df.panel == "cbcl") & (df.method == "emPCA")].set_index("cardinality").variance
+    opt = (df.panel == "cbcl") & (df.method == "emPCAopt")
+    df.loc[opt, "variance"] = df.loc[opt, "cardinality"].map(plain).to_numpy()
+    return df
+
+
+def _fig2_em_time_grows(df):
+    df = df.copy()
+    t = (df.panel == "time") & (df.method == "emPCA")
+    df.loc[t, "seconds"] = 1e-3 * df.loc[t, "cardinality"].to_numpy()
+    return df
+
+
+def _fig2_em_slower(df):
+    df = df.copy()
+    t = df.panel == "time"
+    spca = df[t & (df.method == "SPCA")].set_index(["repeat", "cardinality"]).seconds
+    em = t & (df.method == "emPCA")
+    keys = list(zip(df.loc[em, "repeat"], df.loc[em, "cardinality"], strict=True))
+    df.loc[em, "seconds"] = 3.0 * spca.reindex(keys).to_numpy()
+    return df
+
+
+def _fig2_bump(df):
+    df = df.copy()
+    for panel in ("cbcl", "leukemia"):
+        rows = (df.panel == panel) & (df.method == "emPCA")
+        k = df.loc[rows, "cardinality"]
+        df.loc[rows, "n_iter"] = np.where((k >= 10) & (k <= 25), 40, 20)
+    return df
+
+
+def _timing_equal(df):
+    df = df.copy()
+    t = df.kind == "time"
+    em = df[t & (df.method == "emPCA (nn)")].seconds.mean()
+    df.loc[t & (df.method == "NSPCA"), "seconds"] = em
+    return df
+
+
+def _timing_k_dependent(df):
+    df = df.copy()
+    t = df.kind == "time"
+    df.loc[t, "seconds"] = 1e-3 * df.loc[t, "cardinality"].to_numpy() ** 2
+    return df
+
+
+def _prop32_pc_worse(df):
+    df = df.copy()
+    pc = (df.kind == "run") & (df["mode"] == "sparse, PC start")
+    df.loc[pc, "variance"] *= 0.5
+    return df
+
+
+def _prop32_pc_best(df):
+    df = df.copy()
+    pc = (df.kind == "run") & (df["mode"] == "sparse, PC start")
+    df.loc[pc, "variance"] *= 10.0
+    return df
+
+
+def _prop32_increases(df):
+    df = df.copy()
+    runs = df.kind == "run"
+    df.loc[runs, "n_increase"] = 0
+    df.loc[runs, "max_rel_increase"] = 0.0
+    return df
+
+
+def _fig4_all_genes_better(df):
+    df = df.copy()
+    sel = df.method == "all genes"
+    df.loc[sel, "jaccard"] = 0.99
+    return df
+
+
+def _overview_shape(df):
+    df = df.copy()
+    rows = (df.kind == "fact") & (df.dataset == "CBCL faces") & (df.fact == "n_features")
+    df.loc[rows, "value"] = 360
+    return df
+
+
+# (experiment, claim id, transform, verdicts the transformed data must NOT get)
+NOT_REPRODUCED_CASES = [
+    ("sigg2008_fig3", "nn-empca-beats-nspca", _fig3_nspca_above),
+    ("sigg2008_fig3", "orthogonal-empca-more", _fig3_nspca_over(["middle"], 1.2)),
+    ("sigg2008_fig3", "orthogonal-various-K", _fig3_nspca_over(["middle-K"], 1.2)),
+    ("sigg2008_fig3", "quasi-complementary", _fig3_swap_quasi("right")),
+    ("sigg2008_fig3", "quasi-various-angles", _fig3_swap_quasi("right-angle")),
+    ("sigg2008_fig3", "alpha-degrades", _fig3_alpha_order(increasing=True)),
+    ("sigg2008_fig3", "nspca-comparable-small-alpha", _fig3_nspca_above),
+    ("sigg2008_fig3", "pc1-nonneg-orthant", _set("pc1_sign_share", 0.6)),
+    ("sigg2008_fig2", "renorm-closes-gap-empca", _fig2_opt_equals_plain),
+    ("sigg2008_fig2", "empca-time-flat", _fig2_em_time_grows),
+    ("sigg2008_fig2", "spca-slower", _fig2_em_slower),
+    ("sigg2008_fig2", "iterations-bump-10-25", _set("n_iter", 20)),
+    ("sigg2008_fig2", "iterations-bump-other-data", _set("n_iter", 20)),
+    ("sigg2008_timing", "em-iterations-below-10", _set("n_iter", 30.0)),
+    ("sigg2008_timing", "nn-time-ratio", _timing_equal),
+    ("sigg2008_timing", "nn-time-no-K-dependence", _timing_k_dependent),
+    ("sigg2008_prop32", "pc-start-best", _prop32_pc_worse),
+    ("sigg2008_fig4", "nn-70-genes-beat-all", _fig4_all_genes_better),
+    ("data_overview", "cbcl-faces", _overview_shape),
+]
+
+# (experiment, claim id, transform): data that make the sentence plainly true must reproduce it
+REPRODUCED_CASES = [
+    ("sigg2008_fig3", "orthogonal-empca-more", _fig3_nspca_over(["middle"], 0.5)),
+    ("sigg2008_fig3", "orthogonal-various-K", _fig3_nspca_over(["middle-K"], 0.5)),
+    ("sigg2008_fig3", "alpha-degrades", _fig3_alpha_order(increasing=False)),
+    ("sigg2008_fig2", "iterations-bump-10-25", _fig2_bump),
+    ("sigg2008_fig2", "iterations-bump-other-data", _fig2_bump),
+    ("sigg2008_timing", "em-iterations-below-10", _set("n_iter", 5.0)),
+    ("sigg2008_prop32", "pc-start-best", _prop32_pc_best),
+    ("sigg2008_prop32", "error-never-increases", _prop32_increases),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "claim_id", "transform"),
+    NOT_REPRODUCED_CASES,
+    ids=[f"{n}/{c}" for n, c, _ in NOT_REPRODUCED_CASES],
+)
+def test_check_rejects_contradicting_data(name, claim_id, transform):
+    assert _verdict(name, claim_id, transform(_csv(name))) != ledger.REPRODUCED
+
+
+@pytest.mark.parametrize(
+    ("name", "claim_id", "transform"), REPRODUCED_CASES, ids=[f"{n}/{c}" for n, c, _ in REPRODUCED_CASES]
+)
+def test_check_accepts_supporting_data(name, claim_id, transform):
+    assert _verdict(name, claim_id, transform(_csv(name))) == ledger.REPRODUCED
