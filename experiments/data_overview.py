@@ -194,6 +194,18 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
             _show(ax, img[(img.dataset == name) & (img.item == i)])
             if i == 0:
                 ax.set_ylabel(name.replace("mnist-", ""), fontsize=7)
+            if r == 0 and i == 0:
+                recreated = [
+                    n for n in ("mnist-basic", "mnist-back-rand", "mnist-back-image")
+                    if _recreated(df, n)
+                ]
+                title = (
+                    "MNIST sevens, " + "/".join(n.replace("mnist-", "") for n in recreated)
+                    + " RECREATED\nfrom MNIST (original zips unavailable)"
+                    if recreated
+                    else "MNIST sevens (Larochelle et al. zips)"
+                )
+                ax.set_title(title, fontsize=6.5, loc="left", color="darkred" if recreated else "black")
     ax = fig.add_subplot(mid[1])
     spec = df[df.kind == "spectrum"]
     for _item, g in spec.groupby("item"):
@@ -210,6 +222,11 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     )
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
+
+
+def _recreated(df: pd.DataFrame, name: str) -> bool:
+    rows = df[(df.kind == "fact") & (df.dataset == name) & (df.fact == "recreated")]
+    return bool(len(rows)) and bool(float(rows.value.iloc[0]))
 
 
 def _show(ax, g: pd.DataFrame) -> None:
