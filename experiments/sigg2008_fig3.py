@@ -523,7 +523,8 @@ def _check_alpha_coverage(df):
     why = ""
     if not ok and len(mins) >= 2:
         why = (
-            f"; the smallest alpha already reaches K = {mins[0]:g}, not only cardinalities near the full one, "
+            f"; the smallest alpha already reaches K = {mins[0]:g}, not only cardinalities near the full "
+            "one, "
             f"and the largest alpha misses K = {', '.join(map(str, missing[-1])) or 'none'}"
         )
     return Outcome(
