@@ -85,8 +85,18 @@ def _sweep_rows(A: np.ndarray, source: str, ks, rng, repeats: int) -> list[dict]
         t_sweep = float(np.median([one_sweep() for _ in range(repeats)]))
         inner = max(1, int(2e-3 / max(t_sweep / 20, 1e-6)))
         t_gemm = _median_time(lambda U0=U0: A @ U0, repeats, inner=min(inner, 200))
-        rows.append({"kind": "sweep", "source": source, "d": d, "k": k, "seconds": t_sweep,
-                     "ref_seconds": t_gemm, "ratio": t_sweep / t_gemm, "reference": "A @ U"})
+        rows.append(
+            {
+                "kind": "sweep",
+                "source": source,
+                "d": d,
+                "k": k,
+                "seconds": t_sweep,
+                "ref_seconds": t_gemm,
+                "ratio": t_sweep / t_gemm,
+                "reference": "A @ U",
+            }
+        )
     return rows
 
 
@@ -122,11 +132,25 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 res = nspca(X, 10, alpha=alpha, beta=beta, random_state=cfg.rng(1, rep))
                 times.append(time.perf_counter() - t0)
             secs = float(np.median(times))
-            rows.append({"kind": "fit", "source": "CBCL", "d": 361, "k": 10, "alpha": alpha, "beta": beta,
-                         "seconds": secs, "n_iter": res.n_iter, "converged": res.converged,
-                         "seconds_per_sweep": secs / max(res.n_iter, 1),
-                         "ref_seconds": t_gemm, "ratio": secs / t_gemm, "reference": "A @ U",
-                         "pca_seconds": t_pca, "ratio_pca": secs / t_pca})
+            rows.append(
+                {
+                    "kind": "fit",
+                    "source": "CBCL",
+                    "d": 361,
+                    "k": 10,
+                    "alpha": alpha,
+                    "beta": beta,
+                    "seconds": secs,
+                    "n_iter": res.n_iter,
+                    "converged": res.converged,
+                    "seconds_per_sweep": secs / max(res.n_iter, 1),
+                    "ref_seconds": t_gemm,
+                    "ratio": secs / t_gemm,
+                    "reference": "A @ U",
+                    "pca_seconds": t_pca,
+                    "ratio_pca": secs / t_pca,
+                }
+            )
 
         # 3. Sigg & Buhmann's protocol: one component of cardinality K by bisection on beta
         if not cfg.quick:
@@ -139,17 +163,30 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 for K in (10, 50, 100):
                     t0 = time.perf_counter()
                     try:
-                        r = nspca_for_cardinality(A_s, K, alpha=alpha, n_restarts=10, precomputed=True,
-                                                  random_state=cfg.rng(2, K))
+                        r = nspca_for_cardinality(
+                            A_s, K, alpha=alpha, n_restarts=10, precomputed=True, random_state=cfg.rng(2, K)
+                        )
                         found, var, fits = True, r.variance / (Zs.shape[0] - 1), r.n_fits
                     except CardinalityNotReached:
                         found, var, fits = False, np.nan, np.nan
                     secs = time.perf_counter() - t0
-                    rows.append({"kind": "cardinality", "source": "CBCL standardized, PC1 removed", "d": 361,
-                                 "k": 1, "alpha": alpha, "target": K, "found": found, "variance": var,
-                                 "n_fits": fits, "seconds": secs, "ref_seconds": PUBLISHED_MATLAB_SECONDS,
-                                 "ratio": secs / PUBLISHED_MATLAB_SECONDS,
-                                 "reference": "published MATLAB NSPCA average (24 s)"})
+                    rows.append(
+                        {
+                            "kind": "cardinality",
+                            "source": "CBCL standardized, PC1 removed",
+                            "d": 361,
+                            "k": 1,
+                            "alpha": alpha,
+                            "target": K,
+                            "found": found,
+                            "variance": var,
+                            "n_fits": fits,
+                            "seconds": secs,
+                            "ref_seconds": PUBLISHED_MATLAB_SECONDS,
+                            "ratio": secs / PUBLISHED_MATLAB_SECONDS,
+                            "reference": "published MATLAB NSPCA average (24 s)",
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -170,8 +207,10 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax1.set_title("(a) sweep cost, Algorithm 1")
     ax1.legend()
     fit = df[df.kind == "fit"]
-    labels = [rf"$\alpha$={a:.0e}" "\n" rf"$\beta$={b:.0e}".replace("e+0", "e").replace("0e0", "0")
-              for a, b in zip(fit.alpha, fit.beta, strict=True)]
+    labels = [
+        rf"$\alpha$={a:.0e}" "\n" rf"$\beta$={b:.0e}".replace("e+0", "e").replace("0e0", "0")
+        for a, b in zip(fit.alpha, fit.beta, strict=True)
+    ]
     ax2.bar(range(len(fit)), fit.seconds, color=_common.method_style("NSPCA")["color"])
     ax2.axhline(1.0, color="gray", ls=":", lw=1)
     for i, (s, r) in enumerate(zip(fit.seconds, fit.ratio_pca, strict=True)):
@@ -195,9 +234,11 @@ def _check_scaling(df):
     d_ratio_slope = np.polyfit(np.log(sw.d), np.log(sw.ratio), 1)[0]
     gauss = sw[sw.source == "gaussian"]
     d_slope = np.mean([np.polyfit(np.log(g.d), np.log(g.seconds), 1)[0] for _, g in gauss.groupby("k")])
-    text = (f"sweep / (A @ U) in [{sw.ratio.min():.2f}, {sw.ratio.max():.2f}] over d = "
-            f"{sw.d.min()}..{sw.d.max()}, k = {sw.k.min()}..{sw.k.max()}; log-ratio slope in d "
-            f"{d_ratio_slope:+.2f}; raw time ~ d^{d_slope:.2f}")
+    text = (
+        f"sweep / (A @ U) in [{sw.ratio.min():.2f}, {sw.ratio.max():.2f}] over d = "
+        f"{sw.d.min()}..{sw.d.max()}, k = {sw.k.min()}..{sw.k.max()}; log-ratio slope in d "
+        f"{d_ratio_slope:+.2f}; raw time ~ d^{d_slope:.2f}"
+    )
     if sw.k.nunique() >= 2:
         k_ratio_slope = np.polyfit(np.log(sw.k), np.log(sw.ratio), 1)[0]
         text += f"; log-ratio slope in k {k_ratio_slope:+.2f}"
@@ -205,39 +246,59 @@ def _check_scaling(df):
         k_ratio_slope = 0.0
     bounded = sw.ratio.max() / sw.ratio.min() <= 4.0
     ok = bounded and d_ratio_slope <= 0.3 and k_ratio_slope <= 0.3
-    return Outcome(text, REPRODUCED if ok else (PARTIAL if bounded else NOT_REPRODUCED),
-                   "reproduced if the sweep stays a bounded multiple (max/min <= 4) of the d^2 k product "
-                   "A @ U and that multiple does not grow with d or k (log-log slope <= 0.3)")
+    return Outcome(
+        text,
+        REPRODUCED if ok else (PARTIAL if bounded else NOT_REPRODUCED),
+        "reproduced if the sweep stays a bounded multiple (max/min <= 4) of the d^2 k product "
+        "A @ U and that multiple does not grow with d or k (log-log slope <= 0.3)",
+    )
 
 
 def _check_ratio(df):
     sw = df[df.kind == "sweep"]
     worst = sw.loc[sw.ratio.idxmax()]
-    text = (f"sweep / (A @ U): max {worst.ratio:.2f} (d={int(worst.d)}, k={int(worst.k)}), "
-            f"CBCL k=10: {float(sw[(sw.source == 'CBCL') & (sw.k == 10)].ratio.iloc[0]):.2f}")
+    text = (
+        f"sweep / (A @ U): max {worst.ratio:.2f} (d={int(worst.d)}, k={int(worst.k)}), "
+        f"CBCL k=10: {float(sw[(sw.source == 'CBCL') & (sw.k == 10)].ratio.iloc[0]):.2f}"
+    )
     verdict = REPRODUCED if worst.ratio <= 5 else (PARTIAL if worst.ratio <= 10 else NOT_REPRODUCED)
     return Outcome(text, verdict, "project goal, not a paper claim; single-threaded BLAS for both")
 
 
 def _check_fit(df):
     fit = df[df.kind == "fit"]
-    text = "; ".join(f"({a:.0e}, {b:.0e}) {s:.2f} s = {r:.0f}x PCA fit, {int(n)} sweeps"
-                     for a, b, s, r, n in zip(fit.alpha, fit.beta, fit.seconds, fit.ratio_pca, fit.n_iter,
-                                              strict=True))
+    text = "; ".join(
+        f"({a:.0e}, {b:.0e}) {s:.2f} s = {r:.0f}x PCA fit, {int(n)} sweeps"
+        for a, b, s, r, n in zip(fit.alpha, fit.beta, fit.seconds, fit.ratio_pca, fit.n_iter, strict=True)
+    )
     ok = bool((fit.seconds < 1.0).all())
-    return Outcome(text, REPRODUCED if ok else PARTIAL,
-                   "project goal (< 1 s per setting, tol 1e-8); MATLAB NSPCA took 24 s per cardinality "
-                   "(Sigg & Buhmann 2008), a different task and machine")
+    return Outcome(
+        text,
+        REPRODUCED if ok else PARTIAL,
+        "project goal (< 1 s per setting, tol 1e-8); MATLAB NSPCA took 24 s per cardinality "
+        "(Sigg & Buhmann 2008), a different task and machine",
+    )
 
 
 CLAIMS = [
-    Claim("sweep-is-O(d^2 k)",
-          "Sec. 4: caching, each update is done in O(d), and the entire matrix U is updated in O(d^2 k)",
-          "O(d^2 k)", _check_scaling),
-    Claim("sweep-ratio-goal", "Project goal: one sweep costs at most 5 dense products A @ U", "<= 5",
-          _check_ratio),
-    Claim("fit-under-1s", "Project goal: NSPCA converges for each Fig. 2 setting in under 1 s",
-          "< 1 s (MATLAB: 24 s per cardinality)", _check_fit),
+    Claim(
+        "sweep-is-O(d^2 k)",
+        "Sec. 4: caching, each update is done in O(d), and the entire matrix U is updated in O(d^2 k)",
+        "O(d^2 k)",
+        _check_scaling,
+    ),
+    Claim(
+        "sweep-ratio-goal",
+        "Project goal: one sweep costs at most 5 dense products A @ U",
+        "<= 5",
+        _check_ratio,
+    ),
+    Claim(
+        "fit-under-1s",
+        "Project goal: NSPCA converges for each Fig. 2 setting in under 1 s",
+        "< 1 s (MATLAB: 24 s per cardinality)",
+        _check_fit,
+    ),
 ]
 
 
