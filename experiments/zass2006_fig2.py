@@ -465,6 +465,7 @@ def _check_overlap_remains(df):
     na, nb, nc = (_s(df, r, "nondominant_energy") for r in "abc")
     keeps, above_b = c > 0.5 * a, c > 2 * b
     verdict = REPRODUCED if keeps and above_b else (PARTIAL if keeps or above_b else NOT_REPRODUCED)
+    edge = " (at the edge of the rule)" if abs(c / a - 0.5) < 0.05 else ""
     return Outcome(
         f"||I - WW'|| of the unit-norm factors: {a:.3g} (a), {c:.3g} (c, beta=2e6), {b:.3g} (b); "
         f"off-diagonal of raw I - U'U: {oa:.3g} (a), {oc:.3g} (c), {ob:.3g} (b); energy off each pixel's "
@@ -473,8 +474,9 @@ def _check_overlap_remains(df):
         "judged on the unit-norm factors (the raw ||I - U'U|| is dominated by column norms). "
         "Rule (set before this data): reproduced if (c) keeps more than half the overlap of (a) AND "
         "more than twice that of (b); partly if one of the two holds. "
-        f"(c) keeps {c / a:.0%} of (a)'s overlap (the first condition is met by a hair) and has only "
-        f"{c / b:.2g}x (b)'s: the overlap of (c) lies between (a) and (b), nearer (b) on the energy measure",
+        f"(c) keeps {c / a:.0%} of (a)'s overlap{edge}"
+        f" and has {c / b:.2g}x (b)'s; on the energy measure (c) is "
+        f"{'nearer (b)' if abs(nc - nb) < abs(nc - na) else 'nearer (a)'}",
     )
 
 
