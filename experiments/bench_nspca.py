@@ -259,11 +259,15 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
 
 
 # --------------------------------------------------------------------------- claims
-def _combine(calls) -> str:
-    """One verdict from several timing calls: missed if any is missed, met if all are met."""
+def _combine(calls, *, all_needed: bool = False) -> str:
+    """One verdict from several timing calls: met if all are met; missed if all are missed (or, when every
+    call is a necessary part of the claim, ``all_needed``, if any is); partly if some are met and some
+    missed; otherwise too close to call."""
     states = [c.state for c in calls]
     if "missed" in states:
-        return NOT_REPRODUCED if "met" not in states else PARTIAL
+        if all_needed or "met" not in states:
+            return NOT_REPRODUCED
+        return PARTIAL
     return REPRODUCED if all(st == "met" for st in states) else TOO_CLOSE
 
 
@@ -322,7 +326,7 @@ def _check_scaling(df):
     )
     return Outcome(
         text,
-        _combine(calls),
+        _combine(calls, all_needed=True),
         "reproduced if the sweep's cost grows like d^2 k: its ratio to the d^2 k product A @ U does not grow "
         f"with d (exponent below {SLOPE_LIMIT}) and its time grows at most linearly in k (exponent below "
         f"{1 + SLOPE_LIMIT}), in median and upper quartile over the repeats, outside a band of "
