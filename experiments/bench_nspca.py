@@ -22,12 +22,15 @@ Every timing is repeated and interleaved (``rep`` column): each repeat times eve
 and its reference ``A @ U`` back to back, and every fit next to its own PCA fit, so that a slow moment of
 the shared machine touches both sides of a ratio. BLAS is limited to one thread for the kernel and the
 references alike (the kernel is single-threaded). Numba compilation is excluded by a warm-up call.
+A sweep measurement runs several sweeps from prepared copies of the start (at least ~5 ms), a product
+measurement several products (at least ~2 ms), so that timer resolution and short hiccups do not dominate.
 The claims are machine-dependent (``Claim(machine_dependent=True)``) and decide with
-:func:`experiments.claims.call_timing` on the repeats: a ratio (or, for the cost exponent, the growth of the
-ratio per doubling of d or k from each repeat's log-log fit) is *met* or *missed* only when its median is
-outside a band around the threshold and its quartiles agree; otherwise the verdict is *too close to call*.
-Full runs: 9 repeats of every sweep, 5 of every fit; ``--quick``: d in {361, 512, 1024}, k = 10, 3 repeats,
-no cardinality search.
+:func:`experiments.claims.call_timing` on the repeats: a ratio (or, for the cost exponents, the growth per
+doubling of d or k from each repeat's joint log-log fit: of the sweep / (A @ U) ratio in d, of the sweep
+time in k, because at k <= 20 the time of ``A @ U`` is not proportional to k) is *met* or *missed* only when
+its median is outside a band around the threshold and its quartiles agree; otherwise the verdict is *too
+close to call*. Full runs: 9 repeats of every sweep, 5 of every fit; ``--quick``: d in {361, 512, 1024},
+k = 10, 3 repeats, no cardinality search.
 """
 
 from __future__ import annotations
