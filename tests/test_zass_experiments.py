@@ -121,6 +121,17 @@ def test_support_sharing():
     assert nondominant == pytest.approx(W[2, 1] ** 2 / 2)
 
 
+def test_nondominant_energy_is_bounded_by_the_overlap():
+    # why the ledger calls it a bound, not evidence: for any U >= 0 it is at most sum_{p != q} (WW')_pq / k
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        U = rng.random((30, 4)) * (rng.random((30, 4)) < 0.5)
+        U[0] += 1e-3  # no empty column
+        W = (U / np.linalg.norm(U, axis=0)).T
+        off = W @ W.T - np.diag(np.diag(W @ W.T))
+        assert zass2006_fig2.support_sharing(U)[1] <= off.sum() / 4 + 1e-12
+
+
 def test_match_factors_recognises_dropped_pixels():
     rng = np.random.default_rng(1)
     Wa = rng.random((4, 30))
