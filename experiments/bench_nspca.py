@@ -375,7 +375,8 @@ def _check_fit(df):
     return Outcome(
         "; ".join(parts),
         _combine(calls),
-        "project goal (< 1 s per setting, tol 1e-8), an absolute time by its nature (the PCA ratio "
+        "project goal (< 1 s per setting, tol 1e-8), an absolute time by its nature, measured as the "
+        "process's CPU time so the shared machine's load does not enter (the PCA ratio "
         "is for scale); each setting decided with call_timing on its repeats (15% band around "
         "1 s); MATLAB NSPCA took 24 s per cardinality (Sigg & Buhmann 2008), a different task and "
         "machine",
