@@ -18,10 +18,23 @@ Three measurements, each as a ratio to a reference timed in the same run on the 
    on their preprocessing of the faces (standardized, projected off the first principal component), for
    K in {10, 50, 100} and alpha in {1e5, 1e6, 1e7}; seconds per cardinality and the ratio to 24 s.
 
-All timings are medians of repeats (5 for sweeps and products, 3 for fits), with BLAS limited to one thread
-for the kernel and the references alike (the kernel is single-threaded; the machine is shared). Numba
-compilation is excluded by a warm-up call. ``--quick``: d in {361, 512, 1024}, k = 10, one repeat of each fit,
-no cardinality search.
+Every timing is repeated and interleaved (``rep`` column): each repeat times every size once, the sweep
+and its reference ``A @ U`` back to back, and every fit next to its own PCA fit, so that a slow moment of
+the shared machine touches both sides of a ratio. BLAS is limited to one thread for the kernel and the
+references alike (the kernel is single-threaded). Numba compilation is excluded by a warm-up call.
+All times are **CPU time of this process** (``time.process_time``): with BLAS and the kernel on one
+thread it is the wall time the work takes on an idle machine, while the time a shared, loaded machine gives
+to other processes does not count (with wall-clock time, two runs at different loads gave sweep / (A @ U)
+ratios of 3.7 and 8.2 for the same size, and fits 3x slower). A sweep measurement runs several sweeps
+from prepared copies of the start (at least ~5 ms), a product measurement several products (at least
+~2 ms), so that timer resolution and short hiccups do not dominate.
+The claims are machine-dependent (``Claim(machine_dependent=True)``) and decide with
+:func:`experiments.claims.call_timing` on the repeats: a ratio (or, for the cost exponents, the growth per
+doubling of d or k from each repeat's joint log-log fit: of the sweep / (A @ U) ratio in d, of the sweep
+time in k, because at k <= 20 the time of ``A @ U`` is not proportional to k) is *met* or *missed* only when
+its median is outside a band around the threshold and its quartiles agree; otherwise the verdict is *too
+close to call*. Full runs: 9 repeats of every sweep, 5 of every fit; ``--quick``: d in {361, 512, 1024},
+k = 10, 3 repeats, no cardinality search.
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
 from repro.kernels.nspca import nspca_sweep
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
 
@@ -45,16 +58,13 @@ TITLE = "Benchmark: NSPCA sweep cost vs one A @ U, and time to convergence on CB
 FIG2_SETTINGS = ((2e7, 0.0), (5e8, 0.0), (2e7, 2e6))
 PUBLISHED_MATLAB_SECONDS = 24.0  # Sigg & Buhmann (2008), Sec. 5.2: NSPCA, average per cardinality
 BLOCK = 32
-
-
-def _median_time(fn, repeats: int, inner: int = 1) -> float:
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        ts.append((time.perf_counter() - t0) / inner)
-    return float(np.median(ts))
+_clock = time.process_time  # CPU time of this process: the shared machine's other load does not count
+N_SWEEP_REPEATS = 9
+N_FIT_REPEATS = 5
+SLOPE_LIMIT = 0.3  # the sweep / (A @ U) ratio may grow at most like d^0.3 and k^0.3 ("does not grow")
+SLOPE_BAND = 0.1  # +/- band around SLOPE_LIMIT inside which the cost exponent is too close to call
+RATIO_GOAL = 5.0  # project goal: one sweep <= 5 products A @ U
+FIT_GOAL_S = 1.0  # project goal: < 1 s per Fig. 2 setting
 
 
 def _top_eigenvalue(A: np.ndarray, rng: np.random.Generator, steps: int = 50) -> float:
@@ -65,68 +75,110 @@ def _top_eigenvalue(A: np.ndarray, rng: np.random.Generator, steps: int = 50) ->
     return float(v @ A @ v)
 
 
-def _sweep_rows(A: np.ndarray, source: str, ks, rng, repeats: int) -> list[dict]:
+def _sweep_case(A: np.ndarray, k: int, rng: np.random.Generator):
+    """A timed sweep and its reference ``A @ U`` for one (A, k), from a fixed random non-negative start."""
     d = A.shape[0]
     alpha = _top_eigenvalue(A, rng)
-    rows = []
-    for k in ks:
-        U0 = rng.random((d, k))
-        U0 = np.ascontiguousarray(U0 / np.linalg.norm(U0, axis=0))
+    U0 = rng.random((d, k))
+    U0 = np.ascontiguousarray(U0 / np.linalg.norm(U0, axis=0))
 
-        def one_sweep(U0=U0):
-            U = U0.copy()
-            AU = A @ U
-            G = U.T @ U
-            t0 = time.perf_counter()
+    def sweep(n_in: int = 1) -> float:
+        starts = [(U0.copy(), A @ U0, U0.T @ U0) for _ in range(n_in)]  # prepared outside the timing
+        t0 = _clock()
+        for U, AU, G in starts:
             nspca_sweep(A, U, AU, G, alpha, 0.0, BLOCK)
-            return time.perf_counter() - t0
+        return (_clock() - t0) / n_in
 
-        one_sweep()  # warm-up (compilation)
-        t_sweep = float(np.median([one_sweep() for _ in range(repeats)]))
-        inner = max(1, int(2e-3 / max(t_sweep / 20, 1e-6)))
-        t_gemm = _median_time(lambda U0=U0: A @ U0, repeats, inner=min(inner, 200))
-        rows.append({"kind": "sweep", "source": source, "d": d, "k": k, "seconds": t_sweep,
-                     "ref_seconds": t_gemm, "ratio": t_sweep / t_gemm, "reference": "A @ U"})
-    return rows
+    sweep()  # warm-up (compilation)
+    n_sweeps = int(min(20, max(1, 5e-3 / max(sweep(), 1e-7))))  # >= ~5 ms per measurement
+    A @ U0
+    t0 = _clock()
+    A @ U0
+    inner = int(min(200, max(1, 2e-3 / max(_clock() - t0, 1e-7))))  # >= ~2 ms per measurement
+
+    def gemm() -> float:
+        t0 = _clock()
+        for _ in range(inner):
+            A @ U0
+        return (_clock() - t0) / inner
+
+    return lambda: sweep(n_sweeps), gemm
 
 
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_cbcl_faces
 
     rng = cfg.rng(0)
-    repeats = 3 if cfg.quick else 5
+    repeats = 3 if cfg.quick else N_SWEEP_REPEATS
+    fit_repeats = 3 if cfg.quick else N_FIT_REPEATS
     raw = load_cbcl_faces().X
     X = _common.preprocess(raw, "center")
     A_cbcl = np.ascontiguousarray(X.T @ X)
     rows = []
     with threadpool_limits(1, user_api="blas"):
-        # 1. sweep vs one A @ U
+        # 1. sweep vs one A @ U, repeats interleaved over every size
         ks = (10,) if cfg.quick else (5, 10, 20)
-        rows += _sweep_rows(A_cbcl, "CBCL", ks, rng, repeats)
+        mats = [("CBCL", A_cbcl)]
         for d in (512, 1024) if cfg.quick else (1024, 2048, 4096):
             Z = rng.normal(size=(256, d))
-            A = np.ascontiguousarray(Z.T @ Z)
-            rows += _sweep_rows(A, "gaussian", ks, rng, repeats)
+            mats.append(("gaussian", np.ascontiguousarray(Z.T @ Z)))
+        cases = [(source, A.shape[0], k, *_sweep_case(A, k, rng)) for source, A in mats for k in ks]
+        for rep in _common.progress(range(repeats), "sweep repeats"):
+            for source, d, k, sweep, gemm in cases:
+                t_sweep, t_gemm = sweep(), gemm()
+                rows.append(
+                    {
+                        "kind": "sweep",
+                        "source": source,
+                        "d": d,
+                        "k": k,
+                        "rep": rep,
+                        "seconds": t_sweep,
+                        "ref_seconds": t_gemm,
+                        "ratio": t_sweep / t_gemm,
+                        "reference": "A @ U",
+                    }
+                )
+        del cases, mats
 
-        # 2. NSPCA to convergence, Fig. 2 settings
+        # 2. NSPCA to convergence, Fig. 2 settings, each repeat next to its references
         U10 = np.ascontiguousarray(np.abs(rng.normal(size=(361, 10))))
-        t_gemm = _median_time(lambda: A_cbcl @ U10, 5, inner=200)
-        t_pca = _median_time(lambda: PCA(10, random_state=0).fit(X), 5)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             nspca(X, 10, alpha=2e7, max_iter=2, random_state=0)  # warm-up
-        for alpha, beta in FIG2_SETTINGS:
-            times, res = [], None
-            for rep in range(1 if cfg.quick else 3):
-                t0 = time.perf_counter()
+        PCA(10, random_state=0).fit(X)
+        for rep in _common.progress(range(fit_repeats), "fit repeats"):
+            for alpha, beta in FIG2_SETTINGS:
+                t0 = _clock()
+                for _ in range(50):
+                    A_cbcl @ U10
+                t_gemm = (_clock() - t0) / 50
+                t0 = _clock()
+                PCA(10, random_state=0).fit(X)
+                t_pca = _clock() - t0
+                t0 = _clock()
                 res = nspca(X, 10, alpha=alpha, beta=beta, random_state=cfg.rng(1, rep))
-                times.append(time.perf_counter() - t0)
-            secs = float(np.median(times))
-            rows.append({"kind": "fit", "source": "CBCL", "d": 361, "k": 10, "alpha": alpha, "beta": beta,
-                         "seconds": secs, "n_iter": res.n_iter, "converged": res.converged,
-                         "seconds_per_sweep": secs / max(res.n_iter, 1),
-                         "ref_seconds": t_gemm, "ratio": secs / t_gemm, "reference": "A @ U",
-                         "pca_seconds": t_pca, "ratio_pca": secs / t_pca})
+                secs = _clock() - t0
+                rows.append(
+                    {
+                        "kind": "fit",
+                        "source": "CBCL",
+                        "d": 361,
+                        "k": 10,
+                        "alpha": alpha,
+                        "beta": beta,
+                        "rep": rep,
+                        "seconds": secs,
+                        "n_iter": res.n_iter,
+                        "converged": res.converged,
+                        "seconds_per_sweep": secs / max(res.n_iter, 1),
+                        "ref_seconds": t_gemm,
+                        "ratio": secs / t_gemm,
+                        "reference": "A @ U",
+                        "pca_seconds": t_pca,
+                        "ratio_pca": secs / t_pca,
+                    }
+                )
 
         # 3. Sigg & Buhmann's protocol: one component of cardinality K by bisection on beta
         if not cfg.quick:
@@ -137,29 +189,50 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             A_s = np.ascontiguousarray(Zp.T @ Zp)
             for alpha in (1e5, 1e6, 1e7):
                 for K in (10, 50, 100):
-                    t0 = time.perf_counter()
+                    t0 = _clock()
                     try:
-                        r = nspca_for_cardinality(A_s, K, alpha=alpha, n_restarts=10, precomputed=True,
-                                                  random_state=cfg.rng(2, K))
+                        r = nspca_for_cardinality(
+                            A_s, K, alpha=alpha, n_restarts=10, precomputed=True, random_state=cfg.rng(2, K)
+                        )
                         found, var, fits = True, r.variance / (Zs.shape[0] - 1), r.n_fits
                     except CardinalityNotReached:
                         found, var, fits = False, np.nan, np.nan
-                    secs = time.perf_counter() - t0
-                    rows.append({"kind": "cardinality", "source": "CBCL standardized, PC1 removed", "d": 361,
-                                 "k": 1, "alpha": alpha, "target": K, "found": found, "variance": var,
-                                 "n_fits": fits, "seconds": secs, "ref_seconds": PUBLISHED_MATLAB_SECONDS,
-                                 "ratio": secs / PUBLISHED_MATLAB_SECONDS,
-                                 "reference": "published MATLAB NSPCA average (24 s)"})
+                    secs = _clock() - t0
+                    rows.append(
+                        {
+                            "kind": "cardinality",
+                            "source": "CBCL standardized, PC1 removed",
+                            "d": 361,
+                            "k": 1,
+                            "alpha": alpha,
+                            "target": K,
+                            "found": found,
+                            "variance": var,
+                            "n_fits": fits,
+                            "seconds": secs,
+                            "ref_seconds": PUBLISHED_MATLAB_SECONDS,
+                            "ratio": secs / PUBLISHED_MATLAB_SECONDS,
+                            "reference": "published MATLAB NSPCA average (24 s)",
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(7.2, 2.9))
     sw = df[df.kind == "sweep"]
-    for k, g in sw.groupby("k"):
-        g = g.sort_values("d")
-        ax1.plot(g.d, g.ratio, marker="o", label=f"k = {k}")
-    ax1.axhline(5.0, color="gray", ls=":", lw=1, label="goal 5")
+    q = sw.groupby(["k", "d"])["ratio"].quantile([0.25, 0.5, 0.75]).unstack()
+    for k, g in q.groupby(level="k"):
+        g = g.droplevel("k").sort_index()
+        ax1.errorbar(
+            g.index,
+            g[0.5],
+            yerr=[g[0.5] - g[0.25], g[0.75] - g[0.5]],
+            marker="o",
+            capsize=2,
+            label=f"k = {k}",
+        )
+    ax1.axhline(RATIO_GOAL, color="gray", ls=":", lw=1, label="goal 5")
     ax1.set_xscale("log")
     ds = sorted(sw.d.unique())
     ax1.set_xticks(ds, [str(int(d)) for d in ds])
@@ -167,77 +240,171 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax1.set_ylim(0, max(5.5, float(sw.ratio.max()) * 1.1))
     ax1.set_xlabel("d")
     ax1.set_ylabel("time of one sweep / one A @ U")
-    ax1.set_title("(a) sweep cost, Algorithm 1")
-    ax1.legend()
+    ax1.set_title("(a) sweep cost, Algorithm 1 (median, quartiles)")
+    ax1.legend(fontsize=7)
     fit = df[df.kind == "fit"]
-    labels = [rf"$\alpha$={a:.0e}" "\n" rf"$\beta$={b:.0e}".replace("e+0", "e").replace("0e0", "0")
-              for a, b in zip(fit.alpha, fit.beta, strict=True)]
-    ax2.bar(range(len(fit)), fit.seconds, color=_common.method_style("NSPCA")["color"])
-    ax2.axhline(1.0, color="gray", ls=":", lw=1)
-    for i, (s, r) in enumerate(zip(fit.seconds, fit.ratio_pca, strict=True)):
-        ax2.text(i, s, f"{s:.2f} s\n{r:.0f}x PCA", ha="center", va="bottom", fontsize=6)
-    ax2.set_xticks(range(len(fit)), labels, fontsize=6)
-    ax2.set_ylabel("seconds to convergence")
+    settings = list(dict.fromkeys(zip(fit.alpha, fit.beta, strict=True)))
+    labels, med, lo, hi, rpca = [], [], [], [], []
+    for a, b in settings:
+        g = fit[(fit.alpha == a) & (fit.beta == b)]
+        labels.append(rf"$\alpha$={a:.0e}" "\n" rf"$\beta$={b:.0e}".replace("e+0", "e").replace("0e0", "0"))
+        qs = np.percentile(g.seconds, [25, 50, 75])
+        lo.append(qs[1] - qs[0])
+        med.append(qs[1])
+        hi.append(qs[2] - qs[1])
+        rpca.append(float(np.median(g.ratio_pca)))
+    x = np.arange(len(settings))
+    ax2.bar(x, med, yerr=[lo, hi], capsize=3, color=_common.method_style("NSPCA")["color"])
+    ax2.axhline(FIT_GOAL_S, color="gray", ls=":", lw=1)
+    for i, (s_, r) in enumerate(zip(med, rpca, strict=True)):
+        ax2.text(i, s_ + hi[i], f"{s_:.2f} s\n{r:.0f}x PCA", ha="center", va="bottom", fontsize=6)
+    ax2.set_xticks(x, labels, fontsize=6)
+    ax2.set_ylabel("CPU seconds to convergence (median)")
     ax2.set_title("(b) NSPCA on CBCL, Fig. 2 settings")
-    ax2.set_ylim(0, max(1.2, float(fit.seconds.max()) * 1.4))
+    ax2.set_ylim(0, max(1.2, float(max(m + h for m, h in zip(med, hi, strict=True))) * 1.4))
     fig.tight_layout()
     return fig
 
 
 # --------------------------------------------------------------------------- claims
+def _combine(calls, *, all_needed: bool = False) -> str:
+    """One verdict from several timing calls: met if all are met; missed if all are missed (or, when every
+    call is a necessary part of the claim, ``all_needed``, if any is); partly if some are met and some
+    missed; otherwise too close to call."""
+    states = [c.state for c in calls]
+    if "missed" in states:
+        if all_needed or "met" not in states:
+            return NOT_REPRODUCED
+        return PARTIAL
+    return REPRODUCED if all(st == "met" for st in states) else TOO_CLOSE
+
+
+def _slopes(sw: pd.DataFrame) -> pd.DataFrame:
+    """Per repeat: joint log-log fits in d and k of the sweep / (A @ U) ratio and of the sweep time."""
+    out = []
+    for rep, g in sw.groupby("rep"):
+        cols = [np.ones(len(g)), np.log(g.d.to_numpy(float))]
+        has_k = g.k.nunique() >= 2
+        if has_k:
+            cols.append(np.log(g.k.to_numpy(float)))
+        M = np.column_stack(cols)
+        ratio = np.linalg.lstsq(M, np.log(g.ratio.to_numpy(float)), rcond=None)[0]
+        raw = np.linalg.lstsq(M, np.log(g.seconds.to_numpy(float)), rcond=None)[0]
+        out.append(
+            {
+                "rep": rep,
+                "ratio_d": ratio[1],
+                "ratio_k": ratio[2] if has_k else np.nan,
+                "raw_d": raw[1],
+                "raw_k": raw[2] if has_k else np.nan,
+            }
+        )
+    return pd.DataFrame(out)
+
+
 def _check_scaling(df):
-    # O(d^2 k) is an upper bound on the work; A @ U has exactly d^2 k multiply-adds, so the sweep is within
-    # O(d^2 k) when its time stays a bounded multiple of A @ U's as d and k grow (the ratio must not grow
-    # with d or k). The raw log-log slopes are reported too; caches and memory bandwidth bend them.
+    # O(d^2 k) bounds the work. In d: A @ U has exactly d^2 k multiply-adds and meets the same caches, so the
+    # sweep is O(d^2 k) in d when the sweep / (A @ U) ratio does not grow with d (its exponent below
+    # SLOPE_LIMIT). In k: at k <= 20 the time of A @ U is not proportional to k (both read all of A once,
+    # its k-exponent swings 0.1..0.6 between repeats), so the ratio would measure the reference's noise; the
+    # sweep's own time must grow at most linearly in k (exponent below 1 + SLOPE_LIMIT). Exponents come from
+    # one joint log-log fit per repeat and are decided on the repeats with a band of +/- SLOPE_BAND (as
+    # growth factors per doubling, 2**exponent, for call_timing).
     sw = df[df.kind == "sweep"]
     if sw.d.nunique() < 2:
         return Outcome("-", NOT_REPRODUCED, "needs two or more sizes d")
-    d_ratio_slope = np.polyfit(np.log(sw.d), np.log(sw.ratio), 1)[0]
-    gauss = sw[sw.source == "gaussian"]
-    d_slope = np.mean([np.polyfit(np.log(g.d), np.log(g.seconds), 1)[0] for _, g in gauss.groupby("k")])
-    text = (f"sweep / (A @ U) in [{sw.ratio.min():.2f}, {sw.ratio.max():.2f}] over d = "
-            f"{sw.d.min()}..{sw.d.max()}, k = {sw.k.min()}..{sw.k.max()}; log-ratio slope in d "
-            f"{d_ratio_slope:+.2f}; raw time ~ d^{d_slope:.2f}")
-    if sw.k.nunique() >= 2:
-        k_ratio_slope = np.polyfit(np.log(sw.k), np.log(sw.ratio), 1)[0]
-        text += f"; log-ratio slope in k {k_ratio_slope:+.2f}"
-    else:
-        k_ratio_slope = 0.0
-    bounded = sw.ratio.max() / sw.ratio.min() <= 4.0
-    ok = bounded and d_ratio_slope <= 0.3 and k_ratio_slope <= 0.3
-    return Outcome(text, REPRODUCED if ok else (PARTIAL if bounded else NOT_REPRODUCED),
-                   "reproduced if the sweep stays a bounded multiple (max/min <= 4) of the d^2 k product "
-                   "A @ U and that multiple does not grow with d or k (log-log slope <= 0.3)")
+    sl = _slopes(sw)
+    margin = 2.0**SLOPE_BAND - 1.0
+    tests = {"ratio_d": ("sweep / (A @ U) exponent in d", SLOPE_LIMIT)}
+    if sl["raw_k"].notna().any():
+        tests["raw_k"] = ("sweep time exponent in k", 1.0 + SLOPE_LIMIT)
+    parts, calls = [], []
+    for col, (label, limit) in tests.items():
+        c = call_timing(2.0 ** sl[col].dropna(), 2.0**limit, margin=margin)
+        calls.append(c)
+        q = np.percentile(sl[col].dropna(), [25, 50, 75])
+        parts.append(f"{label} {q[1]:+.2f} (quartiles {q[0]:+.2f}..{q[2]:+.2f}, limit {limit:g}: {c.state})")
+    med = sw.groupby(["d", "k"]).ratio.median()
+    info = f"sweep time exponent in d {sl.raw_d.median():.2f}"
+    if sl["ratio_k"].notna().any():
+        info += f", ratio exponent in k {sl.ratio_k.median():+.2f}"
+    text = (
+        f"median sweep / (A @ U) in [{med.min():.2f}, {med.max():.2f}] over d = {sw.d.min()}..{sw.d.max()}, "
+        f"k = {sw.k.min()}..{sw.k.max()}; " + "; ".join(parts) + f"; {info}; {len(sl)} interleaved repeats"
+    )
+    return Outcome(
+        text,
+        _combine(calls, all_needed=True),
+        "reproduced if the sweep's cost grows like d^2 k: its ratio to the d^2 k product A @ U does not grow "
+        f"with d (exponent below {SLOPE_LIMIT}) and its time grows at most linearly in k (exponent below "
+        f"{1 + SLOPE_LIMIT}), in median and upper quartile over the repeats, outside a band of "
+        f"+/-{SLOPE_BAND} (inside: too close to call). In k the ratio to A @ U is not used: at k <= 20 the "
+        "time of A @ U is not proportional to k",
+    )
 
 
 def _check_ratio(df):
     sw = df[df.kind == "sweep"]
-    worst = sw.loc[sw.ratio.idxmax()]
-    text = (f"sweep / (A @ U): max {worst.ratio:.2f} (d={int(worst.d)}, k={int(worst.k)}), "
-            f"CBCL k=10: {float(sw[(sw.source == 'CBCL') & (sw.k == 10)].ratio.iloc[0]):.2f}")
-    verdict = REPRODUCED if worst.ratio <= 5 else (PARTIAL if worst.ratio <= 10 else NOT_REPRODUCED)
-    return Outcome(text, verdict, "project goal, not a paper claim; single-threaded BLAS for both")
+    calls = {key: call_timing(g.ratio, RATIO_GOAL) for key, g in sw.groupby(["source", "d", "k"])}
+    worst_key = max(calls, key=lambda key: calls[key].median)
+    worst = calls[worst_key]
+    cbcl = [c for (src, _d, k), c in calls.items() if src == "CBCL" and k == 10]
+    text = (
+        f"worst sweep / (A @ U): {worst.text('.2f')} at d={worst_key[1]}, k={worst_key[2]}"
+        + (f"; CBCL k=10: {cbcl[0].text('.2f')}" if cbcl else "")
+        + f"; {sum(c.state == 'met' for c in calls.values())}/{len(calls)} sizes met"
+    )
+    return Outcome(
+        text,
+        _combine(calls.values()),
+        "project goal, not a paper claim; single-threaded BLAS for both; every size decided with "
+        "call_timing on its repeats (15% band around 5)",
+    )
 
 
 def _check_fit(df):
     fit = df[df.kind == "fit"]
-    text = "; ".join(f"({a:.0e}, {b:.0e}) {s:.2f} s = {r:.0f}x PCA fit, {int(n)} sweeps"
-                     for a, b, s, r, n in zip(fit.alpha, fit.beta, fit.seconds, fit.ratio_pca, fit.n_iter,
-                                              strict=True))
-    ok = bool((fit.seconds < 1.0).all())
-    return Outcome(text, REPRODUCED if ok else PARTIAL,
-                   "project goal (< 1 s per setting, tol 1e-8); MATLAB NSPCA took 24 s per cardinality "
-                   "(Sigg & Buhmann 2008), a different task and machine")
+    parts, calls = [], []
+    for (a, b), g in fit.groupby(["alpha", "beta"], sort=False):
+        c = call_timing(g.seconds, FIT_GOAL_S)
+        calls.append(c)
+        parts.append(
+            f"({a:.0e}, {b:.0e}) {c.text('.2f', ' s')} = {np.median(g.ratio_pca):.0f}x PCA fit, "
+            f"{int(np.median(g.n_iter))} sweeps"
+        )
+    return Outcome(
+        "; ".join(parts),
+        _combine(calls),
+        "project goal (< 1 s per setting, tol 1e-8), an absolute time by its nature, measured as the "
+        "process's CPU time so the shared machine's load does not enter (the PCA ratio "
+        "is for scale); each setting decided with call_timing on its repeats (15% band around "
+        "1 s); MATLAB NSPCA took 24 s per cardinality (Sigg & Buhmann 2008), a different task and "
+        "machine",
+    )
 
 
 CLAIMS = [
-    Claim("sweep-is-O(d^2 k)",
-          "Sec. 4: caching, each update is done in O(d), and the entire matrix U is updated in O(d^2 k)",
-          "O(d^2 k)", _check_scaling),
-    Claim("sweep-ratio-goal", "Project goal: one sweep costs at most 5 dense products A @ U", "<= 5",
-          _check_ratio),
-    Claim("fit-under-1s", "Project goal: NSPCA converges for each Fig. 2 setting in under 1 s",
-          "< 1 s (MATLAB: 24 s per cardinality)", _check_fit),
+    Claim(
+        "sweep-is-O(d^2 k)",
+        "Sec. 4: caching, each update is done in O(d), and the entire matrix U is updated in O(d^2 k)",
+        "O(d^2 k)",
+        _check_scaling,
+        machine_dependent=True,
+    ),
+    Claim(
+        "sweep-ratio-goal",
+        "Project goal: one sweep costs at most 5 dense products A @ U",
+        "<= 5",
+        _check_ratio,
+        machine_dependent=True,
+    ),
+    Claim(
+        "fit-under-1s",
+        "Project goal: NSPCA converges for each Fig. 2 setting in under 1 s",
+        "< 1 s (MATLAB: 24 s per cardinality)",
+        _check_fit,
+        machine_dependent=True,
+    ),
 ]
 
 

@@ -28,17 +28,36 @@ Choices the paper leaves open
   localized low-overlap parts at 5e8, and sparser but still overlapping factors at beta = 2e6.
 * **Start and stopping.** NSPCA starts from uniform random non-negative U with unit columns (seeded from
   ``--seed``) and stops when a sweep raises Eq. 3 by less than 1e-8 relative (at most 3000 sweeps).
-* **Display.** Each factor is shown min-max scaled to black..white; NSPCA and NMF factors sorted
-  by explained variance, GSPCA in deflation order, PCA with the canonical sign (largest entry positive).
+* **Display.** NSPCA and NMF factors sorted by explained variance, GSPCA in deflation order, PCA with the
+  canonical sign (largest entry positive).
 * **NMF** (scikit-learn, Frobenius loss, ``init="nndsvda"``, 1000 iterations) is fitted to the uncentred
   pixels scaled to 0..1 (NMF needs non-negative data); factors are its rows of ``components_``.
 * **GSPCA**: bi-directional greedy search (Moghaddam et al. 2006) on the sample covariance of the centred
   faces, ten components by projection deflation, 55 pixels each.
 * ``--quick``: at most 60 NSPCA sweeps, forward-only GSPCA, 50 NMF iterations, two candidate scalings.
 
+* **Display** (as the paper, one colour scale per row): every factor of a row is drawn with the same grey
+  scale, zero at black for the non-negative rows (NSPCA, NMF) and zero at mid-grey, symmetric about it, for
+  the signed rows (PCA, GSPCA), white at the 99th percentile of the row's ``|w|`` (above it clipped, so that
+  one very sparse factor does not leave the others dark).
+
 Measured quantities per setting (``kind == "summary"``): ``overlap`` = ``||I - U'U||_F`` of the raw U
-(the quantity of Fig. 3a), ``overlap_unit`` = the same for unit-norm factors, ``l0`` = number of non-zero
-entries, ``holistic`` = number of factors whose 90 % energy support covers more than a third of the pixels.
+(the quantity of Fig. 3a; at alpha = 2e7 it is dominated by the column norms, ``|u_r|^2`` up to 44),
+``overlap_offdiag`` = its off-diagonal part, ``overlap_unit`` = ``||I - W W'||_F`` of the unit-norm factors
+``W`` (how much the *directions* overlap, whatever the norms), ``l0`` = number of non-zero entries,
+``coverage`` = pixels used by at least one factor, ``holistic`` = number of factors whose 90 % energy support
+covers more than a third of the pixels, ``shared_energy`` and ``nondominant_energy`` (see
+:func:`support_sharing`), and for NSPCA the convergence measures of :func:`convergence_summary`
+(``max_coord_gain``: the largest gain of Eq. 3 a single coordinate update could still make, relative to
+``|F|``; ``max_obj_drop``: the largest decrease of Eq. 3 from one sweep to the next, relative to ``|F|``).
+
+Rows ``kind == "match"`` compare each factor of (c) with the factor of (a) it matches (one-to-one, largest
+total cosine): ``cos_a`` (cosine with it), ``cos_b`` (largest cosine with any factor of (b), the parts),
+``inside_energy`` (share of the (c) factor's energy on the (a) factor's support; its chance level,
+``a_pixel_share``, is the share of all pixels that support covers), ``kept_energy`` (share of the (a)
+factor's energy on the (c) factor's support), ``top_energy`` (share of the (a) factor's energy on its own
+``|supp c|`` strongest pixels: the most any support of that size could keep) and ``efficiency`` =
+``kept_energy / top_energy`` (1 when (c) keeps exactly the strongest pixels of (a), i.e. drops the weakest).
 """
 
 from __future__ import annotations
@@ -77,6 +96,11 @@ ROW_LABELS = {
 }
 SCALINGS = ("center", "unit-center", "standardize", "none")
 HOLISTIC_FRACTION = 1 / 3  # a factor whose 90 % energy support exceeds this share of pixels is "holistic"
+ROW_SCALE_PERCENTILE = 99  # display: white at this percentile of |w| over the row's factors
+MONOTONE_RTOL = 1e-12  # a decrease of Eq. 3 larger than this share of |F| is not round-off
+COORD_RTOL = (
+    1e-8  # = the stopping tolerance: a single coordinate gain above it would have kept the sweeps going
+)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -86,6 +110,121 @@ def energy_support(w: np.ndarray, q: float = 0.9) -> int:
     if e.sum() == 0:
         return 0
     return int(np.searchsorted(np.cumsum(e) / e.sum(), q) + 1)
+
+
+def coordinate_gains(A: np.ndarray, U: np.ndarray, alpha: float, beta: float = 0.0):
+    """For every entry of U, the gain of Eq. 3 if that entry alone moved to its best non-negative value.
+
+    Independent of the kernel (a NumPy evaluation of Eq. 4 and 5): with the other entries fixed, F as a
+    function of ``x = u_rs`` is the quartic ``-alpha/4 x^4 + c2/2 x^2 + c1 x + const`` (Eq. 4, coefficients
+    derived in :mod:`repro.kernels.nspca`); its non-negative maximum is at zero or at a real root of the
+    cubic ``-alpha x^3 + c2 x + c1 = 0`` (Eq. 5), here the eigenvalues of the companion matrices. A point is
+    coordinate-wise optimal (what Algorithm 1 converges to) when every gain is zero.
+
+    Returns
+    -------
+    gain, best : ndarray (d, k)
+        ``F(U with u_rs <- best_rs) - F(U) >= 0`` and the maximizer ``best_rs``.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    x = np.asarray(U, dtype=np.float64)
+    G = x.T @ x
+    g = np.diag(G)[None, :]
+    a = np.diag(A)[:, None]
+    others_row = (x * x).sum(1, keepdims=True) - x * x  # sum_{i != r} u_is^2
+    c2 = a + alpha - alpha * (g - x * x) - alpha * others_row
+    c1 = (A @ x) - a * x - alpha * ((x @ G) - x * g - x * others_row) - beta
+    n = x.size
+    comp = np.zeros((n, 3, 3))  # companion matrix of y^3 + p y + q, p = -c2/alpha, q = -c1/alpha
+    comp[:, 1, 0] = comp[:, 2, 1] = 1.0
+    comp[:, 0, 2] = c1.ravel() / alpha
+    comp[:, 1, 2] = c2.ravel() / alpha
+    roots = np.linalg.eigvals(comp).real
+    y = np.concatenate([np.zeros((n, 1)), np.maximum(roots, 0.0)], axis=1)  # any y >= 0 is a lower bound
+    xv, c1v, c2v = x.reshape(-1, 1), c1.reshape(-1, 1), c2.reshape(-1, 1)
+    # f(y) - f(x), factored so that nearly equal y and x do not cancel
+    diff = (y - xv) * (-0.25 * alpha * (y + xv) * (y * y + xv * xv) + 0.5 * c2v * (y + xv) + c1v)
+    j = np.argmax(diff, axis=1)
+    rows = np.arange(n)
+    return np.maximum(diff[rows, j], 0.0).reshape(x.shape), y[rows, j].reshape(x.shape)
+
+
+def convergence_summary(A, res, alpha: float, beta: float) -> dict:
+    """Is an NSPCA fit at a local maximum? Monotone objective and coordinate-wise optimality, relative to |F|.
+
+    ``max_obj_drop``: the largest decrease of Eq. 3 from one sweep to the next (0 if it never decreased);
+    ``max_coord_gain``: the largest gain a single coordinate update could still make at the end
+    (:func:`coordinate_gains`); ``max_coord_move``: the largest such move of an entry, relative to the
+    largest entry of U. All relative to ``|F|`` at the end.
+    """
+    obj = np.asarray(res.objective, dtype=float)
+    F = abs(float(obj[-1])) or 1.0
+    gain, best = coordinate_gains(A, res.U, alpha, beta)
+    umax = float(np.abs(res.U).max()) or 1.0
+    drops = -np.diff(obj)
+    return {
+        "max_obj_drop": float(max(drops.max(initial=0.0), 0.0) / F),
+        "n_sweeps_down": int((drops > 0).sum()),
+        "max_coord_gain": float(gain.max() / F),
+        "max_coord_move": float(np.abs(best - res.U).max() / umax),
+    }
+
+
+def support_sharing(U: np.ndarray) -> tuple[float, float]:
+    """How far the factors (columns of U >= 0) are from disjoint supports, on their unit-norm versions.
+
+    ``shared``: share of the factors' energy on pixels used (non-zero) by more than one factor.
+    ``nondominant``: share of the energy outside each pixel's largest factor, i.e. the energy that would
+    have to move for U to become disjoint; unlike ``shared`` it does not count a pixel's whole energy when a
+    second factor touches it with a tiny weight. Both are 0 exactly when the supports are disjoint.
+    """
+    U = np.asarray(U, dtype=float)
+    norms = np.linalg.norm(U, axis=0)
+    W = U[:, norms > 0] / norms[norms > 0]
+    E = W * W
+    total = E.sum()
+    if total == 0:
+        return 0.0, 0.0
+    used = (W != 0).sum(axis=1)
+    return float(E[used > 1].sum() / total), float((E.sum(1) - E.max(1)).sum() / total)
+
+
+def match_factors(Wc: np.ndarray, Wa: np.ndarray, Wb: np.ndarray) -> pd.DataFrame:
+    """Match each factor of (c) to one of (a) and measure whether it is (a) with its weakest pixels dropped.
+
+    Rows of ``W*`` are unit-norm factors. The match is one-to-one with the largest total cosine
+    (Hungarian algorithm); the columns are described in the module docstring.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    cos = Wc @ Wa.T
+    ci, ai = linear_sum_assignment(-cos)
+    rows = []
+    for i, j in zip(ci, ai, strict=True):
+        c, a = Wc[i], Wa[j]
+        sc, sa = c != 0, a != 0
+        kept = float((a[sc] ** 2).sum() / (a @ a))
+        n_keep = int((sc & sa).sum())
+        top = float(np.sort(a * a)[::-1][:n_keep].sum() / (a @ a))
+        rows.append(
+            {
+                "kind": "match",
+                "row": "c",
+                "method": "NSPCA",
+                "factor": int(i),
+                "matched": int(j),
+                "cos_a": float(cos[i, j]),
+                "cos_b": float((Wb @ c).max()),
+                "inside_energy": float((c[sa] ** 2).sum() / (c @ c)),
+                "a_pixel_share": float(sa.mean()),
+                "kept_energy": kept,
+                "top_energy": top,
+                "efficiency": kept / top if top > 0 else 0.0,
+                "nnz_c": int(sc.sum()),
+                "nnz_a": int(sa.sum()),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _unit_overlap(W: np.ndarray) -> float:
@@ -98,8 +237,9 @@ def _fit_nspca(X, alpha, beta, rng, max_iter, precomputed=False):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # quick runs stop at max_iter on purpose
-        res = nspca(X, N_FACTORS, alpha=alpha, beta=beta, random_state=rng, max_iter=max_iter,
-                    precomputed=precomputed)
+        res = nspca(
+            X, N_FACTORS, alpha=alpha, beta=beta, random_state=rng, max_iter=max_iter, precomputed=precomputed
+        )
     return res, time.perf_counter() - t0
 
 
@@ -110,21 +250,40 @@ def _order_by_variance(W: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 def _factor_rows(row, method, W, alpha=np.nan, beta=np.nan):
     k, d = W.shape
-    return pd.DataFrame({
-        "kind": "factor", "row": row, "method": method, "alpha": alpha, "beta": beta,
-        "preprocessing": "center", "factor": np.repeat(np.arange(k), d), "pixel": np.tile(np.arange(d), k),
-        "value": W.ravel(),
-    })
+    return pd.DataFrame(
+        {
+            "kind": "factor",
+            "row": row,
+            "method": method,
+            "alpha": alpha,
+            "beta": beta,
+            "preprocessing": "center",
+            "factor": np.repeat(np.arange(k), d),
+            "pixel": np.tile(np.arange(d), k),
+            "value": W.ravel(),
+        }
+    )
 
 
 def _summary(row, method, W, U=None, alpha=np.nan, beta=np.nan, prep="center", kind="summary", **extra):
     U = W.T if U is None else U
+    E = np.eye(U.shape[1]) - U.T @ U
+    shared, nondominant = support_sharing(np.abs(U))
     return {
-        "kind": kind, "row": row, "method": method, "alpha": alpha, "beta": beta, "preprocessing": prep,
-        "overlap": float(np.linalg.norm(np.eye(U.shape[1]) - U.T @ U)),
+        "kind": kind,
+        "row": row,
+        "method": method,
+        "alpha": alpha,
+        "beta": beta,
+        "preprocessing": prep,
+        "overlap": float(np.linalg.norm(E)),
+        "overlap_offdiag": float(np.linalg.norm(E - np.diag(np.diag(E)))),
         "overlap_unit": _unit_overlap(W),
         "l0": int(np.count_nonzero(U)),
+        "coverage": int(np.count_nonzero(np.any(U != 0, axis=1))),
         "holistic": int(sum(energy_support(w) > HOLISTIC_FRACTION * W.shape[1] for w in W)),
+        "shared_energy": shared if min(U.min(), 0) == 0 else np.nan,
+        "nondominant_energy": nondominant if min(U.min(), 0) == 0 else np.nan,
         **extra,
     }
 
@@ -137,15 +296,31 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     max_iter = 60 if cfg.quick else 3000
     X = _common.preprocess(raw, "center")
     C = Covariance.from_data(X).dense()
-    frames, summaries = [], []
+    A = X.T @ X
+    frames, summaries, sorted_w = [], [], {}
 
     for i, (row, (alpha, beta)) in enumerate(SETTINGS.items()):
         res, secs = _fit_nspca(X, alpha, beta, cfg.rng(i), max_iter)
         W = res.components
         order = np.argsort(-np.einsum("ij,jk,ik->i", W, C, W), kind="stable")
+        sorted_w[row] = W[order]
         frames.append(_factor_rows(row, "NSPCA", W[order], alpha, beta))
-        summaries.append(_summary(row, "NSPCA", W, res.U, alpha, beta, n_iter=res.n_iter,
-                                  converged=res.converged, seconds=secs, objective=res.objective[-1]))
+        summaries.append(
+            _summary(
+                row,
+                "NSPCA",
+                W,
+                res.U,
+                alpha,
+                beta,
+                n_iter=res.n_iter,
+                converged=res.converged,
+                seconds=secs,
+                objective=res.objective[-1],
+                **convergence_summary(A, res, alpha, beta),
+            )
+        )
+    match = match_factors(sorted_w["c"], sorted_w["a"], sorted_w["b"])
 
     # (d) PCA
     _, V = Covariance.from_data(X).eigh(N_FACTORS)
@@ -157,8 +332,12 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        nmf = NMF(N_FACTORS, init="nndsvda", max_iter=50 if cfg.quick else 1000,
-                  random_state=int(cfg.rng(10).integers(2**31 - 1))).fit(_common.preprocess(raw, "unit"))
+        nmf = NMF(
+            N_FACTORS,
+            init="nndsvda",
+            max_iter=50 if cfg.quick else 1000,
+            random_state=int(cfg.rng(10).integers(2**31 - 1)),
+        ).fit(_common.preprocess(raw, "unit"))
     Wn = nmf.components_ / np.linalg.norm(nmf.components_, axis=1, keepdims=True)
     Wn = _order_by_variance(Wn, C)
     frames.append(_factor_rows("e", "NMF", Wn))
@@ -178,9 +357,22 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 res, secs = _fit_nspca(Xp.T @ Xp, alpha, beta, cfg.rng(i), max_iter, precomputed=True)
             else:
                 res, secs = _fit_nspca(Xp, alpha, beta, cfg.rng(i), max_iter)
-            summaries.append(_summary(row, "NSPCA", res.components, res.U, alpha, beta, prep, kind="scaling",
-                                      n_iter=res.n_iter, converged=res.converged, seconds=secs))
-    return pd.concat([*frames, pd.DataFrame(summaries)], ignore_index=True)
+            summaries.append(
+                _summary(
+                    row,
+                    "NSPCA",
+                    res.components,
+                    res.U,
+                    alpha,
+                    beta,
+                    prep,
+                    kind="scaling",
+                    n_iter=res.n_iter,
+                    converged=res.converged,
+                    seconds=secs,
+                )
+            )
+    return pd.concat([*frames, pd.DataFrame(summaries), match], ignore_index=True)
 
 
 # --------------------------------------------------------------------------- plot
@@ -190,15 +382,17 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(len(rows), N_FACTORS, figsize=(7.5, 5.4))
     for r, row in enumerate(rows):
         sub = fac[fac.row == row]
+        # one grey scale per row: zero black for non-negative rows, mid-grey for signed ones
+        top = float(np.percentile(np.abs(sub["value"]), ROW_SCALE_PERCENTILE)) if len(sub) else 1.0
+        top = top if top > 0 else 1.0
+        lo = -top if (sub["value"] < 0).any() else 0.0
         for j in range(N_FACTORS):
             ax = axes[r, j]
             ax.set_xticks([])
             ax.set_yticks([])
             w = sub[sub.factor == j].sort_values("pixel")["value"].to_numpy()
             if w.size == SIDE * SIDE:
-                lo, hi = w.min(), w.max()
-                img = (w - lo) / (hi - lo) if hi > lo else np.zeros_like(w)
-                ax.imshow(img.reshape(SIDE, SIDE), cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+                ax.imshow(w.reshape(SIDE, SIDE), cmap="gray", vmin=lo, vmax=top, interpolation="nearest")
             if j == 0:
                 ax.set_ylabel(ROW_LABELS[row].split(" ")[0], rotation=0, ha="right", va="center")
         axes[r, N_FACTORS // 2].set_title(ROW_LABELS[row][4:], fontsize=7, pad=2)
@@ -213,55 +407,171 @@ def _s(df, row, col):
 
 
 def _check_overlap_drops(df):
-    a, b = _s(df, "a", "overlap"), _s(df, "b", "overlap")
+    a, b = _s(df, "a", "overlap_unit"), _s(df, "b", "overlap_unit")
+    ra, rb = _s(df, "a", "overlap"), _s(df, "b", "overlap")
     ratio = b / a
     verdict = REPRODUCED if ratio < 0.5 else (PARTIAL if ratio < 1 else NOT_REPRODUCED)
-    return Outcome(f"||I-U'U||: {a:.3g} at 2e7 -> {b:.3g} at 5e8 (ratio {ratio:.2g})", verdict,
-                   "reproduced if the overlap at least halves (a priori reading of 'decreases')")
+    return Outcome(
+        f"||I - WW'|| of the unit-norm factors: {a:.3g} at 2e7 -> {b:.3g} at 5e8 (ratio {ratio:.2g}); "
+        f"raw ||I-U'U||: {ra:.3g} -> {rb:.3g}",
+        verdict,
+        "judged on the unit-norm factors (the raw ||I - U'U|| at 2e7 is dominated by column norms "
+        "|u|^2 up to 44, not by overlap); reproduced if it at least halves (a priori reading of "
+        "'decreases'), partly if it decreases less",
+    )
 
 
 def _check_holistic(df):
     a, b = int(_s(df, "a", "holistic")), int(_s(df, "b", "holistic"))
     verdict = REPRODUCED if a >= 1 and b == 0 else (PARTIAL if b < a else NOT_REPRODUCED)
-    return Outcome(f"holistic factors (90% energy on > 1/3 of pixels): {a} at 2e7, {b} at 5e8", verdict,
-                   "proxy for 'the holistic nature of some of the vectors vanishes'")
+    return Outcome(
+        f"holistic factors (90% energy on > 1/3 of pixels): {a} at 2e7, {b} at 5e8",
+        verdict,
+        "proxy for 'the holistic nature of some of the vectors vanishes'",
+    )
 
 
 def _check_sparser_alpha(df):
     a, b = int(_s(df, "a", "l0")), int(_s(df, "b", "l0"))
-    return Outcome(f"||U||_0: {a} at 2e7 -> {b} at 5e8 (of 3610)", REPRODUCED if b < a else NOT_REPRODUCED)
+    ca, cb = int(_s(df, "a", "coverage")), int(_s(df, "b", "coverage"))
+    sparser = b < a
+    byproduct = cb >= 0.95 * ca
+    text = (
+        f"||U||_0: {a} at 2e7 -> {b} at 5e8 (of 3610); pixels used by some factor {ca} -> {cb} (of 361), "
+        f"factors per used pixel {a / max(ca, 1):.1f} -> {b / max(cb, 1):.1f}"
+    )
+    verdict = REPRODUCED if sparser and byproduct else (PARTIAL if sparser else NOT_REPRODUCED)
+    return Outcome(
+        text,
+        verdict,
+        "'a byproduct of their non-overlapping nature': reproduced if ||U||_0 falls while the pixels "
+        "used by at least one factor stay (>= 95% of those at 2e7), i.e. the factors stop sharing "
+        "pixels rather than drop them; partly if sparser but pixels are dropped too",
+    )
 
 
 def _check_sparser_beta(df):
     a, c = int(_s(df, "a", "l0")), int(_s(df, "c", "l0"))
-    return Outcome(f"||U||_0: {a} at beta=0 -> {c} at beta=2e6 (of 3610)",
-                   REPRODUCED if c < a else NOT_REPRODUCED)
+    return Outcome(
+        f"||U||_0: {a} at beta=0 -> {c} at beta=2e6 (of 3610)",
+        REPRODUCED if c < a else NOT_REPRODUCED,
+        "which pixels are dropped (the less informative ones) is tested by 'beta-drops-within-a'",
+    )
 
 
 def _check_overlap_remains(df):
-    a, b, c = (_s(df, r, "overlap") for r in "abc")
-    ok = c > 0.5 * a and c > 2 * b
-    return Outcome(f"||I-U'U||: {a:.3g} (a), {c:.3g} (c, beta=2e6), {b:.3g} (b)",
-                   REPRODUCED if ok else NOT_REPRODUCED,
-                   "reproduced if (c) keeps more than half the overlap of (a) and more than twice that "
-                   "of (b)")
+    a, b, c = (_s(df, r, "overlap_unit") for r in "abc")
+    oa, ob, oc = (_s(df, r, "overlap_offdiag") for r in "abc")
+    na, nb, nc = (_s(df, r, "nondominant_energy") for r in "abc")
+    keeps, above_b = c > 0.5 * a, c > 2 * b
+    verdict = REPRODUCED if keeps and above_b else (PARTIAL if keeps or above_b else NOT_REPRODUCED)
+    edge = " (at the edge of the rule)" if abs(c / a - 0.5) < 0.05 else ""
+    return Outcome(
+        f"||I - WW'|| of the unit-norm factors: {a:.3g} (a), {c:.3g} (c, beta=2e6), {b:.3g} (b); "
+        f"off-diagonal of raw I - U'U: {oa:.3g} (a), {oc:.3g} (c), {ob:.3g} (b); energy off each pixel's "
+        f"dominant factor {na:.2f} (a), {nc:.2f} (c), {nb:.2f} (b)",
+        verdict,
+        "judged on the unit-norm factors (the raw ||I - U'U|| is dominated by column norms). "
+        "Rule (set before this data): reproduced if (c) keeps more than half the overlap of (a) AND "
+        "more than twice that of (b); partly if one of the two holds. "
+        f"(c) keeps {c / a:.0%} of (a)'s overlap{edge}"
+        f" and has {c / b:.2g}x (b)'s; on the energy measure (c) is "
+        f"{'nearer (b)' if abs(nc - nb) < abs(nc - na) else 'nearer (a)'}",
+    )
+
+
+def _check_within_a(df):
+    m = df[df.kind == "match"]
+    if m.empty:
+        return Outcome("-", NOT_REPRODUCED, "no (c)-(a) match rows")
+    eff_ok = m.efficiency >= 0.8
+    closer_a = m.cos_a > m.cos_b
+    n_ok = int((eff_ok & (m.inside_energy >= 0.95)).sum())
+    n = len(m)
+    text = (
+        f"{n_ok}/{n} (c) factors keep the strongest pixels of their matched (a) factor (efficiency >= 0.8, "
+        f"median {m.efficiency.median():.2f}: {m.kept_energy.median():.0%} of (a)'s energy on "
+        f"{(m.nnz_c / m.nnz_a).median():.0%} of its pixels), energy inside the (a) support median "
+        f"{m.inside_energy.median():.3f} (chance {m.a_pixel_share.median():.2f}); cosine with (a) match "
+        f"median {m.cos_a.median():.2f}, closer to (a) than to every (b) part for {int(closer_a.sum())}/{n}"
+    )
+    verdict = REPRODUCED if n_ok >= 0.8 * n else (PARTIAL if n_ok >= 0.5 * n else NOT_REPRODUCED)
+    return Outcome(
+        text,
+        verdict,
+        "each (c) factor is matched one-to-one to an (a) factor (largest total cosine). 'Dropping "
+        "less informative pixels within the (a) vectors' = the (c) factor's energy lies in the (a) "
+        "support (>= 95%) and its pixels hold >= 80% of the (a) energy that the same number of (a)'s "
+        "strongest pixels hold; reproduced for >= 8 of 10 factors, partly for >= 5. The (a) vectors "
+        "cover most pixels, so the inside-support share alone is near its chance level",
+    )
+
+
+def _check_local_max(df):
+    s = df[(df.kind == "summary") & (df.method == "NSPCA")]
+    drop, gain = float(s.max_obj_drop.max()), float(s.max_coord_gain.max())
+    move = float(s.max_coord_move.max())
+    ok = drop <= MONOTONE_RTOL and gain <= COORD_RTOL and bool(s.converged.astype(bool).all())
+    return Outcome(
+        f"{len(s)} fits: largest sweep-to-sweep decrease of Eq. 3 {drop:.1e} |F|; largest gain a single "
+        f"coordinate update could still make {gain:.1e} |F| (entry move {move:.1e} of the largest)",
+        REPRODUCED if ok else NOT_REPRODUCED,
+        f"reproduced if every fit converged, Eq. 3 never decreased by more than {MONOTONE_RTOL:g} |F| "
+        f"(round-off) and no entry is more than {COORD_RTOL:g} |F| from the global non-negative maximum "
+        "of its quartic given the others (coordinate-wise optimal, the stationarity Sec. 4 argues)",
+    )
 
 
 CLAIMS = [
-    Claim("overlap-drops-with-alpha",
-          "Sec. 5, Fig. 2(a)-(b): as alpha increases (2e7 -> 5e8) the overlap among the principal vectors "
-          "decreases", "", _check_overlap_drops),
-    Claim("holistic-vanishes",
-          "Sec. 5, Fig. 2(b): the holistic nature of some of the vectors in Fig. 2(a) vanishes (more "
-          "localized parts)", "", _check_holistic),
-    Claim("sparser-with-alpha",
-          "Sec. 5: the vectors also become sparser (as alpha increases), a byproduct of their "
-          "non-overlapping nature", "", _check_sparser_alpha),
-    Claim("sparser-with-beta",
-          "Fig. 2(c): while we increase beta (0 -> 2e6), pixels that explain less variance are dropped from "
-          "the factors", "", _check_sparser_beta),
-    Claim("overlap-remains-with-beta",
-          "Fig. 2(c): ... but the overlapping nature of the factors remains", "", _check_overlap_remains),
+    Claim(
+        "overlap-drops-with-alpha",
+        "Sec. 5, Fig. 2(a)-(b): as alpha increases (2e7 -> 5e8) the overlap among the principal vectors "
+        "decreases",
+        "",
+        _check_overlap_drops,
+    ),
+    Claim(
+        "holistic-vanishes",
+        "Sec. 5, Fig. 2(b): the holistic nature of some of the vectors in Fig. 2(a) vanishes (more "
+        "localized parts)",
+        "",
+        _check_holistic,
+    ),
+    Claim(
+        "sparser-with-alpha",
+        "Sec. 5: the vectors also become sparser (as alpha increases), a byproduct of their "
+        "non-overlapping nature",
+        "",
+        _check_sparser_alpha,
+    ),
+    Claim(
+        "sparser-with-beta",
+        "Fig. 2(c): while we increase beta (0 -> 2e6), pixels that explain less variance are dropped from "
+        "the factors",
+        "",
+        _check_sparser_beta,
+    ),
+    Claim(
+        "overlap-remains-with-beta",
+        "Fig. 2(c): ... but the overlapping nature of the factors remains",
+        "",
+        _check_overlap_remains,
+    ),
+    Claim(
+        "beta-drops-within-a",
+        "Sec. 5: the sparseness (beta = 2e6) emerges from a drop of less informative pixels within the "
+        "original vectors of Fig. 2(a), rather than a replacement of the holistic principal vectors with "
+        "ones that are part based",
+        "",
+        _check_within_a,
+    ),
+    Claim(
+        "converges-to-local-max",
+        "Sec. 4: Algorithm 1 converges to a local maximum (coordinate ascent: Eq. 3 never decreases; at the "
+        "end every entry is the global non-negative maximizer of its quartic Eq. 4)",
+        "",
+        _check_local_max,
+    ),
 ]
 
 

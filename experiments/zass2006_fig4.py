@@ -68,8 +68,9 @@ def _nspca_label(alpha, beta) -> str:
 def _split(y: np.ndarray, rng: np.random.Generator):
     faces = np.flatnonzero(y == 1)
     non = np.flatnonzero(y == 0)
-    tr = np.concatenate([rng.choice(faces, N_TRAIN_FACES, replace=False),
-                         rng.choice(non, N_TRAIN_NONFACES, replace=False)])
+    tr = np.concatenate(
+        [rng.choice(faces, N_TRAIN_FACES, replace=False), rng.choice(non, N_TRAIN_NONFACES, replace=False)]
+    )
     te = np.setdiff1d(np.arange(len(y)), tr)
     return tr, te
 
@@ -104,8 +105,13 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         for i, (alpha, beta) in enumerate(NSPCA_SETTINGS):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = NSPCA(N_FEATURES, alpha=alpha, beta=beta, max_iter=max_iter,
-                            random_state=cfg.rng(split, 100 + i)).fit(faces_tr)
+                est = NSPCA(
+                    N_FEATURES,
+                    alpha=alpha,
+                    beta=beta,
+                    max_iter=max_iter,
+                    random_state=cfg.rng(split, 100 + i),
+                ).fit(faces_tr)
             extractors[(_nspca_label(alpha, beta), "NSPCA", alpha, beta)] = est.transform
             sparsity[_nspca_label(alpha, beta)] = _sparsity(est.U_)
         if not cfg.quick:
@@ -115,8 +121,13 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 a_s, b_s = alpha * RESCALE, beta * RESCALE
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    est = NSPCA(N_FEATURES, alpha=a_s, beta=b_s, max_iter=max_iter,
-                                random_state=cfg.rng(split, 100 + i)).fit(faces_tr)
+                    est = NSPCA(
+                        N_FEATURES,
+                        alpha=a_s,
+                        beta=b_s,
+                        max_iter=max_iter,
+                        random_state=cfg.rng(split, 100 + i),
+                    ).fit(faces_tr)
                 lab = "rescaled " + _nspca_label(alpha, beta)
                 extractors[(lab, "NSPCA-rescaled", a_s, b_s)] = est.transform
                 sparsity[lab] = _sparsity(est.U_)
@@ -124,11 +135,16 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         extractors[("PCA", "PCA", np.nan, np.nan)] = pca.transform
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            nmf = NMF(N_FEATURES, init="nndsvda", max_iter=200 if cfg.quick else 1000,
-                      random_state=int(cfg.rng(split, 200).integers(2**31 - 1))).fit(faces_tr / 255.0)
+            nmf = NMF(
+                N_FEATURES,
+                init="nndsvda",
+                max_iter=200 if cfg.quick else 1000,
+                random_state=int(cfg.rng(split, 200).integers(2**31 - 1)),
+            ).fit(faces_tr / 255.0)
         extractors[("NMF", "NMF", np.nan, np.nan)] = lambda Z, m=nmf: m.transform(Z / 255.0)
-        gs = GSPCA(N_FEATURES, cardinality=GSPCA_CARD,
-                   direction="forward" if cfg.quick else "both").fit(faces_tr)
+        gs = GSPCA(N_FEATURES, cardinality=GSPCA_CARD, direction="forward" if cfg.quick else "both").fit(
+            faces_tr
+        )
         extractors[("GSPCA", "GSPCA", np.nan, np.nan)] = gs.transform
         for (label, method, alpha, beta), f in extractors.items():
             F = f(X_all)
@@ -148,8 +164,12 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     for (alpha, beta), color in zip(NSPCA_SETTINGS, colors, strict=True):
         lab = _nspca_label(alpha, beta)
         g = roc[roc.label == lab]
-        ax1.plot(g.fpr, g.tpr, color=color,
-                 label=rf"$\alpha$={_sci(alpha)}, $\beta$={_sci(beta)} (AUC {aucs[lab]:.3f})")
+        ax1.plot(
+            g.fpr,
+            g.tpr,
+            color=color,
+            label=rf"$\alpha$={_sci(alpha)}, $\beta$={_sci(beta)} (AUC {aucs[lab]:.3f})",
+        )
     best = _nspca_label(*BEST)
     for method, lab in (("NMF", "NMF"), ("PCA", "PCA"), ("GSPCA", "GSPCA"), ("NSPCA", best)):
         g = roc[roc.label == lab]
@@ -184,21 +204,29 @@ def _check_best(df):
     note = f"mean over {n} random split(s); NSPCA beats {n_beaten} of 3"
     resc = a[[lab for lab in a.index if lab.startswith("rescaled ")]]
     if len(resc):
-        note += (f". Sensitivity check: with alpha, beta scaled by 1000/2429 the best NSPCA setting reaches "
-                 f"AUC {resc.max():.4f} ({resc.idxmax()[9:]})")
+        note += (
+            f". Sensitivity check: with alpha, beta scaled by 1000/2429 the best NSPCA setting reaches "
+            f"AUC {resc.max():.4f} ({resc.idxmax()[9:]})"
+        )
     panel_a = a[[_nspca_label(*st) for st in NSPCA_SETTINGS]]
     note += f". Best NSPCA setting of panel (a): {panel_a.idxmax()[6:]} with AUC {panel_a.max():.4f}"
     tiny = df[(df.kind == "auc") & (df.label == _nspca_label(*BEST))]["n_tiny"].mean()
-    note += (f". NSPCA(5e8, 2e6) has on average {tiny:.1f} of 10 factors with <= 3 pixels on the 1000-face "
-             "scatter, i.e. fewer informative features")
+    note += (
+        f". NSPCA(5e8, 2e6) has on average {tiny:.1f} of 10 factors with <= 3 pixels on the 1000-face "
+        "scatter, i.e. fewer informative features"
+    )
     return Outcome(text, verdict, note)
 
 
 def _check_alpha_beta(df):
     a = _mean_auc(df)
     v = {s: a[_nspca_label(*s)] for s in NSPCA_SETTINGS}
-    pairs = [((5e8, 0.0), (2e7, 0.0)), ((5e8, 2e6), (2e7, 2e6)),  # higher alpha
-             ((2e7, 2e6), (2e7, 0.0)), ((5e8, 2e6), (5e8, 0.0))]  # higher beta
+    pairs = [
+        ((5e8, 0.0), (2e7, 0.0)),
+        ((5e8, 2e6), (2e7, 2e6)),  # higher alpha
+        ((2e7, 2e6), (2e7, 0.0)),
+        ((5e8, 2e6), (5e8, 0.0)),
+    ]  # higher beta
     n_ok = sum(v[hi] > v[lo] for hi, lo in pairs)
     text = "; ".join(f"({s[0]:.0e}, {s[1]:.0e}) {val:.4f}" for s, val in v.items())
     verdict = REPRODUCED if n_ok == 4 else (PARTIAL if n_ok >= 2 else NOT_REPRODUCED)
@@ -206,12 +234,20 @@ def _check_alpha_beta(df):
 
 
 CLAIMS = [
-    Claim("nspca-best-roc",
-          "Sec. 5, Fig. 4(b): better generalization (higher ROC) with the NSPCA features (alpha = 5e8, "
-          "beta = 2e6) than with NMF, PCA and GSPCA", "", _check_best),
-    Claim("roc-improves-with-alpha-beta",
-          "Sec. 5, Fig. 4(a): as the factors become less overlapping (higher alpha) and sparser (higher "
-          "beta), the ROC curve is higher", "", _check_alpha_beta),
+    Claim(
+        "nspca-best-roc",
+        "Sec. 5, Fig. 4(b): better generalization (higher ROC) with the NSPCA features (alpha = 5e8, "
+        "beta = 2e6) than with NMF, PCA and GSPCA",
+        "",
+        _check_best,
+    ),
+    Claim(
+        "roc-improves-with-alpha-beta",
+        "Sec. 5, Fig. 4(a): as the factors become less overlapping (higher alpha) and sparser (higher "
+        "beta), the ROC curve is higher",
+        "",
+        _check_alpha_beta,
+    ),
 ]
 
 

@@ -67,6 +67,7 @@ CARDS = (7, 4, 4, 1, 1, 1)
 NSPCA_ALPHA = 100.0
 NSPCA_BETA_START = 1e-3  # first positive beta of the bracketing, relative to max |A U| at beta = 0
 METHODS = ("NSPCA", "PCA", "SPCA", "GSPCA", "emPCA", "PathSPCA")
+SPARSE_METHODS = ("SPCA", "GSPCA", "emPCA", "PathSPCA")  # the cardinality-constrained methods
 ZOU_SPCA_PCT = 75.8  # Zou et al. (2006), Table 3: SPCA, cumulative adjusted variance of 6 components
 
 
@@ -173,7 +174,7 @@ def _pct(df, method, l=N_COMP, col="cumulative_pct"):
 
 def _check_competitive(df):
     ns = df[df.method == "NSPCA"].set_index("n_components").cumulative_pct
-    others = [m for m in ("SPCA", "GSPCA", "emPCA", "PathSPCA")]
+    others = list(SPARSE_METHODS)
     best = df[df.method.isin(others)].groupby("n_components").cumulative_pct.max()
     worst = df[df.method.isin(others)].groupby("n_components").cumulative_pct.min()
     gap1, gapL = best[1] - ns[1], best[N_COMP] - ns[N_COMP]
@@ -190,14 +191,33 @@ def _check_competitive(df):
 
 
 def _check_less_than_pca(df):
-    ns, pca = _pct(df, "NSPCA"), _pct(df, "PCA")
-    sp = {m: _pct(df, m) for m in ("SPCA", "GSPCA", "emPCA", "PathSPCA")}
-    ok = ns < pca and all(v < pca for v in sp.values())
+    piv = df.pivot(index="n_components", columns="method", values="cumulative_pct").sort_index()
+    below = piv[list(SPARSE_METHODS)].gt(piv["NSPCA"], axis=0)  # sparse method explains more than NSPCA
+    n_pairs, n_below = below.size, int(below.to_numpy().sum())
+    below_median = piv["NSPCA"] < piv[list(SPARSE_METHODS)].median(axis=1)
+    gap = piv[list(SPARSE_METHODS)].min(axis=1) - piv["NSPCA"]
+    sparse_below_pca = bool((piv[list(SPARSE_METHODS)].max(axis=1) <= piv["PCA"] + 1e-9).all())
+    L = int(piv.index.max())
+    text = (
+        f"NSPCA below the sparse method in {n_below}/{n_pairs} (components, method) pairs over 1..{L} "
+        f"components; gap to the lowest sparse method {gap.min():+.1f} to {gap.max():+.1f} points; "
+        f"at {L}: PCA {piv.loc[L, 'PCA']:.1f}%, NSPCA {piv.loc[L, 'NSPCA']:.1f}%, "
+        + ", ".join(f"{m} {piv.loc[L, m]:.1f}%" for m in SPARSE_METHODS)
+    )
+    if n_below == n_pairs:
+        verdict = REPRODUCED
+    elif bool(below_median.all()) or n_below >= n_pairs / 2:
+        verdict = PARTIAL
+    else:
+        verdict = NOT_REPRODUCED
     return Outcome(
-        f"at {N_COMP} components: PCA {pca:.1f}%, NSPCA {ns:.1f}%, "
-        + ", ".join(f"{m} {v:.1f}%" for m, v in sp.items()),
-        REPRODUCED if ok else NOT_REPRODUCED,
-        "constrained methods explain less than PCA",
+        text,
+        verdict,
+        "tests the half that can fail, over the whole curve: reproduced if NSPCA explains less (adjusted) "
+        "variance than every sparse PCA method at every number of components, partly if below their median "
+        "at every number or in at least half the pairs. The other half (sparse methods below PCA: "
+        f"{'holds' if sparse_below_pca else 'FAILS'}) holds for any loadings by the Ky Fan bound, so it is "
+        "not evidence",
     )
 
 
