@@ -46,6 +46,29 @@ def _title(name: str) -> str:
     return _describe.title(name)
 
 
+def _module_name(name: str) -> str:
+    """``sigg2008_fig2`` -> ``experiments.sigg2008_fig2``; a dotted name is a module path used as is."""
+    return name if "." in name else f"experiments.{name}"
+
+
+def _stem(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _source(name: str) -> Path | None:
+    """The source file of experiment ``name`` (None when there is no such module), without importing it."""
+    if "." not in name:
+        path = _PKG_DIR / f"{name}.py"
+        return path if path.is_file() and name in experiment_names() else None
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin else None
+
+
 def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
     import traceback
 
@@ -53,7 +76,7 @@ def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
 
     try:
         fn = _common.redraw_module if redraw else _common.run_module
-        return name, True, fn(f"experiments.{name}", cfg)
+        return name, True, fn(_module_name(name), cfg)
     except Exception as exc:
         if isinstance(exc, _common.PanelDroppedError):  # a known cause: one line, no traceback
             return name, False, str(exc)
@@ -81,7 +104,7 @@ class _Progress:
 
     def __init__(self, names: list[str], quick: bool, jobs: int, out: Path, verb: str):
         self.names, self.quick, self.jobs, self.verb = names, quick, max(1, jobs), verb
-        self.expected = {n: _runtimes.typical(n, quick, out, FIGURES_DIR) for n in names}
+        self.expected = {n: _runtimes.typical(_stem(n), quick, out, FIGURES_DIR) for n in names}
         self.started: dict[str, float] = {}
         self.done: list[str] = []
         self.t0 = time.monotonic()
@@ -164,18 +187,22 @@ def cmd_run(args) -> int:
     names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
     if args.redraw and args.names == ["all"]:
         names = [n for n in available if (args.out / f"{n}.csv").exists()]
-    unknown = [n for n in names if n not in available]
+    sources = {n: _source(n) for n in names}
+    unknown = [n for n, path in sources.items() if path is None]
     if unknown:
         print(
-            f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all {len(available)}.",
+            f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all {len(available)} "
+            "(a dotted name is taken as the module path of an experiment outside this package).",
             file=sys.stderr,
         )
         return 2
-    from . import _preflight
+    from . import _atomic, _preflight
 
     problem = _preflight.check_out(args.out)
     if problem is None and not args.redraw:
-        problem = _preflight.check_data(names, args.quick)
+        problem = _preflight.check_data(
+            [_stem(n) for n in names], args.quick, {_stem(n): p for n, p in sources.items()}
+        )
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -183,6 +210,7 @@ def cmd_run(args) -> int:
     from . import _common
     from . import claims as ledger
 
+    _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
     cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
     failed: list[str] = []
     t0 = time.perf_counter()

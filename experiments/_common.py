@@ -52,8 +52,6 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from repro.linalg import Covariance, center, standardize
-
 from . import _preflight, _runtimes
 from . import claims as ledger
 from ._atomic import atomic_path, atomic_write_text
@@ -326,6 +324,8 @@ def preprocess(X: np.ndarray, how: str) -> np.ndarray:
     column standard deviation (ddof=1); constant columns are refused. ``"unit"``: divide by 255 (pixels to
     [0, 1]). ``"unit-center"``: divide by 255, then center.
     """
+    from repro.linalg import center, standardize  # lazy: the runner itself does not need Numba
+
     X = np.asarray(X, dtype=np.float64)
     if how == "none":
         return X.copy()
@@ -349,6 +349,8 @@ def minus_first_pc(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     non-negativity constraint becomes active (their first PC lies in the non-negative orthant).
     Returns the projected data and ``w1`` (unit norm, canonical sign).
     """
+    from repro.linalg import Covariance
+
     X = np.asarray(X, dtype=np.float64)
     _, V = Covariance.from_data(X).eigh(1)
     w1 = V[:, 0]
