@@ -15,18 +15,16 @@ experiments' sources with ``ast``); NumPy, Numba and the library load when somet
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import threading
 import time
 from pathlib import Path
 
 from . import _describe, _runtimes
+from ._progress import PROGRESS_ENV, Progress
 
 _NOT_EXPERIMENTS = {"claims", "__main__"}
 _PKG_DIR = Path(__file__).resolve().parent
 FIGURES_DIR = _PKG_DIR.parent / "figures"
-PROGRESS_ENV = "REPRO_PROGRESS_INTERVAL"
 PAPERS = ("roweis1997", "sigg2008", "zass2006", "bench")
 
 
@@ -83,104 +81,6 @@ def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
         return name, False, traceback.format_exc()
 
 
-# --------------------------------------------------------------------------- progress
-def _interval() -> float:
-    raw = os.environ.get(PROGRESS_ENV, "").strip()
-    try:
-        value = float(raw) if raw else 30.0
-    except ValueError:
-        value = 30.0
-    return value if value > 0 else 30.0
-
-
-class _Progress:
-    """Progress of a ``repro run`` over every experiment, whether or not it has its own loop.
-
-    In a terminal: one bar, its text showing what runs and an estimate of what is left; messages go
-    above it (``tqdm.write``). Without a terminal (logs, CI): a line at most every
-    ``REPRO_PROGRESS_INTERVAL`` seconds (default 30) from a heartbeat thread, with what is done, what
-    runs for how long, and the time left estimated from the recorded run times (``runtimes.csv``).
-    """
-
-    def __init__(self, names: list[str], quick: bool, jobs: int, out: Path, verb: str):
-        self.names, self.quick, self.jobs, self.verb = names, quick, max(1, jobs), verb
-        self.expected = {n: _runtimes.typical(_stem(n), quick, out, FIGURES_DIR) for n in names}
-        self.started: dict[str, float] = {}
-        self.done: list[str] = []
-        self.t0 = time.monotonic()
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.tty = sys.stderr.isatty()
-        self.bar = None
-        if self.tty:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=len(names), desc=f"{verb} experiments", file=sys.stderr, leave=False)
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-        self.thread.start()
-
-    def say(self, text: str, err: bool = False) -> None:
-        stream = sys.stderr if err else sys.stdout
-        if self.bar is not None:
-            self.bar.write(text, file=stream)
-        else:
-            print(text, file=stream, flush=True)
-
-    def start(self, name: str) -> None:
-        with self.lock:
-            self.started[name] = time.monotonic()
-        if self.bar is not None:
-            self.bar.set_postfix_str(self.status(), refresh=True)
-        else:
-            self.say(f"{self.verb} {name} ...")
-
-    def finish(self, name: str) -> None:
-        with self.lock:
-            self.done.append(name)
-            self.started.pop(name, None)
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix_str(self.status(), refresh=True)
-
-    def left(self) -> float | None:
-        """Seconds left by the recorded run times (None when one of the remaining is unrecorded)."""
-        now, total = time.monotonic(), 0.0
-        for n in self.names:
-            if n in self.done:
-                continue
-            exp = self.expected.get(n)
-            if exp is None:
-                return None
-            total += max(exp - (now - self.started[n]), 0.0) if n in self.started else exp
-        return total / min(self.jobs, max(1, len(self.names) - len(self.done)))
-
-    def status(self) -> str:
-        now = time.monotonic()
-        with self.lock:
-            running = ", ".join(f"{n} {_runtimes.fmt_seconds(now - t)}" for n, t in self.started.items())
-            left = self.left()
-        est = f"about {_runtimes.fmt_seconds(left)} left" if left is not None else "time left unknown"
-        return f"running {running or '-'}; {est}"
-
-    def line(self) -> str:
-        elapsed = _runtimes.fmt_seconds(time.monotonic() - self.t0)
-        return f"[progress {elapsed}] {len(self.done)}/{len(self.names)} done; {self.status()}"
-
-    def _beat(self) -> None:
-        interval = _interval()
-        while not self.stop.wait(min(interval, 1.0) if self.bar is not None else interval):
-            if self.bar is not None:
-                self.bar.set_postfix_str(self.status(), refresh=True)
-            else:
-                self.say(self.line())
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-        if self.bar is not None:
-            self.bar.close()
-
-
 # --------------------------------------------------------------------------- run
 def cmd_run(args) -> int:
     available = experiment_names()
@@ -214,7 +114,9 @@ def cmd_run(args) -> int:
     cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
     failed: list[str] = []
     t0 = time.perf_counter()
-    prog = _Progress(names, args.quick, args.jobs, cfg.out, "redrawing" if args.redraw else "running")
+    prog = Progress(
+        names, args.quick, args.jobs, cfg.out, "redrawing" if args.redraw else "running", key=_stem
+    )
     try:
         if args.jobs > 1 and len(names) > 1:
             from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -391,8 +293,8 @@ def cmd_claims(args) -> int:
     for r, t in zip(df.itertuples(index=False), timing, strict=True):
         mark = "T" if t else " "
         quick = " (quick)" if str(r.quick).lower() == "true" else ""
-        head = f"{r.verdict:<17} {mark} {r.experiment}/{r.id}{quick}"
-        print(_short(head, width))
+        head = f"{r.verdict:<17}  {mark}  {r.experiment}/{r.id}{quick}"
+        print(head if len(head) <= width else head[: width - 3] + "...")
         detail = f"published {r.published or '(qualitative)'}; reproduced {r.reproduced}"
         print("    " + _short(detail, width - 4))
         if args.verbose:

@@ -172,7 +172,15 @@ def run(module_name: str, argv=None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    summary = run_module(module_name, cfg)
+    from ._progress import Progress
+
+    prog = Progress([short], cfg.quick, 1, cfg.out)
+    prog.start(short)
+    try:
+        summary = run_module(module_name, cfg)
+    finally:
+        prog.finish(short)
+        prog.close()
     print(summary)
     return 0
 
