@@ -230,6 +230,9 @@ def test_declared_data_falls_back_to_the_loaders_a_module_uses():
     overview = set(_preflight.declared_data("data_overview", quick=True))
     assert overview >= {"load_cbcl_faces", "load_mnist_variation"}
     assert _preflight.declared_data("roweis1997_fig1", quick=False) == []
+    # CBCL is read only by the full run of the missing-data experiment
+    assert _preflight.declared_data("roweis1997_missing_data", quick=False) == ["load_cbcl_faces"]
+    assert _preflight.declared_data("roweis1997_missing_data", quick=True) == []
     from data_fetch._needs import files_for
 
     assert files_for(["load_lrs", "uci_lrs/lrs.data"]) == ["uci_lrs/lrs.data", "uci_lrs/lrs.names"]
