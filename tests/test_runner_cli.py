@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 TOY = textwrap.dedent(
     '''
     """Toy {name}."""
+    import os
     import time
     import warnings
 
@@ -35,6 +36,7 @@ TOY = textwrap.dedent(
     CLAIMS = [Claim("one", "One claim.", "", lambda df: Outcome("1", REPRODUCED))]
 
     def compute(cfg):
+        open(os.environ.get("TOY_MARKER", os.devnull), "a").close()  # proves compute ran
         {body}
         return pd.DataFrame({{"x": [1, 2, 3]}})
 
@@ -60,7 +62,7 @@ def toys(tmp_path, monkeypatch):
         "ok": ("pass", ()),
         "broken": ('raise RuntimeError("boom")', ()),
         "dropper": ('warnings.warn("CBCL faces unavailable, right panel skipped: no file")', ()),
-        "slow": ("time.sleep(1.2)", ()),
+        "slow": ("time.sleep(0.7)", ()),
         "needy": ("pass", ("cbcl_faces/CBCL_Face.mat",)),
     }
     for name, (body, data) in bodies.items():
@@ -200,19 +202,23 @@ def test_dropped_panel_fails_the_run(toys, tmp_path):
     assert not (tmp_path / "dropper.csv").exists() and not (tmp_path / "dropper.png").exists()
 
 
-def test_unwritable_out_is_refused_before_compute(toys, tmp_path, capsys):
+def test_unwritable_out_is_refused_before_compute(toys, tmp_path, capsys, monkeypatch):
+    marker = tmp_path / "computed"
+    monkeypatch.setenv("TOY_MARKER", str(marker))
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    assert cli.main(["run", "toycli.slow", "--quick", "--out", str(blocker / "sub")]) == 2
+    assert cli.main(["run", "toycli.ok", "--quick", "--out", str(blocker / "sub")]) == 2
     assert "not a writable folder" in capsys.readouterr().err
     if Path("/proc/1").is_dir():  # exists, but nothing can be created in it, even by root
-        t0 = time.perf_counter()
-        assert cli.main(["run", "toycli.slow", "--quick", "--out", "/proc/1"]) == 2
-        assert time.perf_counter() - t0 < 1.0  # refused before the 1.2 s compute
+        assert cli.main(["run", "toycli.ok", "--quick", "--out", "/proc/1"]) == 2
         assert "not a writable folder" in capsys.readouterr().err
+    assert not marker.exists()  # refused before the compute, not after it
+    assert cli.main(["run", "toycli.ok", "--quick", "--out", str(tmp_path / "fine")]) == 0
+    assert marker.exists()
 
 
 def test_missing_data_stops_before_compute_with_one_message(toys, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOY_MARKER", str(tmp_path / "computed"))
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(tmp_path / "mirror"))
     (tmp_path / "mirror").mkdir()
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "cache"))
@@ -222,7 +228,7 @@ def test_missing_data_stops_before_compute_with_one_message(toys, tmp_path, caps
     assert "cbcl_faces/CBCL_Face.mat (missing; needed by needy)" in err
     assert "REPRO_DATA_MIRROR" in err and "repro data --fetch" in err and "REPRO_OFFLINE" in err
     assert len(err.splitlines()) <= 4 and "Traceback" not in err
-    assert not (tmp_path / "o" / "ok.csv").exists()  # nothing was computed, not even the others
+    assert not (tmp_path / "computed").exists()  # nothing was computed, not even the others
 
 
 def test_declared_data_falls_back_to_the_loaders_a_module_uses():
