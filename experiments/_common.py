@@ -216,14 +216,23 @@ def redraw_module(module_name: str, cfg: Config) -> str:
         raise FileNotFoundError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
     stored = cfg.out / "claims" / f"{name}.csv"
     if stored.exists():  # keep the ledger's record of whether the CSV came from a quick run
-        quick = pd.read_csv(stored, dtype=str)["quick"].str.lower().eq("true").any()
-        cfg = dataclasses.replace(cfg, quick=bool(quick))
+        try:
+            quick = ledger._read_claim_file(stored)["quick"].str.lower().eq("true").any()
+            cfg = dataclasses.replace(cfg, quick=bool(quick))
+        except ValueError:  # a damaged claims file: it is rewritten below from the CSV
+            pass
     return _render(mod, name, cfg, time.perf_counter())
 
 
 def read_result(out: Path, name: str) -> pd.DataFrame:
-    """An experiment's CSV as the figure, table and claims see it."""
-    return pd.read_csv(Path(out) / f"{name}.csv", low_memory=False)
+    """An experiment's CSV as the figure, table and claims see it (a damaged file is named)."""
+    path = Path(out) / f"{name}.csv"
+    try:
+        return pd.read_csv(path, low_memory=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{path} is damaged ({type(exc).__name__}: {exc}); run `repro run {name}` to write it again."
+        ) from exc
 
 
 def _render(mod, name: str, cfg: Config, t0: float) -> str:

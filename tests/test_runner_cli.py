@@ -251,3 +251,59 @@ def test_data_help_uses_one_program_name(capsys):
         cli.main(["data", "--help"])
     out = capsys.readouterr().out
     assert out.startswith("usage: repro data")
+
+
+def test_redraw_names_a_damaged_csv_and_survives_a_damaged_claims_file(toys, tmp_path):
+    from experiments._common import redraw_module
+
+    run_module("toycli.ok", Config(quick=True, out=tmp_path))
+    (tmp_path / "claims" / "ok.csv").write_text("")  # torn by a kill of the old runner
+    assert "ok: 3 rows" in redraw_module("toycli.ok", Config(out=tmp_path))
+    assert ledger.read_ledger(tmp_path).attrs["damaged"] == []  # rewritten from the CSV
+    (tmp_path / "ok.csv").write_text("")
+    with pytest.raises(ValueError, match=r"ok\.csv is damaged.*repro run ok"):
+        redraw_module("toycli.ok", Config(out=tmp_path))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pty test")
+def test_in_a_terminal_messages_go_above_the_bar(toys, tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(toys), str(REPO)])}
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments",
+        "run",
+        "toycli.slow",
+        "toycli.ok",
+        "--quick",
+        "--out",
+        str(tmp_path),
+    ]
+    pid, fd = pty.fork()
+    if pid == 0:  # child: a terminal 120 columns wide (fd 0 is the pty; pytest wraps sys.stdin)
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+            os.execvpe(cmd[0], cmd, env)
+        finally:
+            os._exit(127)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        raw += chunk
+    os.waitpid(pid, 0)
+    lines = raw.decode(errors="replace").replace("\r\n", "\n").split("\n")
+    pieces = [p for line in lines for p in line.split("\r")]
+    assert any("running experiments:" in p and "running toycli.slow" in p for p in pieces), pieces
+    summaries = [p for p in pieces if p.startswith(("slow: 3 rows", "ok: 3 rows"))]
+    assert len(summaries) == 2  # each on a line of its own, not glued to the bar
+    assert not any("running toycli.slow ..." in p for p in pieces)  # no plain "running" line in a terminal
