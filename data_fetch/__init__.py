@@ -2,8 +2,9 @@
 
 Files resolve through :func:`fetch`: the read-only mirror ``REPRO_DATA_MIRROR`` (used in place), then the
 writable cache ``REPRO_DATA_DIR`` (default ``pooch.os_cache("repro")``), then a pooch download into the
-cache (skipped when ``REPRO_OFFLINE=1``). A wrong hash is never accepted. ``python -m data_fetch``
-lists the files and their state; ``python -m data_fetch --fetch`` downloads the missing ones.
+cache (skipped when ``REPRO_OFFLINE=1``). A wrong hash is never accepted. ``repro data`` (the same as
+``python -m data_fetch``) lists the files and their state; ``repro data --fetch`` downloads the missing
+ones.
 """
 
 from ._cli import cli

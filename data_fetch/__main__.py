@@ -1,4 +1,4 @@
-"""``python -m data_fetch [list | fetch | --fetch]``: see :func:`data_fetch.cli`."""
+"""``python -m data_fetch [list | fetch | --fetch]``, the same as ``repro data``: see ``data_fetch.cli``."""
 
 from data_fetch._cli import cli
 

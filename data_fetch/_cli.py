@@ -1,4 +1,4 @@
-"""``python -m data_fetch``: list every registry file with its state; ``--fetch`` fetches the missing ones."""
+"""``repro data`` (``python -m data_fetch``): registry files and their state; ``--fetch`` gets the missing."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from ._registry import (
 __all__ = ["cli"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "repro data") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m data_fetch",
+        prog=prog,
         description=(
             "List the dataset files of the registry and where each one is (mirror / cached / missing / "
             f"corrupt). {MIRROR_ENV} names a read-only mirror used in place; {CACHE_ENV} the writable "
@@ -78,7 +78,7 @@ def _fetch_missing(entries, states: dict[str, str]) -> None:
             states[name] = file_state(name, registry=entries)
 
 
-def cli(argv: list[str] | None = None) -> int:
+def cli(argv: list[str] | None = None, prog: str = "repro data") -> int:
     """Run the data command line.
 
     Parameters
@@ -86,6 +86,8 @@ def cli(argv: list[str] | None = None) -> int:
     argv : list of str, optional
         Arguments without the program name (default ``sys.argv[1:]``): ``[list]`` or ``fetch`` /
         ``--fetch``.
+    prog : str
+        Program name in the help and the messages (``repro data``; ``python -m data_fetch`` is the same).
 
     Returns
     -------
@@ -93,7 +95,7 @@ def cli(argv: list[str] | None = None) -> int:
         0 when every required (non-optional) file is present with the right hash, 1 otherwise
         (missing or corrupt files, or a misconfigured mirror). Errors are printed, not raised.
     """
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     try:
         entries = registry()
         states = {name: file_state(name, registry=entries) for name in entries}
@@ -108,7 +110,7 @@ def cli(argv: list[str] | None = None) -> int:
     if bad:
         print(
             f"{len(bad)} required file(s) missing or corrupt: {', '.join(bad)}. Set {MIRROR_ENV} to a "
-            f"folder that holds them (e.g. ../shared/data) or run `python -m data_fetch --fetch` online; "
+            f"folder that holds them (e.g. ../shared/data) or run `{prog} --fetch` online; "
             f"delete a corrupt cached file first."
         )
         return 1

@@ -53,8 +53,8 @@ DOWNLOAD_TIMEOUT = (5.0, 60.0)
 _OPTIONAL_MARK = "#@optional"
 _TRUE = {"1", "true", "yes", "on"}
 
-# (resolved path, size, mtime_ns, algorithm) -> hex digest; avoids rehashing large files on each load.
-_HASH_CACHE: dict[tuple[str, int, int, str], str] = {}
+# (resolved path, device, inode, size, mtime_ns, ctime_ns, algorithm) -> hex digest: see file_hash.
+_HASH_CACHE: dict[tuple, str] = {}
 
 
 class DataUnavailableError(OSError):
@@ -82,7 +82,7 @@ class Entry:
     url : str
         Pinned download URL.
     optional : bool
-        Whether the file may be missing without ``python -m data_fetch`` failing.
+        Whether the file may be missing without ``repro data`` failing.
     """
 
     name: str
@@ -219,7 +219,14 @@ def offline() -> bool:
 
 
 def file_hash(path: str | os.PathLike, algorithm: str = "sha256") -> str:
-    """Hex digest of a file, memoized per (path, size, mtime) for the life of the process.
+    """Hex digest of a file, memoized for the life of the process.
+
+    The memo trusts a file's identity and status times: it reuses a digest only while the resolved
+    path, device, inode, size, modification time *and* status-change time (``st_ctime_ns``) are all
+    unchanged. Writing a file in place with its modification time restored (``os.utime``) still moves
+    its ctime, which no user call can set back, so such a change is re-hashed; a file replaced by
+    another (rename, copy) has a new inode. Only a change that also resets the system clock or edits
+    the block device underneath would go unseen.
 
     Parameters
     ----------
@@ -235,7 +242,7 @@ def file_hash(path: str | os.PathLike, algorithm: str = "sha256") -> str:
     """
     path = Path(path).resolve()
     st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns, algorithm)
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, algorithm)
     digest = _HASH_CACHE.get(key)
     if digest is None:
         h = hashlib.new(algorithm)
@@ -262,7 +269,7 @@ def _check_copy(path: Path, entry: Entry, where: str) -> Path:
             f"registry version, or unset {MIRROR_ENV} to use the cache ({CACHE_ENV})."
         )
     else:
-        fix = f"Delete {path} and fetch it again (python -m data_fetch --fetch)."
+        fix = f"Delete {path} and fetch it again (repro data --fetch)."
     raise DataHashMismatchError(
         f"Dataset file {entry.name!r} at {path} (from {where}) has the wrong hash and is refused: "
         f"expected {entry.hash}, got {entry.algorithm}:{got}. {fix} URL: {entry.url}. "
@@ -361,7 +368,7 @@ def _unavailable(entry: Entry, reason: str) -> DataUnavailableError:
         f"Dataset file {entry.name!r} is not available: {reason}. URL: {entry.url}. "
         f"To fix: set {MIRROR_ENV} to a folder laid out like data_fetch/registry.txt that holds it "
         f"(e.g. {MIRROR_ENV}=../shared/data; now {mirror}), or place the file at "
-        f"{cache / entry.name} ({CACHE_ENV}, now {cache}), or run `python -m data_fetch --fetch` online."
+        f"{cache / entry.name} ({CACHE_ENV}, now {cache}), or run `repro data --fetch` online."
     )
 
 
@@ -371,6 +378,9 @@ def _download(entry: Entry) -> Path:
         raise _unavailable(entry, f"{OFFLINE_ENV} is set, so no download was attempted")
     target = cache_dir() / entry.name
     downloader = pooch.HTTPDownloader(progressbar=False, timeout=DOWNLOAD_TIMEOUT)
+    logger = pooch.get_logger()  # pooch logs "Downloading data from ..." itself; callers report instead
+    level = logger.level
+    logger.setLevel("WARNING")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         got = pooch.retrieve(
@@ -378,4 +388,6 @@ def _download(entry: Entry) -> Path:
         )
     except (OSError, ValueError) as exc:  # requests errors are OSErrors; pooch's hash check is a ValueError
         raise _unavailable(entry, f"download failed ({type(exc).__name__}: {exc})") from exc
+    finally:
+        logger.setLevel(level)
     return _check_copy(Path(got), entry, CACHE_ENV)

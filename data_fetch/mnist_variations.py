@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import warnings
 import zipfile
 from pathlib import Path
@@ -44,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from ._parsed import cached_arrays
-from ._registry import DataHashMismatchError, DataUnavailableError, fetch, registry
+from ._registry import OFFLINE_ENV, DataHashMismatchError, DataUnavailableError, fetch, registry
 from .loaders import CITATIONS, Dataset, _copy_used, mnist_uint8
 
 __all__ = [
@@ -75,6 +76,9 @@ MIN_PATCH_STD = 10.0
 #: The natural images used for back-image: scikit-learn's sample images.
 NATURAL_IMAGES = ("china.jpg", "flower.jpg")
 _MAX_DRAWS = 10_000
+_LOG = logging.getLogger("data_fetch")
+#: Whether this process has said (once, in plain words) that the variations are recreated.
+_ANNOUNCED: list[str] = []
 
 LAROCHELLE_2007 = (
     "Larochelle, H., Erhan, D., Courville, A., Bergstra, J. & Bengio, Y. (2007). An empirical evaluation "
@@ -234,7 +238,9 @@ def load_mnist_variation(name: str, digit: int = 7, n: int = 500, random_state=N
     -----
     UserWarning
         The original zip cannot be had (e.g. offline): the data are recreated from MNIST following the
-        published recipe, with the choices listed in the module docstring.
+        published recipe, with the choices listed in the module docstring. The warning is raised on every
+        such call (callers may record it); besides, the first recreation in a process logs one plain
+        line on the ``data_fetch`` logger (stderr by default) saying that and why.
 
     Raises
     ------
@@ -254,6 +260,14 @@ def load_mnist_variation(name: str, digit: int = 7, n: int = 500, random_state=N
     except DataHashMismatchError:
         raise
     except DataUnavailableError as exc:
+        if not _ANNOUNCED:  # one plain line per process on stderr; the warning below is per call
+            _ANNOUNCED.append(name)
+            _LOG.warning(
+                "MNIST variations: the original Larochelle et al. (2007) archives are not in "
+                "REPRO_DATA_MIRROR or the cache (they are optional) and %s, so mnist-basic, back-rand and "
+                "back-image are recreated from MNIST (recipe and choices: data_fetch.mnist_variations).",
+                "REPRO_OFFLINE forbids a download" if OFFLINE_ENV in str(exc) else "could not be downloaded",
+            )
         warnings.warn(
             f"MNIST variation {name!r}: the original Larochelle et al. (2007) data cannot be had "
             f"({str(exc).split('. URL:')[0]}); recreating it from MNIST following the published recipe "

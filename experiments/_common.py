@@ -15,8 +15,19 @@ An experiment module (``experiments/<paper><year>_<fig|table><n>.py``) defines
     A Markdown table, for experiments that regenerate a published table.
 ``main(argv=None) -> int``
     Always ``return run(__name__, argv)``.
+``DATA`` (optional)
+    A tuple of the dataset files the full run reads: registry names (``"cbcl_faces/CBCL_Face.mat"``) or
+    loader names (``"load_cbcl_faces"``); ``DATA_QUICK`` the same for ``--quick`` (default ``DATA``).
+    Without it the runner maps the ``data_fetch`` loaders the module mentions (see
+    ``experiments._preflight``). Every file is checked before anything is computed.
 
-Nothing runs at import time; the module docstring states every choice the paper left open.
+Nothing runs at import time; the module docstring states every choice the paper left open (it is shown,
+with the title, the claims and the recorded run time, by ``python -m experiments.NAME --help``).
+
+Outputs are written atomically (``experiments._atomic``): a kill never leaves a truncated CSV, PNG or
+table, and never loses the previous version. A panel a figure cannot draw is never dropped silently:
+raise :class:`PanelDroppedWarning` (or any ``UserWarning`` saying a panel was skipped or dropped) and
+the run fails instead of writing a figure with a hole in it.
 """
 
 from __future__ import annotations
@@ -24,9 +35,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import os
+import re
 import sys
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +52,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from repro.linalg import Covariance, center, standardize
-
+from . import _preflight, _runtimes
 from . import claims as ledger
+from ._atomic import atomic_path, atomic_write_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIGURES_DIR = REPO_ROOT / "figures"
@@ -51,6 +63,7 @@ __all__ = [
     "FIGURES_DIR",
     "METHOD_STYLE",
     "Config",
+    "PanelDroppedWarning",
     "add_common_flags",
     "markdown_table",
     "minus_first_pc",
@@ -79,11 +92,15 @@ class Config:
         Root seed; experiments derive every random stream from it (``np.random.default_rng(seed)``).
     out : Path
         Output folder (default ``figures/``).
+    render_ledger : bool
+        Rebuild ``CLAIMS.md`` after this experiment (``repro run`` sets it False and rebuilds once at
+        the end, only when every selected experiment succeeded).
     """
 
     quick: bool = False
     seed: int = 0
     out: Path = field(default=FIGURES_DIR)
+    render_ledger: bool = True
 
     def rng(self, *stream: int) -> np.random.Generator:
         """An independent generator for a sub-stream, e.g. ``cfg.rng(run_index)``."""
@@ -98,16 +115,72 @@ def add_common_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     return parser
 
 
+class PanelDroppedWarning(UserWarning):
+    """A figure cannot draw one of its panels (e.g. its data are missing): the run fails, loudly."""
+
+
+#: UserWarnings with such a message are treated as a dropped panel, so experiments that warn in prose
+#: ("..., right panel skipped") fail as well.
+_DROPPED_PANEL_MESSAGE = r"(?is).*\b(panel|subplot|figure)s?\b.*\b(skipped|dropped|omitted|left out)\b"
+
+
+class PanelDroppedError(RuntimeError):
+    """Raised by the runner when an experiment dropped a panel of its figure."""
+
+
+def _guarded(step, name: str, what: str):
+    """Run ``step()``; a dropped-panel warning raised inside becomes a :class:`PanelDroppedError`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PanelDroppedWarning)
+        warnings.filterwarnings("error", message=_DROPPED_PANEL_MESSAGE, category=UserWarning)
+        try:
+            return step()
+        except UserWarning as w:
+            if not (isinstance(w, PanelDroppedWarning) or re.match(_DROPPED_PANEL_MESSAGE, str(w))):
+                raise
+            raise PanelDroppedError(
+                f"{name}: the {what} dropped a panel of the figure ({w}); nothing was written for it. "
+                "Provide what it needs (see `repro data`) and run it again."
+            ) from w
+
+
+def experiment_parser(module_name: str, module=None) -> argparse.ArgumentParser:
+    """The argument parser of one experiment, its ``--help`` explaining the experiment."""
+    short = module_name.rsplit(".", 1)[-1]
+    from ._describe import describe
+
+    parser = argparse.ArgumentParser(
+        prog=f"python -m experiments.{short}",
+        description=describe(short, module),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return add_common_flags(parser)
+
+
 def run(module_name: str, argv=None) -> int:
     """The whole protocol of one experiment: compute, write CSV, draw, check claims, update the ledger."""
     if module_name == "__main__":  # `python -m experiments.NAME`: use the real module name
         spec = sys.modules["__main__"].__spec__
         module_name = spec.name if spec is not None else module_name
     short = module_name.rsplit(".", 1)[-1]
-    parser = add_common_flags(argparse.ArgumentParser(prog=f"python -m experiments.{short}"))
-    args = parser.parse_args(argv)
+    mod = importlib.import_module(module_name)
+    args = experiment_parser(module_name, mod).parse_args(argv)
     cfg = Config(quick=args.quick, seed=args.seed, out=args.out)
-    summary = run_module(module_name, cfg)
+    problem = _preflight.check_out(cfg.out) or _preflight.check_data(
+        [short], cfg.quick, {short: Path(mod.__file__)}
+    )
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    from ._progress import Progress
+
+    prog = Progress([short], cfg.quick, 1, cfg.out)
+    prog.start(short)
+    try:
+        summary = run_module(module_name, cfg)
+    finally:
+        prog.finish(short)
+        prog.close()
     print(summary)
     return 0
 
@@ -117,17 +190,22 @@ def run_module(module_name: str, cfg: Config) -> str:
 
     The frame ``compute`` returns is written to CSV and read back, and everything after that (figure,
     table, claims) works from the CSV as written: it is the source of truth, so a later
-    :func:`redraw_module` on the committed CSV gives the same figure and ledger rows.
+    :func:`redraw_module` on the committed CSV gives the same figure and ledger rows. The run's duration
+    is recorded in ``<out>/runtimes.csv`` (shown by ``--help`` and ``repro list``), the module's import
+    included (the library and Numba load there).
     """
+    t_import = time.perf_counter()
     mod = importlib.import_module(module_name)
     name = module_name.rsplit(".", 1)[-1]
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    df = mod.compute(cfg)
+    df = _guarded(lambda: mod.compute(cfg), name, "computation")
     if not isinstance(df, pd.DataFrame) or df.empty:
         raise RuntimeError(f"{name}.compute returned no data; an experiment must return a non-empty frame.")
     write_csv(df, cfg.out / f"{name}.csv")
-    return _render(mod, name, cfg, t0)
+    summary = _render(mod, name, cfg, t0)
+    _runtimes.record(cfg.out, name, cfg.quick, time.perf_counter() - t_import)
+    return summary
 
 
 def redraw_module(module_name: str, cfg: Config) -> str:
@@ -138,26 +216,35 @@ def redraw_module(module_name: str, cfg: Config) -> str:
         raise FileNotFoundError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
     stored = cfg.out / "claims" / f"{name}.csv"
     if stored.exists():  # keep the ledger's record of whether the CSV came from a quick run
-        quick = pd.read_csv(stored, dtype=str)["quick"].str.lower().eq("true").any()
-        cfg = dataclasses.replace(cfg, quick=bool(quick))
+        try:
+            quick = ledger._read_claim_file(stored)["quick"].str.lower().eq("true").any()
+            cfg = dataclasses.replace(cfg, quick=bool(quick))
+        except ValueError:  # a damaged claims file: it is rewritten below from the CSV
+            pass
     return _render(mod, name, cfg, time.perf_counter())
 
 
 def read_result(out: Path, name: str) -> pd.DataFrame:
-    """An experiment's CSV as the figure, table and claims see it."""
-    return pd.read_csv(Path(out) / f"{name}.csv", low_memory=False)
+    """An experiment's CSV as the figure, table and claims see it (a damaged file is named)."""
+    path = Path(out) / f"{name}.csv"
+    try:
+        return pd.read_csv(path, low_memory=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{path} is damaged ({type(exc).__name__}: {exc}); run `repro run {name}` to write it again."
+        ) from exc
 
 
 def _render(mod, name: str, cfg: Config, t0: float) -> str:
     df = read_result(cfg.out, name)
     if hasattr(mod, "plot"):
         with style():
-            fig = mod.plot(df, cfg)
+            fig = _guarded(lambda: mod.plot(df, cfg), name, "figure")
             save_figure(fig, cfg.out / f"{name}.png")
     if hasattr(mod, "table"):
-        (cfg.out / f"{name}.md").write_text(mod.table(df, cfg))
+        atomic_write_text(cfg.out / f"{name}.md", mod.table(df, cfg))
     rows = ledger.evaluate(name, getattr(mod, "CLAIMS", []), df, quick=cfg.quick)
-    ledger.write_ledger(cfg.out, name, rows)
+    ledger.write_ledger(cfg.out, name, rows, render=cfg.render_ledger)
     counts = rows["verdict"].value_counts().to_dict()
     verdicts = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no claims"
     return f"{name}: {len(df)} rows, {time.perf_counter() - t0:.1f} s, claims: {verdicts}"
@@ -165,12 +252,10 @@ def _render(mod, name: str, cfg: Config, t0: float) -> str:
 
 # --------------------------------------------------------------------------- writers
 def write_csv(df: pd.DataFrame, path: Path) -> Path:
-    """Tidy CSV with stable float formatting (10 significant digits) so reruns diff cleanly."""
+    """Tidy CSV with stable float formatting (10 significant digits) so reruns diff cleanly; atomic."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    df.to_csv(tmp, index=False, float_format="%.10g")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.10g")
     return path
 
 
@@ -189,11 +274,13 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
 
 
 def save_figure(fig, path: Path) -> Path:
-    """Save a PNG without volatile metadata and close the figure."""
+    """Save a PNG without volatile metadata (atomically) and close the figure."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=150, bbox_inches="tight", metadata={"Software": None}, format="png")
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -256,6 +343,8 @@ def preprocess(X: np.ndarray, how: str) -> np.ndarray:
     column standard deviation (ddof=1); constant columns are refused. ``"unit"``: divide by 255 (pixels to
     [0, 1]). ``"unit-center"``: divide by 255, then center.
     """
+    from repro.linalg import center, standardize  # lazy: the runner itself does not need Numba
+
     X = np.asarray(X, dtype=np.float64)
     if how == "none":
         return X.copy()
@@ -279,6 +368,8 @@ def minus_first_pc(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     non-negativity constraint becomes active (their first PC lies in the non-negative orthant).
     Returns the projected data and ``w1`` (unit norm, canonical sign).
     """
+    from repro.linalg import Covariance
+
     X = np.asarray(X, dtype=np.float64)
     _, V = Covariance.from_data(X).eigh(1)
     w1 = V[:, 0]

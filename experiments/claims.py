@@ -7,12 +7,12 @@ Checks look at the data only; they are written from the paper's sentence and nev
 
 After an experiment runs, its rows are written to ``<out>/claims/<experiment>.csv`` and
 ``<out>/CLAIMS.md`` is rebuilt from every such file, so running one experiment updates its rows and
-keeps the others.
+keeps the others. Every write is atomic (``experiments._atomic``) and the rebuild holds the folder's
+lock; a damaged claims file is skipped and named in ``CLAIMS.md``, never fatal.
 """
 
 from __future__ import annotations
 
-import os
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ._atomic import atomic_path, atomic_write_text, folder_lock
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -44,7 +46,15 @@ ERROR = "check failed"
 VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE, ERROR)
 
 COLUMNS = [
-    "experiment", "id", "claim", "published", "reproduced", "verdict", "note", "quick", "machine_dependent"
+    "experiment",
+    "id",
+    "claim",
+    "published",
+    "reproduced",
+    "verdict",
+    "note",
+    "quick",
+    "machine_dependent",
 ]
 
 
@@ -191,25 +201,61 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def write_ledger(out_dir: Path, experiment: str, rows: pd.DataFrame) -> Path:
-    """Store one experiment's rows and rebuild ``CLAIMS.md`` from all stored rows."""
-    claims_dir = Path(out_dir) / "claims"
+def write_ledger(out_dir: Path, experiment: str, rows: pd.DataFrame, *, render: bool = True) -> Path:
+    """Store one experiment's rows (atomically) and, unless ``render=False``, rebuild ``CLAIMS.md``.
+
+    The claims file and the rebuild happen under the folder's lock, so two runs into one folder never
+    rebuild the ledger from a set of files another run is changing.
+    """
+    out_dir = Path(out_dir)
+    claims_dir = out_dir / "claims"
     claims_dir.mkdir(parents=True, exist_ok=True)
-    rows.to_csv(claims_dir / f"{experiment}.csv", index=False)
-    return render_ledger(out_dir)
+    with folder_lock(out_dir):
+        with atomic_path(claims_dir / f"{experiment}.csv") as tmp:
+            rows.to_csv(tmp, index=False)
+        if render:
+            return _render_ledger(out_dir)
+    return out_dir / "CLAIMS.md"
+
+
+def _claim_files(out_dir: Path) -> list[Path]:
+    # hidden files are the atomic writer's temporaries (".<name>.<pid>.<hex>.tmp.csv"), never rows
+    return sorted(p for p in (Path(out_dir) / "claims").glob("*.csv") if not p.name.startswith("."))
+
+
+def _read_claim_file(path: Path) -> pd.DataFrame:
+    """One experiment's stored rows; raises ValueError naming the file when it is damaged."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
+        raise ValueError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from exc
+    if "machine_dependent" not in df.columns:
+        df["machine_dependent"] = "False"
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+    if df.empty:
+        raise ValueError(f"{path}: no rows")
+    df["machine_dependent"] = df["machine_dependent"].replace("", "False")
+    return df[COLUMNS]
 
 
 def read_ledger(out_dir: Path) -> pd.DataFrame:
-    """All stored claim rows under ``out_dir/claims``, ordered by experiment."""
-    files = sorted((Path(out_dir) / "claims").glob("*.csv"))
-    if not files:
-        return pd.DataFrame(columns=COLUMNS)
-    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
-    df = pd.concat(frames, ignore_index=True)
-    if "machine_dependent" not in df.columns:
-        df["machine_dependent"] = "False"
-    df["machine_dependent"] = df["machine_dependent"].replace("", "False")
-    return df[COLUMNS]
+    """All stored claim rows under ``out_dir/claims``, ordered by experiment.
+
+    A damaged file (empty, unparsable, without the ledger's columns) is skipped, never fatal: its path
+    and the reason are listed in ``df.attrs["damaged"]`` (and in ``CLAIMS.md``); rerun that experiment
+    to restore its rows.
+    """
+    frames, damaged = [], []
+    for f in _claim_files(out_dir):
+        try:
+            frames.append(_read_claim_file(f))
+        except ValueError as exc:
+            damaged.append(str(exc))
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    df.attrs["damaged"] = damaged
+    return df
 
 
 def is_timing(df: pd.DataFrame) -> pd.Series:
@@ -223,7 +269,12 @@ def _counts(df: pd.DataFrame) -> str:
 
 
 def render_ledger(out_dir: Path) -> Path:
-    """Write ``out_dir/CLAIMS.md``: a summary line and one table row per claim."""
+    """Write ``out_dir/CLAIMS.md`` (atomically, under the folder's lock): a summary and one row per claim."""
+    with folder_lock(out_dir):
+        return _render_ledger(out_dir)
+
+
+def _render_ledger(out_dir: Path) -> Path:
     df = read_ledger(out_dir)
     path = Path(out_dir) / "CLAIMS.md"
     timing = is_timing(df) if len(df) else pd.Series(dtype=bool)
@@ -239,6 +290,16 @@ def render_ledger(out_dir: Path) -> Path:
         f"{_counts(df[~timing]) if len(df) else 'none yet'}. "
         f"Timing, machine-dependent ({int(timing.sum())}): {_counts(df[timing]) if len(df) else 'none'}.",
         "",
+    ]
+    if df.attrs.get("damaged"):
+        lines += [
+            f"**Skipped {len(df.attrs['damaged'])} damaged claims file(s)** (rerun the experiment to restore "
+            "its rows):",
+            "",
+            *(f"- {_cell(d)}" for d in df.attrs["damaged"]),
+            "",
+        ]
+    lines += [
         "| experiment | id | claim | published | reproduced | verdict | note |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -248,9 +309,7 @@ def render_ledger(out_dir: Path) -> Path:
         verdict = f"**{r.verdict}**{kind}{quick}"
         cells = [r.experiment, r.id, r.claim, r.published, r.reproduced, verdict, r.note]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # parallel runs: atomic replace
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -265,6 +324,11 @@ def update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
     nothing) when the markers are absent.
     """
     readme, out_dir = Path(readme), Path(out_dir)
+    with folder_lock(out_dir):
+        return _update_readme(readme, out_dir, titles)
+
+
+def _update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
     text = readme.read_text()
     if README_START not in text or README_END not in text:
         return False
@@ -307,7 +371,7 @@ def update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
     lines += ["", README_END]
     head, rest = text.split(README_START, 1)
     tail = rest.split(README_END, 1)[1]
-    readme.write_text(head + "\n".join(lines) + tail)
+    atomic_write_text(readme, head + "\n".join(lines) + tail)
     return True
 
 

@@ -532,3 +532,90 @@ def test_mnist_variation_bad_zip_hash_is_not_recreated(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(mirror))
     with pytest.raises(DataHashMismatchError, match=re.escape("mnist.zip")):
         load_mnist_variation("basic")
+
+
+# ---------------------------------------------------------------------------------------------------
+# integrity of the parsed cache and of the hash memo; one plain message for the recreated variations
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_parsed_cache_with_a_flipped_header_is_rebuilt(tmp_path, monkeypatch):
+    from data_fetch import _parsed
+
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path))
+    builds = []
+
+    def build():  # big enough that a short read of the member never reaches the zip's CRC check
+        builds.append(1)
+        images = (np.arange(2000 * 784) % 251).astype(np.uint8).reshape(2000, 784)
+        return {"images": images, "labels": np.arange(2000)}
+
+    first = _parsed.cached_arrays("toy", ["sha256:00"], build)
+    path = _parsed.parsed_path("toy", ["sha256:00"])
+    raw = path.read_bytes()
+    assert raw.count(b"(2000, 784)") == 1
+    path.write_bytes(raw.replace(b"(2000, 784)", b"(2000, 684)"))  # one digit of the array header changed
+    again = _parsed.cached_arrays("toy", ["sha256:00"], build)
+    assert again["images"].shape == (2000, 784) and len(builds) == 2
+    np.testing.assert_array_equal(again["images"], first["images"])
+    # a changed data byte is caught as well, and the rebuilt entry is read without a rebuild
+    raw = path.read_bytes()
+    i = raw.index(bytes(range(100, 120)))
+    path.write_bytes(raw[:i] + b"\x00" + raw[i + 1 :])
+    _parsed.cached_arrays("toy", ["sha256:00"], build)
+    assert len(builds) == 3
+    _parsed.cached_arrays("toy", ["sha256:00"], build)
+    assert len(builds) == 3
+
+
+def test_parsed_cache_file_mode_follows_the_umask(tmp_path, monkeypatch):
+    from data_fetch import _parsed
+
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path))
+    _parsed.cached_arrays("mode", ["sha256:01"], lambda: {"a": np.zeros(3)})
+    mode = _parsed.parsed_path("mode", ["sha256:01"]).stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask
+
+
+def test_hash_memo_sees_an_in_place_change_with_mtime_restored(tmp_path):
+    f = tmp_path / "data.bin"
+    f.write_bytes(b"a" * 1000)
+    first = reg.file_hash(f)
+    st = f.stat()
+    with open(f, "r+b") as fh:  # same size, same inode, mtime put back
+        fh.write(b"b")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_mtime_ns == st.st_mtime_ns and f.stat().st_size == st.st_size
+    assert reg.file_hash(f) == _sha256(b"b" + b"a" * 999) != first
+
+
+@pytest.mark.data(*MNIST)
+def test_recreated_variations_say_so_once_and_plainly(monkeypatch, caplog):
+    monkeypatch.setattr(mv, "_ANNOUNCED", [])
+    with caplog.at_level("INFO"):
+        for name in ("basic", "back-rand"):
+            _variation(name, n=5, random_state=0)  # each call still warns (callers record it)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "recreated from MNIST" in lines[0] and "REPRO_OFFLINE" in lines[0]
+    assert not any("Downloading data from" in m for m in lines)
+
+
+def test_download_attempt_is_not_logged_by_pooch(fake, monkeypatch, caplog):
+    monkeypatch.delenv("REPRO_OFFLINE", raising=False)
+
+    def noisy(url, **kwargs):
+        pooch.get_logger().info("Downloading data from '%s' to file '%s'.", url, kwargs.get("fname"))
+        raise requests.ConnectionError("no network in tests")
+
+    monkeypatch.setattr(pooch, "retrieve", noisy)
+    with caplog.at_level("INFO"), pytest.raises(DataUnavailableError, match="repro data --fetch"):
+        fetch("a/one.txt", registry=fake.registry)
+    assert not any("Downloading data from" in r.getMessage() for r in caplog.records)
+
+
+def test_data_cli_names_itself_repro_data(fake, capsys):
+    assert cli([], prog="repro data") == 1
+    out = capsys.readouterr().out
+    assert "repro data --fetch" in out and "python -m data_fetch" not in out

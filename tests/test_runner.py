@@ -181,10 +181,28 @@ def test_call_timing_decides_with_a_margin():
 def test_timing_rows_are_marked_and_counted_apart(tmp_path):
     rows = pd.DataFrame(
         [
-            dict(experiment="e", id="a", claim="c", published="", reproduced="1", verdict=ledger.REPRODUCED,
-                 note="", quick=False, machine_dependent=False),
-            dict(experiment="e", id="b", claim="c", published="", reproduced="2",
-                 verdict=ledger.TOO_CLOSE, note="", quick=False, machine_dependent=True),
+            dict(
+                experiment="e",
+                id="a",
+                claim="c",
+                published="",
+                reproduced="1",
+                verdict=ledger.REPRODUCED,
+                note="",
+                quick=False,
+                machine_dependent=False,
+            ),
+            dict(
+                experiment="e",
+                id="b",
+                claim="c",
+                published="",
+                reproduced="2",
+                verdict=ledger.TOO_CLOSE,
+                note="",
+                quick=False,
+                machine_dependent=True,
+            ),
         ]
     )
     ledger.write_ledger(tmp_path, "e", rows)

@@ -1,0 +1,89 @@
+"""What an experiment is, read for ``--help`` and ``repro list``: title, docstring, claims, run time.
+
+:func:`title` and :func:`docstring` read the module's source with ``ast`` (no import: ``repro list``
+must not load Numba); :func:`describe` builds the ``--help`` text of one experiment.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from . import _runtimes
+
+__all__ = ["describe", "docstring", "runtime_line", "title"]
+
+_PKG_DIR = Path(__file__).resolve().parent
+FIGURES_DIR = _PKG_DIR.parent / "figures"
+
+
+def _tree(name: str) -> ast.Module:
+    path = _PKG_DIR / f"{name}.py"
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def title(name: str) -> str:
+    """The module's ``TITLE`` (a string literal), or ``""``."""
+    for node in _tree(name).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "TITLE" for t in targets):
+            try:
+                return str(ast.literal_eval(node.value))
+            except ValueError:
+                return ""
+    return ""
+
+
+def docstring(name: str) -> str:
+    """The module docstring, or ``""``."""
+    return ast.get_docstring(_tree(name)) or ""
+
+
+def runtime_line(name: str, *folders) -> str:
+    """``"Typical time: 3 min 10 s (full run), 4.2 s with --quick (recorded 2026-11-23)."``"""
+    folders = folders or (FIGURES_DIR,)
+    found = {}
+    for folder in reversed(folders):
+        found.update(_runtimes.read(folder))
+    full, quick = found.get((name, False)), found.get((name, True))
+    if full is None and quick is None:
+        return (
+            "Typical time: not recorded yet (each run writes its duration to <out>/runtimes.csv; the "
+            "committed figures/runtimes.csv comes from the full run)."
+        )
+    parts = [f"{_runtimes.fmt_seconds(full[0]) if full else '? (not recorded)'} (full run)"]
+    parts.append(f"{_runtimes.fmt_seconds(quick[0]) if quick else '? (not recorded)'} with --quick")
+    dates = sorted({d for d in (full and full[1], quick and quick[1]) if d})
+    when = f" (recorded {', '.join(dates)} on the machine that made figures/)" if dates else ""
+    return f"Typical time: {', '.join(parts)}{when}."
+
+
+def describe(name: str, module=None) -> str:
+    """The ``--help`` text of experiment ``name``: title, figure, time, docstring and claims.
+
+    ``module`` is the imported module when available (its ``CLAIMS`` are listed); without it the module
+    is imported here.
+    """
+    if module is None:
+        import importlib
+
+        module = importlib.import_module(f"experiments.{name}")
+    head = getattr(module, "TITLE", "") or name
+    doc = textwrap.dedent(module.__doc__ or "").strip()
+    lines = [head, "=" * min(len(head), 100), "", f"Reproduces: {head}", runtime_line(name), ""]
+    if doc:
+        lines += ["Choices and protocol (module docstring):", "", doc, ""]
+    claims = list(getattr(module, "CLAIMS", []) or [])
+    if claims:
+        lines += [f"Claims checked ({len(claims)}; verdicts in CLAIMS.md, `repro claims {name}`):"]
+        for c in claims:
+            mark = " [timing: machine-dependent]" if getattr(c, "machine_dependent", False) else ""
+            text = f"- {c.id}{mark}: {c.sentence}" + (f" Published: {c.published}." if c.published else "")
+            lines += textwrap.wrap(text, 100, subsequent_indent="  ")
+        lines.append("")
+    lines += [
+        f"Outputs in --out (default figures/): {name}.csv, {name}.png, claims/{name}.csv, CLAIMS.md, "
+        "runtimes.csv.",
+    ]
+    return "\n".join(lines)
