@@ -597,7 +597,7 @@ def _vem_loop(X, M, u, alpha, s2, max_iter, tol):
 
 
 @blas_limited
-def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-8, random_state=None) -> VEMResult:
+def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-6, random_state=None) -> VEMResult:
     """Variational EM for the relaxed model ``x = U W y + eps`` (Eq. 7; Prop. 1, Eqs. 10-14 re-derived).
 
     ``X`` is centred. Start: ``u = 1`` and the PPCA maximum-likelihood loadings (Eq. 2) with a random
@@ -682,7 +682,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, n_components, *, n_selected="evidence", max_iter=1000, tol=1e-8, random_state=None):
+    def __init__(self, n_components, *, n_selected="evidence", max_iter=1000, tol=1e-6, random_state=None):
         self.n_components = n_components
         self.n_selected = n_selected
         self.max_iter = max_iter
