@@ -28,7 +28,7 @@ def model_data(n, p, d, q, sigma, seed):
 
 
 def scale_mixture_density(r, q, d, alpha):
-    """Density of x_v in R^q at ||x_v|| = r, by integrating N(0, alpha s I_q) against the chi2_d density of s."""
+    """Density of x_v in R^q at ||x_v|| = r: N(0, alpha s I_q) integrated against the chi2_d density of s."""
 
     def f(s):
         return (
@@ -141,7 +141,7 @@ def test_alpha_maximizes_the_evidence():
 
 
 def test_evidence_path_equals_each_model():
-    X, v = model_data(30, 40, 4, 10, 0.3, 3)
+    X, _ = model_data(30, 40, 4, 10, 0.3, 3)
     order = np.random.default_rng(0).permutation(40)
     path = evidence_path(X, order, n_components=4)
     for q in (1, 3, 4, 5, 10, 39, 40):
@@ -206,7 +206,7 @@ def test_low_noise_recovers_true_support():
 
 
 def test_gsppca_attributes_and_forced_q():
-    X, v = model_data(60, 40, 3, 8, 0.1, 5)
+    X, _ = model_data(60, 40, 3, 8, 0.1, 5)
     m = GSPPCA(3, n_selected=12, random_state=1).fit(X + 5.0)  # not centred: centred inside
     assert m.n_selected_ == 12 == m.support_.sum()
     C = m.components_
