@@ -243,8 +243,11 @@ def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
         b = np.array([sum(X[i, k] * M[k] @ Mu[i] for i in range(n)) for k in range(p)])
         u = np.clip(b / a, 0.0, 1.0)
         resid = sum(
-            (X[i, k] ** 2 - 2 * u[k] * X[i, k] * M[k] @ Mu[i]
-             + u[k] ** 2 * np.trace((S[k] + np.outer(M[k], M[k])) @ (Sigma + np.outer(Mu[i], Mu[i]))))
+            (
+                X[i, k] ** 2
+                - 2 * u[k] * X[i, k] * M[k] @ Mu[i]
+                + u[k] ** 2 * np.trace((S[k] + np.outer(M[k], M[k])) @ (Sigma + np.outer(Mu[i], Mu[i])))
+            )
             for i in range(n)
             for k in range(p)
         )
