@@ -81,6 +81,7 @@ __all__ = [
     "log_bessel_k",
     "log_density",
     "log_evidence",
+    "make_globally_sparse",
     "theorem1_density",
 ]
 
@@ -483,6 +484,32 @@ def theorem1_density(x, support, *, n_components, alpha, sigma) -> float:
     xo = x[~mask]
     inactive = (2 * math.pi * sigma**2) ** (-(p - q) / 2.0) * math.exp(-float(xo @ xo) / (2 * sigma**2))
     return inactive * (2 * math.pi) ** (-q / 2.0) * scale * val
+
+
+# --------------------------------------------------------------------------- simulation
+def make_globally_sparse(n_samples, n_features, n_components, n_selected, *, sigma, random_state=None):
+    """Data from model (3) as in Sec. 3: ``x = V W y + eps``, ``W`` and ``y`` standard Gaussian.
+
+    The ``n_selected`` active variables are drawn uniformly at random; ``eps ~ N(0, sigma^2 I_p)`` on every
+    variable. Draw order: ``W``, the support, ``Y``, the noise.
+
+    Returns
+    -------
+    X : ndarray, shape (n_samples, n_features)
+    v : ndarray of bool, shape (n_features,)
+        The true support.
+    """
+    n = check_int(n_samples, "n_samples", low=1)
+    p = check_int(n_features, "n_features", low=1)
+    d = check_int(n_components, "n_components", low=1)
+    q = check_int(n_selected, "n_selected", low=1, high=p)
+    sigma = check_real(sigma, "sigma", low=0.0)
+    rng = check_random_state(random_state)
+    W = rng.standard_normal((p, d))
+    v = np.zeros(p, dtype=bool)
+    v[rng.choice(p, q, replace=False)] = True
+    X = rng.standard_normal((n, d)) @ (W * v[:, None]).T + sigma * rng.standard_normal((n, p))
+    return X, v
 
 
 # --------------------------------------------------------------------------- variational EM
