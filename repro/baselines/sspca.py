@@ -305,8 +305,20 @@ class SSPCA(ProjectionMixin, BaseEstimator):
     @staticmethod
     def _search(Xc, d, q, amax, U0, V0, max_iter, tol):
         """Bisection in ``log alpha`` for ``q`` selected rows; warm starts from the nearest fit."""
-        lo, hi = math.log(amax * 1e-6), math.log(amax)  # count(lo) >= q expected, count(hi) = 0
+        # alpha_max at the SVD start is not an upper bound: U's columns are not orthogonal and can align
+        # once V is sparse, so the row norms of X'U grow (up to sqrt(d) times). Expand until nothing is left.
+        lo, hi = math.log(amax * 1e-6), math.log(amax)
         best = None  # (count, alpha, U, V) with the smallest count >= q
+        for _ in range(60):
+            U, V, _ = _fit(Xc, math.exp(hi), U0.copy(), V0.copy(), max_iter, tol)
+            c = int(_support(V).sum())
+            if c >= q and (best is None or c < best[0]):
+                best = (c, math.exp(hi), U, V)
+            if c == q:
+                return math.exp(hi), U, V, None
+            if c < q:
+                break
+            lo, hi = hi, hi + math.log(4.0)
         state = (U0, V0)
         for _ in range(_MAX_BISECT):
             mid = 0.5 * (lo + hi)
