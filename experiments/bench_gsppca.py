@@ -4,7 +4,8 @@ and of the whole fit against a plain NumPy implementation.
 All ratios are against references timed in the same run on the same data, interleaved, with BLAS limited to
 one thread for everything (``threadpoolctl``, as the library does). Data: Golub leukemia (38 x 3051, centred,
 ``d = 30``) and 500 MNIST sevens (mnist-basic as recreated by :func:`data_fetch.load_mnist_variation`,
-pixels / 255, centred, 500 x 784, ``d = 100``).
+pixels / 255, centred, ``d = 100``; the pixels constant over the 500 images are dropped, 499 of 784 remain:
+they carry nothing, get ``u = 0`` and would only pad the timings).
 
 Part A, per iteration (``part == "iteration"``): one VEM iteration of :mod:`repro.gsppca` (``(t(12) - t(2))
 / 20`` from runs of 2 and 22 iterations, so set-up cancels) against its dominant products, ``X @ (U M)``
