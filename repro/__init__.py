@@ -49,3 +49,7 @@ __all__ = [
     "standardize",
 ]
 __version__ = "0.1.0"
+
+from .gsppca import GSPPCA, evidence_path, gsppca_vem, log_evidence, theorem1_density
+
+__all__ += ["GSPPCA", "evidence_path", "gsppca_vem", "log_evidence", "theorem1_density"]

@@ -220,3 +220,47 @@ def em_update(f, K, nonneg, excluded, w, work, state):
     c = abs(float(wnew @ w))
     w[:] = wnew
     return norm, c
+
+
+# --------------------------------------------------------------------------- repro.gsppca (no kernel)
+def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
+    """Twin of the VEM iterations of ``repro.gsppca._vem_loop``, written as Proposition 1 reads: one ``d x d``
+    inverse per variable for ``S_k``, sums over ``i`` and ``k`` as loops, and the M-step (Eqs. 12-14, with the
+    corrections of the module docstring). Starts from ``S_k = 0``. Returns ``u, M, alpha, s2, F`` (the
+    free energy after each iteration)."""
+    n, p = X.shape
+    d = M.shape[1]
+    S = [np.zeros((d, d)) for _ in range(p)]
+    F = []
+    for _ in range(n_iter):
+        EWW = sum(u[k] ** 2 * (S[k] + np.outer(M[k], M[k])) for k in range(p))
+        Sigma = np.linalg.inv(np.eye(d) + EWW / s2)
+        Mu = np.array([Sigma @ M.T @ (u * X[i]) / s2 for i in range(n)])
+        B = n * Sigma + sum(np.outer(Mu[i], Mu[i]) for i in range(n))
+        S = [np.linalg.inv(np.eye(d) / alpha + u[k] ** 2 * B / s2) for k in range(p)]
+        M = np.array([u[k] / s2 * S[k] @ sum(X[i, k] * Mu[i] for i in range(n)) for k in range(p)])
+        a = np.array([np.trace((S[k] + np.outer(M[k], M[k])) @ B) for k in range(p)])
+        b = np.array([sum(X[i, k] * M[k] @ Mu[i] for i in range(n)) for k in range(p)])
+        u = np.clip(b / a, 0.0, 1.0)
+        resid = sum(
+            (
+                X[i, k] ** 2
+                - 2 * u[k] * X[i, k] * M[k] @ Mu[i]
+                + u[k] ** 2 * np.trace((S[k] + np.outer(M[k], M[k])) @ (Sigma + np.outer(Mu[i], Mu[i])))
+            )
+            for i in range(n)
+            for k in range(p)
+        )
+        s2 = resid / (n * p)
+        alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
+        # Free energy: -E log p(X, Y, W) - H(q), term by term.
+        e_loglik = -0.5 * n * p * np.log(2 * np.pi * s2) - resid / (2 * s2)
+        e_logy = -0.5 * n * d * np.log(2 * np.pi) - 0.5 * sum(np.trace(Sigma + np.outer(m, m)) for m in Mu)
+        e_logw = -0.5 * p * d * np.log(2 * np.pi * alpha) - sum(
+            np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)
+        ) / (2 * alpha)
+        ent = n * 0.5 * (d * np.log(2 * np.pi * np.e) + np.linalg.slogdet(Sigma)[1]) + sum(
+            0.5 * (d * np.log(2 * np.pi * np.e) + np.linalg.slogdet(Sk)[1]) for Sk in S
+        )
+        F.append(-(e_loglik + e_logy + e_logw) - ent)
+    return u, M, alpha, s2, np.array(F)

@@ -32,3 +32,7 @@ __all__ = [
     "svd_entropy",
     "thresholding_path",
 ]
+
+from .sspca import SSPCA, group_soft_threshold, sspca_fit, sspca_objective, sspca_path
+
+__all__ += ["SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]

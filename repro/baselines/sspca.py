@@ -1,0 +1,345 @@
+"""Structured sparse PCA with one global support (Jenatton, Obozinski & Bach 2009), "SSPCA".
+
+Sparse PCA as a penalized matrix factorization ``X ~ U V'`` (``U``: n x d codes, ``V``: p x d loadings)
+with the l1/l2 (group) norm on the *rows* of ``V``, so that all ``d`` components share one support:
+
+    min_{U, V}  (1/2) ||X - U V'||_F^2 + alpha sum_j ||V_j||_2      s.t.  ||u_k||_2 <= 1, k = 1..d.
+
+This is the ``m = 1`` sparsity pattern case of Jenatton et al. (the paper uses general groups; Mattei et
+al. 2016 constrain it to globally sparse solutions). Solved by block-coordinate descent:
+
+* ``U`` column by column: ``u_k = P_ball(R_k v_k / ||v_k||^2)`` with ``R_k = X - sum_{l != k} u_l v_l'``,
+  the exact minimizer in ``u_k`` (Euclidean projection on the unit ball);
+* ``V`` by proximal gradient (FISTA) on the smooth part with step ``1 / ||U'U||_2`` and the proximal
+  operator of the group norm, the row-wise group soft-threshold
+  ``prox_t(Z)_j = Z_j max(0, 1 - t / ||Z_j||_2)`` (:func:`group_soft_threshold`), to a relative tolerance.
+
+Start: ``U`` the first ``d`` left singular vectors of ``X``, ``V = X'U``. Every step decreases the
+objective (monotone, tested). ``alpha`` large enough (``alpha >= max_j ||(X'U)_j||``) gives ``V = 0``.
+
+The tuning parameter: ``SSPCA-CV`` (Mattei et al., Sec. 3.3) chooses ``alpha`` by 5-fold cross-validation
+on the reconstruction error: fit on four folds, reconstruct the held-out rows by least squares on the
+fitted loadings (``U_test = X_test V (V'V)^+``), error ``||X_test - U_test V'||_F^2``, summed over the folds,
+on a grid of ``alpha / alpha_max`` from 1 down to 1e-3 (geometric, warm starts). Or ``n_selected``: the
+``alpha`` whose support has ``n_selected`` rows, found by bisection in ``log alpha``; when the count jumps
+over ``n_selected`` the smallest larger support is fitted and its ``n_selected`` rows of largest norm kept.
+
+The authors' MATLAB code is not used (it does not run here).
+
+References
+----------
+R. Jenatton, G. Obozinski and F. Bach. Structured sparse principal component analysis. AISTATS 2010
+(arXiv:0909.1440, 2009).
+P.-A. Mattei, C. Bouveyron and P. Latouche. Globally sparse probabilistic PCA. AISTATS 2016.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._base import ProjectionMixin
+from .._threads import blas_limited
+from .._validation import check_array, check_int, check_random_state, check_real
+
+__all__ = ["SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]
+
+_GRID = 20  # CV grid size
+_GRID_LOW = 1e-3  # smallest alpha / alpha_max on the CV grid
+_MAX_BISECT = 40
+
+
+def group_soft_threshold(Z, t: float) -> np.ndarray:
+    """Proximal operator of ``t sum_j ||V_j||_2`` (rows): ``argmin_V (1/2)||V - Z||_F^2 + t sum_j ||V_j||_2``.
+
+    Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+    return Z * scale[:, None]
+
+
+def sspca_objective(X, U, V, alpha: float) -> float:
+    """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``."""
+    R = X - U @ V.T
+    return 0.5 * float(np.einsum("ij,ij->", R, R)) + alpha * float(np.sqrt(np.einsum("ij,ij->i", V, V)).sum())
+
+
+def _u_step(X, U, V):
+    XV = X @ V
+    G = V.T @ V
+    d = U.shape[1]
+    for k in range(d):
+        vk2 = G[k, k]
+        if vk2 <= 0:
+            continue
+        # R_k v_k = X v_k - sum_{l != k} u_l (v_l'v_k)
+        r = XV[:, k] - U @ G[:, k] + U[:, k] * vk2
+        u = r / vk2
+        nu = np.linalg.norm(u)
+        U[:, k] = u / max(1.0, nu)
+    return U
+
+
+def _v_step(X, U, V, alpha, max_inner, tol):
+    """FISTA on ``V`` with ``U`` fixed, monotone variant (a plain proximal step when momentum fails)."""
+    G = U.T @ U
+    L = float(np.linalg.eigvalsh(G)[-1])
+    if L <= 0:
+        return np.zeros_like(V)
+    XtU = X.T @ U
+
+    def f_smooth_grad(W):
+        return W @ G - XtU
+
+    def obj(W):
+        return (
+            0.5 * float(np.einsum("ij,jk,ik->", W, G, W))
+            - float(np.einsum("ij,ij->", W, XtU))
+            + alpha * float(np.sqrt(np.einsum("ij,ij->i", W, W)).sum())
+        )
+
+    Y, t = V.copy(), 1.0
+    f_old = obj(V)
+    for _ in range(max_inner):
+        V_new = group_soft_threshold(Y - f_smooth_grad(Y) / L, alpha / L)
+        f_new = obj(V_new)
+        if f_new > f_old:  # monotone FISTA: fall back on a plain proximal step from V
+            V_new = group_soft_threshold(V - f_smooth_grad(V) / L, alpha / L)
+            f_new = obj(V_new)
+            Y, t = V_new.copy(), 1.0
+        else:
+            t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+            Y = V_new + ((t - 1.0) / t_new) * (V_new - V)
+            t = t_new
+        change = abs(f_old - f_new)
+        V, f_old = V_new, f_new
+        if change <= tol * max(1.0, abs(f_new)):
+            break
+    return V
+
+
+def _init(X, d):
+    Uf = np.linalg.svd(X, full_matrices=False)[0]
+    U = np.ascontiguousarray(Uf[:, :d])
+    V = np.ascontiguousarray(X.T @ U)
+    return U, V
+
+
+def _fit(X, alpha, U, V, max_iter, tol, history=None):
+    f_old = sspca_objective(X, U, V, alpha)
+    if history is not None:
+        history.append(f_old)
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007
+        V = _v_step(X, U, V, alpha, 50, tol * 0.1)
+        U = _u_step(X, U, V)
+        f = sspca_objective(X, U, V, alpha)
+        if history is not None:
+            history.append(f)
+        if abs(f_old - f) <= tol * max(1.0, abs(f)):
+            break
+        f_old = f
+    return U, V, n_iter
+
+
+def _alpha_max(X, U):
+    XtU = X.T @ U
+    return float(np.sqrt(np.einsum("ij,ij->i", XtU, XtU)).max())
+
+
+@blas_limited
+def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, history=None):
+    """Solve the SSPCA problem for one ``alpha`` on ``X`` as given (no centring).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_samples, n_features)
+    n_components : int
+    alpha : float >= 0
+    start : (U, V), optional
+        Warm start (default: the SVD start).
+    history : list, optional
+        The objective is appended after every outer iteration (for monotonicity checks).
+
+    Returns
+    -------
+    U : ndarray, shape (n_samples, n_components)
+    V : ndarray, shape (n_features, n_components)
+    n_iter : int
+    """
+    X = check_array(X, "X")
+    d = check_int(n_components, "n_components", low=1, high=min(X.shape))
+    alpha = check_real(alpha, "alpha", low=0.0)
+    U, V = _init(X, d) if start is None else (start[0].copy(), start[1].copy())
+    return _fit(X, alpha, U, V, max_iter, tol, history)
+
+
+@blas_limited
+def sspca_path(X, n_components, alphas, *, max_iter=500, tol=1e-6):
+    """SSPCA along a decreasing sequence of ``alphas`` with warm starts.
+
+    Returns
+    -------
+    list of (U, V) : one per alpha.
+    """
+    X = check_array(X, "X")
+    d = check_int(n_components, "n_components", low=1, high=min(X.shape))
+    alphas = np.asarray(alphas, dtype=np.float64)
+    U, V = _init(X, d)
+    out = []
+    for a in alphas:
+        U, V, _ = _fit(X, float(a), U, V, max_iter, tol)
+        out.append((U.copy(), V.copy()))
+    return out
+
+
+def _support(V) -> np.ndarray:
+    return np.sqrt(np.einsum("ij,ij->i", V, V)) > 0
+
+
+def _cv_error(X, d, alphas, folds, max_iter, tol):
+    err = np.zeros(len(alphas))
+    for test in folds:
+        train = np.setdiff1d(np.arange(X.shape[0]), test)
+        Xtr = X[train] - X[train].mean(axis=0)
+        Xte = X[test] - X[train].mean(axis=0)
+        for j, (_, V) in enumerate(sspca_path(Xtr, d, alphas, max_iter=max_iter, tol=tol)):
+            if not _support(V).any():
+                err[j] += float(np.einsum("ij,ij->", Xte, Xte))
+                continue
+            Ut = Xte @ V @ np.linalg.pinv(V.T @ V)
+            R = Xte - Ut @ V.T
+            err[j] += float(np.einsum("ij,ij->", R, R))
+    return err
+
+
+class SSPCA(ProjectionMixin, BaseEstimator):
+    """Globally sparse SSPCA (Jenatton et al. 2009, l1/l2 norm on the rows of the loadings).
+
+    Parameters
+    ----------
+    n_components : int
+    alpha : float >= 0, optional
+        The penalty. Default: chosen by ``cv``-fold cross-validation on the reconstruction error (SSPCA-CV),
+        unless ``n_selected`` is given.
+    n_selected : int, optional
+        Find the ``alpha`` that selects this many variables (see the module docstring).
+    cv : int
+        Folds of the cross-validation (``>= 2``).
+    max_iter, tol : int, float
+        Outer iterations and relative objective tolerance.
+    random_state : None, int or Generator
+        The fold assignment of the cross-validation.
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+        Columns of ``V`` normalized to unit norm (zero rows where a column vanished).
+    support_ : ndarray of bool, shape (n_features,)
+    n_selected_ : int
+    alpha_ : float
+    U_, V_ : ndarrays
+    cv_alphas_, cv_errors_ : ndarrays (SSPCA-CV only)
+    mean_ : ndarray
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self, n_components, *, alpha=None, n_selected=None, cv=5, max_iter=500, tol=1e-6, random_state=None
+    ):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.n_selected = n_selected
+        self.cv = cv
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    @blas_limited
+    def fit(self, X, y=None):
+        """Fit on ``X`` (centred here); returns self."""
+        X = check_array(X, "X", min_samples=2)
+        n, p = X.shape
+        d = check_int(self.n_components, "n_components", low=1, high=min(n, p))
+        max_iter = check_int(self.max_iter, "max_iter", low=1)
+        tol = check_real(self.tol, "tol", low=0.0)
+        if self.alpha is not None and self.n_selected is not None:
+            raise ValueError("pass either alpha or n_selected, not both.")
+        mean = X.mean(axis=0)
+        Xc = X - mean
+        U0, V0 = _init(Xc, d)
+        amax = _alpha_max(Xc, U0)
+        keep = None
+        if self.alpha is not None:
+            alpha = check_real(self.alpha, "alpha", low=0.0)
+            U, V, _ = _fit(Xc, alpha, U0, V0, max_iter, tol)
+        elif self.n_selected is not None:
+            q = check_int(self.n_selected, "n_selected", low=1, high=p)
+            alpha, U, V, keep = self._search(Xc, d, q, amax, U0, V0, max_iter, tol)
+        else:
+            k = check_int(self.cv, "cv", low=2, high=n)
+            rng = check_random_state(self.random_state)
+            folds = np.array_split(rng.permutation(n), k)
+            alphas = amax * np.geomspace(1.0, _GRID_LOW, _GRID)
+            errors = _cv_error(Xc, d, alphas, folds, max_iter, tol)
+            alpha = float(alphas[int(np.argmin(errors))])
+            self.cv_alphas_, self.cv_errors_ = alphas, errors
+            U, V, _ = _fit(Xc, alpha, U0, V0, max_iter, tol)
+        if keep is not None:
+            V = V * keep[:, None]
+        norms = np.linalg.norm(V, axis=0)
+        comps = np.where(norms > 0, V / np.where(norms > 0, norms, 1.0), 0.0).T
+        self.U_, self.V_ = U, V
+        self.components_ = comps
+        self.support_ = _support(V)
+        self.n_selected_ = int(self.support_.sum())
+        self.alpha_ = float(alpha)
+        self.mean_ = mean
+        self.n_features_in_ = p
+        return self
+
+    @staticmethod
+    def _search(Xc, d, q, amax, U0, V0, max_iter, tol):
+        """Bisection in ``log alpha`` for ``q`` selected rows; warm starts from the nearest fit."""
+        # alpha_max at the SVD start is not an upper bound: U's columns are not orthogonal and can align
+        # once V is sparse, so the row norms of X'U grow (up to sqrt(d) times). Expand until nothing is left.
+        lo, hi = math.log(amax * 1e-6), math.log(amax)
+        best = None  # (count, alpha, U, V) with the smallest count >= q
+        for _ in range(60):
+            U, V, _ = _fit(Xc, math.exp(hi), U0.copy(), V0.copy(), max_iter, tol)
+            c = int(_support(V).sum())
+            if c >= q and (best is None or c < best[0]):
+                best = (c, math.exp(hi), U, V)
+            if c == q:
+                return math.exp(hi), U, V, None
+            if c < q:
+                break
+            lo, hi = hi, hi + math.log(4.0)
+        state = (U0, V0)
+        for _ in range(_MAX_BISECT):
+            mid = 0.5 * (lo + hi)
+            U, V, _ = _fit(Xc, math.exp(mid), state[0].copy(), state[1].copy(), max_iter, tol)
+            c = int(_support(V).sum())
+            if c >= q and (best is None or c < best[0]):
+                best = (c, math.exp(mid), U, V)
+            if c == q:
+                return math.exp(mid), U, V, None
+            if c > q:
+                lo = mid
+            else:
+                hi = mid
+            state = (U, V) if c > 0 else state
+            if hi - lo < 1e-9:
+                break
+        if best is None:
+            U, V, _ = _fit(Xc, 0.0, U0, V0, max_iter, tol)
+            best = (int(_support(V).sum()), 0.0, U, V)
+        _, alpha, U, V = best
+        norms = np.linalg.norm(V, axis=1)
+        keep = np.zeros(V.shape[0], dtype=bool)
+        keep[np.lexsort((np.arange(norms.size), -norms))[:q]] = True
+        return alpha, U, V, keep

@@ -1,0 +1,254 @@
+"""Globally sparse probabilistic PCA (Mattei, Bouveyron & Latouche 2016): the exact evidence against numerical
+integration and high-precision arithmetic, the VEM against its loop-by-loop twin, selection, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from naive import gsppca_vem_naive
+from scipy import integrate, stats
+from sklearn.base import clone
+
+from repro import GSPPCA, evidence_path, gsppca_vem, log_evidence, theorem1_density
+from repro.gsppca import _vem_init, _vem_loop, log_bessel_k, log_density
+from repro.metrics import fscore_selection
+
+
+def model_data(n, p, d, q, sigma, seed):
+    """Model (3): x = V W y + eps, W standard Gaussian, q active variables at random."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((p, d))
+    v = np.zeros(p, dtype=bool)
+    v[rng.choice(p, q, replace=False)] = True
+    X = rng.standard_normal((n, d)) @ (W * v[:, None]).T + sigma * rng.standard_normal((n, p))
+    return X, v
+
+
+def scale_mixture_density(r, q, d, alpha):
+    """Density of x_v in R^q at ||x_v|| = r: N(0, alpha s I_q) integrated against the chi2_d density of s."""
+
+    def f(s):
+        return (
+            (2 * math.pi * alpha * s) ** (-q / 2) * math.exp(-r * r / (2 * alpha * s)) * stats.chi2.pdf(s, d)
+        )
+
+    return integrate.quad(f, 0, np.inf, limit=500, epsabs=0.0, epsrel=1e-11)[0]
+
+
+# --------------------------------------------------------------------------- Bessel K in log space
+@pytest.mark.parametrize(
+    ("nu", "z"),
+    [
+        (0.0, 1e-3),
+        (0.5, 3.0),
+        (3.0, 700.0),
+        (10.0, 1e-6),
+        (49.5, 1e-7),
+        (49.5, 0.01),
+        (50.0, 50.0),
+        (75.5, 7000.0),
+        (120.0, 3.0),
+        (1950.0, 632.0),
+        (2000.0, 1e-3),
+        (300.5, 250.0),
+    ],
+)
+def test_log_bessel_k_matches_mpmath(nu, z):
+    mpmath.mp.dps = 50
+    ref = float(mpmath.log(mpmath.besselk(nu, z)))
+    assert abs(float(log_bessel_k(nu, z)) - ref) <= 1e-10 * max(1.0, abs(ref))
+
+
+# --------------------------------------------------------------------------- Theorem 2
+@pytest.mark.parametrize(
+    ("q", "d", "alpha", "r"),
+    [(1, 1, 1.0, 0.7), (3, 2, 0.5, 1.3), (5, 8, 2.0, 4.0), (10, 3, 1.0, 3.0), (4, 4, 0.3, 0.2)],
+)
+def test_theorem2_equals_numerical_integration(q, d, alpha, r):
+    x = np.zeros((1, q))
+    x[0, -1] = r
+    got = float(np.exp(log_density(x, np.ones(q, bool), n_components=d, alpha=alpha, sigma1=1.0))[0])
+    assert got == pytest.approx(scale_mixture_density(r, q, d, alpha), rel=1e-8)
+
+
+def test_theorem2_inactive_part_is_gaussian():
+    # The exponential carries the inactive variables x_vbar (the printed formula reads x_v).
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 5))
+    v = np.array([True, True, False, True, False])
+    ld = log_density(x, v, n_components=2, alpha=0.7, sigma1=0.4)
+    active = np.log(scale_mixture_density(np.linalg.norm(x[0, v]), 3, 2, 0.7))
+    inactive = stats.norm(0, 0.4).logpdf(x[0, ~v]).sum()
+    assert ld[0] == pytest.approx(active + inactive, rel=1e-9)
+
+
+@pytest.mark.parametrize(("q", "d"), [(1, 1), (1, 4), (2, 1), (2, 3)])
+def test_theorem2_integrates_to_one(q, d):
+    alpha = 0.8
+
+    def radial(r):  # surface of the sphere of radius r in R^q times the density
+        x = np.zeros((1, q))
+        x[0, 0] = r
+        dens = float(np.exp(log_density(x, np.ones(q, bool), n_components=d, alpha=alpha, sigma1=1.0))[0])
+        return dens * (2.0 if q == 1 else 2 * math.pi * r)
+
+    total = integrate.quad(radial, 0, 1, limit=200)[0] + integrate.quad(radial, 1, np.inf, limit=200)[0]
+    assert total == pytest.approx(1.0, abs=1e-7)
+
+
+def test_log_evidence_equals_high_precision_evaluation():
+    X, v = model_data(25, 300, 20, 250, 0.3, 1)
+    Xc = X - X.mean(axis=0)
+    ev, alpha, sigma1 = log_evidence(X, v, n_components=20, return_params=True)
+    mpmath.mp.dps = 40
+    q, p, d = 250, 300, 20
+    ref = mpmath.mpf(0)
+    ev_rows = log_density(Xc, v, n_components=20, alpha=alpha, sigma1=sigma1)
+    assert ev == pytest.approx(float(ev_rows.sum()), rel=1e-12)
+    for row in Xc[:8]:
+        r2, o2 = mpmath.mpf(float(row[v] @ row[v])), mpmath.mpf(float(row[~v] @ row[~v]))
+        r = mpmath.sqrt(r2)
+        a, s = mpmath.mpf(alpha), mpmath.mpf(sigma1)
+        dens = (
+            a ** (-(q + d) / mpmath.mpf(4))
+            * (2 * mpmath.pi) ** (-p / mpmath.mpf(2))
+            * 2 ** (1 - d / mpmath.mpf(2))
+            / mpmath.gamma(d / mpmath.mpf(2))
+            / s ** (p - q)
+            * mpmath.exp(-o2 / (2 * s * s))
+            * r ** ((d - q) / mpmath.mpf(2))
+            * mpmath.besselk((q - d) / mpmath.mpf(2), r / mpmath.sqrt(a))
+        )
+        ref += mpmath.log(dens)
+    assert float(ev_rows[:8].sum()) == pytest.approx(float(ref), rel=1e-11)
+
+
+def test_log_evidence_finite_at_large_sizes():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 5000))
+    ev = log_evidence(X, np.arange(4000), n_components=100)
+    assert np.isfinite(ev)
+    for scale in (1e-100, 1e100):  # no overflow of alpha^(-(q+d)/4), r^((d-q)/2), K_nu
+        assert np.isfinite(log_evidence(X * scale, np.arange(4000), n_components=100))
+
+
+def test_alpha_maximizes_the_evidence():
+    X, v = model_data(40, 60, 5, 15, 0.2, 2)
+    ev, alpha, _ = log_evidence(X, v, n_components=5, return_params=True)
+    for f in (0.98, 1.02, 0.5, 2.0):
+        assert log_evidence(X, v, n_components=5, alpha=alpha * f) < ev
+
+
+def test_evidence_path_equals_each_model():
+    X, _ = model_data(30, 40, 4, 10, 0.3, 3)
+    order = np.random.default_rng(0).permutation(40)
+    path = evidence_path(X, order, n_components=4)
+    for q in (1, 3, 4, 5, 10, 39, 40):
+        ev, alpha, _ = log_evidence(X, order[:q], n_components=4, return_params=True)
+        assert path.log_evidence[q - 1] == pytest.approx(ev, rel=1e-10)
+        assert path.alpha[q - 1] == pytest.approx(alpha, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- Theorem 1
+def test_theorem1_matches_monte_carlo():
+    rng = np.random.default_rng(0)
+    d, alpha, sigma = 3, 0.6, 0.5
+    x = np.array([0.4, -0.9, 0.3, 1.1])
+    v = np.array([True, True, True, False])
+    got = theorem1_density(x, v, n_components=d, alpha=alpha, sigma=sigma)
+    # Monte Carlo over y: given y, x_v ~ N(0, (alpha ||y||^2 + sigma^2) I_3); x_vbar ~ N(0, sigma^2).
+    s = (rng.standard_normal((400_000, d)) ** 2).sum(axis=1)
+    var = alpha * s + sigma**2
+    mc = np.mean((2 * np.pi * var) ** -1.5 * np.exp(-(x[v] @ x[v]) / (2 * var)))
+    mc *= stats.norm(0, sigma).pdf(x[3])
+    assert got == pytest.approx(mc, rel=5e-3)
+
+
+def test_theorem1_tends_to_theorem2():
+    x = np.array([[0.8, -0.5]])
+    t2 = float(np.exp(log_density(x, np.ones(2, bool), n_components=3, alpha=1.0, sigma1=1.0))[0])
+    t1 = theorem1_density(x[0], np.ones(2, bool), n_components=3, alpha=1.0, sigma=1e-3)
+    assert t1 == pytest.approx(t2, rel=1e-4)
+
+
+# --------------------------------------------------------------------------- VEM
+def test_vem_equals_loop_twin_and_free_energy_decreases():
+    X, _ = model_data(12, 7, 2, 4, 0.3, 4)
+    Xc = X - X.mean(axis=0)
+    M0, s2 = _vem_init(Xc, 2, np.random.default_rng(0))
+    alpha = float(np.mean(M0 * M0))
+    u, _, M, _, _, a, s, F, _ = _vem_loop(Xc, M0.copy(), np.ones(7), alpha, s2, 6, 0.0)
+    u2, M2, a2, s22, F2 = gsppca_vem_naive(Xc, M0.copy(), np.ones(7), alpha, s2, 6)
+    np.testing.assert_allclose(u, u2, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(M, M2, rtol=1e-8, atol=1e-12)
+    assert a == pytest.approx(a2, rel=1e-9) and s == pytest.approx(s22, rel=1e-9)
+    np.testing.assert_allclose(F, F2, rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # tol=0 runs max_iter
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_free_energy_never_increases(seed):
+    X, _ = model_data(40, 50, 5, 12, 0.5, seed)
+    res = gsppca_vem(X, 5, max_iter=300, tol=0.0, random_state=seed)
+    F = res.free_energy
+    assert np.all(np.diff(F) <= 1e-10 * np.abs(F[1:]))
+    assert np.all((res.u >= 0) & (res.u <= 1))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # slow at low noise
+def test_low_noise_recovers_true_support():
+    for seed in range(3):
+        X, v = model_data(50, 30, 5, 10, 0.05, seed)
+        m = GSPPCA(5, random_state=0).fit(X)
+        assert fscore_selection(m.support_, v) == 1.0
+        assert m.n_selected_ == 10 == int(np.argmax(m.evidence_path_)) + 1
+
+
+def test_gsppca_attributes_and_forced_q():
+    X, _ = model_data(60, 40, 3, 8, 0.1, 5)
+    m = GSPPCA(3, n_selected=12, random_state=1).fit(X + 5.0)  # not centred: centred inside
+    assert m.n_selected_ == 12 == m.support_.sum()
+    C = m.components_
+    np.testing.assert_allclose(C @ C.T, np.eye(3), atol=1e-10)
+    assert np.all(C[:, ~m.support_] == 0)
+    Xs = (X - X.mean(0))[:, m.support_]
+    np.testing.assert_allclose(m.explained_variance_, np.linalg.eigvalsh(np.cov(Xs.T))[::-1][:3], rtol=1e-9)
+    m2 = clone(m).fit(X)
+    np.testing.assert_array_equal(m2.support_, m.support_)
+    np.testing.assert_allclose(m2.u_, m.u_, rtol=1e-8, atol=1e-10)
+    assert m.transform(X).shape == (60, 3)
+    assert m.evidence_path_.shape == (40,) and m.alpha_path_.shape == (40,)
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_input():
+    X, v = model_data(20, 10, 2, 4, 0.3, 6)
+    with pytest.raises(ValueError, match="n_components"):
+        log_evidence(X, v, n_components=10)
+    with pytest.raises(ValueError, match="n_components"):
+        GSPPCA(10).fit(X)
+    with pytest.raises(ValueError, match="support"):
+        log_evidence(X, np.zeros(10, bool), n_components=2)
+    with pytest.raises(ValueError, match="support"):
+        log_evidence(X, [0, 11], n_components=2)
+    with pytest.raises(ValueError, match="n_selected"):
+        GSPPCA(2, n_selected=11).fit(X)
+    with pytest.raises(ValueError, match="n_selected"):
+        GSPPCA(2, n_selected="all").fit(X)
+    rank1 = np.outer(np.arange(20.0), np.arange(1.0, 11.0))
+    with pytest.raises(ValueError, match="sigma1"):
+        log_evidence(rank1, [0, 1], n_components=2)
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="X holds NaN"):
+        GSPPCA(2).fit(bad)
+    bad[3, 2] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        log_evidence(bad, v, n_components=2)
+    with pytest.raises(ValueError, match="alpha"):
+        log_evidence(X, v, n_components=2, alpha=0.0)
+    # Centring: shifted data give the same evidence.
+    assert log_evidence(X + 3.0, v, n_components=2) == pytest.approx(log_evidence(X, v, n_components=2))

@@ -1,0 +1,87 @@
+"""Mattei, Bouveyron & Latouche (2016) experiments and the GSPPCA benchmark, end to end in --quick mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from quickrun import check_outputs
+
+from experiments import (
+    bench_gsppca,
+    mattei2016_fig1,
+    mattei2016_fig2,
+    mattei2016_fig3,
+    mattei2016_table1,
+    mattei2016_table2,
+)
+from repro.metrics import adjusted_variance
+
+GOLUB = "leukemia_golub/golub.RData"
+MNIST = ("mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz")
+
+
+def test_fig1_quick(tmp_path):
+    assert mattei2016_fig1.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = check_outputs(tmp_path, "mattei2016_fig1", mattei2016_fig1)
+    for _, g in df.groupby("replicate"):
+        g = g.sort_values("rank")
+        assert sorted(g.variable) == list(range(mattei2016_fig1.P))
+        assert np.all(np.diff(g.u) <= 1e-12)  # sorted by u
+        assert g.v_true.sum() == mattei2016_fig1.Q
+
+
+def test_fig2_quick(tmp_path):
+    assert mattei2016_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = check_outputs(tmp_path, "mattei2016_fig2", mattei2016_fig2)
+    assert set(df.scenario) == set(mattei2016_fig2.SCENARIOS)
+    assert df.fscore.between(0, 1).all()
+
+
+def test_table1_quick(tmp_path):
+    assert mattei2016_table1.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = check_outputs(tmp_path, "mattei2016_table1", mattei2016_table1)
+    assert set(df.method) == {"GSPPCA", "SSPCA-CV"}
+    assert "published" in (tmp_path / "mattei2016_table1.md").read_text()
+
+
+@pytest.mark.data(GOLUB)
+def test_fig3_quick(tmp_path):
+    assert mattei2016_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = check_outputs(tmp_path, "mattei2016_fig3", mattei2016_fig3)
+    assert (df.n_selected == df.q).all()
+    for _, g in df.groupby("method"):  # more genes never explain less
+        assert np.all(np.diff(g.sort_values("q").explained_percent) >= -1e-9) or g.method.iloc[0].startswith(
+            "S"
+        )
+
+
+def test_explained_percent_is_adjusted_variance():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 12))
+    X -= X.mean(axis=0)
+    S = np.array([0, 3, 4, 7, 9])
+    _, _, Vt = np.linalg.svd(X[:, S], full_matrices=False)
+    W = np.zeros((3, 12))
+    W[:, S] = Vt[:3]
+    C = X.T @ X / 29
+    expected = 100 * adjusted_variance(W, C)[-1] / np.trace(C)
+    assert mattei2016_fig3.explained_percent(X, S, 3) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.data(*MNIST)
+def test_table2_quick(tmp_path):
+    assert mattei2016_table2.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = check_outputs(tmp_path, "mattei2016_table2", mattei2016_table2)
+    sel = df[df.method.isin(mattei2016_table2.METHODS)]
+    assert (sel.groupby(["dataset", "method"]).value.sum() == mattei2016_table2.Q).all()
+    frac = mattei2016_table2.on_digit(df)
+    assert frac.on_digit.between(0, 1).all()
+
+
+@pytest.mark.data(GOLUB, *MNIST)
+def test_bench_quick(tmp_path):
+    assert bench_gsppca.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, rows = check_outputs(tmp_path, "bench_gsppca", bench_gsppca)
+    assert set(df.part) == {"iteration", "path", "fit"}
+    assert (df.max_u_diff < 1e-8).all()  # the plain implementation computes the same iterations
+    assert rows.machine_dependent.all()

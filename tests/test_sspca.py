@@ -1,0 +1,108 @@
+"""SSPCA with one global support (Jenatton et al. 2009): the proximal step against its definition, monotone
+descent, limits of the penalty, target cardinality, cross-validation, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
+
+from repro.baselines import SSPCA, group_soft_threshold, sspca_fit, sspca_objective
+from repro.metrics import fscore_selection
+
+
+def model_data(n, p, d, q, sigma, seed):
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((p, d))
+    v = np.zeros(p, dtype=bool)
+    v[rng.choice(p, q, replace=False)] = True
+    X = rng.standard_normal((n, d)) @ (W * v[:, None]).T + sigma * rng.standard_normal((n, p))
+    return X - X.mean(axis=0), v
+
+
+@pytest.mark.parametrize("t", [0.0, 0.3, 1.0, 2.5])
+def test_prox_equals_its_definition(t):
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((6, 3))
+    Z[2] *= 0.1  # a row below the threshold
+    P = group_soft_threshold(Z, t)
+    for z, v in zip(Z, P, strict=True):
+
+        def obj(x, z=z):
+            return 0.5 * np.sum((x - z) ** 2) + t * np.linalg.norm(x)
+
+        # The definition, minimized numerically from several starts (the objective is convex).
+        best = min(
+            (
+                minimize(
+                    obj, x0, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000}
+                )
+                for x0 in (z, 0 * z + 1e-3)
+            ),
+            key=lambda r: r.fun,
+        )
+        assert obj(v) <= best.fun + 1e-10
+        np.testing.assert_allclose(v, best.x, atol=1e-4)
+        # Optimality: zero row iff ||z|| <= t; otherwise v - z + t v / ||v|| = 0.
+        if np.linalg.norm(z) <= t:
+            assert np.all(v == 0)
+        else:
+            np.testing.assert_allclose(v - z + t * v / np.linalg.norm(v), 0.0, atol=1e-12)
+
+
+def test_objective_never_increases_and_constraints_hold():
+    X, _ = model_data(40, 30, 3, 8, 0.3, 1)
+    hist = []
+    U, V, _ = sspca_fit(X, 3, 5.0, history=hist, tol=1e-10)
+    assert np.all(np.diff(hist) <= 1e-9 * np.abs(hist[1:]))
+    assert np.all(np.linalg.norm(U, axis=0) <= 1 + 1e-12)
+    assert hist[-1] == pytest.approx(sspca_objective(X, U, V, 5.0))
+
+
+def test_penalty_limits():
+    X, _ = model_data(30, 20, 3, 6, 0.3, 2)
+    # alpha = 0: best rank-d approximation (unit-norm U, V = X'U), error = sum of the trailing s^2.
+    U, V, _ = sspca_fit(X, 3, 0.0, tol=1e-13, max_iter=5000)
+    s = np.linalg.svd(X, compute_uv=False)
+    assert np.sum((X - U @ V.T) ** 2) == pytest.approx(np.sum(s[3:] ** 2), rel=1e-6)
+    # alpha above max_j ||(X'U)_j|| at the SVD start: V = 0.
+    Uf = np.linalg.svd(X, full_matrices=False)[0][:, :3]
+    amax = np.linalg.norm(X.T @ Uf, axis=1).max()
+    _, V, _ = sspca_fit(X, 3, amax * 1.001)
+    assert not V.any()
+
+
+def test_n_selected_and_global_support():
+    X, v = model_data(60, 40, 4, 10, 0.2, 3)
+    m = SSPCA(4, n_selected=10).fit(X + 2.0)
+    assert m.n_selected_ == 10 == m.support_.sum()
+    assert np.all(m.components_[:, ~m.support_] == 0)  # one support for every component
+    assert fscore_selection(m.support_, v) == 1.0
+    np.testing.assert_allclose(np.linalg.norm(m.components_, axis=1), 1.0)
+
+
+def test_cv_selects_the_relevant_variables():
+    X, v = model_data(80, 40, 3, 10, 0.3, 4)
+    m = SSPCA(3, random_state=0).fit(X)
+    assert m.cv_errors_.shape == m.cv_alphas_.shape
+    assert m.alpha_ == m.cv_alphas_[np.argmin(m.cv_errors_)]
+    assert fscore_selection(m.support_, v) >= 0.8
+    m2 = clone(m).fit(X)
+    np.testing.assert_array_equal(m2.support_, m.support_)
+
+
+def test_bad_input():
+    X, _ = model_data(20, 10, 2, 4, 0.3, 5)
+    with pytest.raises(ValueError, match="n_components"):
+        SSPCA(11).fit(X)
+    with pytest.raises(ValueError, match="n_selected"):
+        SSPCA(2, n_selected=11).fit(X)
+    with pytest.raises(ValueError, match="alpha"):
+        SSPCA(2, alpha=-1.0).fit(X)
+    with pytest.raises(ValueError, match="either alpha or n_selected"):
+        SSPCA(2, alpha=1.0, n_selected=3).fit(X)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        SSPCA(2, alpha=1.0).fit(bad)
