@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array
+from ._validation import check_array, check_n_features, unscale
 
-__all__ = ["ProjectionMixin"]
+__all__ = ["ProjectionMixin", "unscale_fitted"]
+
+# Fitted attributes that scale with the data (power of the scale factor): see check_scale.
+_SCALED_ATTRIBUTES = {"mean_": 1, "explained_variance_": 2, "history_": 2}
+
+
+def unscale_fitted(estimator, s: float) -> None:
+    """Undo the internal rescaling ``X / s`` of a scale-equivariant fit on the fitted attributes.
+
+    Multiplies ``mean_`` by ``s`` and ``explained_variance_`` and ``history_`` (variances or squared
+    errors, an array or a list of arrays) by ``s**2`` where present; refuses an overflow with its reason.
+    """
+    if s == 1.0:
+        return
+    for attr, power in _SCALED_ATTRIBUTES.items():
+        value = getattr(estimator, attr, None)
+        if value is None:
+            continue
+        what = "means" if power == 1 else "variances"
+        if isinstance(value, list):
+            setattr(estimator, attr, [unscale(np.asarray(v), s, power, what) for v in value])
+        else:
+            setattr(estimator, attr, unscale(value, s, power, what))
 
 
 class ProjectionMixin(TransformerMixin):
@@ -20,6 +43,5 @@ class ProjectionMixin(TransformerMixin):
         """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
         check_is_fitted(self, "components_")
         X = check_array(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        check_n_features(self, X)
         return (X - self.mean_) @ self.components_.T
