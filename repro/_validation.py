@@ -21,6 +21,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 __all__ = [
     "ConvergenceWarning",
     "NonNumericError",
+    "as_float",
     "check_array",
     "check_cardinalities",
     "check_cardinality",
@@ -83,6 +84,11 @@ def _as_float_array(X, name: str) -> np.ndarray:
         raise NonNumericError(
             f"{name} must be a numeric 2-D array; converting it to float64 failed: {exc}"
         ) from None
+
+
+def as_float(x, name: str) -> np.ndarray:
+    """``x`` as a float64 ndarray (any shape), refusing complex, sparse and non-numeric input by name."""
+    return _as_float_array(x, name)
 
 
 def _is_sparse(X) -> bool:
@@ -153,7 +159,7 @@ def check_array(
         if inf.any():
             rows, cols = np.nonzero(inf)
             raise ValueError(
-                f"{name} holds infinite values (inf; rows {_head(rows)}, columns {_head(cols)}); "
+                f"{name} holds infinite values (rows {_head(rows)}, columns {_head(cols)}); "
                 "remove or replace them before fitting."
             )
         if not allow_nan:

@@ -82,6 +82,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._threads import blas_limited
 from ._validation import (
+    as_float,
     check_array,
     check_int,
     check_latent,
@@ -195,8 +196,8 @@ def subspace_sin(A, B) -> float:
         ``|(I - Q_B Q_B') Q_A|_2`` in [0, 1]: 0 for the same subspace, 1 when some direction of one is
         orthogonal to the other.
     """
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    A = as_float(A, "A")
+    B = as_float(B, "B")
     A = A.reshape(A.shape[0], -1)
     B = B.reshape(B.shape[0], -1)
     if A.shape != B.shape:
@@ -256,7 +257,7 @@ def _initial_C(init, p: int, k: int, rng: np.random.Generator, extra: int = 0) -
     """``C0`` (p x (k + extra)): ``init`` transposed (extra columns random), or standard normal entries."""
     if init is None:
         return rng.standard_normal((p, k + extra))
-    C0 = np.asarray(init, dtype=np.float64)
+    C0 = as_float(init, "init")
     if C0.ndim == 1:
         C0 = C0[None, :]
     if C0.shape != (k, p):

@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator
 from ._base import ProjectionMixin
 from ._threads import blas_limit
 from ._validation import (
+    as_float,
     check_array,
     check_int,
     check_random_state,
@@ -232,7 +233,15 @@ def _scatter(X, precomputed: bool, name: str = "X"):
     X = check_array(X, name, min_samples=2)
     mean = X.mean(axis=0)
     Xc = X - mean
-    return np.ascontiguousarray(Xc.T @ Xc), mean, X.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = Xc.T @ Xc
+    if not np.isfinite(A).all():
+        raise ValueError(
+            f"{name} is too large for float64: its scatter matrix Xc'Xc overflows (max |{name}| = "
+            f"{float(np.abs(X).max()):.3g}). NSPCA is not scale-invariant (alpha and beta are on the scale "
+            f"of Xc'Xc), so it cannot rescale silently: divide {name} by a constant c, alpha and beta by c^2."
+        )
+    return np.ascontiguousarray(A), mean, X.shape[0]
 
 
 def _check_params(alpha, beta, max_iter, tol):
@@ -250,7 +259,7 @@ def _initial_U(init, d: int, k: int, rng: np.random.Generator) -> np.ndarray:
         # Uniform non-negative entries, columns scaled to unit norm.
         U0 = rng.random((d, k))
         return np.ascontiguousarray(U0 / np.linalg.norm(U0, axis=0))
-    U0 = np.array(init, dtype=np.float64)
+    U0 = np.array(as_float(init, "init"))
     if U0.ndim == 1 and k == 1:
         U0 = U0[:, None]
     if U0.shape != (d, k):
@@ -352,7 +361,7 @@ def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool 
     the centred ``X`` (or ``X`` itself when ``precomputed``).
     """
     A, _, _ = _scatter(X, precomputed)
-    U = np.asarray(U, dtype=np.float64)
+    U = as_float(U, "U")
     if U.ndim == 1:
         U = U[:, None]
     if U.shape[0] != A.shape[0]:

@@ -40,14 +40,17 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator
 
-from .._base import ProjectionMixin
+from .._base import ProjectionMixin, unscale_fitted
 from .._threads import blas_limited
 from .._validation import (
     check_array,
     check_cardinalities,
     check_cardinality,
+    check_has_variance,
     check_int,
     check_real,
+    check_scale,
+    check_vector,
     warn_not_converged,
 )
 from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, fit_function_form, renormalize_on_support
@@ -83,8 +86,17 @@ def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tup
     b : ndarray, shape (n_features,)
     n_steps : int
     """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    X = check_array(X, "X")
+    y = check_vector(y, "y", X.shape[0])
+    ridge = _check_ridge(ridge)
+    K = check_int(K, "K", low=1, high=X.shape[1])
+    if max_steps is not None:
+        max_steps = check_int(max_steps, "max_steps", low=1)
+    return _larsen_k(X, y, ridge, K, max_steps=max_steps)
+
+
+def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tuple[np.ndarray, int]:
+    """:func:`larsen_k` on checked input (float64 arrays, ``1 <= K <= n_features``)."""
     D = X.shape[1]
     if np.isinf(ridge):
         c = X.T @ y
@@ -218,7 +230,7 @@ def _spca(A, ks, ridge, A0, tol, max_iter):
     for it in range(max_iter):
         XA = A @ Amat  # (N, L): the targets X a_j
         for j in range(L):
-            B[:, j], _ = larsen_k(A, XA[:, j], ridge, int(ks[j]))
+            B[:, j], _ = _larsen_k(A, XA[:, j], ridge, int(ks[j]))
         # Procrustes: X'X B = U S V', A = U V'.
         M = A.T @ (A @ B)
         U, _, Vt = np.linalg.svd(M, full_matrices=False)
@@ -237,9 +249,21 @@ def _spca(A, ks, ridge, A0, tol, max_iter):
 
 
 def _check_ridge(ridge) -> float:
-    if ridge is None or (isinstance(ridge, float) and np.isinf(ridge) and ridge > 0):
+    if ridge is None or (isinstance(ridge, (float, np.floating)) and np.isinf(ridge) and ridge > 0):
         return np.inf
     return check_real(ridge, "ridge", low=0.0)
+
+
+def _scale_ridge(ridge: float, s: float) -> float:
+    """``ridge / s^2``: the ridge for the data ``X / s`` (``s`` a power of two, so the division is exact).
+
+    Overflow to inf is the soft-threshold limit and underflow to 0 the lasso limit: in both cases the
+    ridge is that far outside the scale of ``X'X`` that the limit is the same problem.
+    """
+    if s == 1.0 or ridge == 0.0 or np.isinf(ridge):
+        return ridge
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.float64(ridge) / s / s)
 
 
 class SPCAZou(ProjectionMixin, BaseEstimator):
@@ -287,17 +311,25 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         self.max_iter = max_iter
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
+        """Fit on ``X`` (n_samples, n_features); returns self.
+
+        Data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power
+        of two) with ``ridge / s^2``, which is the same problem, and the variances scaled back.
+        """
         X = check_array(X, "X", min_samples=2)
-        A, mean, _ = _as_data(X)
-        return self._fit_data(A, mean, X.shape[0] - 1)
+        check_has_variance(X, "SPCAZou")
+        s = check_scale(X)
+        A, mean, _ = _as_data(X / s if s != 1.0 else X)
+        self._fit_data(A, mean, X.shape[0] - 1, scale=s)
+        unscale_fitted(self, s)
+        return self
 
     @blas_limited
-    def _fit_data(self, A, mean, rank_bound):
+    def _fit_data(self, A, mean, rank_bound, scale=1.0):
         D = A.shape[1]
         L = check_int(self.n_components, "n_components", low=1, high=max(min(rank_bound, D), 1))
         ks = check_cardinality(self.cardinality, D, L)
-        ridge = _check_ridge(self.ridge)
+        ridge = _scale_ridge(_check_ridge(self.ridge), scale)
         tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_int(self.max_iter, "max_iter", low=1)
         try:
