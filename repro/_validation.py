@@ -256,7 +256,7 @@ def check_has_variance(X: np.ndarray, method: str, name: str = "X") -> None:
 
     NaN entries are ignored (a column of NaN is left to the method's own check).
     """
-    if not X.size:
+    if X.shape[0] < 2 or not X.size:  # too few samples: the caller's shape check says so
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns

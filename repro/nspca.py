@@ -73,8 +73,18 @@ class CardinalityNotReached(ValueError):
         best score (its ``exact`` field is False).
     """
 
-    def __init__(self, target: int, below, above, seen, alpha: float, rtol: float, *, n_components: int = 1,
-                 closest=None):
+    def __init__(
+        self,
+        target: int,
+        below,
+        above,
+        seen,
+        alpha: float,
+        rtol: float,
+        *,
+        n_components: int = 1,
+        closest=None,
+    ):
         self.target = target
         self.below = below
         self.above = above
@@ -168,8 +178,9 @@ class NSPCACardinalityResult(NamedTuple):
     def component(self) -> np.ndarray:
         """The loading ``(n_features,)`` of a one-component search (``components[0]``)."""
         if len(self.components) != 1:
-            raise AttributeError(f"'component' is for one component; this result has {len(self.components)}: "
-                                 "use 'components'.")
+            raise AttributeError(
+                f"'component' is for one component; this result has {len(self.components)}: use 'components'."
+            )
         return self.components[0]
 
     @property
@@ -280,9 +291,7 @@ def _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng, *, warn=True) -> N
         )
     if status < 0:
         flat = -status - 1
-        where = (
-            f"entry u[{flat // k}, {flat % k}] (row, column)" if flat < d * k else "the objective"
-        )
+        where = f"entry u[{flat // k}, {flat % k}] (row, column)" if flat < d * k else "the objective"
         raise FloatingPointError(
             f"NSPCA: {where} became non-finite in sweep {n_iter} (alpha={alpha:g}, beta={beta:g}, "
             f"max |A| = {np.max(np.abs(A)):.3g}); the coefficients of Eq. 4 overflowed. Rescale X or alpha."
@@ -463,7 +472,6 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.mean_ = mean
         self.n_features_in_ = d
         return self
-
 
 
 # --------------------------------------------------------------------------- searches over beta and alpha

@@ -159,9 +159,7 @@ def _path_dense(C: np.ndarray, K: int, direction: str) -> GSPCAPath:
         bwd_val = vals[1 : K + 1]
     supports, comps, var = [], np.zeros((K, D)), np.empty(K)
     for k in range(1, K + 1):
-        use_fwd = direction == "forward" or (
-            direction == "both" and fwd_val[k - 1] >= bwd_val[k - 1]
-        )
+        use_fwd = direction == "forward" or (direction == "both" and fwd_val[k - 1] >= bwd_val[k - 1])
         if use_fwd:
             S = np.sort(np.array(fwd_order[:k]))
         else:
@@ -228,8 +226,9 @@ def _deflate(C: np.ndarray, w: np.ndarray, deflation: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- public API
-def gspca_path(X, max_cardinality: int | None = None, *, direction: str = "both",
-               precomputed: bool = False) -> GSPCAPath:
+def gspca_path(
+    X, max_cardinality: int | None = None, *, direction: str = "both", precomputed: bool = False
+) -> GSPCAPath:
     """Greedy sparse PCA solutions of every cardinality ``1..max_cardinality`` in one call.
 
     The forward pass runs once up to ``max_cardinality``; the backward pass once from all variables down
@@ -254,13 +253,22 @@ def gspca_path(X, max_cardinality: int | None = None, *, direction: str = "both"
     direction = _check_direction(direction)
     with blas_limit():  # many small eigh calls: BLAS threads only add contention
         path = _path_dense(C, K, direction)
-    return path._replace(variance=unscale(path.variance, s, 2, "variances"),
-                         forward_variance=unscale(path.forward_variance, s, 2, "variances"),
-                         backward_variance=unscale(path.backward_variance, s, 2, "variances"))
+    return path._replace(
+        variance=unscale(path.variance, s, 2, "variances"),
+        forward_variance=unscale(path.forward_variance, s, 2, "variances"),
+        backward_variance=unscale(path.backward_variance, s, 2, "variances"),
+    )
 
 
-def gspca(X, cardinality, n_components: int = 1, *, direction: str = "both",
-          deflation: str = "projection", precomputed: bool = False) -> GSPCAResult:
+def gspca(
+    X,
+    cardinality,
+    n_components: int = 1,
+    *,
+    direction: str = "both",
+    deflation: str = "projection",
+    precomputed: bool = False,
+) -> GSPCAResult:
     """GSPCA components with the given cardinality (per component), found one after another by deflation.
 
     Parameters
@@ -348,8 +356,14 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         if self.cardinality is None:
             raise ValueError("cardinality is required: the number of non-zero loadings per component.")
         C, mean, s = _as_matrix(X, False)  # C of X / s for badly scaled X (see _as_matrix)
-        res = gspca(C, self.cardinality, self.n_components, direction=self.direction,
-                    deflation=self.deflation, precomputed=True)
+        res = gspca(
+            C,
+            self.cardinality,
+            self.n_components,
+            direction=self.direction,
+            deflation=self.deflation,
+            precomputed=True,
+        )
         self.components_ = res.components
         self.supports_ = res.supports
         self.explained_variance_ = np.einsum("ij,ij->i", res.components @ C, res.components)
@@ -358,4 +372,3 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         self.n_iter_ = len(res.supports)
         self.n_features_in_ = X.shape[1]
         return self
-

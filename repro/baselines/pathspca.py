@@ -42,8 +42,9 @@ def _top_eigh(M: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 @blas_limited
-def pathspca(X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
-             ) -> CardinalityPath:
+def pathspca(
+    X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
+) -> CardinalityPath:
     """The PathSPCA greedy path up to the largest requested cardinality, in one call.
 
     Parameters

@@ -301,8 +301,9 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
     H. Zou, T. Hastie and R. Tibshirani. Sparse principal component analysis. JCGS 15(2), 2006.
     """
 
-    def __init__(self, n_components=1, *, cardinality=None, ridge=1e-6, renormalize=False, tol=1e-3,
-                 max_iter=200):
+    def __init__(
+        self, n_components=1, *, cardinality=None, ridge=1e-6, renormalize=False, tol=1e-3, max_iter=200
+    ):
         self.n_components = n_components
         self.cardinality = cardinality
         self.ridge = ridge
@@ -352,7 +353,6 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         return self
 
 
-
 def spca_zou(X, n_components=1, **params):
     """Function form of :class:`SPCAZou`; ``X`` may be a :class:`repro.linalg.Covariance`.
 
@@ -365,8 +365,9 @@ def spca_zou(X, n_components=1, **params):
 
 
 @blas_limited
-def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=False, tol=1e-3,
-                  max_iter=200) -> CardinalityPath:
+def spca_zou_path(
+    X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=False, tol=1e-3, max_iter=200
+) -> CardinalityPath:
     """The first SPCA component for every cardinality in one call.
 
     Each ``K`` starts from the first principal component (computed once), as SPCA does; with
