@@ -58,7 +58,8 @@ def unscale_fitted(estimator, s: float) -> None:
         if isinstance(value, list):
             setattr(estimator, attr, [unscale(np.asarray(v), s, power, what) for v in value])
         else:
-            setattr(estimator, attr, unscale(value, s, power, what))
+            strict = attr == "explained_variance_"  # a positive variance must not become 0
+            setattr(estimator, attr, unscale(value, s, power, what, underflow=not strict))
 
 
 class ProjectionMixin(TransformerMixin):

@@ -208,8 +208,13 @@ def check_scale(X: np.ndarray, name: str = "X") -> float:
     return 2.0 ** int(np.round(np.log2(top)))
 
 
-def unscale(value, s: float, power: int, what: str, name: str = "X"):
-    """``value * s**power`` (an output of a fit on ``X / s``), refusing an overflow with the true reason."""
+def unscale(value, s: float, power: int, what: str, name: str = "X", *, underflow: bool = True):
+    """``value * s**power`` (an output of a fit on ``X / s``), refusing an overflow with the true reason.
+
+    With ``underflow=False`` a non-zero value that falls below the smallest normal float64 (2.2e-308:
+    0, or subnormal with fewer than 16 significant digits) is refused as well; that is for the variances,
+    which every later use (ratios, the SensiblePCA density) needs to full precision.
+    """
     if s == 1.0:
         return value
     out = np.asarray(value, dtype=np.float64)
@@ -221,6 +226,12 @@ def unscale(value, s: float, power: int, what: str, name: str = "X"):
             f"{name} is too large for float64: its {what} (about {float(np.nanmax(np.abs(value))):.3g} x "
             f"{s:.3g}^{power}) overflow float64 (max 1.8e308). Divide {name} by a constant c before fitting "
             f"(these results scale as c^{power})."
+        )
+    if not underflow and np.any((np.abs(out) < np.finfo(np.float64).tiny) & (np.asarray(value) != 0)):
+        raise ValueError(
+            f"{name} is too small for float64: its {what} (about {float(np.nanmax(np.abs(value))):.3g} x "
+            f"{s:.3g}^{power}) underflow below the smallest normal float64 (2.2e-308), where precision is "
+            f"lost. Multiply {name} by a constant c before fitting (these results scale as c^{power})."
         )
     return out
 

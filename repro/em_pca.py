@@ -579,7 +579,7 @@ def _unscale_empca(res: EMPCAResult, s: float, shape) -> EMPCAResult:
     h["reconstruction_error"] = unscale(h["reconstruction_error"], s, 2, "squared errors")
     h["eigenvalues"] = unscale(h["eigenvalues"], s, 2, "variances")
     return res._replace(
-        explained_variance=unscale(res.explained_variance, s, 2, "variances"),
+        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
         total_variance=float(unscale(res.total_variance, s, 2, "variances")),
         mean=unscale(res.mean, s, 1, "means"),
         history=h,
@@ -594,8 +594,8 @@ def _unscale_spca(res: SensiblePCAResult, s: float, shape) -> SensiblePCAResult:
     h["noise_variance"] = unscale(h["noise_variance"], s, 2, "variances")
     return res._replace(
         C=unscale(res.C, s, 1, "loadings"),
-        explained_variance=unscale(res.explained_variance, s, 2, "variances"),
-        noise_variance=float(unscale(res.noise_variance, s, 2, "variances")),
+        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+        noise_variance=float(unscale(res.noise_variance, s, 2, "variances", underflow=False)),
         mean=unscale(res.mean, s, 1, "means"),
         log_likelihood=res.log_likelihood - n * p * math.log(s),
         history=h,
@@ -604,7 +604,7 @@ def _unscale_spca(res: SensiblePCAResult, s: float, shape) -> SensiblePCAResult:
 
 def _unscale_ppca(res, s: float, shape):
     C, eps, mean = res
-    eps = float(unscale(eps, s, 2, "variances"))
+    eps = float(unscale(eps, s, 2, "variances", underflow=False))
     return unscale(C, s, 1, "loadings"), eps, unscale(mean, s, 1, "means")
 
 

@@ -313,7 +313,7 @@ def gspca(
             supports.append(S)
             if i + 1 < k:
                 Ci = _deflate(Ci, w, deflation)
-    return GSPCAResult(comps, unscale(var, s, 2, "variances"), supports)
+    return GSPCAResult(comps, unscale(var, s, 2, "variances", underflow=False), supports)
 
 
 class GSPCA(ProjectionMixin, BaseEstimator):

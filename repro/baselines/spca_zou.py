@@ -235,17 +235,27 @@ def _spca(A, ks, ridge, A0, tol, max_iter):
         M = A.T @ (A @ B)
         U, _, Vt = np.linalg.svd(M, full_matrices=False)
         Amat = U @ Vt
-        norms = np.linalg.norm(B, axis=0)
-        norms[norms == 0] = 1.0
-        Bn = B / norms
+        Bn = _unit_columns(B)
         if Bn_old is not None and np.abs(Bn - Bn_old).max() < tol:
             n_iter, converged = it + 1, True
             break
         Bn_old = Bn
-    norms = np.linalg.norm(B, axis=0)
-    norms[norms == 0] = 1.0
-    W = canonical_sign(B / norms).T
+    W = canonical_sign(_unit_columns(B)).T
     return W, n_iter, converged
+
+
+def _unit_columns(B: np.ndarray) -> np.ndarray:
+    """``B`` with unit-norm columns (zero columns stay zero).
+
+    Each column is divided by its largest magnitude first: with a large ridge the elastic-net
+    coefficients are ~1e-290 and their squares underflow, so the plain 2-norm would be 0.
+    """
+    top = np.abs(B).max(axis=0)
+    top[top == 0] = 1.0
+    Bs = B / top
+    norms = np.linalg.norm(Bs, axis=0)
+    norms[norms == 0] = 1.0
+    return Bs / norms
 
 
 def _check_ridge(ridge) -> float:
