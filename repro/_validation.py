@@ -202,7 +202,11 @@ def check_scale(X: np.ndarray, name: str = "X") -> float:
     outside ``[2^-256, 2^256]`` the caller fits ``X / s`` with ``s`` the power of two nearest that
     magnitude (dividing by a power of two is exact) and multiplies the outputs back.
     """
-    top = float(np.nanmax(np.abs(X))) if X.size else 0.0
+    if not X.size:
+        return 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: no scale, nothing to rescale
+        top = max(float(np.nanmax(X)), -float(np.nanmin(X)))  # max |X| without an |X| copy
     if not (top > 0.0) or 2.0**-_SAFE_EXP <= top <= 2.0**_SAFE_EXP:
         return 1.0
     return 2.0 ** int(np.round(np.log2(top)))
@@ -279,6 +283,13 @@ def check_has_variance(X: np.ndarray, method: str, name: str = "X") -> None:
         )
 
 
+def _all_finite(arr: np.ndarray) -> bool:
+    """Whether every entry is finite: one sum (no temporary array), the full test only if it is not."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = arr.sum()
+    return bool(np.isfinite(total)) or bool(np.isfinite(arr).all())
+
+
 def check_covariance_args(data, matrix):
     """Validate the parts of a directly built :class:`repro.linalg.Covariance`; returns ``(data, matrix)``.
 
@@ -291,13 +302,13 @@ def check_covariance_args(data, matrix):
         arr = _as_float_array(data, "data")
         if arr.ndim != 2:
             raise ValueError(f"data must be 2-D (n_samples, n_features); got shape {arr.shape}.")
-        if not np.isfinite(arr.sum()) and not np.isfinite(arr).all():
+        if not _all_finite(arr):
             raise ValueError("data holds NaN or infinite values; a covariance factor must be finite.")
         return arr, None
     arr = _as_float_array(matrix, "matrix")
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise ValueError(f"matrix must be a square (n_features, n_features) array; got shape {arr.shape}.")
-    if not np.isfinite(arr.sum()) and not np.isfinite(arr).all():
+    if not _all_finite(arr):
         raise ValueError("matrix holds NaN or infinite values.")
     scale = max(1.0, float(np.max(np.abs(arr)))) if arr.size else 1.0
     if arr.size and np.max(np.abs(arr - arr.T)) > 1e-8 * scale:
