@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -11,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_array, check_n_features, unscale
 
-__all__ = ["ProjectionMixin", "ReproTags", "unscale_fitted", "with_expected_failures"]
+__all__ = ["ProjectionMixin", "ReproTags", "unscale_fitted", "unscale_path", "with_expected_failures"]
 
 
 @dataclass(slots=True)
@@ -60,6 +61,22 @@ def unscale_fitted(estimator, s: float) -> None:
         else:
             strict = attr == "explained_variance_"  # a positive variance must not become 0
             setattr(estimator, attr, unscale(value, s, power, what, underflow=not strict))
+
+
+def unscale_path(path, s: float, shape=None):
+    """A :class:`repro.em_sparse_pca.CardinalityPath` of ``X / s`` as that of ``X`` (variances times s^2)."""
+    if s == 1.0:
+        return path
+    return dataclasses.replace(
+        path,
+        variance=unscale(path.variance, s, 2, "variances", underflow=False),
+        variance_opt=unscale(path.variance_opt, s, 2, "variances", underflow=False),
+    )
+
+
+def scale_free(result, s: float, shape=None):
+    """The result of a scale-invariant function (e.g. an entropy, a ranking): unchanged."""
+    return result
 
 
 class ProjectionMixin(TransformerMixin):

@@ -243,8 +243,9 @@ def unscale(value, s: float, power: int, what: str, name: str = "X", *, underflo
 def rescaled(unscale_result, method: str | None = None):
     """Decorate a function of data ``X`` (first argument) so badly scaled data are fitted as ``X / s``.
 
-    The wrapper validates ``X`` (NaN allowed; the function applies its own rules), refuses data with no
-    variance when ``method`` is given, and when :func:`check_scale` asks for it calls the function on
+    The wrapper validates ``X`` (NaN allowed; the function applies its own rules; a
+    :class:`repro.linalg.Covariance` is passed through as it is), refuses data with no variance when
+    ``method`` is given, and when :func:`check_scale` asks for it calls the function on
     ``X / s`` and returns ``unscale_result(result, s, X.shape)``. Ordinarily scaled data are passed
     through unchanged (``s = 1``), so results on them are exactly those of the undecorated function.
     A ``callback`` of the function sees the rescaled quantities.
@@ -253,6 +254,10 @@ def rescaled(unscale_result, method: str | None = None):
     def deco(func):
         @functools.wraps(func)
         def wrapper(X, *args, **kwargs):
+            from .linalg import Covariance  # a given covariance is used as it is
+
+            if isinstance(X, Covariance):
+                return func(X, *args, **kwargs)
             arr = check_array(X, "X", allow_nan=True)
             if method is not None:
                 check_has_variance(arr, method)

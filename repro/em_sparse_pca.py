@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._base import ProjectionMixin, unscale_fitted
+from ._base import ProjectionMixin, unscale_fitted, unscale_path
 from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
@@ -66,6 +66,7 @@ from ._validation import (
     check_random_state,
     check_real,
     check_scale,
+    rescaled,
     warn_not_converged,
 )
 from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update
@@ -899,6 +900,7 @@ def em_sparse_pca(X, n_components=1, **params):
 
 
 @blas_limited
+@rescaled(unscale_path, "em_sparse_pca_path")
 def em_sparse_pca_path(
     X,
     cardinalities,

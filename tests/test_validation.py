@@ -460,3 +460,36 @@ def test_spca_zou_normalizes_the_loadings_of_a_huge_ridge():
     est = SPCAZou(2, cardinality=3, ridge=1e293).fit(X)  # coefficients ~1e-291: their squares underflow
     np.testing.assert_allclose(np.linalg.norm(est.components_, axis=1), 1.0)
     np.testing.assert_allclose(est.components_, ref.components_, atol=1e-12)
+
+
+def test_path_functions_rescale_badly_scaled_data_and_refuse_what_float64_cannot_hold():
+    import repro
+    from repro import baselines
+
+    X = _data()
+    paths = {
+        "pathspca": lambda Y: baselines.pathspca(Y, [1, 3]),
+        "thresholding_path": lambda Y: baselines.thresholding_path(Y, [1, 3]),
+        "em_sparse_pca_path": lambda Y: repro.em_sparse_pca_path(Y, [1, 3]),
+        "spca_zou_path": lambda Y: baselines.spca_zou_path(Y, [1, 3], ridge=np.inf),
+        "gspca_path": lambda Y: baselines.gspca_path(Y, 3),
+    }
+    for name, f in paths.items():
+        ref = f(X)
+        for c in (1e-150, 1e150):
+            got = f(X * c)
+            np.testing.assert_allclose(got.variance, ref.variance * c * c, rtol=1e-6, err_msg=name)
+            np.testing.assert_allclose(got.components, ref.components, atol=1e-6, err_msg=name)
+        with pytest.raises(ValueError, match="too small for float64"):
+            f(X * 1e-160)
+        with pytest.raises(ValueError, match="too large for float64"):
+            f(X * 1e160)
+        with pytest.raises(ValueError, match="no variance"):
+            f(np.zeros((10, 6)))
+    # the SVD entropy is scale-free: the same value at any scale; 0/0 for a zero matrix is refused
+    e = baselines.svd_entropy(X)
+    for c in (1e-160, 1e160):
+        assert baselines.svd_entropy(X * c) == pytest.approx(e, rel=1e-12)
+        np.testing.assert_array_equal(baselines.cesr_select(X * c, 3), baselines.cesr_select(X, 3))
+    with pytest.raises(ValueError, match="all zeros"):
+        baselines.svd_entropy(np.zeros((5, 4)))

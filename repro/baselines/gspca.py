@@ -254,7 +254,7 @@ def gspca_path(
     with blas_limit():  # many small eigh calls: BLAS threads only add contention
         path = _path_dense(C, K, direction)
     return path._replace(
-        variance=unscale(path.variance, s, 2, "variances"),
+        variance=unscale(path.variance, s, 2, "variances", underflow=False),
         forward_variance=unscale(path.forward_variance, s, 2, "variances"),
         backward_variance=unscale(path.backward_variance, s, 2, "variances"),
     )

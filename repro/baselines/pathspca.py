@@ -28,8 +28,9 @@ import time
 import numpy as np
 import scipy.linalg
 
+from .._base import unscale_path
 from .._threads import blas_limited
-from .._validation import check_cardinalities, check_int
+from .._validation import check_cardinalities, check_int, rescaled
 from ..em_sparse_pca import CardinalityPath, _as_data
 
 __all__ = ["pathspca"]
@@ -42,6 +43,7 @@ def _top_eigh(M: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 @blas_limited
+@rescaled(unscale_path, "pathspca")
 def pathspca(
     X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
 ) -> CardinalityPath:

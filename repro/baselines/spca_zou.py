@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator
 
-from .._base import ProjectionMixin, unscale_fitted
+from .._base import ProjectionMixin, unscale_fitted, unscale_path
 from .._threads import blas_limited
 from .._validation import (
     check_array,
@@ -389,10 +389,16 @@ def spca_zou_path(
         ``components``: SPCA loadings; ``components_opt``: renormalized ("SPCAopt") when ``renormalize``;
         ``n_iter``: alternations.
     """
+    s = 1.0
+    if not isinstance(X, Covariance):  # badly scaled data: X / s with ridge / s^2, the same problem
+        X = check_array(X, "X", min_samples=2)
+        check_has_variance(X, "spca_zou_path")
+        s = check_scale(X)
+        X = X / s if s != 1.0 else X
     A, _, _ = _as_data(X)
     D = A.shape[1]
     ks = check_cardinalities(cardinalities, D)
-    ridge = _check_ridge(ridge)
+    ridge = _scale_ridge(_check_ridge(ridge), s)
     tol = check_real(tol, "tol", low=0.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)
     t0 = time.perf_counter()
@@ -426,7 +432,7 @@ def spca_zou_path(
         times[j] = time.perf_counter() - t1
     if not_converged:
         warn_not_converged("spca_zou_path", max_iter, tol, f"(cardinalities {not_converged})")
-    return CardinalityPath(
+    path = CardinalityPath(
         method="SPCA",
         cardinalities=ks,
         components=comps,
@@ -437,3 +443,4 @@ def spca_zou_path(
         time=times,
         init_time=init_time,
     )
+    return unscale_path(path, s)
