@@ -134,7 +134,7 @@ def check_array(
         Always return a new array (the caller will modify it).
     """
     arr = _as_float_array(X, name)
-    if copy and arr is X:
+    if copy and (arr is X or not arr.flags.owndata):  # e.g. a view of a DataFrame's block
         arr = arr.copy()
     if arr.ndim != 2:
         raise ValueError(
