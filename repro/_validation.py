@@ -3,6 +3,17 @@
 Each check returns a clean value (float64 arrays, ints, a ``np.random.Generator``) or raises a
 ``ValueError`` that names the argument and says how to fix it. Kernels never validate: the public
 wrapper calls these first, then hands plain arrays to the kernel.
+
+What every array input gets (:func:`check_array`, :func:`as_float`): complex values are refused (never cut
+to their real part), scipy sparse matrices are refused with a pointer to ``.toarray()``, ``pd.NA`` and
+pandas nullable dtypes read as NaN, non-numeric entries raise :class:`NonNumericError` (a ``TypeError``
+and a ``ValueError``). Shape errors use scikit-learn's wording, so its estimator checks pass.
+
+Scale (:func:`check_scale`, :func:`unscale`, :func:`rescaled`): the PCA methods are scale-equivariant,
+so data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of
+two: exact) and the outputs scaled back; outputs float64 cannot hold (variances above 1.8e308 or below
+the smallest normal 2.2e-308) are refused with that reason. Ordinarily scaled data are untouched.
+NSPCA is not scale-invariant (its penalties are absolute) and is never rescaled.
 """
 
 from __future__ import annotations
@@ -66,10 +77,14 @@ def _as_float_array(X, name: str) -> np.ndarray:
         )
     pd = sys.modules.get("pandas")  # pandas objects only exist if pandas was imported
     if pd is not None and isinstance(X, (pd.DataFrame, pd.Series)):
-        try:  # nullable dtypes and pd.NA become NaN (a missing value where the method takes them)
-            return X.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
-            X = X.to_numpy()  # object columns: the checks below give the reason
+        dtypes = X.dtypes if isinstance(X, pd.DataFrame) else [X.dtype]
+        if any(getattr(d, "kind", "") == "c" for d in dtypes):
+            X = X.to_numpy()  # refused below, with the reason (a float cast would drop the imaginary part)
+        else:
+            try:  # nullable dtypes and pd.NA become NaN (a missing value where the method takes them)
+                return X.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                X = X.to_numpy()  # object columns: the checks below give the reason
     if not isinstance(X, np.ndarray):
         X = np.asarray(X)
     _refuse_complex(X, name)

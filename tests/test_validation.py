@@ -236,6 +236,23 @@ def test_scipy_sparse_input_says_so_and_suggests_toarray(fmt):
         check_array(sp.csr_array(np.eye(3)))
 
 
+def test_complex_pandas_input_is_refused_without_a_silent_cast():
+    import pandas as pd
+
+    X = _data()
+    frames = [
+        pd.DataFrame(X + 1j),
+        pd.Series(X[:, 0] + 1j),
+        pd.DataFrame({"a": X[:, 0], "b": X[:, 1] + 1j}),  # one complex column
+        pd.DataFrame({"a": [1.0, 2.0], "b": [1 + 1j, 2.0]}, dtype=object),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's ComplexWarning is what a silent cast would raise
+        for frame in frames:
+            with pytest.raises(ValueError, match="Complex data not supported"):
+                check_array(frame)
+
+
 def test_pd_na_is_a_missing_value_for_empca_and_nan_elsewhere():
     import pandas as pd
 
