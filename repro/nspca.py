@@ -258,7 +258,8 @@ def _scatter(X, precomputed: bool, name: str = "X"):
 def _check_params(alpha, beta, max_iter, tol):
     alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
     beta = check_real(beta, "beta", low=0.0)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    # The kernel counts in int64: a larger bound is "no bound" and is capped (never reached).
+    max_iter = min(check_int(max_iter, "max_iter", low=1), np.iinfo(np.int64).max - 1)
     tol = check_real(tol, "tol", low=0.0)
     return alpha, beta, max_iter, tol
 

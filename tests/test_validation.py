@@ -346,6 +346,7 @@ def test_history_buffers_do_not_scale_with_max_iter():
     assert len(est.history_[0]) == est.n_iter_[0] + 1
     nsp = NSPCA(1, alpha=1e3, random_state=0, max_iter=10**13).fit(X)
     assert nsp.objective_.shape == (nsp.n_iter_ + 1,) and nsp.converged_
+    assert NSPCA(1, alpha=1e3, random_state=0, max_iter=10**20).fit(X).converged_  # beyond int64
 
 
 def test_growing_history_buffers_keep_every_entry():
