@@ -167,8 +167,8 @@ def check_array(
             f"{name} has {p} feature(s) (shape={arr.shape}) while a minimum of {min_features} is required; "
             "pass more features."
         )
-    finite = np.isfinite(arr)
-    if not finite.all():
+    if not _all_finite(arr):
+        finite = np.isfinite(arr)
         nan = np.isnan(arr)
         inf = ~finite & ~nan
         if inf.any():
@@ -208,6 +208,16 @@ def check_latent(Z, n_components: int, name: str = "Z") -> np.ndarray:
     return Z
 
 
+def _max_abs(X: np.ndarray) -> float:
+    """``max |X|`` over the non-NaN entries (0 when there are none) without an ``|X|`` temporary."""
+    top = max(float(X.max()), -float(X.min()))
+    if top != top:  # NaN present: the NaN-aware (slower) reductions
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all NaN
+            top = max(float(np.nanmax(X)), -float(np.nanmin(X)))
+    return top if top == top else 0.0
+
+
 def check_scale(X: np.ndarray, name: str = "X") -> float:
     """Power-of-two factor ``s`` to divide ``X`` by before fitting (1.0 for ordinarily scaled data).
 
@@ -219,10 +229,12 @@ def check_scale(X: np.ndarray, name: str = "X") -> float:
     """
     if not X.size:
         return 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN: no scale, nothing to rescale
-        top = max(float(np.nanmax(X)), -float(np.nanmin(X)))  # max |X| without an |X| copy
-    if not (top > 0.0) or 2.0**-_SAFE_EXP <= top <= 2.0**_SAFE_EXP:
+    return _scale_for(_max_abs(X))
+
+
+def _scale_for(top: float) -> float:
+    """The power of two for data of largest magnitude ``top`` (1.0 inside the safe window or not finite)."""
+    if not (0.0 < top < np.inf) or 2.0**-_SAFE_EXP <= top <= 2.0**_SAFE_EXP:
         return 1.0
     return 2.0 ** int(np.round(np.log2(top)))
 
@@ -273,10 +285,15 @@ def rescaled(unscale_result, method: str | None = None):
 
             if isinstance(X, Covariance):
                 return func(X, *args, **kwargs)
-            arr = check_array(X, "X", allow_nan=True)
+            # a float64 array is checked by the function itself (no second pass here)
+            float_array = isinstance(X, np.ndarray) and X.dtype == np.float64
+            arr = X if float_array else check_array(X, "X", allow_nan=True)
+            top = _max_abs(arr) if arr.ndim == 2 and arr.size else np.inf
+            if not np.isfinite(top):
+                return func(arr, *args, **kwargs)  # its own checks give the reason
             if method is not None:
                 check_has_variance(arr, method)
-            s = check_scale(arr)
+            s = _scale_for(top)
             if s == 1.0:
                 return func(arr, *args, **kwargs)
             return unscale_result(func(arr / s, *args, **kwargs), s, arr.shape)
@@ -293,9 +310,11 @@ def check_has_variance(X: np.ndarray, method: str, name: str = "X") -> None:
     """
     if X.shape[0] < 2 or not X.size:  # too few samples: the caller's shape check says so
         return
+    if np.any(X[1] != X[0]) and not np.isnan(X[:2]).any():
+        return  # two different rows: some column varies (the usual case, decided in O(n_features))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        constant = np.nanmax(X, axis=0) == np.nanmin(X, axis=0)
+        constant = np.nanmin(X, axis=0) == np.nanmax(X, axis=0)
     if bool(np.all(constant)):
         raise ValueError(
             f"{name} has no variance (every column is constant, e.g. all zeros), so {method} has no "

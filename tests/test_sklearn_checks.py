@@ -11,6 +11,7 @@ scikit-learn's own small data sets (at most a few hundred samples, a handful of 
 """
 
 import numpy as np
+import pytest
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -37,6 +38,7 @@ def _expected_failures(estimator) -> dict:
     return getattr(get_tags(estimator), "expected_failed_checks", {})
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # small iteration budgets
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
