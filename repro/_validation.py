@@ -329,6 +329,14 @@ def _all_finite(arr: np.ndarray) -> bool:
     return bool(np.isfinite(total)) or bool(np.isfinite(arr).all())
 
 
+def _asymmetry(M: np.ndarray, block: int = 512) -> float:
+    """``max |M - M'|`` in row blocks (no ``p x p`` temporary)."""
+    worst = 0.0
+    for i in range(0, M.shape[0], block):
+        worst = max(worst, float(np.max(np.abs(M[i : i + block] - M[:, i : i + block].T))))
+    return worst
+
+
 def check_covariance_args(data, matrix):
     """Validate the parts of a directly built :class:`repro.linalg.Covariance`; returns ``(data, matrix)``.
 
@@ -349,8 +357,7 @@ def check_covariance_args(data, matrix):
         raise ValueError(f"matrix must be a square (n_features, n_features) array; got shape {arr.shape}.")
     if not _all_finite(arr):
         raise ValueError("matrix holds NaN or infinite values.")
-    scale = max(1.0, float(np.max(np.abs(arr)))) if arr.size else 1.0
-    if arr.size and np.max(np.abs(arr - arr.T)) > 1e-8 * scale:
+    if arr.size and _asymmetry(arr) > 1e-8 * max(1.0, _max_abs(arr)):
         raise ValueError(
             "matrix must be symmetric; use Covariance.from_matrix((C + C.T) / 2) if the asymmetry is "
             "round-off."
