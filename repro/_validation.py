@@ -3,10 +3,22 @@
 Each check returns a clean value (float64 arrays, ints, a ``np.random.Generator``) or raises a
 ``ValueError`` that names the argument and says how to fix it. Kernels never validate: the public
 wrapper calls these first, then hands plain arrays to the kernel.
+
+What every array input gets (:func:`check_array`, :func:`as_float`): complex values are refused (never cut
+to their real part), scipy sparse matrices are refused with a pointer to ``.toarray()``, ``pd.NA`` and
+pandas nullable dtypes read as NaN, non-numeric entries raise :class:`NonNumericError` (a ``TypeError``
+and a ``ValueError``). Shape errors use scikit-learn's wording, so its estimator checks pass.
+
+Scale (:func:`check_scale`, :func:`unscale`, :func:`rescaled`): the PCA methods are scale-equivariant,
+so data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of
+two: exact) and the outputs scaled back; outputs float64 cannot hold (variances above 1.8e308 or below
+the smallest normal 2.2e-308) are refused with that reason. Ordinarily scaled data are untouched.
+NSPCA is not scale-invariant (its penalties are absolute) and is never rescaled.
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import sys
@@ -19,17 +31,94 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 __all__ = [
     "ConvergenceWarning",
+    "NonNumericError",
+    "as_float",
     "check_array",
     "check_cardinalities",
     "check_cardinality",
+    "check_covariance_args",
+    "check_has_variance",
     "check_int",
+    "check_latent",
     "check_n_components",
+    "check_n_features",
     "check_random_state",
     "check_real",
+    "check_scale",
     "check_symmetric",
     "check_vector",
+    "rescaled",
+    "unscale",
     "warn_not_converged",
 ]
+
+
+class NonNumericError(TypeError, ValueError):
+    """Raised when an input cannot be converted to float64 (strings, dicts, ...).
+
+    Both a ``TypeError`` (what scikit-learn's checks expect for non-numeric data) and a ``ValueError``
+    (what every other input error of this library is), so either ``except`` clause catches it.
+    """
+
+
+# Data magnitudes outside [2^-_SAFE_EXP, 2^_SAFE_EXP] are rescaled by a power of two before fitting:
+# squares and sums of squares of entries in this window are normal floats for any realistic size.
+_SAFE_EXP = 256
+
+
+def _as_float_array(X, name: str) -> np.ndarray:
+    """``X`` as a float64 ndarray, refusing complex, sparse and non-numeric input with the true reason."""
+    if X is None:
+        raise ValueError(f"{name} is None; pass a 2-D array of shape (n_samples, n_features).")
+    if _is_sparse(X):
+        raise ValueError(
+            f"{name} is a scipy sparse matrix ({type(X).__name__}); sparse input is not supported by this "
+            f"method. Pass a dense array, e.g. {name}.toarray()."
+        )
+    pd = sys.modules.get("pandas")  # pandas objects only exist if pandas was imported
+    if pd is not None and isinstance(X, (pd.DataFrame, pd.Series)):
+        dtypes = X.dtypes if isinstance(X, pd.DataFrame) else [X.dtype]
+        if any(getattr(d, "kind", "") == "c" for d in dtypes):
+            X = X.to_numpy()  # refused below, with the reason (a float cast would drop the imaginary part)
+        else:
+            try:  # nullable dtypes and pd.NA become NaN (a missing value where the method takes them)
+                return X.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                X = X.to_numpy()  # object columns: the checks below give the reason
+    if not isinstance(X, np.ndarray):
+        X = np.asarray(X)
+    _refuse_complex(X, name)
+    if X.dtype == object and pd is not None:
+        na = np.frompyfunc(lambda v: v is pd.NA, 1, 1)(X).astype(bool)
+        if na.any():
+            X = X.copy()
+            X[na] = np.nan
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise NonNumericError(
+            f"{name} must be a numeric 2-D array; converting it to float64 failed: {exc}"
+        ) from None
+
+
+def as_float(x, name: str) -> np.ndarray:
+    """``x`` as a float64 ndarray (any shape), refusing complex, sparse and non-numeric input by name."""
+    return _as_float_array(x, name)
+
+
+def _is_sparse(X) -> bool:
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(X)
+
+
+def _refuse_complex(X: np.ndarray, name: str) -> None:
+    kind = X.dtype.kind
+    if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in X.ravel().tolist())):
+        raise ValueError(
+            f"{name} holds complex values. Complex data not supported: these methods are defined for real "
+            f"data. Pass {name}.real if the imaginary part is round-off, or np.hstack([{name}.real, "
+            f"{name}.imag]) to treat both parts as features."
+        )
 
 
 def check_array(
@@ -43,6 +132,10 @@ def check_array(
 ) -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 2-D array, or raise a ValueError naming ``name``.
 
+    Complex input, scipy sparse matrices and non-numeric entries are refused with the reason (a
+    :class:`NonNumericError`, also a ``TypeError``, for the last); ``pd.NA`` (pandas nullable dtypes or
+    object arrays) counts as NaN.
+
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
@@ -55,26 +148,27 @@ def check_array(
     copy : bool
         Always return a new array (the caller will modify it).
     """
-    if X is None:
-        raise ValueError(f"{name} is None; pass a 2-D array of shape (n_samples, n_features).")
-    try:
-        arr = np.array(X, dtype=np.float64, copy=copy, order="C") if copy else np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name} must be a numeric 2-D array; converting it to float64 failed: {exc}"
-        ) from None
+    arr = _as_float_array(X, name)
+    if copy and (arr is X or not arr.flags.owndata):  # e.g. a view of a DataFrame's block
+        arr = arr.copy()
     if arr.ndim != 2:
-        hint = " Reshape a single sample with X.reshape(1, -1) or a single feature with X.reshape(-1, 1)."
         raise ValueError(
-            f"{name} must be 2-D (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}.{hint}"
+            f"{name} must be 2-D (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}. Reshape your "
+            f"data: {name}.reshape(1, -1) for a single sample, {name}.reshape(-1, 1) for a single feature."
         )
     n, p = arr.shape
     if n < min_samples:
-        raise ValueError(f"{name} has {n} sample(s); at least {min_samples} are needed.")
+        raise ValueError(
+            f"{name} has {n} sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required; "
+            "pass more samples."
+        )
     if p < min_features:
-        raise ValueError(f"{name} has {p} feature(s); at least {min_features} are needed.")
-    finite = np.isfinite(arr)
-    if not finite.all():
+        raise ValueError(
+            f"{name} has {p} feature(s) (shape={arr.shape}) while a minimum of {min_features} is required; "
+            "pass more features."
+        )
+    if not _all_finite(arr):
+        finite = np.isfinite(arr)
         nan = np.isnan(arr)
         inf = ~finite & ~nan
         if inf.any():
@@ -93,9 +187,187 @@ def check_array(
     return np.ascontiguousarray(arr)
 
 
+def check_n_features(estimator, X, name: str = "X") -> None:
+    """Refuse ``X`` whose number of columns differs from the fitted ``estimator.n_features_in_``."""
+    expected = estimator.n_features_in_
+    if X.shape[1] != expected:
+        raise ValueError(
+            f"{name} has {X.shape[1]} features, but {type(estimator).__name__} is expecting {expected} "
+            f"features as input (the number it was fitted on)."
+        )
+
+
+def check_latent(Z, n_components: int, name: str = "Z") -> np.ndarray:
+    """Return latent coordinates ``Z`` (n_samples, n_components) for ``inverse_transform``."""
+    Z = check_array(Z, name)
+    if Z.shape[1] != n_components:
+        raise ValueError(
+            f"{name} has {Z.shape[1]} columns but the model has {n_components} components; pass {name} of "
+            f"shape (n_samples, {n_components}), e.g. the output of transform."
+        )
+    return Z
+
+
+def _max_abs(X: np.ndarray) -> float:
+    """``max |X|`` over the non-NaN entries (0 when there are none) without an ``|X|`` temporary."""
+    top = max(float(X.max()), -float(X.min()))
+    if top != top:  # NaN present: the NaN-aware (slower) reductions
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all NaN
+            top = max(float(np.nanmax(X)), -float(np.nanmin(X)))
+    return top if top == top else 0.0
+
+
+def check_scale(X: np.ndarray, name: str = "X") -> float:
+    """Power-of-two factor ``s`` to divide ``X`` by before fitting (1.0 for ordinarily scaled data).
+
+    Every method here is scale-equivariant in its data (loadings unchanged, variances times ``s^2``),
+    but products and sums of squares of entries near 1e-160 underflow and near 1e160 overflow, which
+    gives wrong results or misleading errors. When the largest magnitude of ``X`` (NaN ignored) is
+    outside ``[2^-256, 2^256]`` the caller fits ``X / s`` with ``s`` the power of two nearest that
+    magnitude (dividing by a power of two is exact) and multiplies the outputs back.
+    """
+    if not X.size:
+        return 1.0
+    return _scale_for(_max_abs(X))
+
+
+def _scale_for(top: float) -> float:
+    """The power of two for data of largest magnitude ``top`` (1.0 inside the safe window or not finite)."""
+    if not (0.0 < top < np.inf) or 2.0**-_SAFE_EXP <= top <= 2.0**_SAFE_EXP:
+        return 1.0
+    return 2.0 ** int(np.round(np.log2(top)))
+
+
+def unscale(value, s: float, power: int, what: str, name: str = "X", *, underflow: bool = True):
+    """``value * s**power`` (an output of a fit on ``X / s``), refusing an overflow with the true reason.
+
+    With ``underflow=False`` a non-zero value that falls below the smallest normal float64 (2.2e-308:
+    0, or subnormal with fewer than 16 significant digits) is refused as well; that is for the variances,
+    which every later use (ratios, the SensiblePCA density) needs to full precision.
+    """
+    if s == 1.0:
+        return value
+    out = np.asarray(value, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        for _ in range(power):  # s**power itself may overflow while the product does not
+            out = out * s
+    if not np.all(np.isfinite(out) | ~np.isfinite(value)):
+        raise ValueError(
+            f"{name} is too large for float64: its {what} (about {float(np.nanmax(np.abs(value))):.3g} x "
+            f"{s:.3g}^{power}) overflow float64 (max 1.8e308). Divide {name} by a constant c before fitting "
+            f"(these results scale as c^{power})."
+        )
+    if not underflow and np.any((np.abs(out) < np.finfo(np.float64).tiny) & (np.asarray(value) != 0)):
+        raise ValueError(
+            f"{name} is too small for float64: its {what} (about {float(np.nanmax(np.abs(value))):.3g} x "
+            f"{s:.3g}^{power}) underflow below the smallest normal float64 (2.2e-308), where precision is "
+            f"lost. Multiply {name} by a constant c before fitting (these results scale as c^{power})."
+        )
+    return out
+
+
+def rescaled(unscale_result, method: str | None = None):
+    """Decorate a function of data ``X`` (first argument) so badly scaled data are fitted as ``X / s``.
+
+    The wrapper validates ``X`` (NaN allowed; the function applies its own rules; a
+    :class:`repro.linalg.Covariance` is passed through as it is), refuses data with no variance when
+    ``method`` is given, and when :func:`check_scale` asks for it calls the function on
+    ``X / s`` and returns ``unscale_result(result, s, X.shape)``. Ordinarily scaled data are passed
+    through unchanged (``s = 1``), so results on them are exactly those of the undecorated function.
+    A ``callback`` of the function sees the rescaled quantities.
+    """
+
+    def deco(func):
+        @functools.wraps(func)
+        def wrapper(X, *args, **kwargs):
+            from .linalg import Covariance  # a given covariance is used as it is
+
+            if isinstance(X, Covariance):
+                return func(X, *args, **kwargs)
+            # a float64 array is checked by the function itself (no second pass here)
+            float_array = isinstance(X, np.ndarray) and X.dtype == np.float64
+            arr = X if float_array else check_array(X, "X", allow_nan=True)
+            top = _max_abs(arr) if arr.ndim == 2 and arr.size else np.inf
+            if not np.isfinite(top):
+                return func(arr, *args, **kwargs)  # its own checks give the reason
+            if method is not None:
+                check_has_variance(arr, method)
+            s = _scale_for(top)
+            if s == 1.0:
+                return func(arr, *args, **kwargs)
+            return unscale_result(func(arr / s, *args, **kwargs), s, arr.shape)
+
+        return wrapper
+
+    return deco
+
+
+def check_has_variance(X: np.ndarray, method: str, name: str = "X") -> None:
+    """Refuse data whose columns are all constant (e.g. all zeros): no direction has any variance.
+
+    NaN entries are ignored (a column of NaN is left to the method's own check).
+    """
+    if X.shape[0] < 2 or not X.size:  # too few samples: the caller's shape check says so
+        return
+    if np.any(X[1] != X[0]) and not np.isnan(X[:2]).any():
+        return  # two different rows: some column varies (the usual case, decided in O(n_features))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        constant = np.nanmin(X, axis=0) == np.nanmax(X, axis=0)
+    if bool(np.all(constant)):
+        raise ValueError(
+            f"{name} has no variance (every column is constant, e.g. all zeros), so {method} has no "
+            "component to find; check the data."
+        )
+
+
+def _all_finite(arr: np.ndarray) -> bool:
+    """Whether every entry is finite: one sum (no temporary array), the full test only if it is not."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = arr.sum()
+    return bool(np.isfinite(total)) or bool(np.isfinite(arr).all())
+
+
+def _asymmetry(M: np.ndarray, block: int = 512) -> float:
+    """``max |M - M'|`` in row blocks (no ``p x p`` temporary)."""
+    worst = 0.0
+    for i in range(0, M.shape[0], block):
+        worst = max(worst, float(np.max(np.abs(M[i : i + block] - M[:, i : i + block].T))))
+    return worst
+
+
+def check_covariance_args(data, matrix):
+    """Validate the parts of a directly built :class:`repro.linalg.Covariance`; returns ``(data, matrix)``.
+
+    ``data`` must be a finite 2-D float array (``C = data' data``); ``matrix`` a finite symmetric square
+    matrix. The arrays are used as they are when already float64 (no copy).
+    """
+    if (data is None) == (matrix is None):
+        raise ValueError("Covariance needs exactly one of data= or matrix=; use from_data or from_matrix.")
+    if data is not None:
+        arr = _as_float_array(data, "data")
+        if arr.ndim != 2:
+            raise ValueError(f"data must be 2-D (n_samples, n_features); got shape {arr.shape}.")
+        if not _all_finite(arr):
+            raise ValueError("data holds NaN or infinite values; a covariance factor must be finite.")
+        return arr, None
+    arr = _as_float_array(matrix, "matrix")
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"matrix must be a square (n_features, n_features) array; got shape {arr.shape}.")
+    if not _all_finite(arr):
+        raise ValueError("matrix holds NaN or infinite values.")
+    if arr.size and _asymmetry(arr) > 1e-8 * max(1.0, _max_abs(arr)):
+        raise ValueError(
+            "matrix must be symmetric; use Covariance.from_matrix((C + C.T) / 2) if the asymmetry is "
+            "round-off."
+        )
+    return None, arr
+
+
 def check_vector(v, name: str, size: int | None = None) -> np.ndarray:
     """Return ``v`` as a finite float64 1-D array (of length ``size`` when given)."""
-    arr = np.asarray(v, dtype=np.float64)
+    arr = _as_float_array(v, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {arr.shape}.")
     if size is not None and arr.shape[0] != size:

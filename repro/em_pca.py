@@ -72,6 +72,7 @@ values. JMLR 11, 2010.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -80,13 +81,19 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import with_expected_failures
 from ._threads import blas_limited
 from ._validation import (
+    as_float,
     check_array,
     check_int,
+    check_latent,
     check_n_components,
+    check_n_features,
     check_random_state,
     check_real,
+    rescaled,
+    unscale,
     warn_not_converged,
 )
 from .kernels.em_pca import missing_estep as _missing_estep
@@ -191,8 +198,8 @@ def subspace_sin(A, B) -> float:
         ``|(I - Q_B Q_B') Q_A|_2`` in [0, 1]: 0 for the same subspace, 1 when some direction of one is
         orthogonal to the other.
     """
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    A = as_float(A, "A")
+    B = as_float(B, "B")
     A = A.reshape(A.shape[0], -1)
     B = B.reshape(B.shape[0], -1)
     if A.shape != B.shape:
@@ -252,7 +259,7 @@ def _initial_C(init, p: int, k: int, rng: np.random.Generator, extra: int = 0) -
     """``C0`` (p x (k + extra)): ``init`` transposed (extra columns random), or standard normal entries."""
     if init is None:
         return rng.standard_normal((p, k + extra))
-    C0 = np.asarray(init, dtype=np.float64)
+    C0 = as_float(init, "init")
     if C0.ndim == 1:
         C0 = C0[None, :]
     if C0.shape != (k, p):
@@ -565,8 +572,45 @@ def _rotate(Q: np.ndarray, G: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarra
     return np.ascontiguousarray(W.T), np.maximum(g, 0.0) / (n - 1)
 
 
+# =========================================================================== badly scaled data
+def _unscale_empca(res: EMPCAResult, s: float, shape) -> EMPCAResult:
+    """An EMPCAResult of ``X / s`` as that of ``X`` (see :func:`repro._validation.check_scale`)."""
+    h = dict(res.history)
+    h["reconstruction_error"] = unscale(h["reconstruction_error"], s, 2, "squared errors")
+    h["eigenvalues"] = unscale(h["eigenvalues"], s, 2, "variances")
+    return res._replace(
+        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+        total_variance=float(unscale(res.total_variance, s, 2, "variances")),
+        mean=unscale(res.mean, s, 1, "means"),
+        history=h,
+    )
+
+
+def _unscale_spca(res: SensiblePCAResult, s: float, shape) -> SensiblePCAResult:
+    """A SensiblePCAResult of ``X / s`` as that of ``X``: the density of ``X`` is ``s^-p`` that of ``X/s``."""
+    n, p = shape
+    h = dict(res.history)
+    h["log_likelihood"] = h["log_likelihood"] - n * p * math.log(s)
+    h["noise_variance"] = unscale(h["noise_variance"], s, 2, "variances")
+    return res._replace(
+        C=unscale(res.C, s, 1, "loadings"),
+        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+        noise_variance=float(unscale(res.noise_variance, s, 2, "variances", underflow=False)),
+        mean=unscale(res.mean, s, 1, "means"),
+        log_likelihood=res.log_likelihood - n * p * math.log(s),
+        history=h,
+    )
+
+
+def _unscale_ppca(res, s: float, shape):
+    C, eps, mean = res
+    eps = float(unscale(eps, s, 2, "variances", underflow=False))
+    return unscale(C, s, 1, "loadings"), eps, unscale(mean, s, 1, "means")
+
+
 # =========================================================================== EM PCA: public functions
 @blas_limited
+@rescaled(_unscale_empca, "EMPCA")
 def em_pca(
     X,
     n_components: int = 1,
@@ -617,12 +661,15 @@ def em_pca(
     -----
     Complete data, ``k = 1``: each iteration is ``u = Y q``, ``a = Y'u`` (BLAS) and the O(p) kernel
     :func:`repro.kernels.em_pca.rank1_mstep`. Any ``k``: two BLAS-3 products and O(pk^2) work.
+    Data whose largest magnitude is outside ``[2^-256, 2^256]`` (e.g. ``X * 1e-160``) are fitted as
+    ``X / s`` with ``s`` a power of two and the variances multiplied back (PCA is scale-equivariant);
+    constant data (no variance) are refused.
 
     References
     ----------
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
     """
-    X = check_array(X, "X", allow_nan=True)
+    X = check_array(X, "X", allow_nan=True, min_samples=2)
     mask = np.isnan(X)
     if not mask.any():
         return _em_pca_on(_Dense(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
@@ -777,6 +824,19 @@ class EMPCA(TransformerMixin, BaseEstimator):
         self.n_components_ = res.components.shape[0]
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # NaN marks a missing value (Sec. 3.2); the oversampled EM runs on complete data only.
+        oversampled = not (isinstance(self.n_oversamples, numbers.Integral) and self.n_oversamples == 0)
+        tags.input_tags.allow_nan = not oversampled
+        if oversampled:
+            why = (
+                "fit refuses NaN with n_oversamples > 0 (complete data only), but transform still takes "
+                "NaN as missing entries of new rows (least-squares coordinates), which the check forbids"
+            )
+            return with_expected_failures(tags, {"check_estimators_nan_inf": why})
+        return tags
+
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); NaN entries are missing values. Returns self."""
         res = em_pca(
@@ -813,8 +873,7 @@ class EMPCA(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "components_")
         X = check_array(X, "X", allow_nan=True)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        check_n_features(self, X)
         mask = np.isnan(X)
         if not mask.any():
             return (X - self.mean_) @ self.components_.T
@@ -832,11 +891,12 @@ class EMPCA(TransformerMixin, BaseEstimator):
     def inverse_transform(self, Z):
         """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features)."""
         check_is_fitted(self, "components_")
-        Z = check_array(Z, "Z")
+        Z = check_latent(Z, self.components_.shape[0])
         return Z @ self.components_ + self.mean_
 
 
 # =========================================================================== sensible PCA
+@rescaled(_unscale_ppca, "ppca_closed_form")
 def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarray]:
     """Closed-form maximum-likelihood PPCA (Tipping & Bishop 1999, Eqs. 7-8), the fixed point of SPCA.
 
@@ -854,7 +914,7 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
         ``Xc'Xc / n`` (``ddof=0``; zeros beyond the rank of the data count).
     mean : ndarray, shape (n_features,)
     """
-    X = check_array(X, "X")
+    X = check_array(X, "X", min_samples=2, min_features=2)
     n, p = X.shape
     k, _, _ = _check_common(n_components, 1, 0.0, n, p, spca=True)
     cov = Covariance.from_data(X, ddof=0)
@@ -931,8 +991,8 @@ def _spca_init(init, p, k, ss, n, rng):
     return C0, max(scale, 1e-300)
 
 
-def _refuse_nan(X, name="X"):
-    X = check_array(X, name, allow_nan=True)
+def _refuse_nan(X, name="X", *, fit=False):
+    X = check_array(X, name, allow_nan=True, min_samples=2 if fit else 1, min_features=2 if fit else 1)
     if np.isnan(X).any():
         rows, cols = np.nonzero(np.isnan(X))
         raise ValueError(
@@ -944,6 +1004,7 @@ def _refuse_nan(X, name="X"):
 
 
 @blas_limited
+@rescaled(_unscale_spca, "SensiblePCA")
 def sensible_pca(
     X,
     n_components: int = 1,
@@ -988,7 +1049,7 @@ def sensible_pca(
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 4.
     M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
     """
-    source = _Dense(_refuse_nan(X))
+    source = _Dense(_refuse_nan(X, fit=True))
     return _sensible_pca_on(source, n_components, max_iter, tol, random_state, init, callback)
 
 
@@ -1095,8 +1156,7 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
     def _check_X(self, X):
         check_is_fitted(self, "C_")
         X = _refuse_nan(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}.")
+        check_n_features(self, X)
         return X
 
     def _M(self):
@@ -1114,7 +1174,7 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
     def inverse_transform(self, Z):
         """``mean + C z`` for latent rows ``Z`` (n_samples, k)."""
         check_is_fitted(self, "C_")
-        Z = check_array(Z, "Z")
+        Z = check_latent(Z, self.C_.shape[1])
         return Z @ self.C_.T + self.mean_
 
     def score_samples(self, X):

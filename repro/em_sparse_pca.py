@@ -54,16 +54,19 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._base import ProjectionMixin
+from ._base import ProjectionMixin, unscale_fitted, unscale_path
 from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
+    as_float,
     check_array,
     check_cardinalities,
     check_cardinality,
     check_int,
     check_random_state,
     check_real,
+    check_scale,
+    rescaled,
     warn_not_converged,
 )
 from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update
@@ -224,6 +227,9 @@ def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, fl
 
 
 # --------------------------------------------------------------------------- the EM runs
+_HISTORY_START = 1024  # initial length of the per-iteration history buffers
+
+
 class _Workspace:
     """Buffers for the EM loop (allocated once per fit)."""
 
@@ -232,8 +238,19 @@ class _Workspace:
         self.f = np.empty(D)
         self.work = np.empty(D)
         self.y = np.empty(N)
-        self.h = np.empty(max_iter + 1)
+        # The history grows on demand: max_iter may be huge (10**13 = "until converged").
+        self.h = np.empty(min(max_iter + 1, _HISTORY_START))
         self.state = np.zeros(1)
+
+    def grow_history(self, need: int) -> np.ndarray:
+        """Double the history buffer (keeping its contents) until it holds index ``need``."""
+        size = self.h.shape[0]
+        while size <= need:
+            size *= 2
+        h = np.empty(size)
+        h[: self.h.shape[0]] = self.h
+        self.h = h
+        return h
 
 
 @dataclass
@@ -257,6 +274,8 @@ def _em(A, w0, K, nonneg, excluded, tol, max_iter, ws: _Workspace) -> _Run:
     for t in range(max_iter):
         np.dot(A, w, out=y)  # E-step: y = X w / (w'w), w'w = 1
         h = float(y @ y)
+        if t >= hist.shape[0]:
+            hist = ws.grow_history(t)
         hist[t] = h
         if not h > 0.0:
             return _Run(np.zeros_like(w), 0.0, t, COLLAPSED, hist[:t].copy())
@@ -269,6 +288,8 @@ def _em(A, w0, K, nonneg, excluded, tol, max_iter, ws: _Workspace) -> _Run:
             break
     np.dot(A, w, out=y)
     h = float(y @ y)
+    if n_iter >= hist.shape[0]:
+        hist = ws.grow_history(n_iter)
     hist[n_iter] = h
     return _Run(w.copy(), h, n_iter, status, hist[: n_iter + 1].copy())
 
@@ -544,7 +565,7 @@ def _check_init(init, D: int, L: int):
         return init
     if isinstance(init, str):
         raise ValueError(f"init must be None, 'pc', 'random' or an array; got {init!r}.")
-    arr = np.asarray(init, dtype=np.float64)
+    arr = as_float(init, "init")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != D or arr.shape[0] not in (1, L):
@@ -823,8 +844,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); returns self."""
         X = check_array(X, "X", min_samples=2)
-        A, mean, _ = _as_data(X)
+        s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
+        A, mean, _ = _as_data(X / s if s != 1.0 else X)
         self._fit_data(A, mean, X.shape[0] - 1)
+        unscale_fitted(self, s)
         return self
 
     @blas_limited
@@ -877,6 +900,7 @@ def em_sparse_pca(X, n_components=1, **params):
 
 
 @blas_limited
+@rescaled(unscale_path, "em_sparse_pca_path")
 def em_sparse_pca_path(
     X,
     cardinalities,

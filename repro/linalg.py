@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_array, check_int, check_symmetric, check_vector
+from ._validation import check_array, check_covariance_args, check_int, check_symmetric, check_vector
 
 __all__ = [
     "Covariance",
@@ -92,10 +92,7 @@ class Covariance:
     """
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
-        if (data is None) == (matrix is None):
-            raise ValueError(
-                "Covariance needs exactly one of data= or matrix=; use from_data or from_matrix."
-            )
+        data, matrix = check_covariance_args(data, matrix)
         self.data = data
         self.matrix = matrix
         self.n_features = int((data if data is not None else matrix).shape[1])

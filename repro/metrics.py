@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.cluster import pair_confusion_matrix
 
-from ._validation import check_array
+from ._validation import as_float, check_array
 from .linalg import as_covariance
 
 __all__ = [
@@ -27,7 +27,7 @@ __all__ = [
 
 
 def _rows(W, n_features: int | None = None) -> np.ndarray:
-    W = np.asarray(W, dtype=np.float64)
+    W = as_float(W, "W")
     if W.ndim == 1:
         W = W[None, :]
     W = check_array(W, "W")

@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator
 from ._base import ProjectionMixin
 from ._threads import blas_limit
 from ._validation import (
+    as_float,
     check_array,
     check_int,
     check_random_state,
@@ -72,8 +73,18 @@ class CardinalityNotReached(ValueError):
         best score (its ``exact`` field is False).
     """
 
-    def __init__(self, target: int, below, above, seen, alpha: float, rtol: float, *, n_components: int = 1,
-                 closest=None):
+    def __init__(
+        self,
+        target: int,
+        below,
+        above,
+        seen,
+        alpha: float,
+        rtol: float,
+        *,
+        n_components: int = 1,
+        closest=None,
+    ):
         self.target = target
         self.below = below
         self.above = above
@@ -167,8 +178,9 @@ class NSPCACardinalityResult(NamedTuple):
     def component(self) -> np.ndarray:
         """The loading ``(n_features,)`` of a one-component search (``components[0]``)."""
         if len(self.components) != 1:
-            raise AttributeError(f"'component' is for one component; this result has {len(self.components)}: "
-                                 "use 'components'.")
+            raise AttributeError(
+                f"'component' is for one component; this result has {len(self.components)}: use 'components'."
+            )
         return self.components[0]
 
     @property
@@ -232,13 +244,22 @@ def _scatter(X, precomputed: bool, name: str = "X"):
     X = check_array(X, name, min_samples=2)
     mean = X.mean(axis=0)
     Xc = X - mean
-    return np.ascontiguousarray(Xc.T @ Xc), mean, X.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = Xc.T @ Xc
+    if not np.isfinite(A).all():
+        raise ValueError(
+            f"{name} is too large for float64: its scatter matrix Xc'Xc overflows (max |{name}| = "
+            f"{float(np.abs(X).max()):.3g}). NSPCA is not scale-invariant (alpha and beta are on the scale "
+            f"of Xc'Xc), so it cannot rescale silently: divide {name} by a constant c, alpha and beta by c^2."
+        )
+    return np.ascontiguousarray(A), mean, X.shape[0]
 
 
 def _check_params(alpha, beta, max_iter, tol):
     alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
     beta = check_real(beta, "beta", low=0.0)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    # The kernel counts in int64: a larger bound is "no bound" and is capped (never reached).
+    max_iter = min(check_int(max_iter, "max_iter", low=1), np.iinfo(np.int64).max - 1)
     tol = check_real(tol, "tol", low=0.0)
     return alpha, beta, max_iter, tol
 
@@ -250,7 +271,7 @@ def _initial_U(init, d: int, k: int, rng: np.random.Generator) -> np.ndarray:
         # Uniform non-negative entries, columns scaled to unit norm.
         U0 = rng.random((d, k))
         return np.ascontiguousarray(U0 / np.linalg.norm(U0, axis=0))
-    U0 = np.array(init, dtype=np.float64)
+    U0 = np.array(as_float(init, "init"))
     if U0.ndim == 1 and k == 1:
         U0 = U0[:, None]
     if U0.shape != (d, k):
@@ -271,9 +292,7 @@ def _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng, *, warn=True) -> N
         )
     if status < 0:
         flat = -status - 1
-        where = (
-            f"entry u[{flat // k}, {flat % k}] (row, column)" if flat < d * k else "the objective"
-        )
+        where = f"entry u[{flat // k}, {flat % k}] (row, column)" if flat < d * k else "the objective"
         raise FloatingPointError(
             f"NSPCA: {where} became non-finite in sweep {n_iter} (alpha={alpha:g}, beta={beta:g}, "
             f"max |A| = {np.max(np.abs(A)):.3g}); the coefficients of Eq. 4 overflowed. Rescale X or alpha."
@@ -352,7 +371,7 @@ def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool 
     the centred ``X`` (or ``X`` itself when ``precomputed``).
     """
     A, _, _ = _scatter(X, precomputed)
-    U = np.asarray(U, dtype=np.float64)
+    U = as_float(U, "U")
     if U.ndim == 1:
         U = U[:, None]
     if U.shape[0] != A.shape[0]:
@@ -454,7 +473,6 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.mean_ = mean
         self.n_features_in_ = d
         return self
-
 
 
 # --------------------------------------------------------------------------- searches over beta and alpha

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._base import scale_free
 from .._threads import blas_limited
-from .._validation import check_array, check_int
+from .._validation import check_array, check_int, rescaled
 
 __all__ = ["ce_scores", "cesr_select", "svd_entropy"]
 
@@ -44,17 +45,21 @@ def _entropy_from_eigvals(lam: np.ndarray, r: int) -> np.ndarray:
     return -t.sum(axis=-1) / np.log(r)
 
 
+@rescaled(scale_free)
 def svd_entropy(X) -> float:
     """Normalized SVD entropy of ``X`` (in ``[0, 1]``; Varshavsky et al. 2006, Eq. 1-2)."""
     X = check_array(X, "X")
     r = min(X.shape)
     if r < 2:
         raise ValueError("X needs at least 2 samples and 2 features for a normalized SVD entropy.")
+    if not X.any():
+        raise ValueError("X is all zeros: its SVD entropy (Eq. 1-2, eigenvalues over their sum) is 0/0.")
     s = np.linalg.svd(X, compute_uv=False)
     return float(_entropy_from_eigvals(s**2, r))
 
 
 @blas_limited
+@rescaled(scale_free)
 def ce_scores(X) -> np.ndarray:
     """Contribution of each feature to the SVD entropy, ``CE_i = E(X) - E(X without feature i)``.
 

@@ -29,9 +29,17 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._base import ProjectionMixin
+from .._base import ProjectionMixin, unscale_fitted
 from .._threads import blas_limit
-from .._validation import check_array, check_cardinality, check_int, check_symmetric
+from .._validation import (
+    check_array,
+    check_cardinality,
+    check_has_variance,
+    check_int,
+    check_scale,
+    check_symmetric,
+    unscale,
+)
 from ..kernels.gspca import bordered_max_eig, deleted_max_eig
 from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
 
@@ -151,9 +159,7 @@ def _path_dense(C: np.ndarray, K: int, direction: str) -> GSPCAPath:
         bwd_val = vals[1 : K + 1]
     supports, comps, var = [], np.zeros((K, D)), np.empty(K)
     for k in range(1, K + 1):
-        use_fwd = direction == "forward" or (
-            direction == "both" and fwd_val[k - 1] >= bwd_val[k - 1]
-        )
+        use_fwd = direction == "forward" or (direction == "both" and fwd_val[k - 1] >= bwd_val[k - 1])
         if use_fwd:
             S = np.sort(np.array(fwd_order[:k]))
         else:
@@ -186,16 +192,23 @@ def _single_dense(C: np.ndarray, K: int, direction: str):
 
 
 # --------------------------------------------------------------------------- input handling
-def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Return (C, mean) from data rows (sample covariance, ddof=1), a Covariance, or a given matrix."""
+def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """Return ``(C, mean, s)`` from data rows (sample covariance, ddof=1), a Covariance, or a given matrix.
+
+    For data, ``C`` is the covariance of ``X / s`` with ``s`` the power of two of
+    :func:`repro._validation.check_scale` (1 for ordinarily scaled data): GSPCA is scale-equivariant
+    (supports and loadings unchanged, variances times ``s^2``), and ``X * 1e160`` would overflow ``C``.
+    """
     if isinstance(X, Covariance):
-        return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features)
+        return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features), 1.0
     if precomputed:
         C = check_symmetric(X, "X")
-        return C, np.zeros(C.shape[0])
+        return C, np.zeros(C.shape[0]), 1.0
     X = check_array(X, "X", min_samples=2)
-    cov = Covariance.from_data(X)
-    return np.array(cov.dense()), X.mean(axis=0)
+    check_has_variance(X, "GSPCA")
+    s = check_scale(X)
+    cov = Covariance.from_data(X / s if s != 1.0 else X)
+    return np.array(cov.dense()), X.mean(axis=0), s
 
 
 def _check_direction(direction: str) -> str:
@@ -213,8 +226,9 @@ def _deflate(C: np.ndarray, w: np.ndarray, deflation: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- public API
-def gspca_path(X, max_cardinality: int | None = None, *, direction: str = "both",
-               precomputed: bool = False) -> GSPCAPath:
+def gspca_path(
+    X, max_cardinality: int | None = None, *, direction: str = "both", precomputed: bool = False
+) -> GSPCAPath:
     """Greedy sparse PCA solutions of every cardinality ``1..max_cardinality`` in one call.
 
     The forward pass runs once up to ``max_cardinality``; the backward pass once from all variables down
@@ -233,16 +247,28 @@ def gspca_path(X, max_cardinality: int | None = None, *, direction: str = "both"
     -------
     GSPCAPath
     """
-    C, _ = _as_matrix(X, precomputed)
+    C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
     K = D if max_cardinality is None else check_int(max_cardinality, "max_cardinality", low=1, high=D)
     direction = _check_direction(direction)
     with blas_limit():  # many small eigh calls: BLAS threads only add contention
-        return _path_dense(C, K, direction)
+        path = _path_dense(C, K, direction)
+    return path._replace(
+        variance=unscale(path.variance, s, 2, "variances", underflow=False),
+        forward_variance=unscale(path.forward_variance, s, 2, "variances"),
+        backward_variance=unscale(path.backward_variance, s, 2, "variances"),
+    )
 
 
-def gspca(X, cardinality, n_components: int = 1, *, direction: str = "both",
-          deflation: str = "projection", precomputed: bool = False) -> GSPCAResult:
+def gspca(
+    X,
+    cardinality,
+    n_components: int = 1,
+    *,
+    direction: str = "both",
+    deflation: str = "projection",
+    precomputed: bool = False,
+) -> GSPCAResult:
     """GSPCA components with the given cardinality (per component), found one after another by deflation.
 
     Parameters
@@ -269,7 +295,7 @@ def gspca(X, cardinality, n_components: int = 1, *, direction: str = "both",
     B. Moghaddam, Y. Weiss and S. Avidan. Spectral bounds for sparse PCA: exact and greedy algorithms.
     NIPS 18, 2006.
     """
-    C, _ = _as_matrix(X, precomputed)
+    C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
     k = check_int(n_components, "n_components", low=1, high=D)
     Ks = check_cardinality(cardinality, D, k)
@@ -287,7 +313,7 @@ def gspca(X, cardinality, n_components: int = 1, *, direction: str = "both",
             supports.append(S)
             if i + 1 < k:
                 Ci = _deflate(Ci, w, deflation)
-    return GSPCAResult(comps, var, supports)
+    return GSPCAResult(comps, unscale(var, s, 2, "variances", underflow=False), supports)
 
 
 class GSPCA(ProjectionMixin, BaseEstimator):
@@ -329,14 +355,20 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         X = check_array(X, "X", min_samples=2)
         if self.cardinality is None:
             raise ValueError("cardinality is required: the number of non-zero loadings per component.")
-        C, mean = _as_matrix(X, False)
-        res = gspca(C, self.cardinality, self.n_components, direction=self.direction,
-                    deflation=self.deflation, precomputed=True)
+        C, mean, s = _as_matrix(X, False)  # C of X / s for badly scaled X (see _as_matrix)
+        res = gspca(
+            C,
+            self.cardinality,
+            self.n_components,
+            direction=self.direction,
+            deflation=self.deflation,
+            precomputed=True,
+        )
         self.components_ = res.components
         self.supports_ = res.supports
         self.explained_variance_ = np.einsum("ij,ij->i", res.components @ C, res.components)
+        unscale_fitted(self, s)
         self.mean_ = mean
         self.n_iter_ = len(res.supports)
         self.n_features_in_ = X.shape[1]
         return self
-

@@ -28,8 +28,9 @@ import time
 import numpy as np
 import scipy.linalg
 
+from .._base import unscale_path
 from .._threads import blas_limited
-from .._validation import check_cardinalities, check_int
+from .._validation import check_cardinalities, check_int, rescaled
 from ..em_sparse_pca import CardinalityPath, _as_data
 
 __all__ = ["pathspca"]
@@ -42,8 +43,10 @@ def _top_eigh(M: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 @blas_limited
-def pathspca(X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
-             ) -> CardinalityPath:
+@rescaled(unscale_path, "pathspca")
+def pathspca(
+    X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
+) -> CardinalityPath:
     """The PathSPCA greedy path up to the largest requested cardinality, in one call.
 
     Parameters

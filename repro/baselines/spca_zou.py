@@ -40,14 +40,17 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator
 
-from .._base import ProjectionMixin
+from .._base import ProjectionMixin, unscale_fitted, unscale_path
 from .._threads import blas_limited
 from .._validation import (
     check_array,
     check_cardinalities,
     check_cardinality,
+    check_has_variance,
     check_int,
     check_real,
+    check_scale,
+    check_vector,
     warn_not_converged,
 )
 from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, fit_function_form, renormalize_on_support
@@ -83,8 +86,17 @@ def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tup
     b : ndarray, shape (n_features,)
     n_steps : int
     """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    X = check_array(X, "X")
+    y = check_vector(y, "y", X.shape[0])
+    ridge = _check_ridge(ridge)
+    K = check_int(K, "K", low=1, high=X.shape[1])
+    if max_steps is not None:
+        max_steps = check_int(max_steps, "max_steps", low=1)
+    return _larsen_k(X, y, ridge, K, max_steps=max_steps)
+
+
+def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tuple[np.ndarray, int]:
+    """:func:`larsen_k` on checked input (float64 arrays, ``1 <= K <= n_features``)."""
     D = X.shape[1]
     if np.isinf(ridge):
         c = X.T @ y
@@ -218,28 +230,50 @@ def _spca(A, ks, ridge, A0, tol, max_iter):
     for it in range(max_iter):
         XA = A @ Amat  # (N, L): the targets X a_j
         for j in range(L):
-            B[:, j], _ = larsen_k(A, XA[:, j], ridge, int(ks[j]))
+            B[:, j], _ = _larsen_k(A, XA[:, j], ridge, int(ks[j]))
         # Procrustes: X'X B = U S V', A = U V'.
         M = A.T @ (A @ B)
         U, _, Vt = np.linalg.svd(M, full_matrices=False)
         Amat = U @ Vt
-        norms = np.linalg.norm(B, axis=0)
-        norms[norms == 0] = 1.0
-        Bn = B / norms
+        Bn = _unit_columns(B)
         if Bn_old is not None and np.abs(Bn - Bn_old).max() < tol:
             n_iter, converged = it + 1, True
             break
         Bn_old = Bn
-    norms = np.linalg.norm(B, axis=0)
-    norms[norms == 0] = 1.0
-    W = canonical_sign(B / norms).T
+    W = canonical_sign(_unit_columns(B)).T
     return W, n_iter, converged
 
 
+def _unit_columns(B: np.ndarray) -> np.ndarray:
+    """``B`` with unit-norm columns (zero columns stay zero).
+
+    Each column is divided by its largest magnitude first: with a large ridge the elastic-net
+    coefficients are ~1e-290 and their squares underflow, so the plain 2-norm would be 0.
+    """
+    top = np.abs(B).max(axis=0)
+    top[top == 0] = 1.0
+    Bs = B / top
+    norms = np.linalg.norm(Bs, axis=0)
+    norms[norms == 0] = 1.0
+    return Bs / norms
+
+
 def _check_ridge(ridge) -> float:
-    if ridge is None or (isinstance(ridge, float) and np.isinf(ridge) and ridge > 0):
+    if ridge is None or (isinstance(ridge, (float, np.floating)) and np.isinf(ridge) and ridge > 0):
         return np.inf
     return check_real(ridge, "ridge", low=0.0)
+
+
+def _scale_ridge(ridge: float, s: float) -> float:
+    """``ridge / s^2``: the ridge for the data ``X / s`` (``s`` a power of two, so the division is exact).
+
+    Overflow to inf is the soft-threshold limit and underflow to 0 the lasso limit: in both cases the
+    ridge is that far outside the scale of ``X'X`` that the limit is the same problem.
+    """
+    if s == 1.0 or ridge == 0.0 or np.isinf(ridge):
+        return ridge
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.float64(ridge) / s / s)
 
 
 class SPCAZou(ProjectionMixin, BaseEstimator):
@@ -277,8 +311,9 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
     H. Zou, T. Hastie and R. Tibshirani. Sparse principal component analysis. JCGS 15(2), 2006.
     """
 
-    def __init__(self, n_components=1, *, cardinality=None, ridge=1e-6, renormalize=False, tol=1e-3,
-                 max_iter=200):
+    def __init__(
+        self, n_components=1, *, cardinality=None, ridge=1e-6, renormalize=False, tol=1e-3, max_iter=200
+    ):
         self.n_components = n_components
         self.cardinality = cardinality
         self.ridge = ridge
@@ -287,17 +322,25 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         self.max_iter = max_iter
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
+        """Fit on ``X`` (n_samples, n_features); returns self.
+
+        Data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power
+        of two) with ``ridge / s^2``, which is the same problem, and the variances scaled back.
+        """
         X = check_array(X, "X", min_samples=2)
-        A, mean, _ = _as_data(X)
-        return self._fit_data(A, mean, X.shape[0] - 1)
+        check_has_variance(X, "SPCAZou")
+        s = check_scale(X)
+        A, mean, _ = _as_data(X / s if s != 1.0 else X)
+        self._fit_data(A, mean, X.shape[0] - 1, scale=s)
+        unscale_fitted(self, s)
+        return self
 
     @blas_limited
-    def _fit_data(self, A, mean, rank_bound):
+    def _fit_data(self, A, mean, rank_bound, scale=1.0):
         D = A.shape[1]
         L = check_int(self.n_components, "n_components", low=1, high=max(min(rank_bound, D), 1))
         ks = check_cardinality(self.cardinality, D, L)
-        ridge = _check_ridge(self.ridge)
+        ridge = _scale_ridge(_check_ridge(self.ridge), scale)
         tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)
         max_iter = check_int(self.max_iter, "max_iter", low=1)
         try:
@@ -320,7 +363,6 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         return self
 
 
-
 def spca_zou(X, n_components=1, **params):
     """Function form of :class:`SPCAZou`; ``X`` may be a :class:`repro.linalg.Covariance`.
 
@@ -333,8 +375,9 @@ def spca_zou(X, n_components=1, **params):
 
 
 @blas_limited
-def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=False, tol=1e-3,
-                  max_iter=200) -> CardinalityPath:
+def spca_zou_path(
+    X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=False, tol=1e-3, max_iter=200
+) -> CardinalityPath:
     """The first SPCA component for every cardinality in one call.
 
     Each ``K`` starts from the first principal component (computed once), as SPCA does; with
@@ -346,10 +389,16 @@ def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=
         ``components``: SPCA loadings; ``components_opt``: renormalized ("SPCAopt") when ``renormalize``;
         ``n_iter``: alternations.
     """
+    s = 1.0
+    if not isinstance(X, Covariance):  # badly scaled data: X / s with ridge / s^2, the same problem
+        X = check_array(X, "X", min_samples=2)
+        check_has_variance(X, "spca_zou_path")
+        s = check_scale(X)
+        X = X / s if s != 1.0 else X
     A, _, _ = _as_data(X)
     D = A.shape[1]
     ks = check_cardinalities(cardinalities, D)
-    ridge = _check_ridge(ridge)
+    ridge = _scale_ridge(_check_ridge(ridge), s)
     tol = check_real(tol, "tol", low=0.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)
     t0 = time.perf_counter()
@@ -383,7 +432,7 @@ def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=
         times[j] = time.perf_counter() - t1
     if not_converged:
         warn_not_converged("spca_zou_path", max_iter, tol, f"(cardinalities {not_converged})")
-    return CardinalityPath(
+    path = CardinalityPath(
         method="SPCA",
         cardinalities=ks,
         components=comps,
@@ -394,3 +443,4 @@ def spca_zou_path(X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=
         time=times,
         init_time=init_time,
     )
+    return unscale_path(path, s)

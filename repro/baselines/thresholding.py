@@ -17,14 +17,16 @@ import time
 
 import numpy as np
 
+from .._base import unscale_path
 from .._threads import blas_limited
-from .._validation import check_cardinalities
+from .._validation import check_cardinalities, rescaled
 from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
 
 __all__ = ["simple_thresholding", "thresholding_path"]
 
 
 @blas_limited
+@rescaled(unscale_path, "thresholding_path")
 def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> CardinalityPath:
     """Simple thresholding for every cardinality in one call (one principal component, reused).
 

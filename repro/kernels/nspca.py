@@ -373,9 +373,11 @@ def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
     U = U0.copy()
     AU = np.dot(A, U)
     G = np.dot(U.T, U)
-    obj = np.empty(max_iter + 1)
-    ovl = np.empty(max_iter + 1)
-    l0 = np.empty(max_iter + 1, dtype=np.int64)
+    # History buffers grow by doubling: max_iter may be huge (10**13 = "until converged").
+    cap = min(max_iter + 1, 1024)
+    obj = np.empty(cap)
+    ovl = np.empty(cap)
+    l0 = np.empty(cap, dtype=np.int64)
     obj[0] = nspca_objective(U, AU, G, alpha, beta)
     ovl[0] = _overlap(G)
     l0[0] = _count_nonzero(U)
@@ -390,6 +392,15 @@ def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
         if refresh > 0 and it % refresh == 0:
             AU[:, :] = np.dot(A, U)
             G[:, :] = np.dot(U.T, U)
+        if it >= cap:
+            cap = 2 * cap
+            obj2 = np.empty(cap)
+            ovl2 = np.empty(cap)
+            l02 = np.empty(cap, dtype=np.int64)
+            obj2[:it] = obj[:it]
+            ovl2[:it] = ovl[:it]
+            l02[:it] = l0[:it]
+            obj, ovl, l0 = obj2, ovl2, l02
         obj[it] = nspca_objective(U, AU, G, alpha, beta)
         ovl[it] = _overlap(G)
         l0[it] = _count_nonzero(U)
