@@ -61,5 +61,5 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if missing:
         pytest.skip(
             f"dataset {', '.join(missing)} not available: set {_MIRROR_ENV}=../shared/data (a folder laid "
-            f"out like data_fetch/registry.txt) or run `python -m data_fetch --fetch` online."
+            f"out like data_fetch/registry.txt) or run `repro data --fetch` online."
         )

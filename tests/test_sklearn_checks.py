@@ -16,7 +16,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from repro import EMPCA, NSPCA, EMSparsePCA, SensiblePCA
-from repro.baselines import GSPCA, SPCAZou
+from repro.baselines import GSPCA, SSPCA, SPCAZou
 
 ESTIMATORS = [
     EMPCA(random_state=0),
@@ -31,6 +31,9 @@ ESTIMATORS = [
     GSPCA(cardinality=1, direction="forward", deflation="schur"),
     SPCAZou(),
     SPCAZou(cardinality=1, ridge=np.inf),
+    SSPCA(n_components=2, alpha=0.1, random_state=0),
+    SSPCA(n_components=1, n_selected=1, random_state=0),
+    SSPCA(n_components=1, cv=3, random_state=0),
 ]
 
 

@@ -276,10 +276,10 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         keep = None
         if self.alpha is not None:
             alpha = check_real(self.alpha, "alpha", low=0.0)
-            U, V, _ = _fit(Xc, alpha, U0, V0, max_iter, tol)
+            U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
         elif self.n_selected is not None:
             q = check_int(self.n_selected, "n_selected", low=1, high=p)
-            alpha, U, V, keep = self._search(Xc, d, q, amax, U0, V0, max_iter, tol)
+            alpha, U, V, keep, n_iter = self._search(Xc, d, q, amax, U0, V0, max_iter, tol)
         else:
             k = check_int(self.cv, "cv", low=2, high=n)
             rng = check_random_state(self.random_state)
@@ -288,7 +288,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             errors = _cv_error(Xc, d, alphas, folds, max_iter, tol)
             alpha = float(alphas[int(np.argmin(errors))])
             self.cv_alphas_, self.cv_errors_ = alphas, errors
-            U, V, _ = _fit(Xc, alpha, U0, V0, max_iter, tol)
+            U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
         if keep is not None:
             V = V * keep[:, None]
         norms = np.linalg.norm(V, axis=0)
@@ -298,36 +298,41 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         self.support_ = _support(V)
         self.n_selected_ = int(self.support_.sum())
         self.alpha_ = float(alpha)
+        self.n_iter_ = int(n_iter)  # iterations of the final fit (of the last one tried by a search)
         self.mean_ = mean
         self.n_features_in_ = p
         return self
 
     @staticmethod
     def _search(Xc, d, q, amax, U0, V0, max_iter, tol):
-        """Bisection in ``log alpha`` for ``q`` selected rows; warm starts from the nearest fit."""
+        """Bisection in ``log alpha`` for ``q`` selected rows; warm starts from the nearest fit.
+
+        Returns ``alpha, U, V, keep, n_iter`` (``n_iter``: iterations of the last fit the search ran).
+        """
+        last_n_iter = 0
         # alpha_max at the SVD start is not an upper bound: U's columns are not orthogonal and can align
         # once V is sparse, so the row norms of X'U grow (up to sqrt(d) times). Expand until nothing is left.
         lo, hi = math.log(amax * 1e-6), math.log(amax)
         best = None  # (count, alpha, U, V) with the smallest count >= q
         for _ in range(60):
-            U, V, _ = _fit(Xc, math.exp(hi), U0.copy(), V0.copy(), max_iter, tol)
+            U, V, last_n_iter = _fit(Xc, math.exp(hi), U0.copy(), V0.copy(), max_iter, tol)
             c = int(_support(V).sum())
             if c >= q and (best is None or c < best[0]):
                 best = (c, math.exp(hi), U, V)
             if c == q:
-                return math.exp(hi), U, V, None
+                return math.exp(hi), U, V, None, last_n_iter
             if c < q:
                 break
             lo, hi = hi, hi + math.log(4.0)
         state = (U0, V0)
         for _ in range(_MAX_BISECT):
             mid = 0.5 * (lo + hi)
-            U, V, _ = _fit(Xc, math.exp(mid), state[0].copy(), state[1].copy(), max_iter, tol)
+            U, V, last_n_iter = _fit(Xc, math.exp(mid), state[0].copy(), state[1].copy(), max_iter, tol)
             c = int(_support(V).sum())
             if c >= q and (best is None or c < best[0]):
                 best = (c, math.exp(mid), U, V)
             if c == q:
-                return math.exp(mid), U, V, None
+                return math.exp(mid), U, V, None, last_n_iter
             if c > q:
                 lo = mid
             else:
@@ -336,10 +341,10 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             if hi - lo < 1e-9:
                 break
         if best is None:
-            U, V, _ = _fit(Xc, 0.0, U0, V0, max_iter, tol)
+            U, V, last_n_iter = _fit(Xc, 0.0, U0, V0, max_iter, tol)
             best = (int(_support(V).sum()), 0.0, U, V)
         _, alpha, U, V = best
         norms = np.linalg.norm(V, axis=1)
         keep = np.zeros(V.shape[0], dtype=bool)
         keep[np.lexsort((np.arange(norms.size), -norms))[:q]] = True
-        return alpha, U, V, keep
+        return alpha, U, V, keep, last_n_iter
