@@ -77,8 +77,14 @@ def _one(dataset: str, X: np.ndarray, k: int, frac: float, seed: int, rng, V_ful
     V_em = em.components_.T
     col_mean = np.nanmean(Xm, axis=0)
     V_imp = _exact_pca(np.where(M, col_mean, X), k)
-    base = {"dataset": dataset, "k": k, "fraction": frac, "seed": seed,
-            "missing_share": float(M.mean()), "rows_incomplete": float(M.any(axis=1).mean())}
+    base = {
+        "dataset": dataset,
+        "k": k,
+        "fraction": frac,
+        "seed": seed,
+        "missing_share": float(M.mean()),
+        "rows_incomplete": float(M.any(axis=1).mean()),
+    }
     for label, V, extra in (
         (EM_LABEL, V_em, {"n_iter": em.n_iter_, "converged": em.converged_}),
         (IMPUTE_LABEL, V_imp, {"n_iter": 0, "converged": True}),
@@ -131,8 +137,14 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         for method in (EM_LABEL, IMPUTE_LABEL):
             g = d[d.method == method].groupby("fraction").sin_subspace
             m, sd = g.mean(), g.std(ddof=1).fillna(0.0)
-            ax.errorbar(100 * m.index.to_numpy(), m.to_numpy(), yerr=sd.to_numpy(), label=method, capsize=2,
-                        **STYLE[method])
+            ax.errorbar(
+                100 * m.index.to_numpy(),
+                m.to_numpy(),
+                yerr=sd.to_numpy(),
+                label=method,
+                capsize=2,
+                **STYLE[method],
+            )
         ax.set_ylim(bottom=0)
         ax.set_xlabel("missing entries (%), every point incomplete for > 0 %")
         ax.set_ylabel("sin of largest angle to complete-data subspace")
@@ -193,8 +205,9 @@ def _check_vs_imputation(df: pd.DataFrame) -> Outcome:
     d = d[d.fraction > 0]
     by = d.groupby(["fraction", "method"]).sin_subspace.mean().unstack()
     ratio = by[IMPUTE_LABEL] / by[EM_LABEL]
-    wins = (d.pivot_table(index=["fraction", "seed"], columns="method", values="sin_subspace")
-            .pipe(lambda t: (t[EM_LABEL] < t[IMPUTE_LABEL]).mean()))
+    wins = d.pivot_table(index=["fraction", "seed"], columns="method", values="sin_subspace").pipe(
+        lambda t: (t[EM_LABEL] < t[IMPUTE_LABEL]).mean()
+    )
     ok = bool((ratio > 1).all())
     return Outcome(
         f"mean-imputation angle / EM angle: {ratio.min():.1f}x to {ratio.max():.1f}x across fractions; EM "

@@ -116,8 +116,15 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         if s == 0:
             h = spca.history_
             for t, ll, nv in zip(h["iteration"], h["log_likelihood"], h["noise_variance"], strict=True):
-                rows.append({"kind": "history", "seed": s, "iteration": int(t), "loglik_gap": ll_ml - ll,
-                             "noise_rel_err": abs(nv - eps) / eps})
+                rows.append(
+                    {
+                        "kind": "history",
+                        "seed": s,
+                        "iteration": int(t),
+                        "loglik_gap": ll_ml - ll,
+                        "noise_rel_err": abs(nv - eps) / eps,
+                    }
+                )
         hrng = cfg.rng(1, s)
         # "far, near subspace": ten standard deviations along the fitted PCA subspace (so near the model's
         # principal subspace, as in the paper's argument) plus the training noise level.
@@ -140,10 +147,16 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.7))
     h = df[df.kind == "history"].sort_values("iteration")
     ax = axes[0]
-    ax.semilogy(h.iteration, np.maximum(h.loglik_gap, 1e-12), "-", color="tab:blue",
-                label="log-likelihood gap to ML")
-    ax.semilogy(h.iteration, np.maximum(h.noise_rel_err, 1e-16), "--", color="tab:red",
-                label="|eps - eps_ML| / eps_ML")
+    ax.semilogy(
+        h.iteration, np.maximum(h.loglik_gap, 1e-12), "-", color="tab:blue", label="log-likelihood gap to ML"
+    )
+    ax.semilogy(
+        h.iteration,
+        np.maximum(h.noise_rel_err, 1e-16),
+        "--",
+        color="tab:red",
+        label="|eps - eps_ML| / eps_ML",
+    )
     ax.set_xlabel("EM iteration")
     ax.set_title("SPCA EM reaches the closed-form ML model")
     ax.legend()
