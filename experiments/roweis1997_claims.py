@@ -696,8 +696,8 @@ CLAIMS = [
     Claim(
         "few-iterations-at-scale",
         "Abstract: these EM algorithms correctly and efficiently find the leading eigenvectors of the "
-        "covariance of datasets in a few iterations using up to hundreds of thousands of datapoints in thousands of "
-        "dimensions.",
+        "covariance of datasets in a few iterations using up to hundreds of thousands of datapoints in "
+        "thousands of dimensions.",
         "a few iterations",
         _check_few,
     ),
