@@ -149,7 +149,7 @@ def _iteration_rows(cfg) -> list[dict]:
     for name, X in _common.progress(_datasets(cfg), "claims: iterations"):
         V, lam = _exact(X, 11)
         for k in (1, 10):
-            starts = 3 if X.shape[0] <= 20_000 else 1
+            starts = 3 if X.shape[0] <= 5000 else 1
             for s in range(starts):
                 it, ok, sec = _iters_to(X, V[:, :k], k, s, max_iter=300)
                 rows.append(
@@ -622,23 +622,29 @@ def _check_power(df: pd.DataFrame) -> Outcome:
 
 
 def _check_sanger(df: pd.DataFrame) -> Outcome:
+    """Two parts: more iterations (passes over the data) than EM at equal accuracy, and a learning rate that
+    must be set by hand (the outcome depends on it: some rate of the grid fails where another succeeds)."""
     sg = df[df.part == "sanger"]
     key = ["spectrum", "k", "seed"]
     gha = sg[sg.method == "GHA"]
     best = gha.groupby(key).passes.min()
     em = sg[sg.method == "EM"].set_index(key).passes.loc[best.index]
     more = (best > em).mean()
-    fails = gha.groupby("eta").reached.mean()
-    spread = gha.groupby(key).passes.agg(lambda x: x.max() / x.min()).median()
+    reach = gha.groupby("eta").reached.mean()
+    more_ok = more >= 0.8
+    rate_ok = bool(reach.max() >= 0.9 and reach.min() < 0.5)
+    verdict = REPRODUCED if more_ok and rate_ok else (PARTIAL if more_ok or rate_ok else NOT_REPRODUCED)
     return Outcome(
         f"GHA at its best learning rate needs more passes than EM iterations in {more:.0%} of {len(best)} "
-        "cases "
-        f"(median {best.median():.0f} vs {em.median():.0f}); share of runs reaching sin <= 0.0447 in 60 "
-        "passes by learning rate: " + ", ".join(f"{c:g}/l1 {v:.0%}" for c, v in fails.items()),
-        REPRODUCED if more >= 0.8 else (PARTIAL if more >= 0.5 else NOT_REPRODUCED),
-        "Each EM iteration and each GHA pass reads the data once; GHA is credited with the best of "
-        f"{gha.eta.nunique()} hand-set learning rates (the result depends on it: median max/min passes over "
-        f"the rates {spread:.1f}). Reproduced needs GHA slower in >= 80 % of cases.",
+        f"cases (median {best.median():.0f} passes vs {em.median():.0f}); share of runs reaching sin <= "
+        "0.0447 in 60 passes by learning rate: " + ", ".join(f"{c:g}/l1 {v:.0%}" for c, v in reach.items()),
+        verdict,
+        "Two parts. (1) More iterations, read as passes over the data (an EM iteration and a GHA pass each "
+        "read the data once), GHA credited with the best of the hand-set rates: needs GHA slower in >= 80 % "
+        f"of cases; {'met' if more_ok else 'not met'}. (2) A learning rate to set by hand: some rate of the "
+        f"grid reaches the target in >= 90 % of runs and another in < 50 %; "
+        f"{'met' if rate_ok else 'not met'}. "
+        "Counted per update (one point), GHA's iterations are n times its passes and always far more.",
     )
 
 
