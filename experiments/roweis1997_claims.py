@@ -65,6 +65,7 @@ Parts (the ``part`` column of the CSV):
 from __future__ import annotations
 
 import math
+import textwrap
 import time
 import tracemalloc
 import warnings
@@ -471,7 +472,8 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         g = d[d.k == k].groupby("dataset", sort=False).iterations
         x = np.arange(g.ngroups) + (j - 0.5) * 0.35
         ax.bar(x, g.median(), width=0.35, label=f"k = {k}")
-        ax.set_xticks(np.arange(g.ngroups), [s.replace(" (", "\n(") for s in g.median().index], fontsize=6)
+        labels = ["\n".join(textwrap.wrap(s.replace(" x ", "x"), 12)) for s in g.median().index]
+        ax.set_xticks(np.arange(g.ngroups), labels, fontsize=6)
     ax.axhline(FEW, color="black", linestyle="--", linewidth=0.9, label=f"'a few' = {FEW}")
     ax.set_yscale("log")
     ax.set_ylabel("EM iterations to sin <= 0.0447")

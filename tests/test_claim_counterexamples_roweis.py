@@ -252,3 +252,17 @@ def test_boot_slopes_recovers_a_known_slope():
     noise = np.random.default_rng(2).uniform(0.95, 1.05, p.size)
     s = roweis1997_fig2.boot_slopes(p, 3e-9 * p**2 * noise)
     assert np.percentile(s, 25) > 1.9 and np.percentile(s, 75) < 2.1
+
+
+def test_timing_checks_can_say_reproduced():
+    """The slope checks are not always 'too close': clean p^2 and p^3 times give a call each way."""
+    df = _csv(roweis1997_fig2)
+    cx = df.panel == "complexity"
+    noise = np.random.default_rng(3).uniform(0.97, 1.03, int(cx.sum()))
+    power = df.loc[cx, "method"].map({"EM method": 2.0}).fillna(3.0).to_numpy()
+    df.loc[cx, "seconds"] = 1e-9 * df.loc[cx, "p"].to_numpy() ** power * noise
+    assert _verdict(roweis1997_fig2, "em-cost-knp", df) == REPRODUCED
+    assert _verdict(roweis1997_fig2, "covariance-cost-np2", df) == REPRODUCED
+    flat = df.copy()
+    flat.loc[cx, "seconds"] = 1e-9 * flat.loc[cx, "p"].to_numpy() ** 2.5 * noise  # the orders not separated
+    assert _verdict(roweis1997_fig2, "em-cost-knp", flat) not in (REPRODUCED, "not reproduced")
