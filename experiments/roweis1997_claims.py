@@ -579,7 +579,8 @@ def _check_storage(df: pd.DataFrame) -> Outcome:
     ok_k = bool(per_kp.max() <= 10.0 and per_kp.max() <= 2.0 * max(per_kp.min(), 1e-12))
     ok = ok_n and ok_p and ok_k
     return Outcome(
-        f"peak memory max/min over n = {by_n.n.min()}-{by_n.n.max()}: {n_ratio:.3f} (smallest share of the "
+        f"peak memory max/min over n = {int(by_n.n.min())}-{int(by_n.n.max())}: {n_ratio:.3f} (smallest "
+        "share of the "
         f"data's size {data_share:.2%}); log-log slope vs p {p_slope:.2f}; growth with k "
         f"{per_kp.min():.1f}-{per_kp.max():.1f} words per k p",
         REPRODUCED if ok else (PARTIAL if ok_n else NOT_REPRODUCED),
