@@ -414,20 +414,21 @@ def _q(call) -> str:
 
 
 def _check_slope(method: str, expected: float, what: str):
-    """Called on the measured time: is the slope nearer 2 = O(np) or 3 = O(np^2), and does the time ratio
-    covariance/EM grow with p as the two orders imply (slope 1, not 0)?"""
+    """Called on the measured time: does the time ratio covariance/EM grow with p as the two orders imply
+    (slope 1, not 0), so that the measurement can tell them apart, and is the slope nearer 2 = O(np) or
+    3 = O(np^2)?"""
 
     def check(df: pd.DataFrame) -> Outcome:
         fs = _flops_slope(df, method)
         lower = expected < SLOPE_SPLIT
         own = call_timing(_time_slopes(df, method), SLOPE_SPLIT, lower_is_better=lower, margin=SLOPE_MARGIN)
         sep = call_timing(_ratio_slopes(df), 0.5, lower_is_better=False, margin=0.3)
-        if own.state == "missed":
-            verdict = NOT_REPRODUCED
-        elif own.state == "met" and sep.state == "met":
-            verdict = REPRODUCED
-        else:
+        # first: can the measurement tell the two orders apart at all? Only if the time of the method
+        # known to be O(np^2) (covariance) grows faster than EM's, measured in the same repeats
+        if sep.state != "met":
             verdict = TOO_CLOSE
+        else:
+            verdict = own.verdict
         other = 3.0 if lower else 2.0
         reps = int(_timing_frame(df).repeat.nunique())
         tail = "separate" if verdict != TOO_CLOSE else "cannot separate"
@@ -438,13 +439,16 @@ def _check_slope(method: str, expected: float, what: str):
             verdict,
             f"{what}. The operation-count slope follows from the counting formulas, so it is not evidence; "
             f"the verdict rests on the measured times ({reps} interleaved repeats per size, one BLAS thread, "
-            f"p >= {SLOPE_MIN_P}; quartiles over 400 bootstrap resamples of the per-size medians). Two "
-            f"calls, both needed: the method's own slope against {SLOPE_SPLIT} (midway between 2 = O(np) and "
-            f"3 = O(np^2) with n = 10p; +/- {100 * SLOPE_MARGIN:.0f} % band: too close to call), and the "
-            "slope of the covariance/EM time ratio, measured in the same repeats, against 0.5 (midway "
-            "between 1, the paper's orders, and 0, equal orders; +/- 30 % band). Measured slopes are pulled "
-            "toward each other (BLAS-3 efficiency grows with size; EM's matrix-vector products fall out of "
-            f"cache), so at these sizes the times {tail} O(np) from O(np^2).",
+            f"p >= {SLOPE_MIN_P}; quartiles over 400 bootstrap resamples of the per-size medians). First, "
+            "can the times separate the two orders at all: the slope of the covariance/EM time ratio, "
+            "measured in the same repeats, must be above 0.5 (midway between 1, the paper's orders, and 0, "
+            "equal orders; +/- 30 % band), else too close to call whatever the own slope says (EM's own "
+            "slope moved between 2.2 and 2.7 from one full run to the next on this shared machine). Then "
+            f"the method's own slope against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with "
+            f"n = 10p; +/- {100 * SLOPE_MARGIN:.0f} % band). Measured slopes are pulled toward each other "
+            "(BLAS-3 efficiency grows with size; EM's matrix-vector products fall out of cache), so at "
+            "these "
+            f"sizes the times {tail} O(np) from O(np^2).",
         )
 
     return check
