@@ -89,7 +89,7 @@ def _fig2_ratio_shuffled(df):
 
 def _fig2_constant_but_high(df):
     cv = df.panel == "convergence"
-    df.loc[cv, "iterations"] = 40
+    df.loc[cv, "iterations"] = 40 + df.loc[cv, "run"] % 3  # flat, far above 3.6
     return df
 
 
