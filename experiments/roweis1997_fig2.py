@@ -25,12 +25,18 @@ Choices the paper leaves open (and why)
   plus an upper bound on full reorthogonalization against ``ncv = 20`` Lanczos vectors); snap-shot: the
   ``n x n`` Gram matrix ``n^2 (2p - 1)``, Lanczos on it (same count with n), the back-projection
   ``p(2n - 1)`` and a normalization ``3p``.
-* **Measured times** are the median of 7 repeats (3 for p > 256, 1 in ``--quick``), with single-threaded
-  BLAS (``threadpoolctl``; steadier on a shared machine and like MATLAB in 1997), of:
+* **Measured times**: 7 interleaved repeats (3 in ``--quick``; every repeat times every size and every
+  method once, the method order rotating, one row per repeat in the CSV), with single-threaded BLAS
+  (``threadpoolctl``; steadier on a shared machine and like MATLAB in 1997), of:
   ``em_pca(max_iter=20, tol=0)``; centring + ``Yc'Yc/(n-1)``; that + ``eigsh(k=1)``; centring +
-  ``Yc Yc'`` + ``eigsh`` + back-projection. They are shown relative to the EM time at the smallest p;
-  the claims use log-log slopes, fitted over ``p >= 100`` (the asymptotic regime; small sizes are
-  dominated by call overheads).
+  ``Yc Yc'`` + ``eigsh`` + back-projection. The figure shows medians relative to the EM time at the
+  smallest p. Timing claims (machine-dependent rows) use log-log slopes over ``p >= 100`` (small sizes
+  are dominated by call overheads) through the per-size medians, with quartiles from 400 bootstrap
+  resamples of the repeats, and time ratios measured within a repeat; they are decided with
+  :func:`experiments.claims.call_timing` and its too-close-to-call band.
+* **Equal accuracy** (claim ``em-more-favourable``): the same EM, from a random start, run until
+  ``|cos|`` to the covariance method's eigenvector is at least 0.999 (the paper's criterion); its
+  operation count uses the iterations it needed (``iters_equal_accuracy``, ``flops_equal_accuracy``).
 * **Runs**: the paper shows "one standard deviation across many runs" without the number; 20 runs per p
   here (4 in ``--quick``), p = 10, 50, 100, ..., 450. EM starts from ``C`` with standard normal entries
   (MATLAB ``randn``) and the inner product uses the normalized guess ``C/|C|``. As a diagnostic the CSV
