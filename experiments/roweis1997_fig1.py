@@ -230,27 +230,44 @@ def _check_left(df: pd.DataFrame) -> Outcome:
         f"{int(t.iterations)} iterations to |cos| >= 0.999 (ratio {t.ratio:.2f}); final eigenvalue guess "
         f"off by {rel:.1e}",
         REPRODUCED if ok else NOT_REPRODUCED,
-        "Start 80 deg away from the eigenvector; the count follows tan(theta_t) = tan(theta_0) / ratio^t.",
+        "Start 80 deg away from the eigenvector; the count follows tan(theta_t) = tan(theta_0) / ratio^t, so "
+        "it is set by the chosen ratio and start: this row reproduces the figure, it is not evidence of EM's "
+        "speed (see roweis1997_fig2 and roweis1997_claims for that).",
     )
 
 
 def _check_right(df: pd.DataFrame) -> Outcome:
+    """Two parts: no local minimum (every run reaches the eigenvector) and "more than 20 iterations" at the
+    stated ratio 1.0001. The first can fail; the second is met so far over (tens of thousands) that the
+    stated ratio cannot be the one of the drawn figure, whose iterates are few enough to draw: partly."""
     sw = df[(df.panel == "non-gaussian") & (df.kind == "sweep")]
     panel = df[(df.panel == "non-gaussian") & (df.kind == "truth")].iloc[0]
     paper = sw[np.isclose(sw.nominal_ratio, PAPER_RATIO)].iloc[0]
     it, conv = int(paper.iterations), bool(paper.converged)
-    ok = conv and it > 20 and bool(panel.iterations > 20)
+    all_conv = bool(sw.converged.astype(bool).all())
+    # "more than 20" read as the figure shows it: more than 20 drawn iterates, not so many that the
+    # drawing could not show them (a factor 10 over 20 is a generous bound for a hand-numbered figure)
+    drawable = 20 < it <= 200
+    if not (conv and all_conv):
+        verdict = NOT_REPRODUCED
+    elif drawable:
+        verdict = REPRODUCED
+    else:
+        verdict = PARTIAL
     return Outcome(
-        f"ratio 1.0001: converged after {it} iterations; drawn panel (ratio {panel.ratio:.2f}): "
-        f"{int(panel.iterations)} iterations",
-        REPRODUCED if ok else (PARTIAL if conv else NOT_REPRODUCED),
-        "No local minimum: every run reaches the eigenvector. At the stated ratio 1.0001, 'more than 20' "
-        "is a large understatement (tan(theta) shrinks by only 1/1.0001 per iteration), so the paper's ratio "
-        "and its drawn iterates are hard to reconcile; the drawn panel here uses ratio 1.2.",
+        f"ratio 1.0001: converged after {it} iterations (every one of {len(sw)} sweep runs converged: "
+        f"{all_conv}); drawn panel here (ratio {panel.ratio:.2f}): {int(panel.iterations)} iterations",
+        verdict,
+        "Partly: no local minimum is reproduced (every run reaches the eigenvector from 85 deg), but at "
+        "the stated ratio 1.0001 EM needs tens of thousands of iterations (tan(theta) shrinks by only "
+        "1/1.0001 per iteration), not the 'more than 20' that a figure with numbered iterates can show; "
+        "the paper's ratio and its drawn figure cannot both hold, and the figure's own ratio is not "
+        "stated. The panel here uses ratio 1.2, chosen, not measured.",
     )
 
 
 def _check_ratio(df: pd.DataFrame) -> Outcome:
+    """In 2-D the count is an identity of power iteration; what can fail is only the implementation."""
     sw = df[df.kind == "sweep"]
     exact = (sw.iterations == sw.predicted).mean()
     by = sw.pivot_table(index="nominal_ratio", columns="panel", values="iterations")
@@ -262,8 +279,11 @@ def _check_ratio(df: pd.DataFrame) -> Outcome:
         f"iterations from {int(its.loc[hi])} (ratio {hi:g}) to {int(its.loc[lo])} (ratio {lo:g}); equal to "
         f"log(tan theta_0/tan theta*)/log(ratio) in {exact:.0%} of runs; Gaussian and ring equal: {same}",
         REPRODUCED if ok else (PARTIAL if exact > 0.8 else NOT_REPRODUCED),
-        "The number of iterations depends on the eigenvalue ratio only, not on the shape of the "
-        "distribution.",
+        "In 2-D this is an identity, not evidence: EM is power iteration on the 2 x 2 sample covariance, "
+        "so tan(theta_t) = tan(theta_0) (lambda_2/lambda_1)^t and two data sets with the same covariance "
+        "give the same iterates; the row checks the implementation against that closed form. The "
+        "sentence (ratios of the first k eigenvalues, k > 1, random data) is tested by "
+        "roweis1997_fig2/eigenvalue-ratio-controls and roweis1997_claims/ratio-controls-k.",
     )
 
 
@@ -286,7 +306,7 @@ CLAIMS = [
     Claim(
         "ratio-controls-iterations",
         "Sec. 3.1: the ratios of the first k eigenvalues seem to be the critical parameters controlling the "
-        "number of iterations until convergence.",
+        "number of iterations until convergence (here k = 1 in 2-D, where it is an identity).",
         "",
         _check_ratio,
     ),

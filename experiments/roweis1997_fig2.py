@@ -25,12 +25,18 @@ Choices the paper leaves open (and why)
   plus an upper bound on full reorthogonalization against ``ncv = 20`` Lanczos vectors); snap-shot: the
   ``n x n`` Gram matrix ``n^2 (2p - 1)``, Lanczos on it (same count with n), the back-projection
   ``p(2n - 1)`` and a normalization ``3p``.
-* **Measured times** are the median of 7 repeats (3 for p > 256, 1 in ``--quick``), with single-threaded
-  BLAS (``threadpoolctl``; steadier on a shared machine and like MATLAB in 1997), of:
+* **Measured times**: 7 interleaved repeats (3 in ``--quick``; every repeat times every size and every
+  method once, the method order rotating, one row per repeat in the CSV), with single-threaded BLAS
+  (``threadpoolctl``; steadier on a shared machine and like MATLAB in 1997), of:
   ``em_pca(max_iter=20, tol=0)``; centring + ``Yc'Yc/(n-1)``; that + ``eigsh(k=1)``; centring +
-  ``Yc Yc'`` + ``eigsh`` + back-projection. They are shown relative to the EM time at the smallest p;
-  the claims use log-log slopes, fitted over ``p >= 100`` (the asymptotic regime; small sizes are
-  dominated by call overheads).
+  ``Yc Yc'`` + ``eigsh`` + back-projection. The figure shows medians relative to the EM time at the
+  smallest p. Timing claims (machine-dependent rows) use log-log slopes over ``p >= 100`` (small sizes
+  are dominated by call overheads) through the per-size medians, with quartiles from 400 bootstrap
+  resamples of the repeats, and time ratios measured within a repeat; they are decided with
+  :func:`experiments.claims.call_timing` and its too-close-to-call band.
+* **Equal accuracy** (claim ``em-more-favourable``): the same EM, from a random start, run until
+  ``|cos|`` to the covariance method's eigenvector is at least 0.999 (the paper's criterion); its
+  operation count uses the iterations it needed (``iters_equal_accuracy``, ``flops_equal_accuracy``).
 * **Runs**: the paper shows "one standard deviation across many runs" without the number; 20 runs per p
   here (4 in ``--quick``), p = 10, 50, 100, ..., 450. EM starts from ``C`` with standard normal entries
   (MATLAB ``randn``) and the inner product uses the normalized guess ``C/|C|``. As a diagnostic the CSV
@@ -53,7 +59,7 @@ import scipy.stats
 from threadpoolctl import threadpool_limits
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
 from repro._validation import ConvergenceWarning
 from repro.em_pca import em_pca
 
@@ -70,6 +76,12 @@ STYLE = {
     "Snap-shot method": {"color": "tab:red", "marker": "s", "markerfacecolor": "none"},
 }
 SLOPE_MIN_P = 100
+TIMING_REPEATS = 7
+EQUAL_ACCURACY_MAX_ITER = 100_000
+#: Measured-time slopes are called against the midpoint between the two hypotheses (2 = O(np), 3 = O(np^2)
+#: with n = 10p), with a band of +/- 6 % (2.36-2.65) inside which the measurement is too close to call.
+SLOPE_SPLIT = 2.5
+SLOPE_MARGIN = 0.06
 
 
 # --------------------------------------------------------------------------- data (footnote 5)
@@ -134,15 +146,6 @@ def _eigsh(A, rng):
 
 
 # --------------------------------------------------------------------------- compute
-def _timed(fn, repeats: int):
-    out, times = None, []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return out, float(np.median(times))
-
-
 def _methods(Y: np.ndarray):
     """The four ways of finding the leading eigenvector of ``Y`` (rows = points), as callables."""
     n = Y.shape[0]
@@ -167,42 +170,86 @@ def _methods(Y: np.ndarray):
         v = Yc.T @ u
         return v / np.linalg.norm(v), m
 
-    return em, cov, cov_diag, snapshot
+    return {
+        "EM method": em,
+        "Sample Covariance + Diag.": cov_diag,
+        "Sample Covariance only": cov,
+        "Snap-shot method": snapshot,
+    }
+
+
+def _em_to_accuracy(Y: np.ndarray, v: np.ndarray, seed: int) -> tuple[int, bool, float]:
+    """EM (k = 1) from a random start until |cos(guess, v)| >= 0.999; returns (iterations, ok, seconds)."""
+
+    def cb(t, C, lam):
+        c = C[:, 0]
+        return abs(float(c @ v)) / float(np.linalg.norm(c)) >= TARGET_COS
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = em_pca(Y, 1, tol=0.0, max_iter=EQUAL_ACCURACY_MAX_ITER, random_state=seed, callback=cb)
+    return res.n_iter, bool(res.converged), time.perf_counter() - t0
 
 
 def _complexity_rows(cfg: _common.Config) -> list[dict]:
     grid = [16, 32, 64, 128] if cfg.quick else [16, 32, 64, 128, 256, 512, 1024]
+    repeats = 3 if cfg.quick else TIMING_REPEATS
+    data = {p: sample_data(p, cfg.rng(0, p)) for p in grid}
+    fns = {p: _methods(Y) for p, Y in data.items()}
+    seconds = {(p, m): [] for p in grid for m in METHODS}
+    outs = {}
+    with threadpool_limits(1):  # single-threaded BLAS: steadier on a shared machine, like MATLAB in 1997
+        # interleaved: every repeat times every size and every method once, the method order rotating,
+        # so that a slow spell of the machine hits all of them instead of one curve
+        for r in _common.progress(range(repeats), "fig2 complexity (repeats)"):
+            for p in grid:
+                order = METHODS[r % len(METHODS) :] + METHODS[: r % len(METHODS)]
+                for method in order:
+                    t0 = time.perf_counter()
+                    out = fns[p][method]()
+                    seconds[p, method].append(time.perf_counter() - t0)
+                    outs[p, method] = out
+        eq = {p: _em_to_accuracy(Y, outs[p, "Sample Covariance + Diag."][0], int(p)) for p, Y in data.items()}
     rows = []
-    for p in _common.progress(grid, "fig2 complexity"):
-        repeats = 1 if cfg.quick else (7 if p <= 256 else 3)
-        Y = sample_data(p, cfg.rng(0, p))
-        n = Y.shape[0]
-        em, cov, cov_diag, snapshot = _methods(Y)
-        with threadpool_limits(1):  # single-threaded BLAS: steadier on a shared machine, like MATLAB in 1997
-            (v_em, m_em), t_em = _timed(em, repeats)
-            _, t_cov = _timed(cov, repeats)
-            (v, m_cov), t_diag = _timed(cov_diag, repeats)
-            (v_s, m_snap), t_snap = _timed(snapshot, repeats)
+    for p in grid:
+        n = data[p].shape[0]
+        v = outs[p, "Sample Covariance + Diag."][0]
+        m_cov = outs[p, "Sample Covariance + Diag."][1]
+        m_snap = outs[p, "Snap-shot method"][1]
+        it_eq, conv_eq, sec_eq = eq[p]
         f_diag = flops_cov(n, p) + flops_lanczos(m_cov, p)
-        for method, flops, seconds, m, v_m in (
-            ("EM method", flops_em(n, p), t_em, m_em, v_em),
-            ("Sample Covariance + Diag.", f_diag, t_diag, m_cov, v),
-            ("Sample Covariance only", flops_cov(n, p), t_cov, 0, None),
-            ("Snap-shot method", flops_snapshot(n, p, m_snap), t_snap, m_snap, v_s),
+        for method, flops, m, v_m in (
+            ("EM method", flops_em(n, p), outs[p, "EM method"][1], outs[p, "EM method"][0]),
+            ("Sample Covariance + Diag.", f_diag, m_cov, v),
+            ("Sample Covariance only", flops_cov(n, p), 0, None),
+            ("Snap-shot method", flops_snapshot(n, p, m_snap), m_snap, outs[p, "Snap-shot method"][0]),
         ):
-            rows.append(
-                {
-                    "panel": "complexity",
-                    "method": method,
-                    "p": p,
-                    "n": n,
-                    "flops": flops,
-                    "seconds": seconds,
-                    "matvecs": m,
-                    # agreement with the covariance eigenvector (EM: 20 iterations need not have converged)
-                    "cos_to_eigenvector": np.nan if v_m is None else abs(float(v_m @ v)),
+            extra = {}
+            if method == "EM method":
+                # the same EM run from a random start until |cos| to the covariance eigenvector >= 0.999
+                extra = {
+                    "iters_equal_accuracy": it_eq,
+                    "converged_equal_accuracy": conv_eq,
+                    "flops_equal_accuracy": flops_em(n, p, it_eq),
+                    "seconds_equal_accuracy": sec_eq,
                 }
-            )
+            for r, sec in enumerate(seconds[p, method]):
+                rows.append(
+                    {
+                        "panel": "complexity",
+                        "method": method,
+                        "p": p,
+                        "n": n,
+                        "repeat": r,
+                        "flops": flops,
+                        "seconds": sec,
+                        "matvecs": m,
+                        # agreement with the covariance eigenvector (20 EM iterations need not converge)
+                        "cos_to_eigenvector": np.nan if v_m is None else abs(float(v_m @ v)),
+                        **extra,
+                    }
+                )
     return rows
 
 
@@ -252,9 +299,17 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- plot
+def _complexity(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per method and p: the median time over the repeats (older CSVs: one row already)."""
+    cx = df[df.panel == "complexity"]
+    agg = {c: "first" for c in cx.columns if c not in ("panel", "method", "p", "seconds", "repeat")}
+    agg["seconds"] = "median"
+    return cx.groupby(["method", "p"], as_index=False).agg(agg)
+
+
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 3, figsize=(11.0, 3.6))
-    cx = df[df.panel == "complexity"]
+    cx = _complexity(df)
     for ax, col, title, ylabel in (
         (axes[0], "flops", "Time Complexity (operation counts)", "floating point operations"),
         (axes[1], "seconds", "Time Complexity (measured)", "time relative to EM at smallest p"),
@@ -264,6 +319,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
             d = cx[cx.method == method].sort_values("p")
             y = d[col] if col == "flops" else d[col] / ref
             ax.loglog(d.p, y, "-", label=method, **STYLE[method])
+            if method == "EM method" and "flops_equal_accuracy" in d:
+                y = d.flops_equal_accuracy if col == "flops" else d.seconds_equal_accuracy / ref
+                ax.loglog(d.p, y, ":", color="tab:blue", marker="+", label="EM to |cos| >= 0.999")
         ax.set_xlabel("dimensionality p (n = 10p)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
@@ -274,11 +332,24 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax = axes[2]
     ax.plot(cv.p, np.maximum(cv.iterations, 0.5), ".", color="tab:blue", alpha=0.25, markersize=3)
     lower = np.minimum(sd.values, mean.values - 0.5)  # log axis: bars clipped at 0.5
-    ax.errorbar(mean.index, mean.values, yerr=[lower, sd.values], fmt="-o", capsize=2, color="tab:blue",
-                label="EM, |<C/|C|, v>| >= 0.999 (mean +/- sd; dots: runs)")
+    ax.errorbar(
+        mean.index,
+        mean.values,
+        yerr=[lower, sd.values],
+        fmt="-o",
+        capsize=2,
+        color="tab:blue",
+        label="EM, |<C/|C|, v>| >= 0.999 (mean +/- sd; dots: runs)",
+    )
     un = g.iterations_unnormalized.mean()
-    ax.plot(un.index, np.maximum(un.values, 0.5), ":", marker="^", color="0.5",
-            label="unnormalized |<C, v>| >= 0.999 (mean)")
+    ax.plot(
+        un.index,
+        np.maximum(un.values, 0.5),
+        ":",
+        marker="^",
+        color="0.5",
+        label="unnormalized |<C, v>| >= 0.999 (mean)",
+    )
     ax.axhline(EM_ITERS, linestyle="--", color="black", linewidth=0.9, label="20 iterations (left panels)")
     ax.axhline(3.6, linestyle="-.", color="tab:red", linewidth=0.9, label="published mean 3.6")
     ax.set_yscale("log")
@@ -291,49 +362,140 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
 
 
 # --------------------------------------------------------------------------- claims
-def _slopes(df: pd.DataFrame, method: str) -> tuple[float, float]:
-    """Log-log slopes of operations and time against p over p >= 100 (the two largest p in quick runs)."""
-    d = df[(df.panel == "complexity") & (df.method == method)].sort_values("p")
-    d = d[d.p >= SLOPE_MIN_P] if (d.p >= SLOPE_MIN_P).sum() >= 2 else d.tail(2)
-    x = np.log(d.p.to_numpy(dtype=float))
-    return (float(np.polyfit(x, np.log(d.flops), 1)[0]), float(np.polyfit(x, np.log(d.seconds), 1)[0]))
+def _slope_points(d: pd.DataFrame) -> pd.DataFrame:
+    if d.p[d.p >= SLOPE_MIN_P].nunique() >= 2:
+        return d[d.p >= SLOPE_MIN_P]
+    return d[d.p >= sorted(d.p.unique())[-2]]
+
+
+def _flops_slope(df: pd.DataFrame, method: str) -> float:
+    """Log-log slope of the operation count against p, p >= 100 (analytic: a formula, not a measurement)."""
+    d = _slope_points(_complexity(df)[lambda t: t.method == method].sort_values("p"))
+    return float(np.polyfit(np.log(d.p.to_numpy(float)), np.log(d.flops.to_numpy(float)), 1)[0])
+
+
+def boot_slopes(x, y, *, n_boot: int = 400, seed: int = 0) -> np.ndarray:
+    """Log-log slopes of ``y`` against ``x`` through the per-``x`` medians of bootstrap resamples.
+
+    ``y`` holds repeated measurements, several per value of ``x``. Each resample draws, for every ``x``,
+    as many of its measurements as there are, with replacement, takes their median and fits the slope:
+    the spread of these slopes is that of the median-based slope, which one slow spell of a shared
+    machine moves far less than the slope of a single repeat. Fixed seed: a CSV always gives the same
+    samples.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    xs = np.unique(x)
+    lx = np.log(xs)
+    by = [np.log(y[x == v]) for v in xs]
+    rng = np.random.default_rng(seed)
+    out = np.empty(n_boot)
+    for b in range(n_boot):
+        med = [np.median(t[rng.integers(0, t.size, t.size)]) for t in by]
+        out[b] = np.polyfit(lx, med, 1)[0]
+    return out
+
+
+def _timing_frame(df: pd.DataFrame) -> pd.DataFrame:
+    cx = _slope_points(df[df.panel == "complexity"])
+    if "repeat" not in cx or cx.repeat.isna().all():
+        cx = cx.assign(repeat=0)
+    return cx.pivot_table(index=["p", "repeat"], columns="method", values="seconds").reset_index()
+
+
+def _time_slopes(df: pd.DataFrame, method: str) -> np.ndarray:
+    """Bootstrap slopes of a method's measured time against p (p >= 100)."""
+    t = _timing_frame(df)
+    return boot_slopes(t.p, t[method])
+
+
+def _ratio_slopes(df: pd.DataFrame) -> np.ndarray:
+    """Bootstrap slopes of the time ratio covariance + diag. / EM (same repeat) against p."""
+    t = _timing_frame(df)
+    return boot_slopes(t.p, t["Sample Covariance + Diag."] / t["EM method"])
+
+
+def _q(call) -> str:
+    """``"2.21 (quartiles 2.13-2.38)"``: median and quartiles of bootstrap slopes."""
+    return f"{call.median:.2f} (quartiles {call.low:.2f}-{call.high:.2f})"
 
 
 def _check_slope(method: str, expected: float, what: str):
+    """Called on the measured time: does the time ratio covariance/EM grow with p as the two orders imply
+    (slope 1, not 0), so that the measurement can tell them apart, and is the slope nearer 2 = O(np) or
+    3 = O(np^2)?"""
+
     def check(df: pd.DataFrame) -> Outcome:
-        fs, ts = _slopes(df, method)
-        ok_f, ok_t = abs(fs - expected) <= 0.15, abs(ts - expected) <= 0.5
+        fs = _flops_slope(df, method)
+        lower = expected < SLOPE_SPLIT
+        own = call_timing(_time_slopes(df, method), SLOPE_SPLIT, lower_is_better=lower, margin=SLOPE_MARGIN)
+        sep = call_timing(_ratio_slopes(df), 0.5, lower_is_better=False, margin=0.3)
+        # first: can the measurement tell the two orders apart at all? Only if the time of the method
+        # known to be O(np^2) (covariance) grows faster than EM's, measured in the same repeats
+        if sep.state != "met":
+            verdict = TOO_CLOSE
+        else:
+            verdict = own.verdict
+        other = 3.0 if lower else 2.0
+        reps = int(_timing_frame(df).repeat.nunique())
+        tail = "separate" if verdict != TOO_CLOSE else "cannot separate"
         return Outcome(
-            f"log-log slope vs p: operation count {fs:.2f}, measured time {ts:.2f} (expected {expected:g})",
-            REPRODUCED if ok_f and ok_t else (PARTIAL if ok_f or ok_t else NOT_REPRODUCED),
-            f"{what}; slopes fitted over p >= {SLOPE_MIN_P}. Measured slopes fall below the operation counts "
-            "where BLAS efficiency still grows with size.",
+            f"measured-time slope vs p {_q(own)} (expected {expected:g}, alternative {other:g}); slope of "
+            f"the time ratio covariance+diag./EM {_q(sep)} (expected 1; 0 if the orders were equal); "
+            f"operation-count slope {fs:.2f} (analytic)",
+            verdict,
+            f"{what}. The operation-count slope follows from the counting formulas, so it is not evidence; "
+            f"the verdict rests on the measured times ({reps} interleaved repeats per size, one BLAS thread, "
+            f"p >= {SLOPE_MIN_P}; quartiles over 400 bootstrap resamples of the per-size medians). First, "
+            "can the times separate the two orders at all: the slope of the covariance/EM time ratio, "
+            "measured in the same repeats, must be above 0.5 (midway between 1, the paper's orders, and 0, "
+            "equal orders; +/- 30 % band), else too close to call whatever the own slope says (EM's own "
+            "slope moved between 2.2 and 2.7 from one full run to the next on this shared machine). Then "
+            f"the method's own slope against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with "
+            f"n = 10p; +/- {100 * SLOPE_MARGIN:.0f} % band). Measured slopes are pulled toward each other "
+            "(BLAS-3 efficiency grows with size; EM's matrix-vector products fall out of cache), so at "
+            "these "
+            f"sizes the times {tail} O(np) from O(np^2).",
         )
 
     return check
 
 
 def _check_favourable(df: pd.DataFrame) -> Outcome:
-    cx = df[df.panel == "complexity"]
-    pmax = cx.p.max()
-    top = cx[cx.p == pmax].set_index("method")
-    low = cx[cx.p == cx.p.min()].set_index("method")
-    fr = top.loc["Sample Covariance + Diag.", "flops"] / top.loc["EM method", "flops"]
-    tr = top.loc["Sample Covariance + Diag.", "seconds"] / top.loc["EM method", "seconds"]
-    fr0 = low.loc["Sample Covariance + Diag.", "flops"] / low.loc["EM method", "flops"]
-    ok = fr > 1 and tr > 1 and fr > fr0
+    """Equal accuracy: EM run until |cos| to the covariance eigenvector >= 0.999 (the paper's criterion)."""
+    cx = _complexity(df)
+    em = cx[cx.method == "EM method"].set_index("p").sort_index()
+    diag = cx[cx.method == "Sample Covariance + Diag."].set_index("p").sort_index()
+    ratio_eq = diag.flops / em.flops_equal_accuracy  # > 1: EM cheaper at equal accuracy
+    ratio_20 = diag.flops / em.flops
+    p0, p1 = ratio_eq.index.min(), ratio_eq.index.max()
+    slope = float(np.polyfit(np.log(ratio_eq.index.to_numpy(float)), np.log(ratio_eq.to_numpy(float)), 1)[0])
+    its = em.iters_equal_accuracy
+    cheaper, grows = bool(ratio_eq.loc[p1] > 1), bool(slope > 0)
+    conv = bool(em.converged_equal_accuracy.astype(bool).all())
+    verdict = REPRODUCED if cheaper and grows else (PARTIAL if cheaper or grows else NOT_REPRODUCED)
+    verdict = verdict if conv else NOT_REPRODUCED
     return Outcome(
-        f"at p = {pmax}: covariance + diag. costs {fr:.1f}x the EM operations and {tr:.1f}x its time "
-        f"(at p = {cx.p.min()}: {fr0:.2f}x operations)",
-        REPRODUCED if ok else (PARTIAL if fr > 1 else NOT_REPRODUCED),
-        "The advantage grows linearly with p (np^2 vs 20 knp).",
+        f"equal accuracy (|cos| >= 0.999): covariance + diag. costs {ratio_eq.loc[p1]:.2f}x the EM "
+        f"operations at p = {p1} ({ratio_eq.loc[p0]:.2f}x at p = {p0}; log-log slope of the ratio vs p "
+        f"{slope:.2f}); "
+        f"EM needed {int(its.loc[p0])} to {int(its.max())} iterations; with the figure's 20 iterations: "
+        f"{ratio_20.loc[p1]:.1f}x",
+        verdict,
+        "Operation counts (the paper's measure), EM counted for the iterations it needed from a random start "
+        f"to reach the covariance eigenvector to |cos| >= {TARGET_COS} (the paper's own criterion; the "
+        "covariance method's Lanczos step reaches machine precision for little more than the cost of "
+        "forming the covariance). Reproduced would need EM cheaper at the largest p and the advantage "
+        "growing with p. With footnote 5's spectrum the gap lambda1/lambda2 - 1 shrinks like 1/p, so the "
+        "iterations EM needs grow with p and eat the per-iteration advantage (np vs np^2) that the 20-"
+        "iteration curve of Fig. 2 shows; measured time at equal accuracy is in the CSV "
+        "(seconds_equal_accuracy) for information, not for the verdict.",
     )
 
 
 def _check_iterations(df: pd.DataFrame) -> Outcome:
     cv = df[df.panel == "convergence"]
-    cx = df[(df.panel == "complexity") & (df.method == "EM method")]
-    cx_top = cx.sort_values("p").iloc[-1]
+    cx = _complexity(df)
+    cx_top = cx[cx.method == "EM method"].sort_values("p").iloc[-1]
     mean_all, sd_all = cv.iterations.mean(), cv.iterations.std(ddof=1)
     by = cv.groupby("p").iterations.mean()
     rho = scipy.stats.spearmanr(cv.p, cv.iterations)[0]
@@ -372,15 +534,24 @@ def _check_ratio(df: pd.DataFrame) -> Outcome:
 
 
 def _check_snapshot(df: pd.DataFrame) -> Outcome:
-    fs, ts = _slopes(df, "Snap-shot method")
+    """The part that can fail: with n > p the snap-shot method is slower than forming the covariance."""
+    fs = _flops_slope(df, "Snap-shot method")
     cx = df[df.panel == "complexity"]
-    top = cx[cx.p == cx.p.max()].set_index("method")
-    costliest = top.flops.idxmax()
-    ok = abs(fs - 3) <= 0.15 and costliest == "Snap-shot method"
+    pmax = cx.p.max()
+    top = cx[cx.p == pmax]
+    if "repeat" not in top or top.repeat.isna().all():
+        top = top.assign(repeat=0)
+    t = top.pivot_table(index="repeat", columns="method", values="seconds")
+    call = call_timing(t["Snap-shot method"] / t["Sample Covariance only"], 1.0, lower_is_better=False)
+    costliest = _complexity(df).query("p == @pmax").set_index("method").flops.idxmax()
     return Outcome(
-        f"slope {fs:.2f} (operations), {ts:.2f} (time); costliest at p = {cx.p.max()}: {costliest}",
-        REPRODUCED if ok else PARTIAL,
-        "With n = 10p the n x n Gram matrix (n^2 p) dominates: 10x the covariance's np^2.",
+        f"at p = {pmax} (n = {10 * pmax}): snap-shot time / sample-covariance time {call.text('.1f', 'x')}; "
+        f"operation-count slope {fs:.2f} (analytic), costliest by operations: {costliest}",
+        call.verdict if costliest == "Snap-shot method" else NOT_REPRODUCED,
+        "Decided on the measured time ratio against the covariance timed in the same repeats (median above "
+        "1 by more than 15 %: the snap-shot method is the one not to use when n > p). With n = 10p the "
+        "n x n Gram matrix (n^2 p) costs 10x the covariance's np^2 operations; the operation-count slope "
+        "follows from the formulas and is not evidence.",
     )
 
 
@@ -391,6 +562,7 @@ CLAIMS = [
         "cost grows like p^2).",
         "O(knp): slope 2",
         _check_slope("EM method", 2.0, "EM: 20 x 4np"),
+        machine_dependent=True,
     ),
     Claim(
         "covariance-cost-np2",
@@ -398,6 +570,7 @@ CLAIMS = [
         "by O(np^2) (with n = 10p: p^3).",
         "O(np^2): slope 3",
         _check_slope("Sample Covariance + Diag.", 3.0, "covariance + Lanczos"),
+        machine_dependent=True,
     ),
     Claim(
         "snapshot-cost-n2p",
@@ -405,6 +578,7 @@ CLAIMS = [
         "points, O(n^2 p); one would not use it when n > p.",
         "O(n^2 p): slope 3",
         _check_snapshot,
+        machine_dependent=True,
     ),
     Claim(
         "em-more-favourable",
