@@ -328,18 +328,20 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     axes[0].legend(loc="upper left")
     cv = df[df.panel == "convergence"]
     g = cv.groupby("p")
-    mean, sd = g.iterations.mean(), g.iterations.std(ddof=1).fillna(0.0)
+    # median and quartiles: the counts are skewed over decades, so mean +/- sd would reach below one
+    # iteration on this log axis
+    med = g.iterations.median()
+    q1, q3 = g.iterations.quantile(0.25), g.iterations.quantile(0.75)
     ax = axes[2]
     ax.plot(cv.p, np.maximum(cv.iterations, 0.5), ".", color="tab:blue", alpha=0.25, markersize=3)
-    lower = np.minimum(sd.values, mean.values - 0.5)  # log axis: bars clipped at 0.5
     ax.errorbar(
-        mean.index,
-        mean.values,
-        yerr=[lower, sd.values],
+        med.index,
+        med.values,
+        yerr=[(med - q1).values, (q3 - med).values],
         fmt="-o",
         capsize=2,
         color="tab:blue",
-        label="EM, |<C/|C|, v>| >= 0.999 (mean +/- sd; dots: runs)",
+        label="EM, |<C/|C|, v>| >= 0.999 (median, quartiles; dots: runs)",
     )
     un = g.iterations_unnormalized.mean()
     ax.plot(
