@@ -738,24 +738,51 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
             "every start collapsed to the zero vector (no feature can take a non-zero loading); the "
             "remaining data has no variance on the allowed features: lower n_components."
         )
-    w_em, h_em, mean = best.w, best.h, best.mean
-    w, h = w_em, h_em
-    if s.renormalize:
-        # emPCAopt: optimal weights on the support (Sigg & Buhmann 2008, Sec. 5.1).
-        if not nonneg and V is None and isinstance(op, Covariance):
-            w, h = renormalize(op, w_em)
-        else:  # the EM itself restricted to the support (non-negative, quasi, missing values)
-            off = excluded | (w_em == 0)
-            if V is None:
-                r = _em(op, w_em, D, nonneg, off, s.tol, s.max_iter)
-            else:
-                r = _em_quasi(op, w_em, D, nonneg, off, V, rho, s.tol, s.max_iter)
-            total += r.n_iter
-            if r.status != COLLAPSED and r.h >= h_em:
-                w, h, mean = r.w, r.h, r.mean
+    if not s.renormalize:
+        w_em, h_em, mean = best.w, best.h, best.mean
+        w, h = w_em, h_em
+    else:
+        # emPCAopt: optimal weights on the support (Sigg & Buhmann 2008, Sec. 5.1), for the support of
+        # every restart (each distinct support once); the restart kept is the best after renormalization,
+        # so adding starts never lowers the result.
+        seen: dict = {}
+        pick = None
+        for r in runs:
+            if r.status == COLLAPSED:
+                continue
+            key = (r.w != 0).tobytes()
+            if key not in seen:
+                seen[key] = _renormalized(op, r, nonneg, excluded, V, rho, s)
+                total += seen[key][3]
+            w_r, h_r, mean_r, _ = seen[key]
+            if (
+                pick is None
+                or h_r > pick[1] * (1 + 1e-12)
+                or (h_r >= pick[1] * (1 - 1e-12) and r.h > pick[0].h)
+            ):
+                pick = (r, h_r, w_r, mean_r)
+        r, h, w, mean = pick
+        w_em, h_em, best = r.w, r.h, r
     if not nonneg:  # the sign is arbitrary; fix it so the result does not depend on which start won
         w_em, w = canonical_sign(w_em), canonical_sign(w)
     return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho, mean)
+
+
+def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
+    """Optimal weights on the support of an EM run: ``(w, h, mean, iterations spent)``."""
+    if not nonneg and V is None and isinstance(op, Covariance):
+        w, h = renormalize(op, run.w)
+        return w, h, run.mean, 0
+    # the EM itself restricted to the support (non-negative, quasi, missing values)
+    D = run.w.shape[0]
+    off = excluded | (run.w == 0)
+    if V is None:
+        r = _em(op, run.w, D, nonneg, off, s.tol, s.max_iter)
+    else:
+        r = _em_quasi(op, run.w, D, nonneg, off, V, rho, s.tol, s.max_iter)
+    if r.status != COLLAPSED and r.h >= run.h:
+        return r.w, r.h, r.mean, r.n_iter
+    return run.w, run.h, run.mean, r.n_iter
 
 
 # --------------------------------------------------------------------------- validation helpers

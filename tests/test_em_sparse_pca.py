@@ -789,3 +789,29 @@ def test_ties_in_the_threshold_are_broken_exactly():
     assert n > 0 and np.count_nonzero(out) == 1 and out[0] == 1.0
     kern.constrained_mstep(np.array([3.0, 1.0, 1.0, 0.5]), 2, False, np.zeros(4, bool), out, np.empty(4))
     np.testing.assert_allclose(out, np.array([2.5, 0.5, 0.0, 0.0]) / np.hypot(2.5, 0.5))
+
+
+def _brute_force_optimum(C, K):
+    return max(np.linalg.eigvalsh(C[np.ix_(S, S)])[-1] for S in itertools.combinations(range(C.shape[0]), K))
+
+
+def test_default_starts_against_brute_force():
+    """11 features, K = 4, six random instances: the optimum over all 330 supports against the default
+    (PC start + random starts as one block, kept by renormalized variance), the PC start alone and ten
+    random starts. Measured: the default reaches the optimum on 3 of the 6 and 0.971 of it in the worst
+    case, never below either alternative. The misses are fixed points of the soft-thresholded EM itself:
+    100 random starts or the 11 coordinate vectors as starts end at the same supports."""
+    ratios = []
+    for seed in range(6):
+        X = np.random.default_rng(seed).standard_normal((30, 11))
+        C = np.cov(X, rowvar=False)
+        opt = _brute_force_optimum(C, 4)
+        kw = dict(cardinality=4, renormalize=True, random_state=seed)
+        default = EMSparsePCA(1, **kw).fit(X).explained_variance_[0]
+        pc = EMSparsePCA(1, init="pc", **kw).fit(X).explained_variance_[0]
+        rand = EMSparsePCA(1, init="random", **kw).fit(X).explained_variance_[0]
+        assert default <= opt * (1 + 1e-12)
+        assert default >= pc * (1 - 1e-12) and default >= rand * (1 - 1e-12)
+        ratios.append(default / opt)
+    ratios = np.array(ratios)
+    assert (ratios > 1 - 1e-9).sum() >= 3 and ratios.min() > 0.97
