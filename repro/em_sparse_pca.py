@@ -262,7 +262,7 @@ class _ObservedData:
             self.Mf = miss.astype(np.float64) if miss.any() else None
             self.Of = 1.0 - self.Mf if self.Mf is not None else None
             colsum, nobs = self.X0.sum(axis=0), (~miss).sum(axis=0).astype(np.float64)
-            sumsq = float(np.einsum("ij,ij->", self.X0, self.X0))
+            sumsq = np.einsum("ij,ij->j", self.X0, self.X0)
             self.n_samples, self.n_features = source.shape
         self.colsum, self.nobs, self.nmiss = colsum, nobs, self.n_samples - nobs
         self.obs_mean = colsum / np.maximum(nobs, 1.0)
@@ -270,7 +270,8 @@ class _ObservedData:
         self.fixed_mean = self.obs_mean if mean is None else np.asarray(mean, dtype=np.float64)
         if not estimate_mean and mean is None:
             self.fixed_mean = np.zeros(self.n_features)
-        self.sumsq = sumsq
+        self.colsq = sumsq
+        self.sumsq = sumsq = float(sumsq.sum())
         # T: squared deviations of the observed entries from the starting mean.
         m0 = self.obs_mean if estimate_mean else self.fixed_mean
         self.total = sumsq - 2.0 * float(m0 @ colsum) + float(nobs @ (m0 * m0))
@@ -300,10 +301,7 @@ class _ObservedData:
         else:
             rows = np.arange(W.shape[0]) if rows is None else rows
             mu = self.mu[rows]
-        if self.chunked:
-            YtX, YtM, Y2tM, sY, sYnum = self.source.map_reduce(_rank1_chunk_stats, mu, W)
-        else:
-            YtX, YtM, Y2tM, sY, sYnum = _rank1_stats(self.X0, self.Of, self.Mf, mu, W)
+        YtX, YtM, Y2tM, sY, sYnum, _ = self._stats(mu, W)
         N = self.n_samples
         mu_new = (self.colsum + mu * self.nmiss + W * YtM) / N if self.estimate_mean else mu
         F = YtX + mu * YtM + W * Y2tM - mu_new * sY[:, None]
@@ -312,6 +310,31 @@ class _ObservedData:
         if update and mean is None:
             self.mu[rows] = mu_new
         return F / self.dof, h
+
+    def _stats(self, mu, W):
+        if self.chunked:
+            return self.source.map_reduce(_rank1_chunk_stats, mu, W)
+        return _rank1_stats(self.X0, self.Of, self.Mf, mu, W)
+
+    def completed_variance(self, W, w1, mean) -> tuple[np.ndarray, float]:
+        """``w'C w`` for the rows of ``W`` and ``tr C``, ``C`` the covariance of the data completed by the
+        E-step of ``w1`` (missing entries filled with ``mean + y w1``); the sample covariance when
+        nothing is missing. Two passes."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        w1 = np.asarray(w1, dtype=np.float64)[None, :]
+        mu = np.asarray(mean, dtype=np.float64)[None, :]
+        _, YtM, Y2tM, _, _, _ = self._stats(mu, w1)
+        N = self.n_samples
+        col_sum = self.colsum + mu[0] * self.nmiss + w1[0] * YtM[0]
+        col_sq = self.colsq + mu[0] ** 2 * self.nmiss + 2.0 * mu[0] * w1[0] * YtM[0] + w1[0] ** 2 * Y2tM[0]
+        tr = float((col_sq - col_sum * col_sum / N).sum()) / self.dof
+        mu_fill = col_sum / N
+        if self.chunked:
+            (q,) = self.source.map_reduce(_completed_quad, mu[0], w1[0], mu_fill, W)
+        else:
+            X = self.X0 if self.Mf is None else np.where(self.Mf.astype(bool), np.nan, self.X0)
+            (q,) = _completed_quad(X, mu[0], w1[0], mu_fill, W)
+        return q / self.dof, tr
 
     def deflate(self, w, mean) -> _ObservedData:
         """The residual ``x - mean - y w`` on the observed entries (missing ones stay missing), ``y`` from the
@@ -348,14 +371,15 @@ def _rank1_stats(X0, Of, Mf, mu, W):
     if Mf is None:
         num = P - np.einsum("ij,ij->i", mu, W)
         Y = num / np.einsum("ij,ij->i", W, W)
-        YtM = Y2tM = 0.0
+        YtM = np.zeros(W.shape)
+        Y2tM = YtM
     else:
         num = P - Of @ (mu * W).T
         den = Of @ (W * W).T
         Y = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
         YtM = Y.T @ Mf
         Y2tM = (Y * Y).T @ Mf
-    return Y.T @ X0, YtM, Y2tM, Y.sum(axis=0), np.einsum("ij,ij->j", Y, num)
+    return Y.T @ X0, YtM, Y2tM, Y.sum(axis=0), np.einsum("ij,ij->j", Y, num), np.einsum("ij,ij->j", Y, Y)
 
 
 def _rank1_chunk_stats(B, mu, W):
@@ -365,6 +389,21 @@ def _rank1_chunk_stats(B, mu, W):
         Mf = miss.astype(np.float64)
         return _rank1_stats(np.where(miss, 0.0, B), 1.0 - Mf, Mf, mu, W)
     return _rank1_stats(B, None, None, mu, W)
+
+
+def _completed_quad(B, mean, w, mu_fill, W):
+    """Per chunk: ``sum_n ((z_n - mu_fill) . w_j)^2`` for the rows ``w_j`` of ``W``, ``z_n`` the sample
+    completed by the E-step of ``w``."""
+    B = np.asarray(B, dtype=np.float64)
+    miss = np.isnan(B)
+    Z = np.where(miss, 0.0, B)
+    if miss.any():
+        den = (~miss) @ (w * w)
+        num = np.where(miss, 0.0, B - mean) @ w
+        y = np.divide(num, den, out=np.zeros(B.shape[0]), where=den > 0)
+        Z = np.where(miss, mean + np.outer(y, w), Z)
+    P = (Z - mu_fill) @ W.T
+    return (np.einsum("ij,ij->j", P, P),)
 
 
 def _rank1_residual(B, mean, w):
@@ -680,6 +719,7 @@ class _Component:
     history: np.ndarray
     rho: float = 0.0
     mean: np.ndarray | None = None
+    mean_em: np.ndarray | None = None
 
 
 def _starts(s: _Settings, D, excluded, start_rngs, pc) -> list[tuple[np.ndarray, object]]:
@@ -765,7 +805,7 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
         w_em, h_em, best = r.w, r.h, r
     if not nonneg:  # the sign is arbitrary; fix it so the result does not depend on which start won
         w_em, w = canonical_sign(w_em), canonical_sign(w)
-    return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho, mean)
+    return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho, mean, best.mean)
 
 
 def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
@@ -1155,15 +1195,16 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         Unit-norm loadings (rows).
     explained_variance_ : ndarray, shape (n_components,)
         ``w'Cw`` with ``C`` the sample covariance (ddof=1) of the training data (not deflated). With
-        missing values: ``(T - SSE) / (n - 1)``, ``SSE`` the squared error of the rank-one fit on the
-        observed entries and ``T`` their sum of squares about the column means (``w'Cw`` when complete).
+        missing values, ``C`` is the covariance of the data completed by the E-step of the first component
+        (missing entries filled with ``mean_ + y w_1``).
     explained_variance_ratio_ : ndarray, shape (n_components,)
-        ``explained_variance_ / tr(C)``.
+        ``explained_variance_ / tr(C)`` (the same completed ``C`` with missing values).
     n_iter_ : ndarray of int, shape (n_components,)
         EM iterations of the kept run of each component.
     history_ : list of ndarray
         Per component, the reconstruction error ``||Xc - Xc w w'||_F^2 / (n - 1) = tr(C_l) - w'C_l w``
-        of every iterate of the kept run (start first, ``C_l`` the data the component was fitted on).
+        of every iterate of the kept run (start first, ``C_l`` the data the component was fitted on); with
+        missing values the squared error on the observed entries, over ``n - 1``.
     penalty_ : ndarray, shape (n_components,)
         Relative quasi-orthogonality penalty used per component (0 for the first and when not quasi).
     mean_ : ndarray, shape (n_features,)
@@ -1247,13 +1288,14 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         missing = isinstance(op, _ObservedData)
         if missing:
             mean = comps[0].mean if comps[0].mean is not None else mean
-            _, ev = op.products(W, update=False, mean=mean)
+            ev, tr = op.completed_variance(W, W[0], mean)
+            total = np.full(L, tr)
         else:
             _, ev = op.products(W)
-        total = op.trace()
+            total = np.full(L, op.trace())
         self.components_ = W
         self.explained_variance_ = ev
-        self.explained_variance_ratio_ = ev / total if total > 0 else np.zeros(L)
+        self.explained_variance_ratio_ = np.divide(ev, total, out=np.zeros(L), where=total > 0)
         self.n_iter_ = np.array([c.n_iter for c in comps], dtype=np.int64)
         # Reconstruction error tr(C_l) - h of every iterate, C_l the operator the component was fitted on.
         self.history_ = [c.op.trace() - c.history for c in comps]
@@ -1368,6 +1410,10 @@ def em_sparse_pca_path(
         comps[j], var[j] = c.w_em, c.h_em
         if renormalize:
             comps_opt[j], var_opt[j] = c.w, c.h
+        if isinstance(op, _ObservedData):  # report what EMSparsePCA reports: the completed data's variance
+            var[j] = op.completed_variance(c.w_em[None, :], c.w_em, c.mean_em)[0][0]
+            if renormalize:
+                var_opt[j] = op.completed_variance(c.w[None, :], c.w, c.mean)[0][0]
         n_iter[j], n_total[j] = c.n_iter, c.n_iter_total
         prev = c.w_em
         times[j] = time.perf_counter() - t1

@@ -398,10 +398,10 @@ class ChunkedData:
         return dask.compute(dask.delayed(_sum_tuples)(parts))[0]
 
     def column_stats(self):
-        """One pass: ``(column sums of the observed entries, observed counts per column, sum of squares of
-        the observed entries, number of missing entries)``; NaN entries count as missing."""
+        """One pass: ``(column sums of the observed entries, observed counts per column, column sums of
+        squares of the observed entries, number of missing entries)``; NaN entries count as missing."""
         s, c, q, m = self.map_reduce(_chunk_column_stats)
-        return s, c, float(q), int(m[0])
+        return s, c, q, int(m[0])
 
     def empty_rows(self) -> np.ndarray:
         """Indices of the rows with no observed entry (one pass)."""
@@ -431,7 +431,7 @@ def _chunk_column_stats(B):
     if np.isinf(B0).any():
         raise ValueError("X holds infinite values; remove or replace them before fitting.")
     obs = (~miss).sum(axis=0).astype(np.float64)
-    return B0.sum(axis=0), obs, float(np.einsum("ij,ij->", B0, B0)), np.array([miss.sum()], dtype=np.int64)
+    return B0.sum(axis=0), obs, np.einsum("ij,ij->j", B0, B0), np.array([miss.sum()], dtype=np.int64)
 
 
 def _chunk_centered_gram(B, mean):

@@ -815,3 +815,81 @@ def test_default_starts_against_brute_force():
         ratios.append(default / opt)
     ratios = np.array(ratios)
     assert (ratios > 1 - 1e-9).sum() >= 3 and ratios.min() > 0.97
+
+
+# --------------------------------------------------------------------------- missing values
+def _planted(seed, nonneg, n=200, p=30):
+    rng = np.random.default_rng(seed)
+    v = np.zeros(p)
+    v[[2, 7, 11, 19, 25]] = [1.0, -0.8, 0.6, 0.9, -0.7]
+    v = np.abs(v) if nonneg else v
+    v /= np.linalg.norm(v)
+    y = 3.0 * (np.abs(rng.standard_normal((n, 1))) if nonneg else rng.standard_normal((n, 1)))
+    X = y * v + 0.5 * rng.standard_normal((n, p)) + rng.standard_normal(p)
+    Xm = X.copy()
+    Xm[rng.random(X.shape) < 0.2] = np.nan
+    return X, Xm, v
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_missing_value_em_equals_complete_data_em_when_nothing_is_missing(nonneg):
+    from repro.em_sparse_pca import _em_block, _ObservedData
+
+    X = _data(95, n=50, p=12)
+    obs, cov = _ObservedData(X), Covariance.from_data(X, operator="data")
+    W0 = np.abs(np.random.default_rng(1).standard_normal((3, 12)))
+    W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+    a = _em_block(obs, W0, 4, nonneg, np.zeros(12, bool), 1e-10, 300)
+    b = _em_block(cov, W0, 4, nonneg, np.zeros(12, bool), 1e-10, 300)
+    for ra, rb in zip(a, b, strict=True):
+        np.testing.assert_allclose(ra.w, rb.w, atol=1e-10)
+        np.testing.assert_allclose(ra.history, rb.history, rtol=1e-10)
+        np.testing.assert_allclose(ra.mean, X.mean(axis=0), atol=1e-12)
+    # renormalization: an eigenvector on the support for complete data, the EM on the support here (tight tol)
+    kw = dict(cardinality=4, nonneg=nonneg, random_state=3, renormalize=True, tol=1e-15, max_iter=20000)
+    full = EMSparsePCA(2, **kw).fit(X)
+    est = EMSparsePCA(2, **kw)
+    est._fit_op(_ObservedData(X), X.mean(axis=0), X.shape[0] - 1)
+    assert est.operator_ == "missing"
+    np.testing.assert_allclose(est.components_, full.components_, atol=1e-7)
+    np.testing.assert_allclose(est.explained_variance_, full.explained_variance_, rtol=1e-8)
+    np.testing.assert_allclose(est.explained_variance_ratio_, full.explained_variance_ratio_, rtol=1e-8)
+    np.testing.assert_allclose(est.mean_, full.mean_, atol=1e-12)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_missing_values_recover_a_planted_sparse_component(nonneg):
+    X, Xm, v = _planted(7, nonneg)
+    assert 0.18 < np.isnan(Xm).mean() < 0.22
+    est = EMSparsePCA(1, cardinality=5, nonneg=nonneg, random_state=0).fit(Xm)
+    w = est.components_[0]
+    np.testing.assert_array_equal(np.flatnonzero(w), np.flatnonzero(v))
+    assert abs(w @ v) > 0.995
+    assert np.abs(est.mean_ - X.mean(axis=0)).max() < 0.15  # the mean is estimated from 80% of the data
+    err = est.history_[0]
+    assert np.isfinite(err).all() and err[-1] <= err[0]
+    # the path on the same data: each K as the estimator gives it
+    path = em_sparse_pca_path(Xm, [3, 5], nonneg=nonneg, random_state=0)
+    np.testing.assert_allclose(
+        path.components_opt[1],
+        EMSparsePCA(1, cardinality=5, nonneg=nonneg, renormalize=True, random_state=0).fit(Xm).components_[0],
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(path.components[1], w, atol=1e-12)
+    np.testing.assert_allclose(path.variance[1], est.explained_variance_[0], rtol=1e-12)
+
+
+def test_missing_values_unconstrained_equals_empca():
+    from repro import EMPCA
+
+    _, Xm, _ = _planted(8, False, n=120)
+    w = EMSparsePCA(1, tol=1e-13, max_iter=5000, random_state=0).fit(Xm).components_[0]
+    v = EMPCA(1, tol=1e-12, max_iter=5000).fit(Xm).components_[0]
+    assert abs(w @ v) / np.linalg.norm(v) > 1 - 1e-8
+    est = EMSparsePCA(2, cardinality=5, random_state=0).fit(Xm)
+    assert (np.count_nonzero(est.components_, axis=1) <= 5).all() and np.isfinite(
+        est.explained_variance_
+    ).all()
+    assert est.explained_variance_[0] > est.explained_variance_[1] > 0
+    with pytest.raises(ValueError, match="quasi"):
+        EMSparsePCA(2, cardinality=5, orthogonality="quasi").fit(Xm)
