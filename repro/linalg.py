@@ -388,14 +388,28 @@ class ChunkedData:
         self.shape = (int(X.shape[0]), int(X.shape[1]))
         self.n_chunks = len(X.chunks[0])
         self.name = name
-        self._blocks = X.to_delayed().ravel().tolist()
+        # The array's task graph, optimized and materialized once; each pass adds one task per chunk and a
+        # sum to a copy of it (cheaper per iteration than building Dask collections).
+        keys = [k[0] if isinstance(k, list) else k for k in X.__dask_keys__()]
+        self._graph = dict(X.__dask_optimize__(X.__dask_graph__(), keys))
+        self._keys = keys
+        self._pass = 0
 
     def map_reduce(self, fn, *args):
-        """One pass: ``sum over chunks of fn(chunk, *args)`` (``fn`` returns a tuple of arrays or floats)."""
-        import dask
+        """One pass: ``sum over chunks of fn(chunk, *args)`` (``fn`` returns a tuple of arrays or floats),
+        on the scheduler Dask is configured with."""
+        import dask.base
 
-        parts = [dask.delayed(fn, pure=True)(b, *args) for b in self._blocks]
-        return dask.compute(dask.delayed(_sum_tuples)(parts))[0]
+        self._pass += 1
+        tag = f"repro-pass-{id(self)}-{self._pass}"
+        dsk = dict(self._graph)
+        parts = []
+        for i, k in enumerate(self._keys):
+            dsk[(tag, i)] = (fn, k, *args)
+            parts.append((tag, i))
+        dsk[tag] = (_sum_tuples, parts)
+        get = dask.base.get_scheduler(collections=[self.array]) or dask.base.get_scheduler()
+        return get(dsk, tag)
 
     def column_stats(self):
         """One pass: ``(column sums of the observed entries, observed counts per column, column sums of

@@ -893,3 +893,71 @@ def test_missing_values_unconstrained_equals_empca():
     assert est.explained_variance_[0] > est.explained_variance_[1] > 0
     with pytest.raises(ValueError, match="quasi"):
         EMSparsePCA(2, cardinality=5, orthogonality="quasi").fit(Xm)
+
+
+# --------------------------------------------------------------------------- Dask
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_dask_fits_equal_in_memory_fits(nonneg):
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    _, Xm, _ = _planted(9, nonneg, n=90, p=30)
+    kw = dict(cardinality=5, nonneg=nonneg, random_state=0, renormalize=True)
+    ref = EMSparsePCA(2, **kw).fit(Xm)
+    for chunks in [(90, 30), (13, 30), (25, 8)]:  # the last one chunked along the features too
+        with dask.config.set(scheduler="synchronous"):
+            est = EMSparsePCA(2, **kw).fit(da.from_array(Xm, chunks=chunks))
+        np.testing.assert_allclose(est.components_, ref.components_, atol=1e-9)
+        np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_, rtol=1e-9)
+        np.testing.assert_allclose(est.mean_, ref.mean_, atol=1e-12)
+    p_ref = em_sparse_pca_path(Xm, [3, 5], nonneg=nonneg, random_state=0)
+    p_da = em_sparse_pca_path(da.from_array(Xm, chunks=(20, 30)), [3, 5], nonneg=nonneg, random_state=0)
+    np.testing.assert_allclose(p_da.components_opt, p_ref.components_opt, atol=1e-9)
+    # complete data: the covariance in one pass (auto here) or the data chunk by chunk
+    X = np.where(np.isnan(Xm), 0.0, Xm)
+    kw["renormalize"] = False  # (renormalized through the EM on the support on chunks: equal only to its tol)
+    ref = EMSparsePCA(1, **kw).fit(X)
+    for operator in ("auto", "data"):
+        est = EMSparsePCA(1, operator=operator, **kw).fit(da.from_array(X, chunks=(20, 30)))
+        assert est.operator_ == ("covariance" if operator == "auto" else "missing")
+        np.testing.assert_allclose(est.components_, ref.components_, atol=1e-8)
+        np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_, rtol=1e-9)
+
+
+def test_dask_reads_each_chunk_once_per_iteration(monkeypatch):
+    da = pytest.importorskip("dask.array")
+    from repro import linalg
+
+    _, Xm, _ = _planted(10, False, n=90, p=30)
+    calls = []
+    real = linalg.ChunkedData.map_reduce
+
+    def counting(self, fn, *args):
+        calls.append(self.n_chunks)
+        return real(self, fn, *args)
+
+    monkeypatch.setattr(linalg.ChunkedData, "map_reduce", counting)
+    est = EMSparsePCA(1, cardinality=5, init="pc", random_state=0).fit(da.from_array(Xm, chunks=(20, 30)))
+    # one pass per EM iteration (all restarts together), plus the set-up passes (statistics, start, final
+    # variances) and the final products of the block
+    assert len(calls) <= est.n_iter_[0] + 6
+    assert set(calls) == {5}
+
+
+def test_dask_bad_input():
+    da = pytest.importorskip("dask.array")
+    _, Xm, _ = _planted(11, False, n=60, p=30)
+    Xm[[4, 17]] = np.nan
+    with pytest.raises(ValueError, match=r"row\(s\) 4, 17 with no observed value"):
+        EMSparsePCA(1, cardinality=3).fit(da.from_array(Xm, chunks=(10, 30)))
+    X = np.nan_to_num(Xm)
+    with pytest.raises(ValueError, match="dtype complex128"):
+        EMSparsePCA(1, cardinality=3).fit(da.from_array(X.astype(complex), chunks=(10, 30)))
+    dX = da.from_array(X, chunks=(10, 30))
+    sub = dX[dX[:, 0] > -np.inf]  # unknown chunk sizes: computed, then fitted
+    a = EMSparsePCA(1, cardinality=3, random_state=0).fit(sub).components_
+    b = EMSparsePCA(1, cardinality=3, random_state=0).fit(X).components_
+    np.testing.assert_allclose(a, b, atol=1e-9)
+    Xi = np.round(X * 10).astype(np.int64)
+    a = EMSparsePCA(1, cardinality=3, random_state=0).fit(da.from_array(Xi, chunks=(10, 30))).components_
+    b = EMSparsePCA(1, cardinality=3, random_state=0).fit(Xi).components_
+    np.testing.assert_allclose(a, b, atol=1e-9)
