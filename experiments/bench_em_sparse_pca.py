@@ -34,7 +34,36 @@ jumps between two local solutions (for ``K = 50``: 152 non-zeros at ``alpha = 7.
 so no ``alpha`` gives ``K = 10`` or ``50`` there; the closest found is reported, and its variance ratio then
 compares components of different cardinality.
 
-``--quick``: 400 faces and the first 2000 genes, ``K = 10`` only, 2 sklearn fits, 5 per-iteration repeats.
+Parts A and B measure the EM iteration through the data (``operator="data"``) from the paper's single start
+(the principal component, ``init="pc"``), which is what their goals speak of; part D measures the defaults.
+
+Part D, the nsprcomp table (``part == "nsprcomp"``; issue 12): the rows of the table measured with nsprcomp
+0.5.1 (R, 5 restarts, ``renormalize=True``-like settings) on standardized CBCL faces and Armstrong
+leukemia, first component: ``(CBCL, K = 10, sparse)``, ``(CBCL, 10, non-negative)``, ``(leukemia, 10 / 50 /
+100, non-negative)``. Our fit is ``EMSparsePCA(1, cardinality=K, nonneg=..., renormalize=True,
+random_state=0)`` with every other setting at its default (the operator chosen by shape: the ``D x D``
+covariance on CBCL, the data on leukemia; the PC start, both signs when non-negative, plus random starts,
+5 in all, run as one block), timed from the data matrix to the result. Two references are timed in the same
+run, interleaved with it (``NSPRCOMP_REPEATS`` repeats; 3 in ``--quick``):
+
+* ``block``: one product block through the data, ``A'(A W')`` for the 5 starts (``A`` the scaled centred
+  data): ``ratio_block`` = our time in units of one such block (how many data passes the whole fit costs);
+* ``plain``: a plain NumPy emPCA of the same starts (:func:`plain_empca`: sequential runs, ``np.dot`` for
+  the products, ``np.partition`` for the threshold, renormalization by ``numpy.linalg.eigh`` on the support,
+  or the same EM on the support when non-negative; the PC from ``numpy.linalg.eigh``): ``speedup_plain`` =
+  its time / ours.
+
+nsprcomp itself is not run here (no R). Its times are the issue's measurements on this kind of machine
+(``NSPRCOMP_SECONDS``); its variances are given there relative to EMSparsePCA as it was then (the PC start for
+sparse, 10 random starts for non-negative, best by EM variance, then renormalized), so the nsprcomp variance
+is that fit's variance, recomputed here (``init="pc"``, ``n_restarts=1`` / ``init="random"``,
+``n_restarts=10``), divided by the published ratio (``NSPRCOMP_VARIANCE_RATIO``; rounded to 3-4 digits, so
+variance ratios are known to about 5e-4). The issue's goal, ">= 20x faster than nsprcomp's published time
+at >= its variance", compares seconds measured on two machines; it is reported in the claim's note only
+(``speedup_nsprcomp`` column), the verdict of the timing claim rests on same-run ratios.
+
+``--quick``: 400 faces and the first 2000 genes, ``K = 10`` only, 2 sklearn fits, 5 per-iteration repeats;
+part D on the same reduced data.
 """
 
 from __future__ import annotations
@@ -49,7 +78,8 @@ from sklearn.decomposition import SparsePCA
 from threadpoolctl import threadpool_limits
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from repro import EMSparsePCA
 from repro.em_sparse_pca import em_sparse_pca, em_sparse_pca_path
 from repro.linalg import Covariance
 
@@ -60,8 +90,35 @@ GOAL_PATH = 1.5
 K_ITER = 50
 SKLEARN_KS = (10, 50, 100)
 SKLEARN_FITS = 12
-SKLEARN_SECONDS = 25.0
+SKLEARN_SECONDS = 8.0
 SKLEARN_MAX_ITER = 100
+
+# Part D: the nsprcomp table of issue 12 (dataset, K, nonneg) -> published seconds and variance ratio
+# (EMSparsePCA at the time / nsprcomp).
+NSPRCOMP_ROWS = (
+    ("CBCL faces", 10, False),
+    ("CBCL faces", 10, True),
+    ("leukemia", 10, True),
+    ("leukemia", 50, True),
+    ("leukemia", 100, True),
+)
+NSPRCOMP_SECONDS = {
+    ("CBCL faces", 10, False): 0.82,
+    ("CBCL faces", 10, True): 0.33,
+    ("leukemia", 10, True): 0.63,
+    ("leukemia", 50, True): 0.25,
+    ("leukemia", 100, True): 0.21,
+}
+NSPRCOMP_VARIANCE_RATIO = {
+    ("CBCL faces", 10, False): 1.010,
+    ("CBCL faces", 10, True): 1.000,
+    ("leukemia", 10, True): 1.000,
+    ("leukemia", 50, True): 0.9995,
+    ("leukemia", 100, True): 0.9999,
+}
+NSPRCOMP_GOAL = 20.0
+NSPRCOMP_REPEATS = 7
+N_STARTS = 5  # the default block of starts (repro.em_sparse_pca.DEFAULT_STARTS)
 
 
 # --------------------------------------------------------------------------- sklearn alpha search
@@ -159,7 +216,9 @@ def _per_iteration(name, X, reps, rng) -> dict:
     def run(T):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            p = em_sparse_pca_path(X, [K_ITER], init=w0, renormalize=False, tol=1e-300, max_iter=T)
+            p = em_sparse_pca_path(
+                X, [K_ITER], init=w0, renormalize=False, tol=1e-300, max_iter=T, operator="data"
+            )
         return float(p.time[0]), int(p.n_iter_total[0])
 
     run(2)  # warm-up
@@ -171,7 +230,9 @@ def _per_iteration(name, X, reps, rng) -> dict:
         if ib > ia:
             D.append((tb - ta) / (ib - ia))
     per, ref = float(np.median(D)), float(np.median(R))
+    samples = [d / r for d, r in zip(D, R, strict=False)]
     return {
+        "samples": ";".join(f"{v:.5g}" for v in samples),
         "part": "per_iteration",
         "dataset": name,
         "shape": f"{X.shape[0]} x {X.shape[1]}",
@@ -192,7 +253,7 @@ def _path(name, X, kmax, reps) -> list[dict]:
         ts, iters = [], 0
         for _ in range(reps):
             t0 = time.perf_counter()
-            p = em_sparse_pca_path(X, np.arange(1, kmax + 1), renormalize=renorm)
+            p = em_sparse_pca_path(X, np.arange(1, kmax + 1), renormalize=renorm, init="pc", operator="data")
             ts.append(time.perf_counter() - t0)
             iters = int(p.n_iter_total.sum())
         sec = float(np.median(ts))
@@ -222,7 +283,7 @@ def _sklearn(name, X, ks, fits, budget, reps) -> list[dict]:
         ts = []
         for _ in range(reps):
             t0 = time.perf_counter()
-            W, var = em_sparse_pca(X, 1, cardinality=int(K))
+            W, var = em_sparse_pca(X, 1, cardinality=int(K), init="pc", operator="data")
             ts.append(time.perf_counter() - t0)
         em_sec = float(np.median(ts))
         r = sklearn_alpha_search(X, int(K), max_fits=fits, time_budget=budget)
@@ -248,6 +309,149 @@ def _sklearn(name, X, ks, fits, budget, reps) -> list[dict]:
                 "em_nnz": int(np.count_nonzero(W[0])),
             }
         )
+    return rows
+
+
+# --------------------------------------------------------------------------- part D: the nsprcomp table
+def _threshold_plain(f, K, nonneg, excluded):
+    """Algorithm 2 in plain NumPy: soft threshold at the (K+1)-th largest candidate magnitude (a tie at
+    the K-th place broken by index, as the kernel does)."""
+    a = np.where(excluded, 0.0, np.maximum(f, 0.0) if nonneg else np.abs(f))
+    sign = 1.0 if nonneg else np.sign(f)
+    D = a.size
+    if K >= np.count_nonzero(a):
+        return np.where(a > 0, a * sign, 0.0)
+    part = np.partition(a, [D - K - 1, D - K])
+    thr, s_k = part[D - K - 1], part[D - K]
+    keep = a > thr
+    if s_k == thr:  # tie at the boundary
+        keep[np.flatnonzero(a == thr)[: K - int(keep.sum())]] = True
+        below = a[a < thr]
+        thr = below.max() if below.size else 0.0
+    return np.where(keep, (a - thr) * sign, 0.0)
+
+
+def _plain_run(A, w, K, nonneg, excluded, tol, max_iter):
+    for _ in range(max_iter):
+        f = A.T @ (A @ w)
+        t = _threshold_plain(f, K, nonneg, excluded)
+        n = np.linalg.norm(t)
+        if n == 0:
+            return None
+        t /= n
+        c = abs(float(t @ w))
+        w = t
+        if c > 1.0 - tol:
+            break
+    return w
+
+
+def plain_empca(X, starts, K, nonneg, *, tol=1e-8, max_iter=1000):
+    """A plain NumPy emPCA (Sigg & Buhmann 2008, Algorithms 1-2) with renormalization, run from each start in
+    turn, the best renormalized variance kept: the same-run reference of part D.
+
+    Returns ``(w, variance)``; ``variance = w'Cw`` with ``C`` the sample covariance (ddof=1).
+    """
+    N, D = X.shape
+    A = (X - X.mean(axis=0)) / np.sqrt(N - 1)
+    G = A @ A.T if N < D else A.T @ A
+    _, vecs = np.linalg.eigh(G)
+    pc = A.T @ vecs[:, -1] if N < D else vecs[:, -1]
+    pc /= np.linalg.norm(pc)
+    if pc[np.argmax(np.abs(pc))] < 0:
+        pc = -pc
+    none = np.zeros(D, dtype=bool)
+    best, best_h = None, -np.inf
+    for w0 in starts(pc):
+        w = _plain_run(A, w0, K, nonneg, none, tol, max_iter)
+        if w is None:
+            continue
+        S = np.flatnonzero(w)
+        if nonneg:  # the EM on the support
+            wr = _plain_run(A, w, D, True, w == 0, tol, max_iter)
+            w = wr if wr is not None and np.sum((A @ wr) ** 2) >= np.sum((A @ w) ** 2) else w
+        else:
+            AS = A[:, S]
+            M = AS.T @ AS if S.size <= N else AS @ AS.T
+            _, V = np.linalg.eigh(M)
+            v = V[:, -1] if S.size <= N else AS.T @ V[:, -1]
+            w = np.zeros(D)
+            w[S] = v / np.linalg.norm(v)
+        h = float(np.sum((A @ w) ** 2))
+        if h > best_h:
+            best, best_h = w, h
+    return best, best_h
+
+
+def _default_starts(D, nonneg, seed):
+    """The starts EMSparsePCA(random_state=seed) draws by default: the PC (both signs when non-negative),
+    then random unit vectors (folded when non-negative) from the per-start generators."""
+    seeds = np.random.default_rng(seed).integers(0, 2**63 - 1, size=N_STARTS)
+
+    def starts(pc):
+        out = [pc, -pc] if nonneg else [pc]
+        for sd in seeds[len(out) :]:
+            w = np.random.default_rng(int(sd)).standard_normal(D)
+            w = np.abs(w) if nonneg else w
+            out.append(w / np.linalg.norm(w))
+        return out
+
+    return starts
+
+
+def _nsprcomp(data, reps) -> list[dict]:
+    rows = []
+    for name, K, nonneg in NSPRCOMP_ROWS:
+        X = data[name][0]
+        N, D = X.shape
+        A = Covariance.from_data(X).data
+        Wb = np.random.default_rng(0).standard_normal((N_STARTS, D))
+        starts = _default_starts(D, nonneg, 0)
+        kw = dict(cardinality=K, nonneg=nonneg, renormalize=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            old = EMSparsePCA(
+                1, init="random" if nonneg else "pc", n_restarts=10 if nonneg else 1, random_state=0, **kw
+            ).fit(X)
+            EMSparsePCA(1, random_state=0, **kw).fit(X)  # warm-up (compilation)
+        ref_var = float(old.explained_variance_[0]) / NSPRCOMP_VARIANCE_RATIO[(name, K, nonneg)]
+        for rep in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(5):
+                A.T @ (A @ Wb.T)
+            t_block = (time.perf_counter() - t0) / 5
+            t0 = time.perf_counter()
+            est = EMSparsePCA(1, random_state=0, **kw).fit(X)
+            t_ours = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            _, v_plain = plain_empca(X, starts, K, nonneg)
+            t_plain = time.perf_counter() - t0
+            var = float(est.explained_variance_[0])
+            rows.append(
+                {
+                    "part": "nsprcomp",
+                    "dataset": name,
+                    "shape": f"{N} x {D}",
+                    "method": f"EMSparsePCA default, K = {K}" + (" non-negative" if nonneg else " sparse"),
+                    "cardinality": K,
+                    "nonneg": nonneg,
+                    "repeat": rep,
+                    "operator": est.operator_,
+                    "seconds": t_ours,
+                    "block_seconds": t_block,
+                    "plain_seconds": t_plain,
+                    "ratio_block": t_ours / t_block,
+                    "speedup_plain": t_plain / t_ours,
+                    "nsprcomp_seconds": NSPRCOMP_SECONDS[(name, K, nonneg)],
+                    "speedup_nsprcomp": NSPRCOMP_SECONDS[(name, K, nonneg)] / t_ours,
+                    "variance": var,
+                    "plain_variance": v_plain,
+                    "old_default_variance": float(old.explained_variance_[0]),
+                    "nsprcomp_variance": ref_var,
+                    "variance_vs_nsprcomp": var / ref_var,
+                    "nnz": int(np.count_nonzero(est.components_[0])),
+                }
+            )
     return rows
 
 
@@ -278,6 +482,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 SKLEARN_SECONDS,
                 1 if cfg.quick else 3,
             )
+        rows += _nsprcomp(data, 3 if cfg.quick else NSPRCOMP_REPEATS)
     return pd.DataFrame(rows)
 
 

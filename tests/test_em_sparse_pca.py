@@ -422,11 +422,13 @@ def test_quasi_orthogonality_meets_the_minimum_angle(cardinality):
 
 
 def test_quasi_unreachable_angle_warns():
-    """A dense positive first component with every entry above cos(80 deg) leaves no non-negative vector
-    at 80 degrees from it: the search gives up with a warning instead of looping."""
+    """A dense positive first component with every entry above cos(88 deg) leaves no non-negative vector
+    at 88 degrees from it: the search gives up with a warning instead of looping."""
     X = _positive_data(3, n=80, p=14)
+    first = EMSparsePCA(1, nonneg=True, random_state=0).fit(X).components_[0]
+    assert first.min() > np.cos(np.deg2rad(88.0))  # the premise
     with pytest.warns(ConvergenceWarning, match="minimum angle"):
-        EMSparsePCA(2, nonneg=True, orthogonality="quasi", min_angle_deg=80.0, random_state=0).fit(X)
+        EMSparsePCA(2, nonneg=True, orthogonality="quasi", min_angle_deg=88.0, random_state=0).fit(X)
 
 
 def test_quasi_penalty_is_the_smallest_meeting_the_angle():

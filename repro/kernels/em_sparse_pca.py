@@ -139,13 +139,28 @@ def mstep_threshold(wstar, K, nonneg, excluded, work, hint):
     thr : float
         ``s_(K+1)``, or 0.0 when at most ``K`` candidates exist.
     """
+    return _select(wstar, K, nonneg, excluded, work, hint)[0]
+
+
+@njit
+def _select(wstar, K, nonneg, excluded, work, hint):
+    """``(s_(K+1), s_K)`` among the candidates (``(0, 0)`` when at most ``K`` exist).
+
+    Quickselect leaves ``work[r+1:m]`` (``r = m - K - 1``) holding the K largest candidates, so ``s_K``
+    is their minimum: O(K) more, and a tie ``s_K = s_(K+1)`` is detected without another pass over D.
+    """
     lb = HINT_FACTOR * hint if hint > 0.0 else 0.0
     m, m_all = _gather(wstar, nonneg, excluded, lb, work)
     if K >= m_all:
-        return 0.0
+        return 0.0, 0.0
     if m < K + 1:  # the hint was too high: use every candidate
         m, m_all = _gather(wstar, nonneg, excluded, 0.0, work)
-    return kth_largest(work, m, K + 1)
+    thr = kth_largest(work, m, K + 1)
+    s_k = work[m - K]
+    for i in range(m - K + 1, m):
+        if work[i] < s_k:
+            s_k = work[i]
+    return thr, s_k
 
 
 @njit
@@ -160,9 +175,11 @@ def mstep_cut(wstar, K, nonneg, excluded, work, hint):
     all K are non-zero. Algorithm 2 as printed gives the K-th entry ``s_K - s_(K+1) = 0`` there, so two
     identical features with ``K = 1`` collapse the M-step to the zero vector.
     """
-    thr = mstep_threshold(wstar, K, nonneg, excluded, work, hint)
+    thr, s_k = _select(wstar, K, nonneg, excluded, work, hint)
     if thr == 0.0:  # at most K candidates: keep every positive one
         return 0.0, 0.0, 0
+    if s_k > thr:  # no tie (the usual case): Algorithm 2 as printed
+        return thr, thr, 0
     n_gt = 0
     below = 0.0
     for i in range(wstar.shape[0]):
