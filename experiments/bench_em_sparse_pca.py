@@ -44,7 +44,7 @@ leukemia, first component: ``(CBCL, K = 10, sparse)``, ``(CBCL, 10, non-negative
 random_state=0)`` with every other setting at its default (the operator chosen by shape: the ``D x D``
 covariance on CBCL, the data on leukemia; the PC start, both signs when non-negative, plus random starts,
 5 in all, run as one block), timed from the data matrix to the result. Two references are timed in the same
-run, interleaved with it (``NSPRCOMP_REPEATS`` repeats; 3 in ``--quick``):
+run, interleaved with it (``NSPRCOMP_REPEATS`` repeats; 2 in ``--quick``):
 
 * ``block``: one product block through the data, ``A'(A W')`` for the 5 starts (``A`` the scaled centred
   data): ``ratio_block`` = our time in units of one such block (how many data passes the whole fit costs);
@@ -259,6 +259,7 @@ def _path(name, X, kmax, reps) -> list[dict]:
         sec = float(np.median(ts))
         rows.append(
             {
+                "samples": ";".join(f"{t / (ref * iters):.5g}" for t in ts),
                 "part": "path",
                 "dataset": name,
                 "shape": f"{X.shape[0]} x {X.shape[1]}",
@@ -482,13 +483,13 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 SKLEARN_SECONDS,
                 1 if cfg.quick else 3,
             )
-        rows += _nsprcomp(data, 3 if cfg.quick else NSPRCOMP_REPEATS)
+        rows += _nsprcomp(data, 2 if cfg.quick else NSPRCOMP_REPEATS)
     return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- plot
 def plot(df: pd.DataFrame, cfg: _common.Config):
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(11.0, 3.2))
+    fig, (ax1, ax2, ax3, ax4) = plt.subplots(1, 4, figsize=(14.5, 3.4))
     a = df[df.part.isin(["per_iteration", "path"])].reset_index(drop=True)
     labels = [f"{r.dataset}\n{r.method.replace('emPCA ', '')}" for r in a.itertuples()]
     ax1.barh(
@@ -515,31 +516,63 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax3.set_xlabel("Cardinality K")
     ax3.set_ylabel("variance sklearn / emPCA")
     ax3.legend(fontsize=7)
+    d = df[df.part == "nsprcomp"]
+    if len(d):
+        g = d.groupby(["dataset", "cardinality", "nonneg"], sort=False).median(numeric_only=True)
+        g = g.reset_index()
+        y = np.arange(len(g))
+        names = [_row_name((r.dataset, r.cardinality, r.nonneg)) for r in g.itertuples()]
+        ax4.barh(y - 0.2, g.speedup_nsprcomp, height=0.4, color="tab:green", label="vs nsprcomp (published)")
+        ax4.barh(y + 0.2, g.speedup_plain, height=0.4, color="tab:gray", label="vs plain NumPy (same run)")
+        for yi, v in zip(y, g.variance_vs_nsprcomp, strict=True):
+            ax4.annotate(f"var {v:.3f}", (0.02, yi + 0.32), xycoords=("axes fraction", "data"), fontsize=6)
+        ax4.axvline(NSPRCOMP_GOAL, color="black", ls="--", lw=0.8, label=f"goal {NSPRCOMP_GOAL:.0f}x")
+        ax4.set_yticks(y, names, fontsize=7)
+        ax4.set_xscale("log")
+        ax4.set_xlabel("speed-up of the default fit")
+        ax4.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
     return fig
 
 
 # --------------------------------------------------------------------------- claims
+def _samples(row) -> list[float]:
+    return [float(v) for v in str(row.samples).split(";") if v]
+
+
+def _combine(calls: dict) -> str:
+    """One verdict from per-row timing calls: all met, all missed, any too close, else partly."""
+    states = {c.state for c in calls.values()}
+    if states == {"met"}:
+        return REPRODUCED
+    if states == {"missed"}:
+        return NOT_REPRODUCED
+    if "too close" in states and "missed" not in states:
+        return TOO_CLOSE
+    return PARTIAL
+
+
 def _check_iter(df):
     g = df[df.part == "per_iteration"].set_index("dataset")
-    ok = bool((g.ratio <= GOAL_ITER).all())
+    calls = {d: call_timing(_samples(r), GOAL_ITER) for d, r in g.iterrows()}
     return Outcome(
-        ", ".join(f"{d}: {r:.2f}x" for d, r in g.ratio.items()),
-        REPRODUCED if ok else (PARTIAL if (g.ratio <= GOAL_ITER).any() else NOT_REPRODUCED),
-        "project goal: one emPCA iteration <= 1.3 x the two BLAS products (single-threaded)",
+        ", ".join(f"{d}: {c.text('.2f', 'x')}" for d, c in calls.items()),
+        _combine(calls),
+        "project goal: one emPCA iteration through the data <= 1.3 x the two BLAS products "
+        "(single-threaded), decided with a 15% margin on the repeats",
     )
 
 
 def _check_path(df):
     g = df[(df.part == "path") & (~df.renormalize.astype(bool))].set_index("dataset")
     r = df[(df.part == "path") & (df.renormalize.astype(bool))].set_index("dataset")
-    ok = bool((g.ratio <= GOAL_PATH).all())
-    txt = ", ".join(f"{d}: {v:.2f} ({int(g.n_iter_total[d])} iterations)" for d, v in g.ratio.items())
+    calls = {d: call_timing(_samples(row), GOAL_PATH) for d, row in g.iterrows()}
+    txt = ", ".join(f"{d}: {c.text('.2f')} ({int(g.n_iter_total[d])} iterations)" for d, c in calls.items())
     txt += "; with renormalization: " + ", ".join(f"{d}: {v:.2f}" for d, v in r.ratio.items())
     return Outcome(
         txt,
-        REPRODUCED if ok else (PARTIAL if (g.ratio <= GOAL_PATH).any() else NOT_REPRODUCED),
-        "project goal: the whole path (start included) <= 1.5 x total iterations x two products; "
+        _combine(calls),
+        "project goal: the whole path (PC start, through the data) <= 1.5 x total iterations x two products; "
         "renormalization (emPCAopt) reported alongside, not part of the goal",
     )
 
@@ -563,6 +596,60 @@ def _check_sklearn(df):
     )
 
 
+def _nsprcomp_rows(df):
+    d = df[df.part == "nsprcomp"]
+    return {k: g for k, g in d.groupby(["dataset", "cardinality", "nonneg"], sort=False)}
+
+
+def _row_name(key):
+    name, K, nonneg = key
+    return f"{name.split()[0]} {int(K)} {'nn' if bool(nonneg) else 'sparse'}"
+
+
+def _check_nsprcomp_variance(df):
+    rows = _nsprcomp_rows(df)
+    ratios = {k: float(g.variance_vs_nsprcomp.median()) for k, g in rows.items()}
+    ok = all(v >= 1 - 5e-4 for v in ratios.values())
+    return Outcome(
+        ", ".join(f"{_row_name(k)}: {v:.4f}" for k, v in ratios.items()),
+        REPRODUCED if ok else (PARTIAL if any(v >= 1 - 5e-4 for v in ratios.values()) else NOT_REPRODUCED),
+        "variance of the default fit / nsprcomp's (the issue's ratio to the EMSparsePCA of the time, whose "
+        "variance is recomputed here); >= 1 within the 5e-4 rounding of the published ratios",
+    )
+
+
+def _check_nsprcomp_speed(df):
+    rows = _nsprcomp_rows(df)
+    calls = {
+        k: call_timing(g.speedup_nsprcomp, NSPRCOMP_GOAL, lower_is_better=False) for k, g in rows.items()
+    }
+    same_run = "; ".join(
+        f"{_row_name(k)}: {g.seconds.median() * 1e3:.0f} ms = {g.ratio_block.median():.0f} product blocks, "
+        f"{g.speedup_plain.median():.2f}x plain NumPy"
+        for k, g in rows.items()
+    )
+    return Outcome(
+        ", ".join(f"{_row_name(k)}: {c.text('.1f', 'x')}" for k, c in calls.items()),
+        _combine(calls),
+        "speed-up over nsprcomp's published seconds (0.82, 0.33, 0.63, 0.25, 0.21 s: the issue's "
+        "measurements on this kind of machine, not re-run here) from repeated timings of the default fit; "
+        "goal >= 20x. "
+        f"Same-run ratios: {same_run}",
+    )
+
+
+def _check_vs_plain(df):
+    rows = _nsprcomp_rows(df)
+    calls = {k: call_timing(g.speedup_plain, 1.0, lower_is_better=False) for k, g in rows.items()}
+    return Outcome(
+        ", ".join(f"{_row_name(k)}: {c.text('.2f', 'x')}" for k, c in calls.items()),
+        _combine(calls),
+        "speed-up of the default fit over a plain NumPy emPCA of the same starts, timed interleaved in the "
+        "same run; the covariance operator (CBCL) is where the gain is, on leukemia (72 x 12582) both sit at "
+        "the cost of the products",
+    )
+
+
 CLAIMS = [
     Claim(
         "iteration-cost",
@@ -570,12 +657,14 @@ CLAIMS = [
         "products X w and X'y (Sigg & Buhmann: O(D) work besides them)",
         "<= 1.3x",
         _check_iter,
+        machine_dependent=True,
     ),
     Claim(
         "path-cost",
         "Project goal: a whole cardinality path costs at most 1.5x (total EM iterations x two BLAS products)",
         "<= 1.5",
         _check_path,
+        machine_dependent=True,
     ),
     Claim(
         "vs-sklearn",
@@ -583,6 +672,30 @@ CLAIMS = [
         "scikit-learn's SparsePCA with an alpha search, with at least its variance",
         "",
         _check_sklearn,
+        machine_dependent=True,
+    ),
+    Claim(
+        "nsprcomp-variance",
+        "Issue 12: the default EMSparsePCA (first component, renormalize=True) reaches at least nsprcomp's "
+        "variance on each row of its table (CBCL 10 sparse / non-negative, leukemia 10 / 50 / 100 "
+        "non-negative)",
+        ">= 1",
+        _check_nsprcomp_variance,
+    ),
+    Claim(
+        "nsprcomp-speed",
+        "Issue 12 goal: each row of the nsprcomp table at least 20x faster than nsprcomp's published time",
+        ">= 20x",
+        _check_nsprcomp_speed,
+        machine_dependent=True,
+    ),
+    Claim(
+        "vs-plain-numpy",
+        "Issue 12: the default fit (operator by shape, restarts as one block) is faster than a plain NumPy "
+        "emPCA of the same starts",
+        "> 1x",
+        _check_vs_plain,
+        machine_dependent=True,
     ),
 ]
 
