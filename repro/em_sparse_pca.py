@@ -14,11 +14,20 @@ and add the constraints at the M-step, which is the isotropic QP ``min h w'w - 2
 * non-negativity ``w >= 0`` (Eq. 17): negative entries of ``w*`` set to zero, then the same threshold
   among the positive entries (the (K+1)-th largest positive value);
 
-followed by ``w <- w / ||w||_2``, until ``|w(t+1)' w(t)| > 1 - tol``. The products ``X w`` and ``X'y``
-(BLAS) dominate; the projection and normalization run in one O(D) Numba kernel with preallocated
-buffers (:mod:`repro.kernels.em_sparse_pca`). When ``N < D`` the iteration works on ``X`` directly and
-the ``D x D`` covariance is never formed; the first principal component (the start for sparse PCA)
-comes through the ``N x N`` Gram matrix.
+followed by ``w <- w / ||w||_2``, until ``|w(t+1)' w(t)| > 1 - tol``. Only ``f = X'X w`` (up to a positive
+factor) enters the M-step, so the iteration needs the covariance as an operator: through the data (``X w``
+then ``X'y``, ``2ND`` flops) or through the ``D x D`` covariance formed once (``D^2`` flops), chosen by the
+cost model of :func:`repro.linalg.choose_operator` (``operator="auto"``; the covariance on CBCL faces,
+2429 x 361, the data on leukemia, 72 x 12582); the iterates agree to round-off. The restarts of a component
+run together (:func:`_em_block`): one operator call per iteration for every active restart, then one O(D)
+Numba kernel per restart (:mod:`repro.kernels.em_sparse_pca`); a restart leaves the block when it converges.
+A tie at the threshold (``s_K = s_(K+1)``, e.g. duplicated features) is broken by index so exactly ``K``
+loadings stay non-zero (Algorithm 2 as printed would zero the K-th).
+
+The default start is the first principal component (both signs when non-negative) plus random starts, 5 in
+all; with ``renormalize=True`` the restart kept is the best after renormalization. Missing values (NaN) are
+handled by Roweis' generalized E-step in the zero-noise limit (:class:`_ObservedData`), and a ``dask.array``
+is read one pass per iteration (:class:`repro.linalg.ChunkedData`), or once to form the covariance.
 
 Several components (Section 4): projection deflation ``X <- X (I - ww')`` (Eq. 18); for non-negative
 components, orthogonality forces disjoint supports (Eq. 19: features used before are excluded); or
