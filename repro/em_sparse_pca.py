@@ -934,11 +934,18 @@ def _head(idx) -> str:
     return s + (f", ... ({idx.size} in all)" if idx.size > 10 else "")
 
 
-def _rank_and_pc(op) -> tuple[int, np.ndarray]:
+def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
     """Numerical rank of the operator and its leading eigenvector (canonical sign); for data with missing
-    values, of the covariance with missing entries set to the mean."""
+    values, of the covariance with missing entries set to the mean.
+
+    With ``need_rank=False`` (one component: only "is there any variance" matters) the rank is reported as
+    0 or 1 and a ``D x D`` matrix gets only its leading eigenpair (Lanczos, to machine precision), not a
+    full eigendecomposition.
+    """
     if isinstance(op, _ObservedData):
         op = op.imputed_covariance()
+    if op.matrix is not None and not need_rank and op.n_features > 50:
+        return _top_pc_lanczos(op.matrix)
     if op.matrix is not None:
         vals, V = np.linalg.eigh(op.matrix)
         v = V[:, -1].copy()
@@ -946,6 +953,20 @@ def _rank_and_pc(op) -> tuple[int, np.ndarray]:
         rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
         return rank, canonical_sign(v)
     return _numerical_rank_and_pc(op.data)
+
+
+def _top_pc_lanczos(M: np.ndarray) -> tuple[int, np.ndarray]:
+    import scipy.sparse.linalg
+
+    D = M.shape[0]
+    if not np.trace(M) > 0:
+        return 0, np.zeros(D)
+    try:
+        vals, V = scipy.sparse.linalg.eigsh(M, k=1, which="LA", v0=np.ones(D), tol=0)
+    except scipy.sparse.linalg.ArpackError:  # pragma: no cover - falls back to the dense solver
+        vals, V = np.linalg.eigh(M)
+    v = V[:, -1].copy()
+    return (1 if vals[-1] > 0 else 0), canonical_sign(v)
 
 
 def _leading_pc_op(op) -> np.ndarray:
@@ -981,7 +1002,7 @@ def _fit(
 ):
     """Components one after another on the working operator. Returns a list of _Component."""
     D = op.n_features
-    rank, pc0 = _rank_and_pc(op)
+    rank, pc0 = _rank_and_pc(op, need_rank=L > 1)
     if rank == 0:
         raise ValueError("X has no variance (every column is constant); there is no component to find.")
     if orthogonality == "deflation" and L > rank:
@@ -1389,7 +1410,7 @@ def em_sparse_pca_path(
     kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or "auto")
     R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
 
-    rank, pc = _rank_and_pc(op)
+    rank, pc = _rank_and_pc(op, need_rank=False)
     if rank == 0:
         raise ValueError("X has no variance (every column is constant); there is no component to find.")
     seeds = rng.integers(0, 2**63 - 1, size=R)

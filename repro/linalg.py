@@ -187,11 +187,14 @@ class Covariance:
         n, d = X.shape
         if operator == "auto":
             operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
+        if operator == "covariance":  # one centred copy, then X'X (BLAS syrk), scaled in place
+            Xc = X - X.mean(axis=0) if center else X
+            M = Xc.T @ Xc
+            M += M.T
+            M *= 0.5 / (n - ddof)
+            return cls(matrix=M, n_samples=n)
         Xc = X - X.mean(axis=0) if center else X
         A = np.ascontiguousarray(Xc / np.sqrt(n - ddof))
-        if operator == "covariance":
-            M = A.T @ A
-            return cls(matrix=0.5 * (M + M.T), n_samples=n)
         return cls(data=A, n_samples=n)
 
     @classmethod
@@ -228,7 +231,7 @@ class Covariance:
         The interface every EM method uses, whatever the operator: ``2 N D R`` flops through the data,
         ``D^2 R`` through the matrix. From ``BLOCK_MIN_ROWS`` rows on it is one matrix-matrix product
         (BLAS 3); below, one matrix-vector product per row into preallocated rows, which measured faster
-        per row on the benchmark machine (OpenBLAS, one thread: blocks of 2-10 rows cost 1.0-2x the
+        per row on the benchmark machine (OpenBLAS, one thread: blocks of 2-10 rows cost 1.0-2.6x the
         matrix-vector products per row on both 2429 x 361 and 72 x 12582).
 
         Parameters
