@@ -11,7 +11,7 @@ Part A, per iteration (``part == "per_iteration"``): one EM iteration of
 stops early) against the two BLAS products it cannot avoid, ``np.dot(A, w)`` and ``np.dot(A.T, y)`` on the
 same C-contiguous scaled data ``A`` (:class:`repro.linalg.Covariance` ``.data``). The iteration cost is
 ``(t(T2) - t(T1)) / (i(T2) - i(T1))`` from the path's per-``K`` time and its iteration count (each the
-fastest of 3 runs), so set-up cancels; median of interleaved repeats (15; 5 in ``--quick``). Goal: at most
+fastest of 3 runs), so set-up cancels; median of interleaved repeats (9; 5 in ``--quick``). Goal: at most
 1.3x.
 
 Part B, whole path (``part == "path"``): wall time of ``em_sparse_pca_path(X, 1..Kmax, renormalize=False)``
@@ -91,7 +91,7 @@ GOAL_PATH = 1.5
 K_ITER = 50
 SKLEARN_KS = (10, 50, 100)
 SKLEARN_FITS = 12
-SKLEARN_SECONDS = 8.0
+SKLEARN_SECONDS = 5.0
 SKLEARN_MAX_ITER = 100
 
 # Part D: the nsprcomp table of issue 12 (dataset, K, nonneg) -> published seconds and variance ratio
@@ -470,7 +470,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         "CBCL faces": (_common.preprocess(faces, "standardize"), 361),
         "leukemia": (_common.preprocess(leuk, "standardize"), 150),
     }
-    reps = 5 if cfg.quick else 15
+    reps = 5 if cfg.quick else 9
     rows = []
     with threadpool_limits(1, user_api="blas"):
         for i, (name, (X, kmax)) in enumerate(data.items()):

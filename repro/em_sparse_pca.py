@@ -466,7 +466,7 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
     spent = np.zeros(R, dtype=np.int64)  # iterations of runs that collapsed and were redrawn
     tries = np.zeros(R, dtype=np.int64)
     status = np.full(R, -1)
-    hist = np.empty((R, max_iter + 1))
+    hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
     active = np.arange(R)
 
     def collapse(r, t_end):
@@ -487,6 +487,10 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
     while active.size:
         Wa = W if active.size == R else W[active]
         F, H = op.products(Wa, active)
+        if it.max() + 1 >= hist.shape[1]:
+            hist = np.concatenate(
+                [hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1
+            )
         hist[active, it[active]] = H
         ok = H > 0
         if not ok.all():
@@ -498,16 +502,15 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
         F = np.ascontiguousarray(F)
         em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
         it[rows] += 1
-        keep = np.ones(R, dtype=bool)
-        for j, r in enumerate(rows):
-            if norms[j] == 0.0:
+        m = rows.size
+        zero = norms[:m] == 0.0
+        if zero.any():
+            for r in rows[zero]:
                 collapse(r, it[r])
-            elif cosines[j] > 1.0 - tol:
-                status[r] = CONVERGED
-            elif it[r] >= max_iter:
-                status[r] = MAX_ITER
-        keep[status >= 0] = False
-        active = np.flatnonzero(keep)
+        conv = ~zero & (cosines[:m] > 1.0 - tol)
+        status[rows[conv]] = CONVERGED
+        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+        active = active[status[active] < 0]
     done = np.flatnonzero(status != COLLAPSED)
     hfinal = np.zeros(R)
     if done.size:
