@@ -287,11 +287,21 @@ def em_update(f, K, nonneg, excluded, w, work, state):
     thr, top, n_tie = mstep_cut(f, K, nonneg, excluded, work, state[0])
     state[0] = top
     s = 0.0
-    left = n_tie
-    for i in range(D):
-        if not excluded[i]:
-            r, left = _cut(f[i], thr, top, nonneg, left)
-            s += r * r
+    if n_tie == 0:  # the usual case, without the tie bookkeeping: keep a > top, as a - thr
+        for i in range(D):
+            if excluded[i]:
+                continue
+            v = f[i]
+            a = v if nonneg else abs(v)
+            if a > top:
+                r = a - thr
+                s += r * r
+    else:
+        left = n_tie
+        for i in range(D):
+            if not excluded[i]:
+                r, left = _cut(f[i], thr, top, nonneg, left)
+                s += r * r
     norm = np.sqrt(s)
     if not norm > 0.0:
         for i in range(D):
@@ -299,14 +309,27 @@ def em_update(f, K, nonneg, excluded, w, work, state):
         return 0.0, 0.0
     inv = 1.0 / norm
     c = 0.0
-    left = n_tie
-    for i in range(D):
-        r = 0.0
-        if not excluded[i]:
-            r, left = _cut(f[i], thr, top, nonneg, left)
-            r *= inv
-        c += r * w[i]
-        w[i] = r
+    if n_tie == 0:
+        for i in range(D):
+            r = 0.0
+            if not excluded[i]:
+                v = f[i]
+                a = v if nonneg else abs(v)
+                if a > top:
+                    r = (a - thr) * inv
+                    if not nonneg and v < 0.0:
+                        r = -r
+            c += r * w[i]
+            w[i] = r
+    else:
+        left = n_tie
+        for i in range(D):
+            r = 0.0
+            if not excluded[i]:
+                r, left = _cut(f[i], thr, top, nonneg, left)
+                r *= inv
+            c += r * w[i]
+            w[i] = r
     return norm, abs(c)
 
 
