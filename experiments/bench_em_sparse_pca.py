@@ -531,8 +531,13 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         ax4.axvline(NSPRCOMP_GOAL, color="black", ls="--", lw=0.8, label=f"goal {NSPRCOMP_GOAL:.0f}x")
         ax4.set_yticks(y, names, fontsize=7)
         ax4.set_xscale("log")
+        ticks = [0.5, 1, 2, 5, 10, 20, 50, 100]
+        ax4.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax4.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax4.set_xlim(0.5, 200)
+        ax4.set_ylim(-0.6, len(g) + 0.9)
         ax4.set_xlabel("speed-up of the default fit")
-        ax4.legend(fontsize=6, loc="lower right")
+        ax4.legend(fontsize=6, loc="upper right", ncol=1)
     fig.tight_layout()
     return fig
 
@@ -647,8 +652,9 @@ def _check_vs_plain(df):
         ", ".join(f"{_row_name(k)}: {c.text('.2f', 'x')}" for k, c in calls.items()),
         _combine(calls),
         "speed-up of the default fit over a plain NumPy emPCA of the same starts, timed interleaved in the "
-        "same run; the covariance operator (CBCL) is where the gain is, on leukemia (72 x 12582) both sit at "
-        "the cost of the products",
+        "same run; the gains: the D x D covariance on CBCL (D^2 instead of 2ND per iteration, then D K once "
+        "the iterate is K-sparse) and, on leukemia (72 x 12582), the K-sparse iterate applied through its "
+        "support (N (D + K) instead of 2ND)",
     )
 
 
