@@ -10,8 +10,9 @@ Part A, per iteration (``part == "per_iteration"``): one EM iteration of
 :func:`repro.em_sparse_pca.em_sparse_pca_path` (``K = 50``, a fixed random start, ``tol = 1e-300`` so it never
 stops early) against the two BLAS products it cannot avoid, ``np.dot(A, w)`` and ``np.dot(A.T, y)`` on the
 same C-contiguous scaled data ``A`` (:class:`repro.linalg.Covariance` ``.data``). The iteration cost is
-``(t(T2) - t(T1)) / (i(T2) - i(T1))`` from the path's per-``K`` time and its iteration count, so set-up
-cancels; median of interleaved repeats (15; 5 in ``--quick``). Goal: at most 1.3x.
+``(t(T2) - t(T1)) / (i(T2) - i(T1))`` from the path's per-``K`` time and its iteration count (each the
+fastest of 3 runs), so set-up cancels; median of interleaved repeats (9; 5 in ``--quick``). Goal: at most
+1.3x.
 
 Part B, whole path (``part == "path"``): wall time of ``em_sparse_pca_path(X, 1..Kmax, renormalize=False)``
 (``Kmax`` = 361 on CBCL, 150 on leukemia; first-PC start included) divided by (total EM iterations x the two
@@ -34,7 +35,36 @@ jumps between two local solutions (for ``K = 50``: 152 non-zeros at ``alpha = 7.
 so no ``alpha`` gives ``K = 10`` or ``50`` there; the closest found is reported, and its variance ratio then
 compares components of different cardinality.
 
-``--quick``: 400 faces and the first 2000 genes, ``K = 10`` only, 2 sklearn fits, 5 per-iteration repeats.
+Parts A and B measure the EM iteration through the data (``operator="data"``) from the paper's single start
+(the principal component, ``init="pc"``), which is what their goals speak of; part D measures the defaults.
+
+Part D, the nsprcomp table (``part == "nsprcomp"``; issue 12): the rows of the table measured with nsprcomp
+0.5.1 (R, 5 restarts, ``renormalize=True``-like settings) on standardized CBCL faces and Armstrong
+leukemia, first component: ``(CBCL, K = 10, sparse)``, ``(CBCL, 10, non-negative)``, ``(leukemia, 10 / 50 /
+100, non-negative)``. Our fit is ``EMSparsePCA(1, cardinality=K, nonneg=..., renormalize=True,
+random_state=0)`` with every other setting at its default (the operator chosen by shape: the ``D x D``
+covariance on CBCL, the data on leukemia; the PC start, both signs when non-negative, plus random starts,
+5 in all, run as one block), timed from the data matrix to the result. Two references are timed in the same
+run, interleaved with it (``NSPRCOMP_REPEATS`` repeats; 2 in ``--quick``):
+
+* ``block``: one product block through the data, ``A'(A W')`` for the 5 starts (``A`` the scaled centred
+  data): ``ratio_block`` = our time in units of one such block (how many data passes the whole fit costs);
+* ``plain``: a plain NumPy emPCA of the same starts (:func:`plain_empca`: sequential runs, ``np.dot`` for
+  the products, ``np.partition`` for the threshold, renormalization by ``numpy.linalg.eigh`` on the support,
+  or the same EM on the support when non-negative; the PC from ``numpy.linalg.eigh``): ``speedup_plain`` =
+  its time / ours.
+
+nsprcomp itself is not run here (no R). Its times are the issue's measurements on this kind of machine
+(``NSPRCOMP_SECONDS``); its variances are given there relative to EMSparsePCA as it was then (the PC start for
+sparse, 10 random starts for non-negative, best by EM variance, then renormalized), so the nsprcomp variance
+is that fit's variance, recomputed here (``init="pc"``, ``n_restarts=1`` / ``init="random"``,
+``n_restarts=10``), divided by the published ratio (``NSPRCOMP_VARIANCE_RATIO``; rounded to 3-4 digits, so
+variance ratios are known to about 5e-4). The issue's goal, ">= 20x faster than nsprcomp's published time
+at >= its variance", compares seconds measured on two machines; it is reported in the claim's note only
+(``speedup_nsprcomp`` column), the verdict of the timing claim rests on same-run ratios.
+
+``--quick``: 400 faces and the first 2000 genes, ``K = 10`` only, 2 sklearn fits, 5 per-iteration repeats;
+part D on the same reduced data.
 """
 
 from __future__ import annotations
@@ -49,7 +79,8 @@ from sklearn.decomposition import SparsePCA
 from threadpoolctl import threadpool_limits
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from repro import EMSparsePCA
 from repro.em_sparse_pca import em_sparse_pca, em_sparse_pca_path
 from repro.linalg import Covariance
 
@@ -60,8 +91,35 @@ GOAL_PATH = 1.5
 K_ITER = 50
 SKLEARN_KS = (10, 50, 100)
 SKLEARN_FITS = 12
-SKLEARN_SECONDS = 25.0
+SKLEARN_SECONDS = 5.0
 SKLEARN_MAX_ITER = 100
+
+# Part D: the nsprcomp table of issue 12 (dataset, K, nonneg) -> published seconds and variance ratio
+# (EMSparsePCA at the time / nsprcomp).
+NSPRCOMP_ROWS = (
+    ("CBCL faces", 10, False),
+    ("CBCL faces", 10, True),
+    ("leukemia", 10, True),
+    ("leukemia", 50, True),
+    ("leukemia", 100, True),
+)
+NSPRCOMP_SECONDS = {
+    ("CBCL faces", 10, False): 0.82,
+    ("CBCL faces", 10, True): 0.33,
+    ("leukemia", 10, True): 0.63,
+    ("leukemia", 50, True): 0.25,
+    ("leukemia", 100, True): 0.21,
+}
+NSPRCOMP_VARIANCE_RATIO = {
+    ("CBCL faces", 10, False): 1.010,
+    ("CBCL faces", 10, True): 1.000,
+    ("leukemia", 10, True): 1.000,
+    ("leukemia", 50, True): 0.9995,
+    ("leukemia", 100, True): 0.9999,
+}
+NSPRCOMP_GOAL = 20.0
+NSPRCOMP_REPEATS = 7
+N_STARTS = 5  # the default block of starts (repro.em_sparse_pca.DEFAULT_STARTS)
 
 
 # --------------------------------------------------------------------------- sklearn alpha search
@@ -159,19 +217,24 @@ def _per_iteration(name, X, reps, rng) -> dict:
     def run(T):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            p = em_sparse_pca_path(X, [K_ITER], init=w0, renormalize=False, tol=1e-300, max_iter=T)
+            p = em_sparse_pca_path(
+                X, [K_ITER], init=w0, renormalize=False, tol=1e-300, max_iter=T, operator="data"
+            )
         return float(p.time[0]), int(p.n_iter_total[0])
 
     run(2)  # warm-up
     R, D = [], []
     for _ in range(reps):
         R.append(_two_products(A, 1, T2 - T1))
-        ta, ia = run(T1)
-        tb, ib = run(T2)
+        # each length timed 3 times, the fastest kept: the difference of two noisy times can go negative
+        ta, ia = min(run(T1) for _ in range(3))
+        tb, ib = min(run(T2) for _ in range(3))
         if ib > ia:
             D.append((tb - ta) / (ib - ia))
     per, ref = float(np.median(D)), float(np.median(R))
+    samples = [d / r for d, r in zip(D, R, strict=False)]
     return {
+        "samples": ";".join(f"{v:.5g}" for v in samples),
         "part": "per_iteration",
         "dataset": name,
         "shape": f"{X.shape[0]} x {X.shape[1]}",
@@ -192,12 +255,13 @@ def _path(name, X, kmax, reps) -> list[dict]:
         ts, iters = [], 0
         for _ in range(reps):
             t0 = time.perf_counter()
-            p = em_sparse_pca_path(X, np.arange(1, kmax + 1), renormalize=renorm)
+            p = em_sparse_pca_path(X, np.arange(1, kmax + 1), renormalize=renorm, init="pc", operator="data")
             ts.append(time.perf_counter() - t0)
             iters = int(p.n_iter_total.sum())
         sec = float(np.median(ts))
         rows.append(
             {
+                "samples": ";".join(f"{t / (ref * iters):.5g}" for t in ts),
                 "part": "path",
                 "dataset": name,
                 "shape": f"{X.shape[0]} x {X.shape[1]}",
@@ -222,7 +286,7 @@ def _sklearn(name, X, ks, fits, budget, reps) -> list[dict]:
         ts = []
         for _ in range(reps):
             t0 = time.perf_counter()
-            W, var = em_sparse_pca(X, 1, cardinality=int(K))
+            W, var = em_sparse_pca(X, 1, cardinality=int(K), init="pc", operator="data")
             ts.append(time.perf_counter() - t0)
         em_sec = float(np.median(ts))
         r = sklearn_alpha_search(X, int(K), max_fits=fits, time_budget=budget)
@@ -251,6 +315,149 @@ def _sklearn(name, X, ks, fits, budget, reps) -> list[dict]:
     return rows
 
 
+# --------------------------------------------------------------------------- part D: the nsprcomp table
+def _threshold_plain(f, K, nonneg, excluded):
+    """Algorithm 2 in plain NumPy: soft threshold at the (K+1)-th largest candidate magnitude (a tie at
+    the K-th place broken by index, as the kernel does)."""
+    a = np.where(excluded, 0.0, np.maximum(f, 0.0) if nonneg else np.abs(f))
+    sign = 1.0 if nonneg else np.sign(f)
+    D = a.size
+    if K >= np.count_nonzero(a):
+        return np.where(a > 0, a * sign, 0.0)
+    part = np.partition(a, [D - K - 1, D - K])
+    thr, s_k = part[D - K - 1], part[D - K]
+    keep = a > thr
+    if s_k == thr:  # tie at the boundary
+        keep[np.flatnonzero(a == thr)[: K - int(keep.sum())]] = True
+        below = a[a < thr]
+        thr = below.max() if below.size else 0.0
+    return np.where(keep, (a - thr) * sign, 0.0)
+
+
+def _plain_run(A, w, K, nonneg, excluded, tol, max_iter):
+    for _ in range(max_iter):
+        f = A.T @ (A @ w)
+        t = _threshold_plain(f, K, nonneg, excluded)
+        n = np.linalg.norm(t)
+        if n == 0:
+            return None
+        t /= n
+        c = abs(float(t @ w))
+        w = t
+        if c > 1.0 - tol:
+            break
+    return w
+
+
+def plain_empca(X, starts, K, nonneg, *, tol=1e-8, max_iter=1000):
+    """A plain NumPy emPCA (Sigg & Buhmann 2008, Algorithms 1-2) with renormalization, run from each start in
+    turn, the best renormalized variance kept: the same-run reference of part D.
+
+    Returns ``(w, variance)``; ``variance = w'Cw`` with ``C`` the sample covariance (ddof=1).
+    """
+    N, D = X.shape
+    A = (X - X.mean(axis=0)) / np.sqrt(N - 1)
+    G = A @ A.T if N < D else A.T @ A
+    _, vecs = np.linalg.eigh(G)
+    pc = A.T @ vecs[:, -1] if N < D else vecs[:, -1]
+    pc /= np.linalg.norm(pc)
+    if pc[np.argmax(np.abs(pc))] < 0:
+        pc = -pc
+    none = np.zeros(D, dtype=bool)
+    best, best_h = None, -np.inf
+    for w0 in starts(pc):
+        w = _plain_run(A, w0, K, nonneg, none, tol, max_iter)
+        if w is None:
+            continue
+        S = np.flatnonzero(w)
+        if nonneg:  # the EM on the support
+            wr = _plain_run(A, w, D, True, w == 0, tol, max_iter)
+            w = wr if wr is not None and np.sum((A @ wr) ** 2) >= np.sum((A @ w) ** 2) else w
+        else:
+            AS = A[:, S]
+            M = AS.T @ AS if S.size <= N else AS @ AS.T
+            _, V = np.linalg.eigh(M)
+            v = V[:, -1] if S.size <= N else AS.T @ V[:, -1]
+            w = np.zeros(D)
+            w[S] = v / np.linalg.norm(v)
+        h = float(np.sum((A @ w) ** 2))
+        if h > best_h:
+            best, best_h = w, h
+    return best, best_h
+
+
+def _default_starts(D, nonneg, seed):
+    """The starts EMSparsePCA(random_state=seed) draws by default: the PC (both signs when non-negative),
+    then random unit vectors (folded when non-negative) from the per-start generators."""
+    seeds = np.random.default_rng(seed).integers(0, 2**63 - 1, size=N_STARTS)
+
+    def starts(pc):
+        out = [pc, -pc] if nonneg else [pc]
+        for sd in seeds[len(out) :]:
+            w = np.random.default_rng(int(sd)).standard_normal(D)
+            w = np.abs(w) if nonneg else w
+            out.append(w / np.linalg.norm(w))
+        return out
+
+    return starts
+
+
+def _nsprcomp(data, reps) -> list[dict]:
+    rows = []
+    for name, K, nonneg in NSPRCOMP_ROWS:
+        X = data[name][0]
+        N, D = X.shape
+        A = Covariance.from_data(X).data
+        Wb = np.random.default_rng(0).standard_normal((N_STARTS, D))
+        starts = _default_starts(D, nonneg, 0)
+        kw = dict(cardinality=K, nonneg=nonneg, renormalize=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            old = EMSparsePCA(
+                1, init="random" if nonneg else "pc", n_restarts=10 if nonneg else 1, random_state=0, **kw
+            ).fit(X)
+            EMSparsePCA(1, random_state=0, **kw).fit(X)  # warm-up (compilation)
+        ref_var = float(old.explained_variance_[0]) / NSPRCOMP_VARIANCE_RATIO[(name, K, nonneg)]
+        for rep in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(5):
+                A.T @ (A @ Wb.T)
+            t_block = (time.perf_counter() - t0) / 5
+            t0 = time.perf_counter()
+            est = EMSparsePCA(1, random_state=0, **kw).fit(X)
+            t_ours = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            _, v_plain = plain_empca(X, starts, K, nonneg)
+            t_plain = time.perf_counter() - t0
+            var = float(est.explained_variance_[0])
+            rows.append(
+                {
+                    "part": "nsprcomp",
+                    "dataset": name,
+                    "shape": f"{N} x {D}",
+                    "method": f"EMSparsePCA default, K = {K}" + (" non-negative" if nonneg else " sparse"),
+                    "cardinality": K,
+                    "nonneg": nonneg,
+                    "repeat": rep,
+                    "operator": est.operator_,
+                    "seconds": t_ours,
+                    "block_seconds": t_block,
+                    "plain_seconds": t_plain,
+                    "ratio_block": t_ours / t_block,
+                    "speedup_plain": t_plain / t_ours,
+                    "nsprcomp_seconds": NSPRCOMP_SECONDS[(name, K, nonneg)],
+                    "speedup_nsprcomp": NSPRCOMP_SECONDS[(name, K, nonneg)] / t_ours,
+                    "variance": var,
+                    "plain_variance": v_plain,
+                    "old_default_variance": float(old.explained_variance_[0]),
+                    "nsprcomp_variance": ref_var,
+                    "variance_vs_nsprcomp": var / ref_var,
+                    "nnz": int(np.count_nonzero(est.components_[0])),
+                }
+            )
+    return rows
+
+
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_cbcl_faces, load_leukemia_armstrong
 
@@ -263,7 +470,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         "CBCL faces": (_common.preprocess(faces, "standardize"), 361),
         "leukemia": (_common.preprocess(leuk, "standardize"), 150),
     }
-    reps = 5 if cfg.quick else 15
+    reps = 5 if cfg.quick else 9
     rows = []
     with threadpool_limits(1, user_api="blas"):
         for i, (name, (X, kmax)) in enumerate(data.items()):
@@ -278,12 +485,13 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 SKLEARN_SECONDS,
                 1 if cfg.quick else 3,
             )
+        rows += _nsprcomp(data, 2 if cfg.quick else NSPRCOMP_REPEATS)
     return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- plot
 def plot(df: pd.DataFrame, cfg: _common.Config):
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(11.0, 3.2))
+    fig, (ax1, ax2, ax3, ax4) = plt.subplots(1, 4, figsize=(14.5, 3.4))
     a = df[df.part.isin(["per_iteration", "path"])].reset_index(drop=True)
     labels = [f"{r.dataset}\n{r.method.replace('emPCA ', '')}" for r in a.itertuples()]
     ax1.barh(
@@ -310,31 +518,68 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax3.set_xlabel("Cardinality K")
     ax3.set_ylabel("variance sklearn / emPCA")
     ax3.legend(fontsize=7)
+    d = df[df.part == "nsprcomp"]
+    if len(d):
+        g = d.groupby(["dataset", "cardinality", "nonneg"], sort=False).median(numeric_only=True)
+        g = g.reset_index()
+        y = np.arange(len(g))
+        names = [_row_name((r.dataset, r.cardinality, r.nonneg)) for r in g.itertuples()]
+        ax4.barh(y - 0.2, g.speedup_nsprcomp, height=0.4, color="tab:green", label="vs nsprcomp (published)")
+        ax4.barh(y + 0.2, g.speedup_plain, height=0.4, color="tab:gray", label="vs plain NumPy (same run)")
+        for yi, v in zip(y, g.variance_vs_nsprcomp, strict=True):
+            ax4.annotate(f"var {v:.3f}", (0.02, yi + 0.32), xycoords=("axes fraction", "data"), fontsize=6)
+        ax4.axvline(NSPRCOMP_GOAL, color="black", ls="--", lw=0.8, label=f"goal {NSPRCOMP_GOAL:.0f}x")
+        ax4.set_yticks(y, names, fontsize=7)
+        ax4.set_xscale("log")
+        ticks = [0.5, 1, 2, 5, 10, 20, 50, 100]
+        ax4.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax4.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax4.set_xlim(0.5, 200)
+        ax4.set_ylim(-0.6, len(g) + 0.9)
+        ax4.set_xlabel("speed-up of the default fit")
+        ax4.legend(fontsize=6, loc="upper right", ncol=1)
     fig.tight_layout()
     return fig
 
 
 # --------------------------------------------------------------------------- claims
+def _samples(row) -> list[float]:
+    return [float(v) for v in str(row.samples).split(";") if v]
+
+
+def _combine(calls: dict) -> str:
+    """One verdict from per-row timing calls: all met, all missed, any too close, else partly."""
+    states = {c.state for c in calls.values()}
+    if states == {"met"}:
+        return REPRODUCED
+    if states == {"missed"}:
+        return NOT_REPRODUCED
+    if "too close" in states and "missed" not in states:
+        return TOO_CLOSE
+    return PARTIAL
+
+
 def _check_iter(df):
     g = df[df.part == "per_iteration"].set_index("dataset")
-    ok = bool((g.ratio <= GOAL_ITER).all())
+    calls = {d: call_timing(_samples(r), GOAL_ITER) for d, r in g.iterrows()}
     return Outcome(
-        ", ".join(f"{d}: {r:.2f}x" for d, r in g.ratio.items()),
-        REPRODUCED if ok else (PARTIAL if (g.ratio <= GOAL_ITER).any() else NOT_REPRODUCED),
-        "project goal: one emPCA iteration <= 1.3 x the two BLAS products (single-threaded)",
+        ", ".join(f"{d}: {c.text('.2f', 'x')}" for d, c in calls.items()),
+        _combine(calls),
+        "project goal: one emPCA iteration through the data <= 1.3 x the two BLAS products "
+        "(single-threaded), decided with a 15% margin on the repeats",
     )
 
 
 def _check_path(df):
     g = df[(df.part == "path") & (~df.renormalize.astype(bool))].set_index("dataset")
     r = df[(df.part == "path") & (df.renormalize.astype(bool))].set_index("dataset")
-    ok = bool((g.ratio <= GOAL_PATH).all())
-    txt = ", ".join(f"{d}: {v:.2f} ({int(g.n_iter_total[d])} iterations)" for d, v in g.ratio.items())
+    calls = {d: call_timing(_samples(row), GOAL_PATH) for d, row in g.iterrows()}
+    txt = ", ".join(f"{d}: {c.text('.2f')} ({int(g.n_iter_total[d])} iterations)" for d, c in calls.items())
     txt += "; with renormalization: " + ", ".join(f"{d}: {v:.2f}" for d, v in r.ratio.items())
     return Outcome(
         txt,
-        REPRODUCED if ok else (PARTIAL if (g.ratio <= GOAL_PATH).any() else NOT_REPRODUCED),
-        "project goal: the whole path (start included) <= 1.5 x total iterations x two products; "
+        _combine(calls),
+        "project goal: the whole path (PC start, through the data) <= 1.5 x total iterations x two products; "
         "renormalization (emPCAopt) reported alongside, not part of the goal",
     )
 
@@ -358,6 +603,61 @@ def _check_sklearn(df):
     )
 
 
+def _nsprcomp_rows(df):
+    d = df[df.part == "nsprcomp"]
+    return {k: g for k, g in d.groupby(["dataset", "cardinality", "nonneg"], sort=False)}
+
+
+def _row_name(key):
+    name, K, nonneg = key
+    return f"{name.split()[0]} {int(K)} {'nn' if bool(nonneg) else 'sparse'}"
+
+
+def _check_nsprcomp_variance(df):
+    rows = _nsprcomp_rows(df)
+    ratios = {k: float(g.variance_vs_nsprcomp.median()) for k, g in rows.items()}
+    ok = all(v >= 1 - 5e-4 for v in ratios.values())
+    return Outcome(
+        ", ".join(f"{_row_name(k)}: {v:.4f}" for k, v in ratios.items()),
+        REPRODUCED if ok else (PARTIAL if any(v >= 1 - 5e-4 for v in ratios.values()) else NOT_REPRODUCED),
+        "variance of the default fit / nsprcomp's (the issue's ratio to the EMSparsePCA of the time, whose "
+        "variance is recomputed here); >= 1 within the 5e-4 rounding of the published ratios",
+    )
+
+
+def _check_nsprcomp_speed(df):
+    rows = _nsprcomp_rows(df)
+    calls = {
+        k: call_timing(g.speedup_nsprcomp, NSPRCOMP_GOAL, lower_is_better=False) for k, g in rows.items()
+    }
+    same_run = "; ".join(
+        f"{_row_name(k)}: {g.seconds.median() * 1e3:.0f} ms = {g.ratio_block.median():.0f} product blocks, "
+        f"{g.speedup_plain.median():.2f}x plain NumPy"
+        for k, g in rows.items()
+    )
+    return Outcome(
+        ", ".join(f"{_row_name(k)}: {c.text('.1f', 'x')}" for k, c in calls.items()),
+        _combine(calls),
+        "speed-up over nsprcomp's published seconds (0.82, 0.33, 0.63, 0.25, 0.21 s: the issue's "
+        "measurements on this kind of machine, not re-run here) from repeated timings of the default fit; "
+        "goal >= 20x. "
+        f"Same-run ratios: {same_run}",
+    )
+
+
+def _check_vs_plain(df):
+    rows = _nsprcomp_rows(df)
+    calls = {k: call_timing(g.speedup_plain, 1.0, lower_is_better=False) for k, g in rows.items()}
+    return Outcome(
+        ", ".join(f"{_row_name(k)}: {c.text('.2f', 'x')}" for k, c in calls.items()),
+        _combine(calls),
+        "speed-up of the default fit over a plain NumPy emPCA of the same starts, timed interleaved in the "
+        "same run; the gains: the D x D covariance on CBCL (D^2 instead of 2ND per iteration, then D K once "
+        "the iterate is K-sparse) and, on leukemia (72 x 12582), the K-sparse iterate applied through its "
+        "support (N (D + K) instead of 2ND)",
+    )
+
+
 CLAIMS = [
     Claim(
         "iteration-cost",
@@ -365,12 +665,14 @@ CLAIMS = [
         "products X w and X'y (Sigg & Buhmann: O(D) work besides them)",
         "<= 1.3x",
         _check_iter,
+        machine_dependent=True,
     ),
     Claim(
         "path-cost",
         "Project goal: a whole cardinality path costs at most 1.5x (total EM iterations x two BLAS products)",
         "<= 1.5",
         _check_path,
+        machine_dependent=True,
     ),
     Claim(
         "vs-sklearn",
@@ -378,6 +680,30 @@ CLAIMS = [
         "scikit-learn's SparsePCA with an alpha search, with at least its variance",
         "",
         _check_sklearn,
+        machine_dependent=True,
+    ),
+    Claim(
+        "nsprcomp-variance",
+        "Issue 12: the default EMSparsePCA (first component, renormalize=True) reaches at least nsprcomp's "
+        "variance on each row of its table (CBCL 10 sparse / non-negative, leukemia 10 / 50 / 100 "
+        "non-negative)",
+        ">= 1",
+        _check_nsprcomp_variance,
+    ),
+    Claim(
+        "nsprcomp-speed",
+        "Issue 12 goal: each row of the nsprcomp table at least 20x faster than nsprcomp's published time",
+        ">= 20x",
+        _check_nsprcomp_speed,
+        machine_dependent=True,
+    ),
+    Claim(
+        "vs-plain-numpy",
+        "Issue 12: the default fit (operator by shape, restarts as one block) is faster than a plain NumPy "
+        "emPCA of the same starts",
+        "> 1x",
+        _check_vs_plain,
+        machine_dependent=True,
     ),
 ]
 

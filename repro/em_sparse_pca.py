@@ -14,11 +14,20 @@ and add the constraints at the M-step, which is the isotropic QP ``min h w'w - 2
 * non-negativity ``w >= 0`` (Eq. 17): negative entries of ``w*`` set to zero, then the same threshold
   among the positive entries (the (K+1)-th largest positive value);
 
-followed by ``w <- w / ||w||_2``, until ``|w(t+1)' w(t)| > 1 - tol``. The products ``X w`` and ``X'y``
-(BLAS) dominate; the projection and normalization run in one O(D) Numba kernel with preallocated
-buffers (:mod:`repro.kernels.em_sparse_pca`). When ``N < D`` the iteration works on ``X`` directly and
-the ``D x D`` covariance is never formed; the first principal component (the start for sparse PCA)
-comes through the ``N x N`` Gram matrix.
+followed by ``w <- w / ||w||_2``, until ``|w(t+1)' w(t)| > 1 - tol``. Only ``f = X'X w`` (up to a positive
+factor) enters the M-step, so the iteration needs the covariance as an operator: through the data (``X w``
+then ``X'y``, ``2ND`` flops) or through the ``D x D`` covariance formed once (``D^2`` flops), chosen by the
+cost model of :func:`repro.linalg.choose_operator` (``operator="auto"``; the covariance on CBCL faces,
+2429 x 361, the data on leukemia, 72 x 12582); the iterates agree to round-off. The restarts of a component
+run together (:func:`_em_block`): one operator call per iteration for every active restart, then one O(D)
+Numba kernel per restart (:mod:`repro.kernels.em_sparse_pca`); a restart leaves the block when it converges.
+A tie at the threshold (``s_K = s_(K+1)``, e.g. duplicated features) is broken by index so exactly ``K``
+loadings stay non-zero (Algorithm 2 as printed would zero the K-th).
+
+The default start is the first principal component (both signs when non-negative) plus random starts, 5 in
+all; with ``renormalize=True`` the restart kept is the best after renormalization. Missing values (NaN) are
+handled by Roweis' generalized E-step in the zero-noise limit (:class:`_ObservedData`), and a ``dask.array``
+is read one pass per iteration (:class:`repro.linalg.ChunkedData`), or once to form the covariance.
 
 Several components (Section 4): projection deflation ``X <- X (I - ww')`` (Eq. 18); for non-negative
 components, orthogonality forces disjoint supports (Eq. 19: features used before are excluded); or
@@ -62,6 +71,7 @@ from ._validation import (
     check_array,
     check_cardinalities,
     check_cardinality,
+    check_has_variance,
     check_int,
     check_random_state,
     check_real,
@@ -69,8 +79,16 @@ from ._validation import (
     rescaled,
     warn_not_converged,
 )
-from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update
-from .linalg import Covariance, canonical_sign, renormalize
+from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
+from .linalg import (
+    OPERATORS,
+    ChunkedData,
+    Covariance,
+    canonical_sign,
+    choose_operator,
+    is_dask_array,
+    renormalize,
+)
 
 __all__ = [
     "CardinalityPath",
@@ -226,72 +244,296 @@ def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, fl
     return renormalize(Covariance(data=A), w)
 
 
+# --------------------------------------------------------------------------- missing values and chunks
+class _ObservedData:
+    """The data with missing entries (NaN) as an operator for the zero-noise EM (Roweis 1998, Sec. 4).
+
+    Roweis' generalized E-step in the zero-noise limit, for one component ``w`` (and one mean ``mu`` per
+    restart, estimated jointly): per sample, ``y_n`` is the least-squares coefficient of ``w`` on the
+    observed coordinates, ``y_n = sum_O (x_nd - mu_d) w_d / sum_O w_d^2``; the missing ones are filled
+    with ``mu_d + y_n w_d``; the mean becomes the column mean of the filled data, and the M-step sees
+    ``f = Z_c' y`` with ``Z_c`` the filled data centred at the new mean (the constrained M-step then
+    thresholds ``f`` exactly as for complete data). With nothing missing this is the complete-data EM:
+    ``y = X_c w``, ``f = X_c' X_c w``. All of it is one pass over the data: per chunk
+    (:func:`_rank1_chunk_stats`) the products ``Y'X0``, ``Y'M``, ``(Y*Y)'M`` (``X0``: the data with
+    zeros at the missing entries, ``M``: the missing mask), then a small reduction.
+
+    ``h`` (the quality of a restart) is ``(T - SSE) / (N - 1)`` with ``SSE`` the squared error on the
+    observed entries and ``T`` their sum of squares about the observed column means: ``w'Cw`` when
+    nothing is missing.
+    """
+
+    def __init__(self, source, *, estimate_mean: bool = True, mean=None, ddof: int = 1):
+        self.source = source
+        self.chunked = isinstance(source, ChunkedData)
+        if self.chunked:
+            colsum, nobs, sumsq, _ = source.column_stats()
+            self.n_samples, self.n_features = source.shape
+        else:
+            miss = np.isnan(source)
+            self.X0 = np.where(miss, 0.0, source)
+            self.Mf = miss.astype(np.float64) if miss.any() else None
+            self.Of = 1.0 - self.Mf if self.Mf is not None else None
+            colsum, nobs = self.X0.sum(axis=0), (~miss).sum(axis=0).astype(np.float64)
+            sumsq = np.einsum("ij,ij->j", self.X0, self.X0)
+            self.n_samples, self.n_features = source.shape
+        self.colsum, self.nobs, self.nmiss = colsum, nobs, self.n_samples - nobs
+        self.obs_mean = colsum / np.maximum(nobs, 1.0)
+        self.estimate_mean = estimate_mean
+        self.fixed_mean = self.obs_mean if mean is None else np.asarray(mean, dtype=np.float64)
+        if not estimate_mean and mean is None:
+            self.fixed_mean = np.zeros(self.n_features)
+        self.colsq = sumsq
+        self.sumsq = sumsq = float(sumsq.sum())
+        # T: squared deviations of the observed entries from the starting mean.
+        m0 = self.obs_mean if estimate_mean else self.fixed_mean
+        self.total = sumsq - 2.0 * float(m0 @ colsum) + float(nobs @ (m0 * m0))
+        self.dof = self.n_samples - ddof
+        self.mu = np.zeros((0, self.n_features))
+
+    # ----- the interface used by _em_block
+    def start(self, R: int):
+        """Reset the per-restart means for a block of ``R`` restarts."""
+        base = self.obs_mean if self.estimate_mean else self.fixed_mean
+        self.mu = np.tile(base, (R, 1))
+
+    def restart_row(self, r: int):
+        self.mu[r] = self.obs_mean if self.estimate_mean else self.fixed_mean
+
+    def row_mean(self, r: int) -> np.ndarray:
+        return self.mu[r].copy()
+
+    def trace(self) -> float:
+        return self.total / self.dof
+
+    def products(self, W, rows=None, *, update: bool = True, mean=None):
+        """One E-step and the M-step statistics for the rows of ``W``: ``(f rows, h)`` as for a covariance."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if mean is not None:
+            mu = np.tile(mean, (W.shape[0], 1))
+        else:
+            rows = np.arange(W.shape[0]) if rows is None else rows
+            mu = self.mu[rows]
+        YtX, YtM, Y2tM, sY, sYnum, _ = self._stats(mu, W)
+        N = self.n_samples
+        mu_new = (self.colsum + mu * self.nmiss + W * YtM) / N if self.estimate_mean else mu
+        F = YtX + mu * YtM + W * Y2tM - mu_new * sY[:, None]
+        sse = self.sumsq - 2.0 * (mu @ self.colsum) + (mu * mu) @ self.nobs - sYnum
+        h = (self.total - sse) / self.dof
+        if update and mean is None:
+            self.mu[rows] = mu_new
+        return F / self.dof, h
+
+    def _stats(self, mu, W):
+        if self.chunked:
+            return self.source.map_reduce(_rank1_chunk_stats, mu, W)
+        return _rank1_stats(self.X0, self.Of, self.Mf, mu, W)
+
+    def completed_variance(self, W, w1, mean) -> tuple[np.ndarray, float]:
+        """``w'C w`` for the rows of ``W`` and ``tr C``, ``C`` the covariance of the data completed by the
+        E-step of ``w1`` (missing entries filled with ``mean + y w1``); the sample covariance when
+        nothing is missing. Two passes."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        w1 = np.asarray(w1, dtype=np.float64)[None, :]
+        mu = np.asarray(mean, dtype=np.float64)[None, :]
+        _, YtM, Y2tM, _, _, _ = self._stats(mu, w1)
+        N = self.n_samples
+        col_sum = self.colsum + mu[0] * self.nmiss + w1[0] * YtM[0]
+        col_sq = self.colsq + mu[0] ** 2 * self.nmiss + 2.0 * mu[0] * w1[0] * YtM[0] + w1[0] ** 2 * Y2tM[0]
+        tr = float((col_sq - col_sum * col_sum / N).sum()) / self.dof
+        mu_fill = col_sum / N
+        if self.chunked:
+            (q,) = self.source.map_reduce(_completed_quad, mu[0], w1[0], mu_fill, W)
+        else:
+            X = self.X0 if self.Mf is None else np.where(self.Mf.astype(bool), np.nan, self.X0)
+            (q,) = _completed_quad(X, mu[0], w1[0], mu_fill, W)
+        return q / self.dof, tr
+
+    def deflate(self, w, mean) -> _ObservedData:
+        """The residual ``x - mean - y w`` on the observed entries (missing ones stay missing), ``y`` from the
+        E-step of ``w``: projection deflation (Eq. 18) of the data, with the mean fixed from now on."""
+        w = np.asarray(w, dtype=np.float64)
+        mean = np.asarray(mean, dtype=np.float64)
+        if self.chunked:
+            arr = self.source.array.map_blocks(_rank1_residual, mean, w, dtype=np.float64)
+            src = ChunkedData(arr, self.source.name)
+        else:
+            X = np.where(self.Mf.astype(bool), np.nan, self.X0) if self.Mf is not None else self.X0
+            src = _rank1_residual(X, mean, w)
+        return _ObservedData(src, estimate_mean=False)
+
+    def imputed_covariance(self) -> Covariance:
+        """The covariance of the data with missing entries set to the mean (one pass); ``C`` when complete."""
+        m = self.obs_mean if self.estimate_mean else self.fixed_mean
+        if self.chunked:
+            (G,) = self.source.map_reduce(_imputed_gram, m)
+        else:
+            Z = self.X0 - m if self.Mf is None else np.where(self.Mf.astype(bool), 0.0, self.X0 - m)
+            G = Z.T @ Z
+        return Covariance(matrix=0.5 * (G + G.T) / self.dof, n_samples=self.n_samples)
+
+
+def _rank1_stats(X0, Of, Mf, mu, W):
+    """Per chunk: the E-step of :class:`_ObservedData` and its sufficient statistics.
+
+    ``X0`` (n x D) has zeros at the missing entries, ``Of``/``Mf`` are the observed/missing masks (None:
+    nothing missing), ``mu`` and ``W`` (R x D) the restarts' means and loadings. Returns ``Y'X0``, ``Y'M``,
+    ``(Y*Y)'M`` (R x D), ``sum_n y`` and ``sum_n y num`` (R,).
+    """
+    P = X0 @ W.T
+    if Mf is None:
+        num = P - np.einsum("ij,ij->i", mu, W)
+        Y = num / np.einsum("ij,ij->i", W, W)
+        YtM = np.zeros(W.shape)
+        Y2tM = YtM
+    else:
+        num = P - Of @ (mu * W).T
+        den = Of @ (W * W).T
+        Y = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        YtM = Y.T @ Mf
+        Y2tM = (Y * Y).T @ Mf
+    return Y.T @ X0, YtM, Y2tM, Y.sum(axis=0), np.einsum("ij,ij->j", Y, num), np.einsum("ij,ij->j", Y, Y)
+
+
+def _rank1_chunk_stats(B, mu, W):
+    B = np.asarray(B, dtype=np.float64)
+    miss = np.isnan(B)
+    if miss.any():
+        Mf = miss.astype(np.float64)
+        return _rank1_stats(np.where(miss, 0.0, B), 1.0 - Mf, Mf, mu, W)
+    return _rank1_stats(B, None, None, mu, W)
+
+
+def _completed_quad(B, mean, w, mu_fill, W):
+    """Per chunk: ``sum_n ((z_n - mu_fill) . w_j)^2`` for the rows ``w_j`` of ``W``, ``z_n`` the sample
+    completed by the E-step of ``w``."""
+    B = np.asarray(B, dtype=np.float64)
+    miss = np.isnan(B)
+    Z = np.where(miss, 0.0, B)
+    if miss.any():
+        den = (~miss) @ (w * w)
+        num = np.where(miss, 0.0, B - mean) @ w
+        y = np.divide(num, den, out=np.zeros(B.shape[0]), where=den > 0)
+        Z = np.where(miss, mean + np.outer(y, w), Z)
+    P = (Z - mu_fill) @ W.T
+    return (np.einsum("ij,ij->j", P, P),)
+
+
+def _rank1_residual(B, mean, w):
+    B = np.asarray(B, dtype=np.float64)
+    miss = np.isnan(B)
+    R = np.where(miss, 0.0, B - mean)
+    den = (~miss) @ (w * w)
+    y = np.divide(R @ w, den, out=np.zeros(B.shape[0]), where=den > 0)
+    R -= np.outer(y, w)
+    R[miss] = np.nan
+    return R
+
+
+def _imputed_gram(B, mean):
+    Z = np.asarray(B, dtype=np.float64) - mean
+    Z[np.isnan(Z)] = 0.0
+    return (Z.T @ Z,)
+
+
 # --------------------------------------------------------------------------- the EM runs
-_HISTORY_START = 1024  # initial length of the per-iteration history buffers
-
-
-class _Workspace:
-    """Buffers for the EM loop (allocated once per fit)."""
-
-    def __init__(self, N: int, D: int, max_iter: int):
-        self.w = np.empty(D)
-        self.f = np.empty(D)
-        self.work = np.empty(D)
-        self.y = np.empty(N)
-        # The history grows on demand: max_iter may be huge (10**13 = "until converged").
-        self.h = np.empty(min(max_iter + 1, _HISTORY_START))
-        self.state = np.zeros(1)
-
-    def grow_history(self, need: int) -> np.ndarray:
-        """Double the history buffer (keeping its contents) until it holds index ``need``."""
-        size = self.h.shape[0]
-        while size <= need:
-            size *= 2
-        h = np.empty(size)
-        h[: self.h.shape[0]] = self.h
-        self.h = h
-        return h
-
-
 @dataclass
 class _Run:
     w: np.ndarray
-    h: float  # ||A w||^2, the variance on the working data
+    h: float  # w'Cw on the working operator
     n_iter: int
     status: int
     history: np.ndarray  # h of every iterate, start included
+    n_iter_total: int = 0  # iterations including collapsed starts that were redrawn
+    mean: np.ndarray | None = None  # the run's mean (missing-value operator only)
 
 
-def _em(A, w0, K, nonneg, excluded, tol, max_iter, ws: _Workspace) -> _Run:
-    """One EM run (Algorithms 1-2): BLAS for ``X w`` and ``X'y``, the kernel
-    :func:`repro.kernels.em_sparse_pca.em_update` for the rest; no allocation inside the loop."""
-    w, f, work, y, hist, state = ws.w, ws.f, ws.work, ws.y, ws.h, ws.state
-    w[:] = w0
-    state[0] = 0.0
+def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Run]:
+    """EM runs (Algorithms 1-2) from the rows of ``W0`` (R x D), all together.
+
+    One iteration of every active restart is one call ``op.products(W)`` (``W C`` and ``w'Cw`` for a block:
+    one matrix-matrix product) and the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` (the
+    O(D) projection per row). A restart that converges (``|w(t+1)' w(t)| > 1 - tol``) or reaches
+    ``max_iter`` leaves the block; one that collapses to the zero vector is replaced by a new random start
+    from its generator ``rngs[r]`` (up to 50 times) when given. Row ``r``'s iterates are those of a run
+    from ``W0[r]`` alone (to round-off: the block product sums in another order).
+    """
+    W = np.array(W0, dtype=np.float64, order="C", ndmin=2)
+    R, D = W.shape
     K, nonneg, tol = int(K), bool(nonneg), float(tol)
-    AT = A.T
-    status, n_iter = MAX_ITER, max_iter
-    for t in range(max_iter):
-        np.dot(A, w, out=y)  # E-step: y = X w / (w'w), w'w = 1
-        h = float(y @ y)
-        if t >= hist.shape[0]:
-            hist = ws.grow_history(t)
-        hist[t] = h
-        if not h > 0.0:
-            return _Run(np.zeros_like(w), 0.0, t, COLLAPSED, hist[:t].copy())
-        np.dot(AT, y, out=f)  # M-step: w* = f / h with f = X'y (Eq. 13); h cancels in the normalization
-        norm, c = em_update(f, K, nonneg, excluded, w, work, state)
-        if norm == 0.0:
-            return _Run(np.zeros_like(w), 0.0, t + 1, COLLAPSED, hist[: t + 1].copy())
-        if c > 1.0 - tol:
-            status, n_iter = CONVERGED, t + 1
-            break
-    np.dot(A, w, out=y)
-    h = float(y @ y)
-    if n_iter >= hist.shape[0]:
-        hist = ws.grow_history(n_iter)
-    hist[n_iter] = h
-    return _Run(w.copy(), h, n_iter, status, hist[: n_iter + 1].copy())
+    if hasattr(op, "start"):
+        op.start(R)
+    state = np.zeros(R)
+    work = np.empty(D)
+    norms, cosines = np.empty(R), np.empty(R)
+    it = np.zeros(R, dtype=np.int64)  # iterations of each row's current run
+    spent = np.zeros(R, dtype=np.int64)  # iterations of runs that collapsed and were redrawn
+    tries = np.zeros(R, dtype=np.int64)
+    status = np.full(R, -1)
+    hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
+    active = np.arange(R)
+
+    def collapse(r, t_end):
+        if rngs is not None and rngs[r] is not None and tries[r] < _MAX_REDRAWS:
+            tries[r] += 1
+            spent[r] += t_end
+            W[r] = _draw_start(rngs[r], D, nonneg, excluded)
+            it[r] = 0
+            state[r] = 0.0
+            if hasattr(op, "restart_row"):
+                op.restart_row(r)
+            return True
+        status[r] = COLLAPSED
+        it[r] = t_end
+        W[r] = 0.0
+        return False
+
+    while active.size:
+        Wa = W if active.size == R else W[active]
+        F, H = op.products(Wa, active)
+        if it.max() + 1 >= hist.shape[1]:
+            hist = np.concatenate(
+                [hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1
+            )
+        hist[active, it[active]] = H
+        ok = H > 0
+        if not ok.all():
+            for r in active[~ok]:
+                collapse(r, it[r])
+            F, rows = F[ok], active[ok]
+        else:
+            rows = active
+        F = np.ascontiguousarray(F)
+        em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
+        it[rows] += 1
+        m = rows.size
+        zero = norms[:m] == 0.0
+        if zero.any():
+            for r in rows[zero]:
+                collapse(r, it[r])
+        conv = ~zero & (cosines[:m] > 1.0 - tol)
+        status[rows[conv]] = CONVERGED
+        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+        active = active[status[active] < 0]
+    done = np.flatnonzero(status != COLLAPSED)
+    hfinal = np.zeros(R)
+    if done.size:
+        _, hd = op.products(W[done], done)
+        hfinal[done] = hd
+        hist[done, it[done]] = hd
+    runs = []
+    for r in range(R):
+        n = int(it[r])
+        col = status[r] == COLLAPSED
+        hist_r = hist[r, : n + (0 if col else 1)].copy()
+        mean = op.row_mean(r) if hasattr(op, "row_mean") else None
+        runs.append(_Run(W[r].copy(), float(hfinal[r]), n, int(status[r]), hist_r, n + int(spent[r]), mean))
+    return runs
+
+
+def _em(op, w0, K, nonneg, excluded, tol, max_iter) -> _Run:
+    """One EM run from ``w0``: :func:`_em_block` with a block of one."""
+    return _em_block(op, np.asarray(w0)[None, :], K, nonneg, excluded, tol, max_iter)[0]
 
 
 def _draw_start(rng: np.random.Generator, D: int, nonneg: bool, excluded: np.ndarray) -> np.ndarray:
@@ -427,13 +669,13 @@ def _alg2_l1_bound(b: np.ndarray, K: int, nonneg: bool, allowed: np.ndarray) -> 
     return float(np.sum(part[:K] - part[K]))
 
 
-def _em_quasi(A, w0, K, nonneg, excluded, V, rho, tol, max_iter) -> _Run:
+def _em_quasi(op, w0, K, nonneg, excluded, V, rho, tol, max_iter) -> _Run:
     """EM with the penalized M-step of Eq. 20 (Python loop around :func:`penalized_mstep`).
 
     With a cardinality ``K`` the QP gets the l1 bound Algorithm 2 would set; since the Hessian is not
     isotropic its solution can have more than ``K`` non-zeros, and then only the ``K`` largest are kept.
     """
-    D = A.shape[1]
+    D = w0.shape[0]
     allowed = ~excluded
     w = w0.copy()
     mu = lam = None
@@ -441,15 +683,16 @@ def _em_quasi(A, w0, K, nonneg, excluded, V, rho, tol, max_iter) -> _Run:
     status = MAX_ITER
     n_iter = max_iter
     for t in range(max_iter):
-        y = A @ w
-        h = float(y @ y)
+        F, H = op.products(w[None, :])
+        h = float(H[0])
         hist.append(h)
         if not h > 0:
-            return _Run(np.zeros(D), 0.0, t, COLLAPSED, np.array(hist))
-        b = (A.T @ y) / h  # Eq. 13
+            return _Run(np.zeros(D), 0.0, t, COLLAPSED, np.array(hist), t)
+        b = F[0] / h  # Eq. 13
         bound = _alg2_l1_bound(b, K, nonneg, allowed) if K < D else None
-        wn, mu, lam = penalized_mstep(b, V, rho, l1_bound=bound, nonneg=nonneg, allowed=allowed,
-                                      mu0=mu, lam0=lam)
+        wn, mu, lam = penalized_mstep(
+            b, V, rho, l1_bound=bound, nonneg=nonneg, allowed=allowed, mu0=mu, lam0=lam
+        )
         if K < D and np.count_nonzero(wn) > K:
             keep = np.argpartition(-np.abs(wn), K)[:K]
             tmp = np.zeros(D)
@@ -457,24 +700,23 @@ def _em_quasi(A, w0, K, nonneg, excluded, V, rho, tol, max_iter) -> _Run:
             wn = tmp
         nrm = np.linalg.norm(wn)
         if nrm == 0:
-            return _Run(np.zeros(D), 0.0, t + 1, COLLAPSED, np.array(hist))
+            return _Run(np.zeros(D), 0.0, t + 1, COLLAPSED, np.array(hist), t + 1)
         wn /= nrm
         c = abs(float(wn @ w))
         w = wn
         if c > 1.0 - tol:
             status, n_iter = 0, t + 1
             break
-    y = A @ w
-    h = float(y @ y)
+    h = float(op.products(w[None, :])[1][0])
     hist.append(h)
-    return _Run(w, h, n_iter, status, np.array(hist))
+    return _Run(w, h, n_iter, status, np.array(hist), n_iter)
 
 
 # --------------------------------------------------------------------------- one component
 @dataclass
 class _Settings:
     nonneg: bool
-    init: object  # "pc", "random" or an ndarray (D,)
+    init: object  # "auto", "pc", "random" or an ndarray (D,)
     n_restarts: int
     renormalize: bool
     tol: float
@@ -492,79 +734,122 @@ class _Component:
     status: int
     history: np.ndarray
     rho: float = 0.0
+    mean: np.ndarray | None = None
+    mean_em: np.ndarray | None = None
 
 
-def _run_starts(run, starts, redraw, nonneg) -> tuple[_Run, int]:
-    """Run EM from each start, replacing starts that collapse; keep the largest variance.
+def _starts(s: _Settings, D, excluded, start_rngs, pc) -> list[tuple[np.ndarray, object]]:
+    """The starts of one component as ``(w0, rng for redraws)``.
 
-    ``starts`` is a list of ``(w0, rng_or_None)``; a collapsed run is restarted from ``redraw(rng)``.
-    Returns the best run and the total number of iterations spent.
+    ``"auto"`` (the default): the first principal component (both signs with ``nonneg``) and random starts
+    up to ``n_restarts`` in all; ``"pc"``: the principal component (both signs with ``nonneg``);
+    ``"random"``: ``n_restarts`` random starts; an array: that start.
     """
+    if isinstance(s.init, np.ndarray):
+        return [(s.init, start_rngs[0])]
+    if s.init in ("pc", "auto"):
+        pcs = [pc, -pc] if s.nonneg else [pc]
+        out = [(p, start_rngs[i % len(start_rngs)]) for i, p in enumerate(pcs)]
+        if s.init == "auto":
+            out += [(_draw_start(g, D, s.nonneg, excluded), g) for g in start_rngs[len(pcs) :]]
+        return out
+    return [(_draw_start(g, D, s.nonneg, excluded), g) for g in start_rngs]
+
+
+def _best(runs: list[_Run]) -> tuple[_Run | None, int]:
+    """The run of largest variance (first on ties) and the iterations spent by all."""
     best, total = None, 0
-    for w0, g in starts:
-        r = run(w0)
-        total += r.n_iter
-        tries = 0
-        while r.status == COLLAPSED and tries < _MAX_REDRAWS and g is not None:
-            r = run(redraw(g))
-            total += r.n_iter
-            tries += 1
-        if r.status == COLLAPSED:
-            continue
-        if best is None or r.h > best.h:
+    for r in runs:
+        total += r.n_iter_total
+        if r.status != COLLAPSED and (best is None or r.h > best.h):
             best = r
     return best, total
 
 
-def _solve_component(A, K, s: _Settings, excluded, start_rngs, pc, ws, V=None, rho=0.0) -> _Component:
-    """EM (best of the starts) for one component on the working data ``A``, then renormalization."""
-    D = A.shape[1]
+def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=0.0) -> _Component:
+    """EM (best of the starts, run as one block) for one component on the working operator, then
+    renormalization."""
+    D = op.n_features
     nonneg = s.nonneg
-
-    def run(w0):
-        if V is None:
-            return _em(A, w0, K, nonneg, excluded, s.tol, s.max_iter, ws)
-        return _em_quasi(A, w0, K, nonneg, excluded, V, rho, s.tol, s.max_iter)
-
-    def redraw(g):
-        return _draw_start(g, D, nonneg, excluded)
-
-    if isinstance(s.init, np.ndarray):
-        starts = [(s.init, start_rngs[0])]
-    elif s.init == "pc":
-        starts = [(pc, start_rngs[0])] + ([(-pc, start_rngs[0])] if nonneg else [])
+    starts = _starts(s, D, excluded, start_rngs, pc)
+    if V is None:
+        W0 = np.array([w for w, _ in starts])
+        runs = _em_block(op, W0, K, nonneg, excluded, s.tol, s.max_iter, [g for _, g in starts])
     else:
-        starts = [(redraw(g), g) for g in start_rngs]
-    best, total = _run_starts(run, starts, redraw, nonneg)
+        runs = []
+        for w0, g in starts:
+            r = _em_quasi(op, w0, K, nonneg, excluded, V, rho, s.tol, s.max_iter)
+            tries, spent = 0, r.n_iter
+            while r.status == COLLAPSED and tries < _MAX_REDRAWS and g is not None:
+                r = _em_quasi(
+                    op, _draw_start(g, D, nonneg, excluded), K, nonneg, excluded, V, rho, s.tol, s.max_iter
+                )
+                spent += r.n_iter
+                tries += 1
+            r.n_iter_total = spent
+            runs.append(r)
+    best, total = _best(runs)
     if best is None:
         raise ValueError(
             "every start collapsed to the zero vector (no feature can take a non-zero loading); the "
             "remaining data has no variance on the allowed features: lower n_components."
         )
-    w_em, h_em = best.w, best.h
-    w, h = w_em, h_em
-    if s.renormalize:
-        # emPCAopt: optimal weights on the support (Sigg & Buhmann 2008, Sec. 5.1).
-        if not nonneg and V is None:
-            w, h = renormalize_on_support(A, w_em)
-        else:
-            off = excluded | (w_em == 0)
-            if V is None:
-                r = _em(A, w_em, D, nonneg, off, s.tol, s.max_iter, ws)
-            else:
-                r = _em_quasi(A, w_em, D, nonneg, off, V, rho, s.tol, s.max_iter)
-            total += r.n_iter
-            if r.status != COLLAPSED and r.h >= h_em:
-                w, h = r.w, r.h
-    return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho)
+    if not s.renormalize:
+        w_em, h_em, mean = best.w, best.h, best.mean
+        w, h = w_em, h_em
+    else:
+        # emPCAopt: optimal weights on the support (Sigg & Buhmann 2008, Sec. 5.1), for the support of
+        # every restart (each distinct support once); the restart kept is the best after renormalization,
+        # so adding starts never lowers the result.
+        seen: dict = {}
+        pick = None
+        for r in runs:
+            if r.status == COLLAPSED:
+                continue
+            key = (r.w != 0).tobytes()
+            if key not in seen:
+                seen[key] = _renormalized(op, r, nonneg, excluded, V, rho, s)
+                total += seen[key][3]
+            w_r, h_r, mean_r, _ = seen[key]
+            if (
+                pick is None
+                or h_r > pick[1] * (1 + 1e-12)
+                or (h_r >= pick[1] * (1 - 1e-12) and r.h > pick[0].h)
+            ):
+                pick = (r, h_r, w_r, mean_r)
+        r, h, w, mean = pick
+        w_em, h_em, best = r.w, r.h, r
+    if not nonneg:  # the sign is arbitrary; fix it so the result does not depend on which start won
+        w_em, w = canonical_sign(w_em), canonical_sign(w)
+    return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho, mean, best.mean)
+
+
+def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
+    """Optimal weights on the support of an EM run: ``(w, h, mean, iterations spent)``."""
+    if not nonneg and V is None and isinstance(op, Covariance):
+        w, h = renormalize(op, run.w)
+        return w, h, run.mean, 0
+    # the EM itself restricted to the support (non-negative, quasi, missing values)
+    D = run.w.shape[0]
+    off = excluded | (run.w == 0)
+    if V is None:
+        r = _em(op, run.w, D, nonneg, off, s.tol, s.max_iter)
+    else:
+        r = _em_quasi(op, run.w, D, nonneg, off, V, rho, s.tol, s.max_iter)
+    if r.status != COLLAPSED and r.h >= run.h:
+        return r.w, r.h, r.mean, r.n_iter
+    return run.w, run.h, run.mean, r.n_iter
 
 
 # --------------------------------------------------------------------------- validation helpers
+_INITS = ("auto", "pc", "random")
+
+
 def _check_init(init, D: int, L: int):
-    if init is None or (isinstance(init, str) and init in ("pc", "random")):
+    if init is None or (isinstance(init, str) and init in _INITS):
         return init
     if isinstance(init, str):
-        raise ValueError(f"init must be None, 'pc', 'random' or an array; got {init!r}.")
+        raise ValueError(f"init must be None, 'auto', 'pc', 'random' or an array; got {init!r}.")
     arr = as_float(init, "init")
     if arr.ndim == 1:
         arr = arr[None, :]
@@ -580,18 +865,151 @@ def _check_init(init, D: int, L: int):
     return arr / norms[:, None]
 
 
+#: Starts of the default (``init=None`` -> ``"auto"``): the first principal component (both signs for
+#: non-negative PCA) and random starts up to this many in all, run as one block.
+DEFAULT_STARTS = 5
+
+
 def _resolve_restarts(n_restarts, init_kind: str) -> int:
     if n_restarts is None:
-        return 10 if init_kind == "random" else 1
+        return {"random": 10, "auto": DEFAULT_STARTS}.get(init_kind, 1)
     return check_int(n_restarts, "n_restarts", low=1)
 
 
+# --------------------------------------------------------------------------- operators
+def _prepare(X, operator: str, n_vectors: int, name: str = "X"):
+    """The working operator for ``X`` and what the fit needs of it.
+
+    Returns ``(op, mean, n_samples)``: a :class:`repro.linalg.Covariance` (through the data or the
+    ``D x D`` matrix, by :func:`repro.linalg.choose_operator` unless ``operator`` forces one) for complete
+    data, or an :class:`_ObservedData` for data with missing values (NaN) or a Dask array that the cost
+    model keeps as data.
+    """
+    if operator not in OPERATORS:
+        raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
+    if isinstance(X, Covariance):
+        op = X
+        if operator == "covariance" and X.matrix is None:
+            op = Covariance(matrix=X.dense(), n_samples=X.n_samples)
+        elif operator == "data" and X.data is None:
+            A, _, _ = _as_data(X)
+            op = Covariance(data=A, n_samples=X.n_samples)
+        return op, np.zeros(X.n_features), X.n_samples or X.n_features + 1
+    if is_dask_array(X):
+        src = ChunkedData(X, name)
+        N, D = src.shape
+        if N < 2:
+            raise ValueError(f"{name} has {N} sample(s); at least 2 are needed.")
+        colsum, nobs, _, nmiss = src.column_stats()
+        _check_missing_layout(nobs, N, lambda: src.empty_rows(), name)
+        kind = operator if operator != "auto" else choose_operator(N, D, n_vectors=n_vectors)
+        if nmiss == 0 and kind == "covariance":
+            mean = colsum / N
+            return src.covariance(mean), mean, N
+        op = _ObservedData(src)
+        return op, op.obs_mean, N
+    X = check_array(X, name, min_samples=2, allow_nan=True)
+    N, D = X.shape
+    miss = np.isnan(X)
+    if miss.any():
+        nobs = (~miss).sum(axis=0)
+        _check_missing_layout(nobs, N, lambda: np.flatnonzero(miss.all(axis=1)), name)
+        op = _ObservedData(X)
+        return op, op.obs_mean, N
+    op = Covariance.from_data(X, operator=operator, n_vectors=n_vectors)
+    return op, X.mean(axis=0), N
+
+
+def _check_missing_layout(nobs, N, empty_rows, name):
+    empty_cols = np.flatnonzero(nobs == 0)
+    if empty_cols.size:
+        raise ValueError(
+            f"{name} has column(s) {_head(empty_cols)} with no observed value (all NaN); drop them first."
+        )
+    if (nobs < N).any():
+        rows = empty_rows()
+        if rows.size:
+            raise ValueError(
+                f"{name} has row(s) {_head(rows)} with no observed value (all NaN); such a sample carries no "
+                "information: drop it (e.g. X[~np.isnan(X).all(axis=1)])."
+            )
+
+
+def _head(idx) -> str:
+    idx = np.asarray(idx)
+    s = ", ".join(map(str, idx[:10]))
+    return s + (f", ... ({idx.size} in all)" if idx.size > 10 else "")
+
+
+def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
+    """Numerical rank of the operator and its leading eigenvector (canonical sign); for data with missing
+    values, of the covariance with missing entries set to the mean.
+
+    With ``need_rank=False`` (one component: only "is there any variance" matters) the rank is reported as
+    0 or 1 and a ``D x D`` matrix gets only its leading eigenpair (Lanczos, to machine precision), not a
+    full eigendecomposition.
+    """
+    if isinstance(op, _ObservedData):
+        op = op.imputed_covariance()
+    if op.matrix is not None and not need_rank and op.n_features > 50:
+        return _top_pc_lanczos(op.matrix)
+    if op.matrix is not None:
+        vals, V = np.linalg.eigh(op.matrix)
+        v = V[:, -1].copy()
+        top = max(vals[-1], 0.0)
+        rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
+        return rank, canonical_sign(v)
+    return _numerical_rank_and_pc(op.data)
+
+
+def _top_pc_lanczos(M: np.ndarray) -> tuple[int, np.ndarray]:
+    import scipy.sparse.linalg
+
+    D = M.shape[0]
+    if not np.trace(M) > 0:
+        return 0, np.zeros(D)
+    try:
+        vals, V = scipy.sparse.linalg.eigsh(M, k=1, which="LA", v0=np.ones(D), tol=0)
+    except scipy.sparse.linalg.ArpackError:  # pragma: no cover - falls back to the dense solver
+        vals, V = np.linalg.eigh(M)
+    v = V[:, -1].copy()
+    return (1 if vals[-1] > 0 else 0), canonical_sign(v)
+
+
+def _leading_pc_op(op) -> np.ndarray:
+    if isinstance(op, _ObservedData):
+        op = op.imputed_covariance()
+    _, vecs = op.eigh(1)
+    return vecs[:, 0]
+
+
+def _deflate(op, w, mean):
+    """Projection deflation (Eq. 18) of the working operator."""
+    if isinstance(op, _ObservedData):
+        return op.deflate(w, mean)
+    return op.deflate(w, "projection")
+
+
 # --------------------------------------------------------------------------- the fit
-def _fit(A, L, ks, *, nonneg, init, n_restarts, renormalize, orthogonality, min_angle_deg, penalty,
-         tol, max_iter, rng):
-    """Components one after another on the working data ``A`` (``A'A = C``). Returns a list of _Component."""
-    N, D = A.shape
-    rank, pc0 = _numerical_rank_and_pc(A)
+def _fit(
+    op,
+    L,
+    ks,
+    *,
+    nonneg,
+    init,
+    n_restarts,
+    renormalize,
+    orthogonality,
+    min_angle_deg,
+    penalty,
+    tol,
+    max_iter,
+    rng,
+):
+    """Components one after another on the working operator. Returns a list of _Component."""
+    D = op.n_features
+    rank, pc0 = _rank_and_pc(op, need_rank=L > 1)
     if rank == 0:
         raise ValueError("X has no variance (every column is constant); there is no component to find.")
     if orthogonality == "deflation" and L > rank:
@@ -599,8 +1017,12 @@ def _fit(A, L, ks, *, nonneg, init, n_restarts, renormalize, orthogonality, min_
             f"n_components={L} exceeds the numerical rank {rank} of the centred data; deflation leaves "
             f"nothing after {rank} components. Lower n_components."
         )
-    ws = _Workspace(N, D, max_iter)
-    Aw = A.copy() if orthogonality == "deflation" else A
+    if orthogonality == "quasi" and L > 1 and isinstance(op, _ObservedData):
+        raise ValueError(
+            "orthogonality='quasi' is not supported with missing values or Dask input; use 'deflation' or "
+            "'disjoint', or impute the missing entries."
+        )
+    Aw = op
     excluded = np.zeros(D, dtype=bool)
     comps: list[_Component] = []
     V = np.zeros((D, 0))
@@ -613,20 +1035,20 @@ def _fit(A, L, ks, *, nonneg, init, n_restarts, renormalize, orthogonality, min_
                 "use orthogonality='quasi'."
             )
         if isinstance(init, np.ndarray):
-            kind = init[l] if init.shape[0] > l else ("pc" if not nonneg else "random")
+            kind = init[l] if init.shape[0] > l else "auto"
         else:
-            kind = init if init is not None else ("pc" if not nonneg else "random")
+            kind = init if init is not None else "auto"
         kind_name = kind if isinstance(kind, str) else "array"
         R = _resolve_restarts(n_restarts, kind_name)
         seeds = rng.integers(0, 2**63 - 1, size=R)
         start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
         pc = None
-        if isinstance(kind, str) and kind == "pc":
+        if isinstance(kind, str) and kind in ("pc", "auto"):
             if l == 0 or orthogonality != "deflation":
                 pc = pc0
             else:
                 try:
-                    pc = _leading_pc(Aw)
+                    pc = _leading_pc_op(Aw)
                 except ValueError:
                     raise ValueError(
                         f"n_components={L} exceeds the rank of the data left after {l} deflations; lower "
@@ -634,29 +1056,30 @@ def _fit(A, L, ks, *, nonneg, init, n_restarts, renormalize, orthogonality, min_
                     ) from None
         s = _Settings(nonneg, kind, R, renormalize, tol, max_iter)
         if orthogonality == "quasi" and l > 0:
-            comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, ws, V, penalty, min_angle_deg)
+            comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg)
         else:
-            comp = _solve_component(Aw, K, s, excluded, start_rngs, pc, ws)
+            comp = _solve_component(Aw, K, s, excluded, start_rngs, pc)
         if comp.status == MAX_ITER:
             warn_not_converged("EMSparsePCA", max_iter, tol, f"(component {l})")
+        comp.op = Aw
         comps.append(comp)
         w = comp.w
         V = np.column_stack([V, w])
-        if orthogonality == "deflation":
-            Aw = Aw - np.outer(Aw @ w, w)  # Eq. 18: X <- X (I - w w')
+        if orthogonality == "deflation" and l + 1 < L:
+            Aw = _deflate(Aw, w, comp.mean)
         if orthogonality == "disjoint" or (orthogonality == "deflation" and nonneg):
             excluded = excluded | (w != 0)  # Eq. 19
     return comps
 
 
-def _solve_quasi(A, K, s, excluded, start_rngs, pc, ws, V, penalty, min_angle_deg) -> _Component:
+def _solve_quasi(op, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg) -> _Component:
     """Quasi-orthogonal component (Eq. 20): restarts at the initial penalty, then the penalty search.
 
     With ``min_angle_deg``, the relative penalty ``rho = alpha / h`` is raised (x10) until the angle to
     every earlier component is at least the minimum, then lowered by bisection in ``log(rho)`` to the
     smallest value that still meets it (the least penalized, hence highest-variance, admissible solution).
     """
-    comp = _solve_component(A, K, s, excluded, start_rngs, pc, ws, V=V, rho=penalty)
+    comp = _solve_component(op, K, s, excluded, start_rngs, pc, V=V, rho=penalty)
     if min_angle_deg is None:
         return comp
     cos_max = np.cos(np.deg2rad(min_angle_deg))
@@ -667,7 +1090,7 @@ def _solve_quasi(A, K, s, excluded, start_rngs, pc, ws, V, penalty, min_angle_de
     def solve_at(rho, start):
         s1 = _Settings(s.nonneg, start, 1, s.renormalize, s.tol, s.max_iter)
         try:
-            return _solve_component(A, K, s1, excluded, start_rngs[:1], None, ws, V=V, rho=rho)
+            return _solve_component(op, K, s1, excluded, start_rngs[:1], None, V=V, rho=rho)
         except ValueError:  # every start collapsed under this penalty: not admissible
             return None
 
@@ -753,8 +1176,13 @@ def _check_params(est_params: dict, D: int, N_rank_bound: int):
 class EMSparsePCA(ProjectionMixin, BaseEstimator):
     """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
 
-    The EM loop (Algorithms 1-2, Eqs. 13, 14, 17) calls the kernel
-    :func:`repro.kernels.em_sparse_pca.em_update` between the two BLAS products.
+    The restarts of a component run together as one block (:func:`_em_block`): each EM iteration
+    (Algorithms 1-2, Eqs. 13, 14, 17) is one matrix-matrix product with the covariance operator for all
+    active restarts, then the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
+
+    ``X`` may hold missing values (NaN), handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in
+    the zero-noise limit; see :class:`_ObservedData`), or be a ``dask.array`` (one pass over the data
+    per EM iteration, or one pass to form the covariance when the cost model prefers it).
 
     Parameters
     ----------
@@ -765,13 +1193,17 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     nonneg : bool
         Non-negative loadings (Eq. 17).
     n_restarts : int or None
-        Random starts per component, the best (largest variance) kept. ``None``: 10 for random starts
-        (Sec. 5.2 uses the best of ten), 1 for the principal-component start.
-    init : None, "pc", "random", or ndarray of shape (n_features,) or (n_components, n_features)
-        Start. ``None``: the first principal component of the (deflated) data for sparse PCA, random
-        non-negative unit vectors for non-negative PCA (Sec. 3.2). With ``nonneg`` and ``"pc"`` both signs
-        of the principal component are tried. A start that collapses to the zero vector is replaced by a
-        new random one (up to 50 times).
+        Starts per component, the best (largest variance) kept. ``None``: 5 for ``init="auto"``, 10 for
+        random starts (Sec. 5.2 uses the best of ten), 1 for the principal-component start.
+    init : None, "auto", "pc", "random", or ndarray of shape (n_features,) or (n_components, n_features)
+        Start. ``None`` or ``"auto"``: the first principal component of the (deflated) data (both signs
+        with ``nonneg``) plus random starts (non-negative ones with ``nonneg``), ``n_restarts`` in all, run
+        as one block; this beats both the paper's single PC start for sparse PCA (Sec. 3.1) and its random
+        starts for non-negative PCA (Sec. 3.2) on small brute-force problems (see the tests). ``"pc"``:
+        only the principal component (the paper's sparse PCA; both signs with ``nonneg``). ``"random"``:
+        random unit vectors. A start that collapses to the zero vector is replaced by a new random one
+        (up to 50 times). With missing values the principal component is that of the data with missing
+        entries set to the column means.
     renormalize : bool
         "emPCAopt": optimal weights on the found support (Sec. 5.1).
     orthogonality : {"deflation", "disjoint", "quasi"}
@@ -788,24 +1220,35 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         Convergence: ``|w(t+1)' w(t)| > 1 - tol``.
     max_iter : int
     random_state : None, int or np.random.Generator
+    operator : {"auto", "data", "covariance"}
+        How the covariance is applied (:func:`repro.linalg.choose_operator`): ``"auto"`` iterates on the
+        ``D x D`` covariance when the cost model says it pays (``n_samples`` well above ``n_features``),
+        otherwise on the data. Same iterates to round-off either way. Data with missing values always
+        iterate on the data.
 
     Attributes
     ----------
     components_ : ndarray, shape (n_components, n_features)
         Unit-norm loadings (rows).
     explained_variance_ : ndarray, shape (n_components,)
-        ``w'Cw`` with ``C`` the sample covariance (ddof=1) of the training data (not deflated).
+        ``w'Cw`` with ``C`` the sample covariance (ddof=1) of the training data (not deflated). With
+        missing values, ``C`` is the covariance of the data completed by the E-step of the first component
+        (missing entries filled with ``mean_ + y w_1``).
     explained_variance_ratio_ : ndarray, shape (n_components,)
-        ``explained_variance_ / tr(C)``.
+        ``explained_variance_ / tr(C)`` (the same completed ``C`` with missing values).
     n_iter_ : ndarray of int, shape (n_components,)
         EM iterations of the kept run of each component.
     history_ : list of ndarray
         Per component, the reconstruction error ``||Xc - Xc w w'||_F^2 / (n - 1) = tr(C_l) - w'C_l w``
-        of every iterate of the kept run (start first, ``C_l`` the data the component was fitted on).
+        of every iterate of the kept run (start first, ``C_l`` the data the component was fitted on); with
+        missing values the squared error on the observed entries, over ``n - 1``.
     penalty_ : ndarray, shape (n_components,)
         Relative quasi-orthogonality penalty used per component (0 for the first and when not quasi).
     mean_ : ndarray, shape (n_features,)
+        Column means (with missing values: estimated jointly with the first component).
     n_features_in_ : int
+    operator_ : str
+        The operator used: ``"data"``, ``"covariance"`` or ``"missing"`` (the generalized E-step).
 
     References
     ----------
@@ -827,6 +1270,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         tol=1e-8,
         max_iter=1000,
         random_state=None,
+        operator="auto",
     ):
         self.n_components = n_components
         self.cardinality = cardinality
@@ -840,49 +1284,102 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.operator = operator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN marks a missing entry (Roweis' generalized E-step)
+        return tags
+
+    def transform(self, X):
+        """Project ``X`` on the loadings, ``(X - mean_) @ components_.T``; NaN entries are missing.
+
+        A row with missing entries is first completed by its least-squares fit on the observed ones
+        (``mean_ + components_' z`` with ``z`` the least-squares coordinates, Roweis' E-step), then
+        projected, so complete rows give exactly the plain projection.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        from ._validation import check_n_features
+
+        check_is_fitted(self, "components_")
+        X = check_array(X, "X", allow_nan=True)
+        check_n_features(self, X)
+        W = self.components_
+        Xc = X - self.mean_
+        miss = np.isnan(Xc)
+        if miss.any():
+            Xc = Xc.copy()
+            for i in np.flatnonzero(miss.any(axis=1)):
+                obs = ~miss[i]
+                z = np.linalg.lstsq(W[:, obs].T, Xc[i, obs], rcond=None)[0]
+                Xc[i, ~obs] = W[:, ~obs].T @ z
+        return Xc @ W.T
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
-        X = check_array(X, "X", min_samples=2)
-        s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
-        A, mean, _ = _as_data(X / s if s != 1.0 else X)
-        self._fit_data(A, mean, X.shape[0] - 1)
+        """Fit on ``X`` (n_samples, n_features; NaN marks a missing entry; a ``dask.array`` is read in
+        chunks); returns self."""
+        s = 1.0
+        if not is_dask_array(X) and not isinstance(X, Covariance):
+            X = check_array(X, "X", min_samples=2, allow_nan=True)
+            check_has_variance(X, "EMSparsePCA")
+            s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
+            if s != 1.0:
+                X = X / s
+        n_vec = self.n_restarts if self.n_restarts is not None else DEFAULT_STARTS
+        op, mean, n = _prepare(X, self.operator, int(n_vec) if isinstance(n_vec, (int, np.integer)) else 1)
+        self._fit_op(op, mean, n - 1)
         unscale_fitted(self, s)
         return self
 
-    @blas_limited
     def _fit_data(self, A, mean, rank_bound):
-        D = A.shape[1]
+        """Fit on a data factor ``A`` with ``A'A = C`` (used by :func:`fit_function_form`)."""
+        self._fit_op(Covariance(data=np.ascontiguousarray(A, dtype=np.float64)), mean, rank_bound)
+        return self
+
+    @blas_limited
+    def _fit_op(self, op, mean, rank_bound):
+        D = op.n_features
         L, ks, orth, min_angle, penalty, tol, max_iter, init = _check_params(
             self.get_params(), D, min(rank_bound, D)
         )
         rng = check_random_state(self.random_state)
         comps = _fit(
-            A, L, ks, nonneg=bool(self.nonneg), init=init, n_restarts=self.n_restarts,
-            renormalize=bool(self.renormalize), orthogonality=orth, min_angle_deg=min_angle,
-            penalty=penalty, tol=tol, max_iter=max_iter, rng=rng,
+            op,
+            L,
+            ks,
+            nonneg=bool(self.nonneg),
+            init=init,
+            n_restarts=self.n_restarts,
+            renormalize=bool(self.renormalize),
+            orthogonality=orth,
+            min_angle_deg=min_angle,
+            penalty=penalty,
+            tol=tol,
+            max_iter=max_iter,
+            rng=rng,
         )
         W = np.array([c.w for c in comps])
-        AW = A @ W.T
-        total = float(np.einsum("ij,ij->", A, A))
+        missing = isinstance(op, _ObservedData)
+        if missing:
+            mean = comps[0].mean if comps[0].mean is not None else mean
+            ev, tr = op.completed_variance(W, W[0], mean)
+            total = np.full(L, tr)
+        else:
+            _, ev = op.products(W)
+            total = np.full(L, op.trace())
         self.components_ = W
-        self.explained_variance_ = np.einsum("ij,ij->j", AW, AW)
-        self.explained_variance_ratio_ = self.explained_variance_ / total if total > 0 else np.zeros(L)
+        self.explained_variance_ = ev
+        self.explained_variance_ratio_ = np.divide(ev, total, out=np.zeros(L), where=total > 0)
         self.n_iter_ = np.array([c.n_iter for c in comps], dtype=np.int64)
-        self.history_ = []
-        # tr(C_l): the deflated data's total variance, recovered from the kept run's own h values.
-        Aw = A.copy()
-        for c in comps:
-            tr_l = float(np.einsum("ij,ij->", Aw, Aw))
-            self.history_.append(tr_l - c.history)
-            if orth == "deflation":
-                Aw = Aw - np.outer(Aw @ c.w, c.w)
+        # Reconstruction error tr(C_l) - h of every iterate, C_l the operator the component was fitted on.
+        self.history_ = [c.op.trace() - c.history for c in comps]
         self.penalty_ = np.array([c.rho for c in comps])
         self.cardinality_ = (W != 0).sum(axis=1)
-        self.mean_ = mean
+        self.mean_ = np.asarray(mean, dtype=np.float64)
         self.n_features_in_ = D
+        self.operator_ = "missing" if missing else op.operator
         return self
-
 
 
 def em_sparse_pca(X, n_components=1, **params):
@@ -896,7 +1393,13 @@ def em_sparse_pca(X, n_components=1, **params):
     components : ndarray, shape (n_components, n_features)
     explained_variance : ndarray, shape (n_components,)
     """
-    return fit_function_form(EMSparsePCA(n_components, **params), X)
+    est = EMSparsePCA(n_components, **params)
+    if isinstance(X, Covariance):
+        op, mean, n = _prepare(X, est.operator, 1)
+        est._fit_op(op, mean, min(n - 1, op.n_features))
+    else:
+        est.fit(X)
+    return est.components_, est.explained_variance_
 
 
 @blas_limited
@@ -912,26 +1415,26 @@ def em_sparse_pca_path(
     tol=1e-8,
     max_iter=1000,
     random_state=None,
+    operator="auto",
 ) -> CardinalityPath:
     """The first sparse (non-negative) component for every cardinality in one call.
 
-    The start is computed once and reused for every ``K``: the first principal component for sparse
-    PCA (Sec. 3.1: "as initialization is independent of K, w(1) can be cached"), the same random
-    non-negative starts (drawn once from ``random_state``) for non-negative PCA -- so each ``K`` gives
-    exactly what :class:`EMSparsePCA` gives for that ``K`` with the same arguments. ``init="warm"``
-    instead starts each ``K`` (in increasing order) from the previous ``K``'s solution: fewer iterations,
-    but possibly a different local optimum.
+    The starts are computed once and reused for every ``K`` (Sec. 3.1: "as initialization is independent
+    of K, w(1) can be cached"): the first principal component and the same random starts (drawn once
+    from ``random_state``) -- so each ``K`` gives exactly what :class:`EMSparsePCA` gives for that ``K``
+    with the same arguments. ``init="warm"`` instead starts each ``K`` (in increasing order) from the
+    previous ``K``'s solution: fewer iterations, but possibly a different local optimum.
 
     Parameters
     ----------
-    X : array, shape (n_samples, n_features), or Covariance
+    X : array, shape (n_samples, n_features) (NaN: missing), dask.array, or Covariance
     cardinalities : sequence of int
         Each in ``1..n_features``; any order (results follow the given order).
-    nonneg, n_restarts, tol, max_iter, random_state
+    nonneg, n_restarts, tol, max_iter, random_state, operator
         As for :class:`EMSparsePCA`.
     renormalize : bool
         Also compute the renormalized ("emPCAopt") loadings and variances; NaN otherwise.
-    init : None, "pc", "random", "warm" or ndarray (n_features,)
+    init : None, "auto", "pc", "random", "warm" or ndarray (n_features,)
 
     Returns
     -------
@@ -939,24 +1442,24 @@ def em_sparse_pca_path(
         ``components`` are the EM loadings, ``components_opt`` the renormalized ones; ``time`` per ``K``
         excludes the shared start (``init_time``).
     """
-    A, _, _ = _as_data(X)
-    N, D = A.shape
-    ks = check_cardinalities(cardinalities, D)
+    t0 = time.perf_counter()
     warm = isinstance(init, str) and init == "warm"
+    n_vec = n_restarts if isinstance(n_restarts, (int, np.integer)) else DEFAULT_STARTS
+    op, _, _ = _prepare(X, operator, int(n_vec))
+    D = op.n_features
+    ks = check_cardinalities(cardinalities, D)
     init_c = _check_init(None if warm else init, D, 1)
     tol = check_real(tol, "tol", low=0.0, high=1.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)
     rng = check_random_state(random_state)
     nonneg = bool(nonneg)
-    kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or ("pc" if not nonneg else "random"))
+    kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or "auto")
     R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
 
-    t0 = time.perf_counter()
-    rank, pc = _numerical_rank_and_pc(A)
+    rank, pc = _rank_and_pc(op, need_rank=False)
     if rank == 0:
         raise ValueError("X has no variance (every column is constant); there is no component to find.")
     seeds = rng.integers(0, 2**63 - 1, size=R)
-    ws = _Workspace(N, D, max_iter)
     excluded = np.zeros(D, dtype=bool)
     init_time = time.perf_counter() - t0
 
@@ -975,13 +1478,18 @@ def em_sparse_pca_path(
         start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
         this_kind = kind if (prev is None or not warm) else prev
         s = _Settings(nonneg, this_kind, R, bool(renormalize), tol, max_iter)
-        c = _solve_component(A, int(ks[j]), s, excluded, start_rngs if prev is None or not warm else
-                             start_rngs[:1], pc, ws)
+        c = _solve_component(
+            op, int(ks[j]), s, excluded, start_rngs if prev is None or not warm else start_rngs[:1], pc
+        )
         if c.status == MAX_ITER:
             warn_not_converged("em_sparse_pca_path", max_iter, tol, f"(cardinality {ks[j]})")
         comps[j], var[j] = c.w_em, c.h_em
         if renormalize:
             comps_opt[j], var_opt[j] = c.w, c.h
+        if isinstance(op, _ObservedData):  # report what EMSparsePCA reports: the completed data's variance
+            var[j] = op.completed_variance(c.w_em[None, :], c.w_em, c.mean_em)[0][0]
+            if renormalize:
+                var_opt[j] = op.completed_variance(c.w[None, :], c.w, c.mean)[0][0]
         n_iter[j], n_total[j] = c.n_iter, c.n_iter_total
         prev = c.w_em
         times[j] = time.perf_counter() - t1
@@ -997,4 +1505,3 @@ def em_sparse_pca_path(
         init_time=init_time,
         n_iter_total=n_total,
     )
-

@@ -9,6 +9,23 @@ Conventions
   by a constant factor that leaves every loading unchanged; experiments say which they use.
 * When ``n_samples < n_features`` (gene expression: 72 x 12582) the ``D x D`` matrix is never formed:
   products go through the data and eigenpairs through the ``N x N`` Gram matrix ``Xc Xc'``.
+
+The operator chosen by shape
+----------------------------
+An iterative method (EM) applies ``C`` to a block ``W`` of ``R`` vectors many times. Through the data an
+application costs ``2 N D R`` flops; through the ``D x D`` matrix it costs ``D^2 R`` after forming ``C``
+once (``N D^2`` flops, but a BLAS-3 product that runs several times faster per flop than the
+matrix-vector products of the iteration). :func:`choose_operator` is the one rule (a cost model, see
+there); ``Covariance.from_data(X, operator="auto")`` applies it, ``"data"`` or ``"covariance"`` force
+a choice. Methods ask :meth:`Covariance.products` for ``W C`` and the quadratic forms of the rows of a
+block, whatever the operator.
+
+Data beyond memory
+------------------
+:class:`ChunkedData` wraps a row-chunked ``dask.array`` (and so ``numpy.memmap``, Zarr, HDF5 behind one)
+for methods that read the data once per iteration: :meth:`ChunkedData.map_reduce` runs a per-chunk
+function in one task per chunk and sums the results (one pass); :meth:`ChunkedData.covariance` forms
+the ``D x D`` covariance in one pass when the cost model prefers it.
 """
 
 from __future__ import annotations
@@ -19,10 +36,13 @@ import scipy.linalg
 from ._validation import check_array, check_covariance_args, check_int, check_symmetric, check_vector
 
 __all__ = [
+    "OPERATORS",
+    "ChunkedData",
     "Covariance",
     "as_covariance",
     "canonical_sign",
     "center",
+    "choose_operator",
     "leading_eigenpairs",
     "projection_deflate",
     "renormalize",
@@ -73,6 +93,43 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
     return Xc / scale, mean, scale
 
 
+# --------------------------------------------------------------------------- the operator rule
+OPERATORS = ("auto", "data", "covariance")
+#: Forming ``C = X'X`` (BLAS 3) runs this many times faster per flop than the matrix-vector products of an
+#: iteration (BLAS 2); measured 8-20x on the benchmark data, the smaller value is used (conservative).
+BLAS3_GAIN = 8.0
+#: Iterations assumed for one EM run when the caller has no estimate (the sparse EM on the benchmark data
+#: takes 20-2000; 50 is a low guess so the covariance is chosen only when it pays off soon).
+DEFAULT_ITERATIONS = 50
+#: From this many vectors on, :meth:`Covariance.products` uses one matrix-matrix product (see there).
+BLOCK_MIN_ROWS = 16
+#: A row of a block with fewer than ``n_features / SPARSE_FRACTION`` non-zeros is applied through its support.
+SPARSE_FRACTION = 4
+
+
+def choose_operator(
+    n_samples: int, n_features: int, *, n_vectors: int = 1, n_iter: int = DEFAULT_ITERATIONS
+) -> str:
+    """The cheaper way to apply a sample covariance ``n_iter`` times to ``n_vectors`` vectors.
+
+    Cost model in flops (``N`` samples, ``D`` features, ``R`` vectors, ``T`` iterations):
+
+    * ``"data"``: ``T * 2 N D R`` (``X w`` then ``X' y``);
+    * ``"covariance"``: ``N D^2 / BLAS3_GAIN + T * D^2 R`` (form ``C`` once, then ``C w``).
+
+    The covariance wins when ``D < 2N`` and the iterations amortize its formation; ``N < D`` always
+    keeps the data (``C`` would be larger than ``X`` and each product dearer).
+
+    Returns
+    -------
+    {"data", "covariance"}
+    """
+    N, D, R, T = float(n_samples), float(n_features), float(max(n_vectors, 1)), float(max(n_iter, 1))
+    cost_data = T * 2.0 * N * D * R
+    cost_cov = N * D * D / BLAS3_GAIN + T * D * D * R
+    return "covariance" if cost_cov < cost_data else "data"
+
+
 # --------------------------------------------------------------------------- covariance operator
 class Covariance:
     """A sample covariance ``C`` (``n_features x n_features``) as an operator.
@@ -100,12 +157,44 @@ class Covariance:
 
     # ----- construction
     @classmethod
-    def from_data(cls, X, *, center: bool = True, ddof: int = 1, name: str = "X") -> Covariance:
-        """Sample covariance of ``X`` (rows are samples), centred unless ``center=False``."""
+    def from_data(
+        cls,
+        X,
+        *,
+        center: bool = True,
+        ddof: int = 1,
+        name: str = "X",
+        operator: str = "data",
+        n_vectors: int = 1,
+        n_iter: int = DEFAULT_ITERATIONS,
+    ) -> Covariance:
+        """Sample covariance of ``X`` (rows are samples), centred unless ``center=False``.
+
+        Parameters
+        ----------
+        operator : {"data", "covariance", "auto"}
+            ``"data"`` (default) keeps the scaled centred data and applies ``C`` through it;
+            ``"covariance"`` forms the ``D x D`` matrix once and keeps only it; ``"auto"`` picks by
+            :func:`choose_operator` with ``n_vectors`` and ``n_iter``. Either way ``C`` is the same
+            matrix and products agree to round-off.
+        n_vectors, n_iter : int
+            The expected use, for ``operator="auto"``: vectors per product and number of products.
+        """
+        if operator not in OPERATORS:
+            raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
-        n = X.shape[0]
+        n, d = X.shape
+        if operator == "auto":
+            operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
+        if operator == "covariance":  # one centred copy, then X'X (BLAS syrk), scaled in place
+            Xc = X - X.mean(axis=0) if center else X
+            M = Xc.T @ Xc
+            M += M.T
+            M *= 0.5 / (n - ddof)
+            return cls(matrix=M, n_samples=n)
         Xc = X - X.mean(axis=0) if center else X
-        return cls(data=np.ascontiguousarray(Xc / np.sqrt(n - ddof)), n_samples=n)
+        A = np.ascontiguousarray(Xc / np.sqrt(n - ddof))
+        return cls(data=A, n_samples=n)
 
     @classmethod
     def from_matrix(cls, C, *, n_samples: int | None = None, name: str = "C") -> Covariance:
@@ -129,6 +218,69 @@ class Covariance:
         return self.data.T @ (self.data @ W)
 
     __matmul__ = matvec
+
+    @property
+    def operator(self) -> str:
+        """``"data"`` or ``"covariance"``: what products go through."""
+        return "data" if self.matrix is None else "covariance"
+
+    def products(self, W: np.ndarray, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """``W C`` and the quadratic forms ``w_j' C w_j`` for the rows ``w_j`` of a block ``W``.
+
+        The interface every EM method uses, whatever the operator: ``2 N D R`` flops through the data,
+        ``D^2 R`` through the matrix. A row with fewer than ``D / SPARSE_FRACTION`` non-zeros (a sparse
+        EM iterate with ``K`` of them) costs ``N (D + K)`` or ``D K``: only the support's columns enter.
+        From ``BLOCK_MIN_ROWS`` rows on it is one matrix-matrix product
+        (BLAS 3); below, one matrix-vector product per row into preallocated rows, which measured faster
+        per row on the benchmark machine (OpenBLAS, one thread: blocks of 2-10 rows cost 1.0-2.6x the
+        matrix-vector products per row on both 2429 x 361 and 72 x 12582).
+
+        Parameters
+        ----------
+        W : ndarray, shape (R, n_features)
+        rows : ignored
+            The block's row labels, for operators that keep per-row state (the missing-value operator of
+            :mod:`repro.em_sparse_pca`); a covariance has none.
+
+        Returns
+        -------
+        F : ndarray, shape (R, n_features)
+            ``W C`` (row ``j`` is ``C w_j``).
+        h : ndarray, shape (R,)
+            ``w_j' C w_j``.
+        """
+        W = np.asarray(W, dtype=np.float64)
+        R = W.shape[0]
+        if R >= BLOCK_MIN_ROWS:
+            if self.matrix is not None:
+                F = W @ self.matrix
+                return F, np.einsum("ij,ij->i", W, F)
+            Y = W @ self.data.T
+            return Y @ self.data, np.einsum("ij,ij->i", Y, Y)
+        D = self.n_features
+        F = np.empty((R, D))
+        h = np.empty(R)
+        M, A = self.matrix, self.data
+        y = np.empty(A.shape[0]) if A is not None else None
+        for r in range(R):
+            w = W[r]
+            nz = np.flatnonzero(w)
+            sparse = nz.size * SPARSE_FRACTION < D
+            if M is not None:
+                if sparse:  # C w = sum over the support of w_j C[j, :]: D K flops
+                    np.dot(w[nz], M[nz], out=F[r])
+                    h[r] = w[nz] @ F[r, nz]
+                else:
+                    np.dot(M, w, out=F[r])
+                    h[r] = w @ F[r]
+            else:
+                if sparse:  # X w through the support's columns: N K flops
+                    np.dot(A[:, nz], w[nz], out=y)
+                else:
+                    np.dot(A, w, out=y)
+                h[r] = y @ y
+                np.dot(A.T, y, out=F[r])
+        return F, h
 
     def quad(self, W: np.ndarray) -> np.ndarray | float:
         """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``."""
@@ -219,6 +371,122 @@ class Covariance:
                 return Covariance(data=X.copy(), n_samples=self.n_samples)
             new = X - np.outer(Xw, Xw @ X) / norm2
         return Covariance(data=new, n_samples=self.n_samples)
+
+
+# --------------------------------------------------------------------------- chunked data (Dask)
+def is_dask_array(X) -> bool:
+    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask when it is not installed)."""
+    mod = type(X).__module__
+    return mod.startswith("dask.") and hasattr(X, "chunks") and hasattr(X, "to_delayed")
+
+
+class ChunkedData:
+    """Row-chunked data, read one pass per iteration (Dask; ``pip install "repro-constrained-pca[dask]"``).
+
+    Wraps a 2-D ``dask.array`` (which can itself wrap a ``numpy.memmap``, Zarr or HDF5 array). Each chunk
+    holds whole rows: an array chunked along the features is rechunked to one chunk per row block;
+    unknown chunk sizes (after boolean indexing) are computed (one extra pass); integer and boolean
+    dtypes are cast to float64; complex, object and other dtypes are refused.
+
+    The interface for iterative methods is :meth:`map_reduce`: ``fn(chunk, *args)`` runs once per chunk,
+    in one task that reads the chunk, and the per-chunk results (a tuple of arrays) are summed, so one
+    call is one pass over the data. A method's per-chunk step (an E-step and the accumulation of
+    ``X'Y``) goes in ``fn``; the small reduction is done here.
+
+    Attributes
+    ----------
+    array : dask.array.Array
+        The validated, rechunked array.
+    shape : tuple (n_samples, n_features)
+    n_chunks : int
+    """
+
+    def __init__(self, X, name: str = "X"):
+        if not is_dask_array(X):
+            raise ValueError(f"{name} must be a dask.array.Array for ChunkedData; got {type(X).__name__}.")
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {X.ndim}-D.")
+        kind = np.dtype(X.dtype).kind
+        if kind in "biu":
+            X = X.astype(np.float64)
+        elif kind != "f":
+            raise ValueError(
+                f"{name} has dtype {X.dtype}; only real numbers are supported. Convert it, e.g. "
+                f"{name}.astype('float64') (take .real first only if the imaginary part is meaningless)."
+            )
+        elif X.dtype != np.float64:
+            X = X.astype(np.float64)
+        if any(np.isnan(c) for cs in X.chunks for c in cs):
+            X = X.compute_chunk_sizes()  # unknown sizes (e.g. after boolean indexing): one pass
+        if len(X.chunks[1]) > 1:  # chunks along the features: each task needs whole rows
+            X = X.rechunk({1: -1})
+        self.array = X
+        self.shape = (int(X.shape[0]), int(X.shape[1]))
+        self.n_chunks = len(X.chunks[0])
+        self.name = name
+        # The array's task graph, optimized and materialized once; each pass adds one task per chunk and a
+        # sum to a copy of it (cheaper per iteration than building Dask collections).
+        keys = [k[0] if isinstance(k, list) else k for k in X.__dask_keys__()]
+        self._graph = dict(X.__dask_optimize__(X.__dask_graph__(), keys))
+        self._keys = keys
+        self._pass = 0
+
+    def map_reduce(self, fn, *args):
+        """One pass: ``sum over chunks of fn(chunk, *args)`` (``fn`` returns a tuple of arrays or floats),
+        on the scheduler Dask is configured with."""
+        import dask.base
+
+        self._pass += 1
+        tag = f"repro-pass-{id(self)}-{self._pass}"
+        dsk = dict(self._graph)
+        parts = []
+        for i, k in enumerate(self._keys):
+            dsk[(tag, i)] = (fn, k, *args)
+            parts.append((tag, i))
+        dsk[tag] = (_sum_tuples, parts)
+        get = dask.base.get_scheduler(collections=[self.array]) or dask.base.get_scheduler()
+        return get(dsk, tag)
+
+    def column_stats(self):
+        """One pass: ``(column sums of the observed entries, observed counts per column, column sums of
+        squares of the observed entries, number of missing entries)``; NaN entries count as missing."""
+        s, c, q, m = self.map_reduce(_chunk_column_stats)
+        return s, c, q, int(m[0])
+
+    def empty_rows(self) -> np.ndarray:
+        """Indices of the rows with no observed entry (one pass)."""
+        import dask.array as da
+
+        return np.flatnonzero(da.isnan(self.array).all(axis=1).compute())
+
+    def covariance(self, mean, *, ddof: int = 1) -> Covariance:
+        """One pass: the sample covariance (centred at ``mean``) as a matrix-backed :class:`Covariance`."""
+        N = self.shape[0]
+        (G,) = self.map_reduce(_chunk_centered_gram, np.asarray(mean, dtype=np.float64))
+        return Covariance(matrix=0.5 * (G + G.T) / (N - ddof), n_samples=N)
+
+
+def _sum_tuples(parts):
+    total = list(parts[0])
+    for p in parts[1:]:
+        for i, v in enumerate(p):
+            total[i] = total[i] + v
+    return tuple(total)
+
+
+def _chunk_column_stats(B):
+    B = np.asarray(B, dtype=np.float64)
+    miss = np.isnan(B)
+    B0 = np.where(miss, 0.0, B)
+    if np.isinf(B0).any():
+        raise ValueError("X holds infinite values; remove or replace them before fitting.")
+    obs = (~miss).sum(axis=0).astype(np.float64)
+    return B0.sum(axis=0), obs, np.einsum("ij,ij->j", B0, B0), np.array([miss.sum()], dtype=np.int64)
+
+
+def _chunk_centered_gram(B, mean):
+    Bc = np.asarray(B, dtype=np.float64) - mean
+    return (Bc.T @ Bc,)
 
 
 def as_covariance(C, name: str = "C") -> Covariance:

@@ -181,14 +181,22 @@ def kth_largest(a, n, k):
 def constrained_mstep(wstar, K, nonneg, excluded, out, work):
     """Twin of ``repro.kernels.em_sparse_pca.constrained_mstep``: Sigg & Buhmann (2008), Algorithm 2 as
     printed -- sort the magnitudes, then for k = 1..K add ``s_k - s_(k+1)`` to elements 1..k, permute back,
-    restore the signs, normalize. Eq. 17: negative entries (and Eq. 19: excluded ones) count as zero."""
+    restore the signs, normalize. Eq. 17: negative entries (and Eq. 19: excluded ones) count as zero.
+
+    Ties at the K-th place (``s_K = s_(K+1)``) are broken by index: the stable sort puts the tied entries
+    of lowest index first, the first K are kept, and ``s_(K+1)`` in the loop is replaced by the largest
+    magnitude strictly below ``s_K`` (so the K-th kept entry is not zero)."""
     D = wstar.shape[0]
     v = np.where(np.asarray(excluded, dtype=bool), 0.0, wstar)
     mag = np.where(v > 0, v, 0.0) if nonneg else np.abs(v)
     order = np.argsort(-mag, kind="stable")
     s = np.append(mag[order], 0.0)  # s_(D+1) = 0
+    Kc = min(K, D)
+    if Kc < D and s[Kc] == s[Kc - 1] and s[Kc] > 0:  # a tie at the boundary
+        below = s[s < s[Kc - 1]]
+        s[Kc] = below.max() if below.size else 0.0
     w_sorted = np.zeros(D)
-    for k in range(1, min(K, D) + 1):
+    for k in range(1, Kc + 1):
         w_sorted[:k] += s[k - 1] - s[k]
     w = np.zeros(D)
     w[order] = w_sorted
@@ -264,3 +272,31 @@ def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
         )
         F.append(-(e_loglik + e_logy + e_logw) - ent)
     return u, M, alpha, s2, np.array(F)
+
+
+def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines):
+    """Twin of ``repro.kernels.em_sparse_pca.em_update_block``: :func:`em_update` row by row."""
+    for j, r in enumerate(rows):
+        st = state[r : r + 1].copy()
+        w = W[r].copy()
+        norms[j], cosines[j] = em_update(F[j], K, nonneg, excluded, w, work, st)
+        W[r] = w
+        state[r] = st[0]
+
+
+def em_sparse_pca_run(C, w0, K, nonneg, excluded, tol, max_iter):
+    """Twin of one EM run of ``repro.em_sparse_pca`` on a covariance matrix ``C``: ``f = C w``, the
+    Algorithm 2 step, stop at ``|w(t+1)' w(t)| > 1 - tol``. Returns ``(w, n_iter)`` (zeros on collapse)."""
+    w = np.asarray(w0, dtype=float).copy()
+    out = np.empty_like(w)
+    for t in range(max_iter):
+        f = C @ w
+        if not float(w @ f) > 0:
+            return np.zeros_like(w), t
+        if constrained_mstep(f, K, nonneg, excluded, out, None) == 0:
+            return np.zeros_like(w), t + 1
+        c = abs(float(out @ w))
+        w = out.copy()
+        if c > 1.0 - tol:
+            return w, t + 1
+    return w, max_iter

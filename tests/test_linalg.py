@@ -4,9 +4,12 @@ import numpy as np
 import pytest
 
 from repro.linalg import (
+    BLAS3_GAIN,
+    ChunkedData,
     Covariance,
     canonical_sign,
     center,
+    choose_operator,
     leading_eigenpairs,
     projection_deflate,
     renormalize,
@@ -155,3 +158,52 @@ def test_bad_input_names_argument():
         Covariance.from_data(_data(5, 3)).deflate(np.ones(3) / np.sqrt(3), "hotelling")
     with pytest.raises(ValueError, match="w must have length 3"):
         projection_deflate(np.eye(3), np.ones(4))
+
+
+# --------------------------------------------------------------------------- the operator chosen by shape
+def test_choose_operator_cost_model():
+    # CBCL faces (2429 x 361) with 5 restarts: the covariance; leukemia (72 x 12582): the data
+    assert choose_operator(2429, 361, n_vectors=5) == "covariance"
+    assert choose_operator(72, 12582, n_vectors=5) == "data"
+    assert choose_operator(100, 100, n_vectors=1, n_iter=1) == "data"  # forming C does not pay for 1 use
+    for N, D, R, T in [(500, 40, 1, 50), (50, 400, 3, 100), (1000, 900, 1, 2)]:
+        data = T * 2 * N * D * R
+        cov = N * D * D / BLAS3_GAIN + T * D * D * R
+        assert choose_operator(N, D, n_vectors=R, n_iter=T) == ("covariance" if cov < data else "data")
+
+
+@pytest.mark.parametrize("shape", [(50, 8), (6, 20)])
+def test_products_are_the_same_through_data_or_matrix(shape):
+    X = np.random.default_rng(4).standard_normal(shape)
+    C = np.cov(X, rowvar=False)
+    W = np.random.default_rng(5).standard_normal((3, shape[1]))
+    for op in ("data", "covariance", "auto"):
+        cov = Covariance.from_data(X, operator=op)
+        F, h = cov.products(W)
+        np.testing.assert_allclose(F, W @ C, atol=1e-12)
+        np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", W, C, W), rtol=1e-12)
+    assert Covariance.from_data(X, operator="covariance").data is None
+    expected = "covariance" if shape[0] > shape[1] else "data"
+    assert Covariance.from_data(X, operator="auto").operator == expected
+    with pytest.raises(ValueError, match="operator"):
+        Covariance.from_data(X, operator="gram")
+
+
+def test_chunked_data_one_pass_map_reduce_and_covariance():
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(6).standard_normal((37, 5))
+    for chunks in [(10, 5), (37, 5), (8, 2)]:
+        src = ChunkedData(da.from_array(X, chunks=chunks))
+        assert len(src.array.chunks[1]) == 1  # whole rows per chunk
+        (s,) = src.map_reduce(lambda B: (np.asarray(B).sum(axis=0),))
+        np.testing.assert_allclose(s, X.sum(axis=0))
+        np.testing.assert_allclose(src.covariance(X.mean(axis=0)).matrix, np.cov(X, rowvar=False), atol=1e-12)
+    Xi = da.from_array((X * 10).astype(np.int32), chunks=(10, 5))
+    assert ChunkedData(Xi).array.dtype == np.float64
+    masked = da.from_array(X, chunks=(10, 5))
+    masked = masked[masked[:, 0] > 0]  # unknown chunk sizes
+    assert ChunkedData(masked).shape == (int((X[:, 0] > 0).sum()), 5)
+    with pytest.raises(ValueError, match="dtype"):
+        ChunkedData(da.from_array(X.astype(np.complex128), chunks=(10, 5)))
+    with pytest.raises(ValueError, match="dask"):
+        ChunkedData(X)

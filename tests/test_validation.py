@@ -486,7 +486,7 @@ def test_path_functions_rescale_badly_scaled_data_and_refuse_what_float64_cannot
     paths = {
         "pathspca": lambda Y: baselines.pathspca(Y, [1, 3]),
         "thresholding_path": lambda Y: baselines.thresholding_path(Y, [1, 3]),
-        "em_sparse_pca_path": lambda Y: repro.em_sparse_pca_path(Y, [1, 3]),
+        "em_sparse_pca_path": lambda Y: repro.em_sparse_pca_path(Y, [1, 3], random_state=0),
         "spca_zou_path": lambda Y: baselines.spca_zou_path(Y, [1, 3], ridge=np.inf),
         "gspca_path": lambda Y: baselines.gspca_path(Y, 3),
     }

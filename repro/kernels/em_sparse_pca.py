@@ -6,12 +6,19 @@
 ``mstep_threshold``
     The threshold ``s_(K+1)`` of Algorithm 2: the (K+1)-th largest magnitude (Eq. 14), or positive
     value (Eq. 17), among the features not excluded (Eq. 19); 0 when at most ``K`` are candidates.
+``mstep_cut``
+    The threshold with ties broken exactly: when ``s_K = s_(K+1)`` the tied features of lowest index
+    fill the ``K`` places and the threshold drops to the next smaller value, so exactly ``K`` entries
+    stay non-zero whenever ``K`` candidates exist (Algorithm 2 as printed would zero them all).
 ``constrained_mstep``
-    The constrained M-step: soft threshold at ``s_(K+1)``, then ``w <- w / ||w||_2``.
+    The constrained M-step: soft threshold at the cut, then ``w <- w / ||w||_2``.
 ``em_update``
     Everything of one EM iteration but the two BLAS products, in three passes over ``D``: the
     threshold (with the previous iteration's as a hint, so the selection runs on a few candidates),
     the squared norm, then normalization fused with the convergence measure ``|w(t+1)' w(t)|``.
+``em_update_block``
+    :func:`em_update` on each active row of a block of restarts (``R x D``): the restarts of one
+    component run together, their products are one matrix-matrix product, this kernel does the rest.
 
 All buffers are passed in; nothing is allocated. The EM loop itself (``repro.em_sparse_pca``) calls
 NumPy's BLAS for ``X w`` and ``X'y`` with ``out=`` buffers and these kernels for the rest, so the
@@ -24,7 +31,7 @@ import numpy as np
 
 from . import njit
 
-__all__ = ["constrained_mstep", "em_update", "kth_largest", "mstep_threshold"]
+__all__ = ["constrained_mstep", "em_update", "em_update_block", "kth_largest", "mstep_cut", "mstep_threshold"]
 
 # Status codes of an EM run (used by repro.em_sparse_pca).
 CONVERGED = 0
@@ -132,24 +139,75 @@ def mstep_threshold(wstar, K, nonneg, excluded, work, hint):
     thr : float
         ``s_(K+1)``, or 0.0 when at most ``K`` candidates exist.
     """
-    lb = HINT_FACTOR * hint if hint > 0.0 else 0.0
-    m, m_all = _gather(wstar, nonneg, excluded, lb, work)
-    if K >= m_all:
-        return 0.0
-    if m < K + 1:  # the hint was too high: use every candidate
-        m, m_all = _gather(wstar, nonneg, excluded, 0.0, work)
-    return kth_largest(work, m, K + 1)
+    return _select(wstar, K, nonneg, excluded, work, hint)[0]
 
 
 @njit
-def _soft(v, thr, nonneg):
-    """``sign(v) (|v| - thr)_+`` (or ``(v - thr)_+`` when ``nonneg``)."""
-    if nonneg:
-        return v - thr if v > thr else 0.0
-    a = abs(v)
-    if a > thr:
-        return a - thr if v > 0.0 else thr - a
-    return 0.0
+def _select(wstar, K, nonneg, excluded, work, hint):
+    """``(s_(K+1), s_K)`` among the candidates (``(0, 0)`` when at most ``K`` exist).
+
+    Quickselect leaves ``work[r+1:m]`` (``r = m - K - 1``) holding the K largest candidates, so ``s_K``
+    is their minimum: O(K) more, and a tie ``s_K = s_(K+1)`` is detected without another pass over D.
+    """
+    lb = HINT_FACTOR * hint if hint > 0.0 else 0.0
+    m, m_all = _gather(wstar, nonneg, excluded, lb, work)
+    if K >= m_all:
+        return 0.0, 0.0
+    if m < K + 1:  # the hint was too high: use every candidate
+        m, m_all = _gather(wstar, nonneg, excluded, 0.0, work)
+    thr = kth_largest(work, m, K + 1)
+    s_k = work[m - K]
+    for i in range(m - K + 1, m):
+        if work[i] < s_k:
+            s_k = work[i]
+    return thr, s_k
+
+
+@njit
+def mstep_cut(wstar, K, nonneg, excluded, work, hint):
+    """The threshold of :func:`mstep_threshold` with ties at the boundary broken exactly.
+
+    Returns ``(thr, top, n_tie)``: an entry with magnitude ``a`` is kept (as ``a - thr``) when ``a > top``,
+    and the first ``n_tie`` entries (lowest index) with ``a == top`` are kept too. Without a tie
+    (``s_K > s_(K+1)``) this is ``(s_(K+1), s_(K+1), 0)``, Algorithm 2 exactly. With a tie
+    (``s_K = s_(K+1)``), ``top = s_K``, ``n_tie = K - #{a > s_K}`` and ``thr`` is the largest candidate
+    magnitude below ``s_K`` (0 if none): the K kept entries are the K largest, ties taken by index, and
+    all K are non-zero. Algorithm 2 as printed gives the K-th entry ``s_K - s_(K+1) = 0`` there, so two
+    identical features with ``K = 1`` collapse the M-step to the zero vector.
+    """
+    thr, s_k = _select(wstar, K, nonneg, excluded, work, hint)
+    if thr == 0.0:  # at most K candidates: keep every positive one
+        return 0.0, 0.0, 0
+    if s_k > thr:  # no tie (the usual case): Algorithm 2 as printed
+        return thr, thr, 0
+    n_gt = 0
+    below = 0.0
+    for i in range(wstar.shape[0]):
+        if excluded[i]:
+            continue
+        v = wstar[i]
+        a = v if nonneg else abs(v)
+        if a > thr:
+            n_gt += 1
+        elif a < thr and a > below:
+            below = a
+    if n_gt >= K:
+        return thr, thr, 0
+    return below, thr, K - n_gt
+
+
+@njit
+def _cut(v, thr, top, nonneg, left):
+    """Entry of the thresholded vector and the tie places left after it (see :func:`mstep_cut`)."""
+    a = v if nonneg else abs(v)
+    if a > top or (a == top and left > 0 and a > 0.0):
+        if not a > top:
+            left -= 1
+        r = a - thr
+        if not nonneg and v < 0.0:
+            r = -r
+        return r, left
+    return 0.0, left
 
 
 @njit
@@ -180,10 +238,12 @@ def constrained_mstep(wstar, K, nonneg, excluded, out, work):
         ``||w||_2`` before normalization; 0.0 when the projection is the zero vector (collapse).
     """
     D = wstar.shape[0]
-    thr = mstep_threshold(wstar, K, nonneg, excluded, work, 0.0)
+    thr, top, left = mstep_cut(wstar, K, nonneg, excluded, work, 0.0)
     s = 0.0
     for i in range(D):
-        r = 0.0 if excluded[i] else _soft(wstar[i], thr, nonneg)
+        r = 0.0
+        if not excluded[i]:
+            r, left = _cut(wstar[i], thr, top, nonneg, left)
         out[i] = r
         s += r * r
     norm = np.sqrt(s)
@@ -200,7 +260,7 @@ def em_update(f, K, nonneg, excluded, w, work, state):
 
     ``f = X'y`` is the caller's BLAS product. The M-step ``w* = f / y'y`` (Eq. 13) is only rescaled by
     the normalization, so ``f`` is thresholded directly: ``w(t+1) = T(f) / ||T(f)||`` with ``T`` the
-    soft threshold at :func:`mstep_threshold` (hinted by the previous threshold, ``state[0]``), and
+    soft threshold at :func:`mstep_cut` (hinted by the previous threshold, ``state[0]``), and
     ``|w(t+1)' w(t)|`` is accumulated while ``w`` is overwritten.
 
     Parameters
@@ -214,7 +274,7 @@ def em_update(f, K, nonneg, excluded, w, work, state):
     work : float64 array, shape (D,)
         Scratch buffer.
     state : float64 array, shape (1,)
-        ``state[0]``: the previous threshold on entry (0: none), this one on exit.
+        ``state[0]``: the previous threshold on entry (0: none), this one (``s_(K+1)``) on exit.
 
     Returns
     -------
@@ -224,13 +284,24 @@ def em_update(f, K, nonneg, excluded, w, work, state):
         ``|w(t+1)' w(t)|`` (0.0 after a collapse).
     """
     D = f.shape[0]
-    thr = mstep_threshold(f, K, nonneg, excluded, work, state[0])
-    state[0] = thr
+    thr, top, n_tie = mstep_cut(f, K, nonneg, excluded, work, state[0])
+    state[0] = top
     s = 0.0
-    for i in range(D):
-        if not excluded[i]:
-            r = _soft(f[i], thr, nonneg)
-            s += r * r
+    if n_tie == 0:  # the usual case, without the tie bookkeeping: keep a > top, as a - thr
+        for i in range(D):
+            if excluded[i]:
+                continue
+            v = f[i]
+            a = v if nonneg else abs(v)
+            if a > top:
+                r = a - thr
+                s += r * r
+    else:
+        left = n_tie
+        for i in range(D):
+            if not excluded[i]:
+                r, left = _cut(f[i], thr, top, nonneg, left)
+                s += r * r
     norm = np.sqrt(s)
     if not norm > 0.0:
         for i in range(D):
@@ -238,8 +309,52 @@ def em_update(f, K, nonneg, excluded, w, work, state):
         return 0.0, 0.0
     inv = 1.0 / norm
     c = 0.0
-    for i in range(D):
-        r = 0.0 if excluded[i] else _soft(f[i], thr, nonneg) * inv
-        c += r * w[i]
-        w[i] = r
+    if n_tie == 0:
+        for i in range(D):
+            r = 0.0
+            if not excluded[i]:
+                v = f[i]
+                a = v if nonneg else abs(v)
+                if a > top:
+                    r = (a - thr) * inv
+                    if not nonneg and v < 0.0:
+                        r = -r
+            c += r * w[i]
+            w[i] = r
+    else:
+        left = n_tie
+        for i in range(D):
+            r = 0.0
+            if not excluded[i]:
+                r, left = _cut(f[i], thr, top, nonneg, left)
+                r *= inv
+            c += r * w[i]
+            w[i] = r
     return norm, abs(c)
+
+
+@njit
+def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines):
+    """:func:`em_update` for a block of restarts run together.
+
+    Parameters
+    ----------
+    F : float64 array, shape (m, D)
+        Row ``j`` is ``C w`` (any positive multiple) for the restart ``rows[j]``; not modified.
+    K, nonneg, excluded
+        As in :func:`constrained_mstep`.
+    W : float64 array, shape (R, D)
+        All restarts' iterates (rows, unit norm); the rows named in ``rows`` are updated in place.
+    work : float64 array, shape (D,)
+    state : float64 array, shape (R,)
+        Per restart, the previous threshold (the hint of :func:`mstep_threshold`).
+    rows : int64 array, shape (m,)
+        The active restarts (those not converged or collapsed).
+    norms, cosines : float64 arrays, shape (>= m,)
+        Receive :func:`em_update`'s two results per active restart.
+    """
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        n, c = em_update(F[j], K, nonneg, excluded, W[r], work, state[r : r + 1])
+        norms[j] = n
+        cosines[j] = c
