@@ -151,7 +151,7 @@ def _rows(path, panel, method, ks=None, opt=True, **extra) -> list[dict]:
 # --------------------------------------------------------------------------- compute
 def _variance_panel(X, panel, ks, spca_ks, methods_plain: bool) -> list[dict]:
     rows = []
-    em = em_sparse_pca_path(X, ks, renormalize=True)
+    em = em_sparse_pca_path(X, ks, renormalize=True, init="pc")
     if methods_plain:
         rows += _rows(em, panel, "emPCA", opt=False)
         rows += _rows(em, panel, "emPCAopt", opt=True)
@@ -179,7 +179,7 @@ def _time_panel(X, ks, repeats) -> list[dict]:
     rows = []
     start = first_pc_start(X)
     for rep in range(repeats):
-        em = em_sparse_pca_path(X, ks, renormalize=True)
+        em = em_sparse_pca_path(X, ks, renormalize=True, init="pc")
         for j, K in enumerate(em.cardinalities):
             rows.append(
                 {

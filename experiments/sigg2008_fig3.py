@@ -149,6 +149,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         np.arange(1, k_max + 1),
         nonneg=True,
         renormalize=True,
+        init="random",
         n_restarts=restarts,
         random_state=cfg.rng(1),
     )
@@ -204,6 +205,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             n_comp,
             cardinality=K_PER_COMP,
             nonneg=nn,
+            init="random" if nn else "pc",
             n_restarts=restarts if nn else None,
             random_state=cfg.rng(3, int(nn)),
         ).fit(X)
@@ -243,6 +245,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             n_comp,
             nonneg=True,
             orthogonality="quasi",
+            init="random",
             min_angle_deg=MIN_ANGLE,
             n_restarts=1 if quick else None,
             random_state=cfg.rng(5),
@@ -305,6 +308,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 n_comp,
                 cardinality=k_each,
                 nonneg=nn,
+                init="random" if nn else "pc",
                 n_restarts=restarts if nn else None,
                 random_state=cfg.rng(8, j, int(nn)),
             ).fit(X)
@@ -325,6 +329,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 n_comp,
                 nonneg=True,
                 orthogonality="quasi",
+                init="random",
                 min_angle_deg=angle,
                 n_restarts=1 if quick else None,
                 random_state=cfg.rng(9, j),

@@ -87,10 +87,16 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 
     t0 = time.perf_counter()
     supports = {}
-    em = em_sparse_pca_path(X, ks, renormalize=False)
+    em = em_sparse_pca_path(X, ks, renormalize=False, init="pc")
     supports["emPCA"] = [np.flatnonzero(w) for w in em.components]
     em_nn = em_sparse_pca_path(
-        X, ks, nonneg=True, renormalize=False, n_restarts=1 if cfg.quick else None, random_state=cfg.rng(1)
+        X,
+        ks,
+        nonneg=True,
+        renormalize=False,
+        init="random",
+        n_restarts=1 if cfg.quick else None,
+        random_state=cfg.rng(1),
     )
     supports["emPCA (nn)"] = [np.flatnonzero(w) for w in em_nn.components]
     ce = ce_scores(X)
@@ -136,6 +142,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         [CLAIM_K],
         nonneg=True,
         renormalize=False,
+        init="random",
         n_restarts=1 if cfg.quick else None,
         random_state=cfg.rng(1),
     )

@@ -134,8 +134,11 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
             h = h[h.iteration >= 1]  # from the first feasible iterate, as in the proposition
             err = h["error"].to_numpy()
             ax.plot(h["iteration"], err / err[0], label=mode, marker=".", lw=0.9)
-        ax.set(xlabel="EM iteration t", ylabel="error(t) / error(1)",
-               title=f"{name}, K = {int(g.cardinality.iloc[0])}: error along the EM iterates")
+        ax.set(
+            xlabel="EM iteration t",
+            ylabel="error(t) / error(1)",
+            title=f"{name}, K = {int(g.cardinality.iloc[0])}: error along the EM iterates",
+        )
         ax.legend(fontsize=7)
     ax = axes[2]
     runs = df[df.kind == "run"]
@@ -160,8 +163,7 @@ def _check_monotone(df: pd.DataFrame) -> Outcome:
     )
     text = (
         f"{ups} increasing steps of {steps} ({100 * ups / max(steps, 1):.2f}%) "
-        f"in {len(bad)}/{len(runs)} runs; "
-        + "; ".join(f"{m}: {v}" for m, v in per_mode.items())
+        f"in {len(bad)}/{len(runs)} runs; " + "; ".join(f"{m}: {v}" for m, v in per_mode.items())
     )
     if len(bad):
         text += f"; largest relative increase {bad.max_rel_increase.max():.2g}"

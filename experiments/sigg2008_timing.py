@@ -79,7 +79,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     kmax = {"CBCL faces": 40 if quick else 361, "leukemia": 40 if quick else 150}
     for name, X in data.items():
         for tol in TOLS:
-            p = em_sparse_pca_path(X, np.arange(1, kmax[name] + 1), renormalize=False, tol=tol)
+            p = em_sparse_pca_path(X, np.arange(1, kmax[name] + 1), renormalize=False, tol=tol, init="pc")
             rows += [
                 {
                     "kind": "iterations",
@@ -98,10 +98,19 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     n = Xp.shape[0]
     A = np.ascontiguousarray(Xp.T @ Xp)
     ks = np.arange(1, 41 if quick else 101)
-    em_sparse_pca_path(Xp, [5], nonneg=True, renormalize=False, n_restarts=1, random_state=0)  # warm-up
+    em_sparse_pca_path(
+        Xp, [5], nonneg=True, renormalize=False, init="random", n_restarts=1, random_state=0
+    )  # warm-up
     for tol in TOLS:
         p = em_sparse_pca_path(
-            Xp, ks, nonneg=True, renormalize=False, n_restarts=restarts, tol=tol, random_state=cfg.rng(1)
+            Xp,
+            ks,
+            nonneg=True,
+            renormalize=False,
+            init="random",
+            n_restarts=restarts,
+            tol=tol,
+            random_state=cfg.rng(1),
         )
         for j, K in enumerate(p.cardinalities):
             rows.append(
