@@ -476,8 +476,8 @@ def _x_from_pass(V, c, k, nonneg, sign):
     a = V @ c
     n = a.size
     order = np.empty(n, dtype=np.int64)
-    p = sorted_side(a, nonneg, float(sign), order, np.empty(n))
-    idx = order[: min(k, p)]
+    p = sorted_side(a, nonneg, float(sign), k, order, np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
+    idx = order[:p]
     x = np.zeros(n)
     if idx.size == 0:
         return x

@@ -120,29 +120,48 @@ def rank1_solve(a, k, nonneg, x, work):
 
 # --------------------------------------------------------------------------- Algorithm 3, all k
 @njit
-def sorted_side(a, nonneg, sgn, order, absa):
-    """Indices of the positive ``sgn * a`` (or the non-zero ``|a|``), largest first, into ``order``.
+def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
+    """Indices of the ``kmax`` largest positive ``sgn * a`` (or non-zero ``|a|``), largest first, into ``order``.
 
-    Returns their count. The order is ``numpy.argsort`` of the values (ties: its deterministic order),
-    shared by :func:`allk_pass` and the reconstruction of the kept vectors so both pick the same support.
+    Returns how many were written (fewer when fewer are positive). When ``kmax`` is small the candidates
+    are found by selection (the ``kmax``-th largest value, O(n)) and only they are sorted; otherwise all
+    positive entries are sorted. Ties: entries above the threshold, then ties by index, then a stable sort.
+    Shared by :func:`allk_pass` and the reconstruction of the kept vectors, so both pick the same support.
     """
     n = a.shape[0]
-    if nonneg:
-        for i in range(n):
-            absa[i] = -sgn * a[i]
-    else:
-        for i in range(n):
-            absa[i] = -abs(a[i])
-    idx = np.argsort(absa)
     p = 0
-    for j in range(n):
-        i = idx[j]
-        if absa[i] < 0.0:
-            order[p] = i
+    for i in range(n):
+        v = abs(a[i]) if not nonneg else sgn * a[i]
+        if v > 0.0:
+            vals[p] = v
+            idx[p] = i
             p += 1
-        else:
-            break
-    return p
+    m = p
+    if p > kmax:
+        for j in range(p):
+            work[j] = vals[j]
+        t = kth_largest(work, p, kmax)
+        m = 0
+        for j in range(p):
+            if vals[j] > t:
+                vals[m] = vals[j]
+                idx[m] = idx[j]
+                m += 1
+        # the entries equal to t, by index, until kmax (a second scan: compaction overwrote the buffers)
+        for i in range(n):
+            if m >= kmax:
+                break
+            v = abs(a[i]) if not nonneg else sgn * a[i]
+            if v == t:
+                vals[m] = v
+                idx[m] = i
+                m += 1
+    for j in range(m):
+        work[j] = -vals[j]
+    o = np.argsort(work[:m], kind="mergesort")
+    for j in range(m):
+        order[j] = idx[o[j]]
+    return m
 
 
 @njit
@@ -170,7 +189,9 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     n, d = V.shape
     S = C.shape[0]
     a = np.empty(n)
-    absa = np.empty(n)
+    vals = np.empty(n)
+    work = np.empty(n)
+    idx = np.empty(n, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     u = np.empty(d)
     n_sides = 2 if nonneg else 1
@@ -182,13 +203,14 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
             a[i] = acc
         for side in range(n_sides):
             sgn = 1.0 if side == 0 else -1.0
-            p = sorted_side(a, nonneg, sgn, order, absa)
+            p = sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx)
+            if p == 0:
+                continue
             u[:] = 0.0
             s2 = 0.0
             val = 0.0
-            last = min(p, kmax)
             for k in range(kmax):
-                if k < last:
+                if k < p:
                     i = order[k]
                     ai = a[i]
                     s2 += ai * ai
@@ -197,8 +219,6 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
                         u[j] += ai * V[i, j]
                         nu += u[j] * u[j]
                     val = nu / s2
-                elif p == 0:
-                    break
                 if val > best_val[k]:
                     best_val[k] = val
                     best_sample[k] = s
