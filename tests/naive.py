@@ -6,6 +6,8 @@ compare the two on a fixed and a seeded random case. Sections are per kernel mod
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -292,7 +294,7 @@ def sweep2(V, kmax, best_val, best_phi):
             angles += [t, t + np.pi]
     angles = np.unique(np.clip(angles, 0.0, 2 * np.pi))
     best_val[:] = -np.inf
-    for lo, hi in zip(angles[:-1], angles[1:], strict=True):
+    for lo, hi in itertools.pairwise(angles):
         mid = 0.5 * (lo + hi)
         v = W[:n] @ np.array([np.sin(mid), np.cos(mid)])
         order = _side_order(v, True, 1.0)
@@ -300,8 +302,7 @@ def sweep2(V, kmax, best_val, best_phi):
             idx = order[:k]
             S = W[idx].T @ W[idx]
             # maximize c'Sc on [lo, hi]: eigen-angles and the ends
-            w, U = np.linalg.eigh(S)
-            u = U[:, -1]
+            u = np.linalg.eigh(S)[1][:, -1]
             cands = [lo, hi]
             for phi in (np.arctan2(u[0], u[1]) % np.pi, np.arctan2(u[0], u[1]) % np.pi + np.pi):
                 if lo <= phi <= hi:

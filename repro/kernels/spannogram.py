@@ -121,7 +121,7 @@ def rank1_solve(a, k, nonneg, x, work):
 # --------------------------------------------------------------------------- Algorithm 3, all k
 @njit
 def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
-    """Indices of the ``kmax`` largest positive ``sgn * a`` (or non-zero ``|a|``), largest first, into ``order``.
+    """The ``kmax`` largest positive ``sgn * a`` (or non-zero ``|a|``), largest first, into ``order``.
 
     Returns how many were written (fewer when fewer are positive). When ``kmax`` is small the candidates
     are found by selection (the ``kmax``-th largest value, O(n)) and only they are sorted; otherwise all
