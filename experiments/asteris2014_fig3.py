@@ -1,17 +1,18 @@
 """Asteris, Papailiopoulos & Dimakis (2014), Figure 3: CBCL samples and six non-negative 40-sparse components.
 
-(a) six faces of the CBCL set; (b) the six leading orthogonal, non-negative, ``k``-sparse components (``k = 40``)
-computed one after another by Algorithm 3 (``d = 3``, ``eps = 0.1``: 1e4 random samples per component) and
-(c) by the EM algorithm of Sigg & Buhmann (2008), as 19 x 19 images. "Features active in one component are
-removed from the dataset prior to computing subsequent PCs to ensure orthogonality" (Sec. 7):
-:class:`repro.spannogram.SpannogramPCA` with ``deflation="remove"`` and :class:`repro.em_sparse_pca.EMSparsePCA`
-with ``nonneg=True`` (its deflation excludes used features, Sigg & Buhmann's Eq. 19), best of 5 random
-restarts per component.
+(a) six faces of the CBCL set; (b) the six leading orthogonal, non-negative, ``k``-sparse components (``k =
+40``) computed one after another by Algorithm 3 (``d = 3``, ``eps = 0.1``: 1e4 random samples per component)
+and (c) by the EM algorithm of Sigg & Buhmann (2008), as 19 x 19 images. "Features active in one component
+are removed from the dataset prior to computing subsequent PCs to ensure orthogonality" (Sec. 7):
+:class:`repro.spannogram.SpannogramPCA` with ``deflation="remove"`` and
+:class:`repro.em_sparse_pca.EMSparsePCA` with ``nonneg=True`` (its deflation excludes used features, Sigg &
+Buhmann's Eq. 19), best of 5 random restarts per component.
 
-Choices: faces centred only (divided by 255; the empirical covariance, see :mod:`experiments.asteris2014_fig4`);
-the six samples are faces 0, 400, ..., 2000. The CSV has one row per (method, component, pixel) with the
-loading, and per component its variance and certificate (value / the rigorous net bound of the matrix it
-was computed on). ``--quick``: 600 faces, 1000 samples, 1 EM restart, three components.
+Choices: faces centred only (divided by 255; the empirical covariance, see
+:mod:`experiments.asteris2014_fig4`); the six samples are faces 0, 400, ..., 2000. The CSV has one row per
+(method, component, pixel) with the loading, and per component its variance and certificate (value / the
+rigorous net bound of the matrix it was computed on). ``--quick``: 600 faces, 1000 samples, 1 EM restart,
+three components.
 
 The figure's sentence "reveals the ability of non-negative sparse PCA to extract significant parts" is
 checked as *locality*: the share of a component's support pixels that have a 4-neighbour in the support
@@ -127,7 +128,8 @@ def _check_similar_variance(df):
     tot = {m: float(s.sum()) for m, s in v.items()}
     rel = (tot["Spannogram"] - tot["EM"]) / tot["Spannogram"]
     return Outcome(
-        f"total variance of the components: Alg. 3 {tot['Spannogram']:.3f}, EM {tot['EM']:.3f} ({100 * rel:+.1f}%)",
+        f"total variance of the components: Alg. 3 {tot['Spannogram']:.3f}, EM {tot['EM']:.3f} "
+        f"({100 * rel:+.1f}%)",
         REPRODUCED if abs(rel) <= 0.05 else (PARTIAL if abs(rel) <= 0.15 else NOT_REPRODUCED),
         "Fig. 3 shows the two sets side by side as comparable; read as: total variance within 5%",
     )
@@ -136,7 +138,8 @@ def _check_similar_variance(df):
 CLAIMS = [
     Claim(
         "fig3-parts",
-        "Sec. 7, Fig. 3: non-negative sparse PCA (k = 40, Alg. 3 and EM) extracts significant parts of the faces",
+        "Sec. 7, Fig. 3: non-negative sparse PCA (k = 40, Alg. 3 and EM) extracts significant parts of the "
+        "faces",
         "",
         _check_parts,
     ),

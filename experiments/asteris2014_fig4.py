@@ -22,9 +22,10 @@ Setup and choices (the paper leaves them open)
 * **EM**: :func:`repro.em_sparse_pca.em_sparse_pca_path` with ``nonneg=True``, best of 5 random non-negative
   restarts (the paper: "best results over multiple random restarts"), on ``k = 10, 20, ..., 360`` (plain EM
   value; the renormalized one is ``variance_opt``).
-* **NSPCA**: one component, ``alpha = 1e6`` (scatter matrix of the scaled pixels, ``lambda_1(X'X)`` about 1.9e4),
-  ``beta`` by bisection for each ``k`` in ``10, 30, ..., 350`` (:func:`repro.nspca.nspca_for_cardinality`, 2
-  restarts, 300 sweeps per fit); ``k`` it cannot reach exactly are recorded with ``found = False``, not drawn.
+* **NSPCA**: one component, ``alpha = 1e6`` (scatter matrix of the scaled pixels, ``lambda_1(X'X)`` about
+  1.9e4), ``beta`` by bisection for each ``k`` in ``10, 30, ..., 350``
+  (:func:`repro.nspca.nspca_for_cardinality`, 2 restarts, 300 sweeps per fit); ``k`` it cannot reach
+  exactly are recorded with ``found = False``, not drawn.
 * ``--quick``: 600 faces, 1000 samples, EM on 4 ``k`` with 1 restart, NSPCA on 2 ``k``.
 
 Cost of a full run on the shared 2-core machine: about 30 s.
@@ -139,7 +140,6 @@ def curves(
         )
     if len(nspca_ks):
         A = np.ascontiguousarray(X.T @ X)  # NSPCA's scatter matrix (Zass & Shashua, Eq. 3)
-        n = X.shape[0]
         for k in nspca_ks:
             t0 = time.perf_counter()
             try:
@@ -292,8 +292,9 @@ def _check_nspca(df):
     return Outcome(
         f"NSPCA reached {len(found)}/{len(ns)} target k; at {below}/{len(found)} of them at or below Alg. 3",
         REPRODUCED if ok else NOT_REPRODUCED,
-        "Sec. 7: 'NSPCA does not allow for a precise control of the sparsity ... we plot only those k for which "
-        "a k-sparse component was extracted': reproduced if beta-bisection misses some target k but not all",
+        "Sec. 7: 'NSPCA does not allow for a precise control of the sparsity ... we plot only those k for "
+        "which a k-sparse component was extracted': reproduced if beta-bisection misses some target k but "
+        "not all",
     )
 
 
@@ -313,8 +314,8 @@ CLAIMS = [
     ),
     Claim(
         "cbcl-nspca-some-k",
-        "Sec. 7: NSPCA does not allow a precise control of the sparsity; beta by binary search, plotted only for "
-        "the k it reaches",
+        "Sec. 7: NSPCA does not allow a precise control of the sparsity; beta by binary search, plotted only "
+        "for the k it reaches",
         "",
         _check_nspca,
     ),

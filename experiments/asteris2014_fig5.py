@@ -83,16 +83,16 @@ def _check_vs_lambda1(df):
     return Outcome(
         f"bound at k=50: {100 * b:.1f}% of lambda_1",
         REPRODUCED if b <= 0.8 else (PARTIAL if b < 0.95 else NOT_REPRODUCED),
-        "'a significant improvement compared to the trivial bound lambda_1' read as: at most 80% of lambda_1 at "
-        "k = 50",
+        "'a significant improvement compared to the trivial bound lambda_1' read as: at most 80% of lambda_1 "
+        "at k = 50",
     )
 
 
 CLAIMS = [
     Claim(
         "leuk-k50-446",
-        "Sec. 7, Fig. 5: for k as small as 50 (0.4% of the features) the extracted component captures at least "
-        "44.6% of the variance of the true non-negative k-sparse PC",
+        "Sec. 7, Fig. 5: for k as small as 50 (0.4% of the features) the extracted component captures at "
+        "least 44.6% of the variance of the true non-negative k-sparse PC",
         ">= 44.6%",
         check_at_least(50, 0.446),
     ),
@@ -105,7 +105,8 @@ CLAIMS = [
     ),
     Claim(
         "leuk-bound-vs-lambda1",
-        "Sec. 7: the obtained upper bound is a significant improvement compared to the trivial bound lambda_1",
+        "Sec. 7: the obtained upper bound is a significant improvement compared to the trivial bound "
+        "lambda_1",
         "",
         _check_vs_lambda1,
     ),

@@ -63,15 +63,15 @@ def _check_k90(df):
 CLAIMS = [
     Claim(
         "lrs-k20-86",
-        "Sec. 7, Fig. 6: for k = 20 the extracted non-negative component captures at least 86% of the maximum "
-        "variance",
+        "Sec. 7, Fig. 6: for k = 20 the extracted non-negative component captures at least 86% of the "
+        "maximum variance",
         ">= 86%",
         check_at_least(20, 0.86),
     ),
     Claim(
         "lrs-k90-93",
-        "Sec. 7, Fig. 6: for values closer to k = 90 (non-negative but no longer sparse) this value climbs to "
-        "nearly 93%",
+        "Sec. 7, Fig. 6: for values closer to k = 90 (non-negative but no longer sparse) this value climbs "
+        "to nearly 93%",
         "about 93%",
         _check_k90,
     ),
@@ -83,7 +83,8 @@ CLAIMS = [
     ),
     Claim(
         "lrs-within-40-90",
-        "Abstract / Sec. 1: for all tested datasets the algorithm is provably within 40%-90% of the optimum (LRS)",
+        "Abstract / Sec. 1: for all tested datasets the algorithm is provably within 40%-90% of the optimum "
+        "(LRS)",
         "40-90%",
         check_certified_range,
     ),
