@@ -158,9 +158,17 @@ def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
                 m += 1
     for j in range(m):
         work[j] = -vals[j]
-    o = np.argsort(work[:m], kind="mergesort")
+    o = np.argsort(work[:m])  # introsort; ties are put in index order below
     for j in range(m):
         order[j] = idx[o[j]]
+    j = 0
+    while j < m:  # runs of equal values: by index (rare; keeps every caller's order identical)
+        e = j + 1
+        while e < m and work[o[e]] == work[o[j]]:
+            e += 1
+        if e - j > 1:
+            order[j:e] = np.sort(order[j:e])
+        j = e
     return m
 
 
