@@ -6,7 +6,8 @@ and (c) by the EM algorithm of Sigg & Buhmann (2008), as 19 x 19 images. "Featur
 are removed from the dataset prior to computing subsequent PCs to ensure orthogonality" (Sec. 7):
 :class:`repro.spannogram.SpannogramPCA` with ``deflation="remove"`` and
 :class:`repro.em_sparse_pca.EMSparsePCA` with ``nonneg=True`` (its deflation excludes used features, Sigg &
-Buhmann's Eq. 19), best of 5 random restarts per component.
+Buhmann's Eq. 19), best of 5 random restarts per component, renormalized on its support (see
+:mod:`experiments.asteris2014_fig4` for why).
 
 Choices: faces centred only (divided by 255; the empirical covariance, see
 :mod:`experiments.asteris2014_fig4`); the six samples are faces 0, 400, ..., 2000. The CSV has one row per
@@ -65,7 +66,12 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         L, cardinality=K, rank=3, n_samples=1000 if cfg.quick else 10000, random_state=cfg.rng(1)
     ).fit(X)
     em = EMSparsePCA(
-        L, cardinality=K, nonneg=True, n_restarts=1 if cfg.quick else 5, random_state=cfg.rng(2)
+        L,
+        cardinality=K,
+        nonneg=True,
+        renormalize=True,
+        n_restarts=1 if cfg.quick else 5,
+        random_state=cfg.rng(2),
     ).fit(X)
     rows = []
     for i, img in enumerate(samples):

@@ -9,7 +9,8 @@ matrix (the 12582 x 12582 covariance is never formed).
   discussion of ``k = 50``; the full ``k = 1..12582`` curve costs one full sort per sample instead of a
   selection and is timed in :mod:`experiments.bench_spannogram`).
 * **Bound** (shaded): the rigorous deterministic-net bound (1e4 points), as in Fig. 4.
-* **EM** (Sigg & Buhmann 2008, non-negative): best of 5 random restarts on a grid of ``k`` (1, 2, 5, 10, 20,
+* **EM** (Sigg & Buhmann 2008, non-negative, renormalized on its support as in Fig. 4; the plain iterate is
+  ``variance_plain``): best of 5 random restarts on a grid of ``k`` (1, 2, 5, 10, 20,
   30, 40, 50, 60, 80, 100, 150, 200, 300, 400, 500, 700, 1000) -- the issue's instruction: all-k pass for the
   spannogram, a grid for EM.
 * ``--quick``: the first 2000 genes, ``k <= 200``, 1000 samples, 1 EM restart.
@@ -68,10 +69,14 @@ def _check_low_high(df):
     rel = (sp.loc[em.index] - em) / sp.loc[em.index]
     low, high = rel[rel.index <= LOW_K], rel[rel.index > LOW_K]
     low_ok = bool(len(low) and (low >= -1e-9).all() and low.mean() > 0.01)
+    plain = df[df.method == "EM"].set_index("cardinality")["variance_plain"]
+    relp = (sp.loc[plain.index] - plain) / sp.loc[plain.index]
     high_ok = bool(len(high) and high.abs().max() <= 0.03)
     return Outcome(
         f"(Alg. 3 - EM) / Alg. 3: k <= {LOW_K}: mean {100 * low.mean():+.2f}%, min {100 * low.min():+.2f}%; "
-        f"k > {LOW_K}: max |.| {100 * high.abs().max() if len(high) else float('nan'):.2f}%",
+        f"k > {LOW_K}: max |.| {100 * high.abs().max() if len(high) else float('nan'):.2f}% (plain EM "
+        f"iterate: {100 * relp[relp.index <= LOW_K].mean():+.1f}% / "
+        f"{100 * relp[relp.index > LOW_K].mean():+.1f}%)",
         REPRODUCED if (low_ok and high_ok) else (PARTIAL if (low_ok or high_ok) else NOT_REPRODUCED),
         f"'outperforms for low k' read as: never below EM and ahead by > 1% on average for k <= {LOW_K}; "
         "'similar for larger k' as: within 3% for every larger k of the grid",
