@@ -93,6 +93,7 @@ __all__ = [
 
 _NETS = ("random", "grid", "exact")
 _MAX_EXACT_CANDIDATES = 2_000_000  # intersection points Algorithm 2 may visit for rank >= 3
+_MAX_PATH_ENTRIES = 50_000_000  # components stored by a path (400 MB)
 
 
 # --------------------------------------------------------------------------- input
@@ -583,6 +584,8 @@ def spannogram_path(
     Returns
     -------
     SpannogramPath
+        One unit vector per requested cardinality (so ask for a grid when ``n`` is large: 12582 genes x all
+        12582 cardinalities would be 1.3 GB; more than 5e7 stored entries are refused).
     """
     t0 = time.perf_counter()
     cov = _as_cov(X)
@@ -595,6 +598,12 @@ def spannogram_path(
         raise ValueError(f"net='exact' is the rank-2 sweep; got rank={d}. Use rank=2 or net='grid'.")
     rng = check_random_state(random_state)
     nonneg = bool(nonneg)
+    if ks.size * cov.n_features > _MAX_PATH_ENTRIES:
+        raise ValueError(
+            f"cardinalities asks for {ks.size} components of {cov.n_features} features "
+            f"({8 * ks.size * cov.n_features / 1e9:.1f} GB); pass fewer cardinalities (a grid: the pass "
+            "still scores every k up to the largest) or use spannogram_bound for the bound of every k."
+        )
     lr = _low_rank(cov, d)
     kmax = int(ks.max())
     init_time = time.perf_counter() - t0

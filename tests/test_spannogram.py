@@ -336,6 +336,8 @@ def test_bad_input_names_the_argument():
         spannogram_path(X, [2], rank=6)
     with pytest.raises(ValueError, match="n_samples"):
         spannogram_path(X, [2], n_samples=0)
+    with pytest.raises(ValueError, match="fewer cardinalities"):
+        spannogram_path(np.zeros((3, 8000)) + np.arange(8000) * np.arange(3)[:, None], np.arange(1, 7000))
     with pytest.raises(ValueError, match="net"):
         spannogram_path(X, [2], net="sobol")
     with pytest.raises(ValueError, match="positive semi-definite"):
