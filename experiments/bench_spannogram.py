@@ -184,20 +184,20 @@ def _exponent(df: pd.DataFrame, part: str) -> np.ndarray:
 
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
-    fig, axes = plt.subplots(1, 3, figsize=(11.0, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.2))
     ax = axes[0]
     labels, vals = [], []
     for (part, name), g in df[df.part.isin(["allk", "numpy"])].groupby(["part", "dataset"]):
-        labels.append(f"{name}\nall k / one k" if part == "allk" else f"{name}\nNumPy 1 k / all k")
+        labels.append(f"{name}: all k / one k" if part == "allk" else f"{name}: NumPy one k / ours all k")
         vals.append(g.ratio.median())
         if part == "numpy":
-            labels.append(f"{name}\nper-k speed-up")
+            labels.append(f"{name}: per-k speed-up vs NumPy")
             vals.append(g.ratio_per_k.median())
-    ax.bar(range(len(vals)), vals, color="tab:red")
-    ax.set_xticks(range(len(vals)), labels, fontsize=6)
-    ax.set_yscale("log")
-    ax.axhline(1, color="k", lw=0.6)
-    ax.set_ylabel("ratio (same run)")
+    ax.barh(range(len(vals)), vals, color="tab:red")
+    ax.set_yticks(range(len(vals)), labels, fontsize=7)
+    ax.set_xscale("log")
+    ax.axvline(1, color="k", lw=0.6)
+    ax.set_xlabel("ratio (same run, median)")
     ax.set_title("All-k pass (d = 3)")
     ax = axes[1]
     sc = df[df.part == "scaling"].groupby("n").seconds.median()
@@ -213,6 +213,8 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     et = ex.groupby("n").seconds.median()
     ax.loglog(et.index, et.values, "s-", color="tab:purple", label="exact rank 2 (sweep)")
     ax.loglog(et.index, et.values[0] * (et.index / et.index[0]) ** 2, "k--", lw=0.7, label="slope 2")
+    ax.set_xticks(et.index, [str(int(v)) for v in et.index])
+    ax.minorticks_off()
     ax.set_xlabel("n")
     ax.set_ylabel("seconds")
     ax.set_title("Exact rank 2, k <= 50")
