@@ -34,7 +34,7 @@ Setup and choices (the paper leaves them open)
   exactly are recorded with ``found = False``, not drawn.
 * ``--quick``: 600 faces, 1000 samples, EM on 4 ``k`` with 1 restart, NSPCA on 2 ``k``.
 
-Cost of a full run on the shared 2-core machine: about 30 s.
+Cost of a full run on the shared 2-core machine: about 12 s.
 
 References
 ----------

@@ -29,7 +29,7 @@ search on random rank-``d`` matrices (``d`` = 2, 3; ``n = 8``), relative error.
 
 ``--quick``: 60 samples, the first 2000 genes, smaller ``n``, 3 repeats, no leukemia sweep.
 
-Cost of a full run: about 2-3 minutes on the shared 2-core machine (the leukemia sweep is most of it).
+Cost of a full run: about 50 s on the shared 2-core machine (the leukemia sweep, about 40 s, is most of it).
 """
 
 from __future__ import annotations

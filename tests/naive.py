@@ -6,8 +6,6 @@ compare the two on a fixed and a seeded random case. Sections are per kernel mod
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 
@@ -294,6 +292,8 @@ def sweep2(V, kmax, best_val, best_phi):
             angles += [t, t + np.pi]
     angles = np.unique(np.clip(angles, 0.0, 2 * np.pi))
     best_val[:] = -np.inf
+    import itertools
+
     for lo, hi in itertools.pairwise(angles):
         mid = 0.5 * (lo + hi)
         v = W[:n] @ np.array([np.sin(mid), np.cos(mid)])

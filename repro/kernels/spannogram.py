@@ -5,9 +5,10 @@
     ``a`` or of ``-a`` (``|a|`` in the signed mode), found by selection in O(n); ties at the k-th value
     are broken by index (every choice gives the same value ``||a_I||^2``).
 ``sorted_side`` / ``allk_pass``
-    Algorithm 3 for every cardinality at once: per sample ``c`` the vector ``a = V c`` is sorted once; prefix
-    sums of ``a_i V_i`` (a d-vector) and ``a_i^2`` give ``||V'x_k||^2 = ||sum a_i V_i||^2 / sum a_i^2`` for
-    the candidate ``x_k = a_{I_k} / ||a_{I_k}||`` of every ``k`` in O(n d) after the O(n log n) sort.
+    Algorithm 3 for every cardinality at once: per sample ``c`` the vector ``a = V c`` is sorted once (a
+    distribution sort on the top bits of the values, O(n) expected; for few ``k``, a selection by the same
+    buckets); prefix sums of ``a_i V_i`` (a d-vector) and ``a_i^2`` give ``||V'x_k||^2 = ||sum a_i V_i||^2 /
+    sum a_i^2`` for the candidate ``x_k = a_{I_k} / ||a_{I_k}||`` of every ``k`` in O(n d).
 ``sweep2``
     The exact rank-2 spannogram by a kinetic sort: the ``n + 1`` curves ``v_i(phi) = V_i1 sin(phi) +
     V_i2 cos(phi)`` (row ``n`` the zero curve) are kept sorted while ``phi`` runs over ``[0, 2 pi)``; every
