@@ -18,6 +18,14 @@ from .nspca import (
     nspca_for_min_angle,
     nspca_objective,
 )
+from .spannogram import (
+    SpannogramPCA,
+    rank1_solver,
+    rho_d,
+    spannogram_bound,
+    spannogram_exact,
+    spannogram_path,
+)
 
 __all__ = [
     "EMPCA",
@@ -28,6 +36,7 @@ __all__ = [
     "Covariance",
     "EMSparsePCA",
     "SensiblePCA",
+    "SpannogramPCA",
     "baselines",
     "center",
     "em_pca",
@@ -43,9 +52,14 @@ __all__ = [
     "nspca_for_min_angle",
     "nspca_objective",
     "ppca_closed_form",
+    "rank1_solver",
     "renormalize",
+    "rho_d",
     "sensible_pca",
     "set_blas_threads",
+    "spannogram_bound",
+    "spannogram_exact",
+    "spannogram_path",
     "standardize",
 ]
 __version__ = "0.1.0"

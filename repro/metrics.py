@@ -16,6 +16,7 @@ from .linalg import as_covariance
 __all__ = [
     "adjusted_variance",
     "cardinality",
+    "certified_fraction",
     "cumulative_variance",
     "explained_variance",
     "fscore_selection",
@@ -189,3 +190,52 @@ def _as_index_set(v, n_features, name) -> set[int]:
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"{name} must be a boolean mask or integer indices; got dtype {arr.dtype}.")
     return set(arr.ravel().tolist())
+
+
+def certified_fraction(
+    X, components, cardinality=None, *, rank: int = 3, n_samples: int = 10000, nonneg: bool = True, **kwargs
+) -> np.ndarray:
+    """A certificate for any method's sparse components: ``w'Aw / bound_k`` (Asteris et al. 2014).
+
+    The bound is :func:`repro.spannogram.spannogram_bound` (default: a deterministic net, so the
+    certificate is rigorous): the unknown optimum ``max x'Ax`` over unit ``k``-sparse (non-negative)
+    ``x`` is at most ``bound_k``, so a component ``w`` reaches at least ``w'Aw / bound_k`` of it,
+    whichever method (EM, NSPCA, thresholding, the spannogram) produced it.
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features) or Covariance
+        The data (centred inside) or covariance ``A`` the components were fitted on.
+    components : ndarray (n_components, n_features) or (n_features,)
+        Unit-norm loadings (rows); with ``nonneg=True`` they must be non-negative (or non-positive).
+    cardinality : int, sequence of int, or None
+        ``k`` per component; ``None``: each component's own number of non-zeros.
+    rank, n_samples, nonneg, **kwargs
+        Passed to :func:`repro.spannogram.spannogram_bound` (``net``, ``random_state``, ...).
+
+    Returns
+    -------
+    ndarray (n_components,)
+        Certified fraction of the optimum, in ``(0, 1]`` for a unit-norm feasible component.
+    """
+    from .spannogram import _as_cov, spannogram_bound
+
+    cov = _as_cov(X)
+    W = _rows(components, cov.n_features)
+    norms = np.linalg.norm(W, axis=1)
+    if np.any(np.abs(norms - 1.0) > 1e-6):
+        raise ValueError("components must have unit-norm rows; divide each row by its norm first.")
+    if nonneg and np.any((W.max(axis=1) > 0) & (W.min(axis=1) < 0)):
+        raise ValueError(
+            "components mix signs, so the non-negative bound does not apply; pass nonneg=False for signed "
+            "sparse components."
+        )
+    nnz = np.count_nonzero(W, axis=1)
+    ks = nnz if cardinality is None else np.broadcast_to(np.atleast_1d(cardinality), nnz.shape)
+    ks = np.asarray(ks, dtype=np.int64)
+    if np.any(nnz > ks):
+        raise ValueError(
+            f"a component has more non-zeros ({nnz.max()}) than its cardinality; pass the right cardinality."
+        )
+    bounds = np.atleast_1d(spannogram_bound(cov, ks, rank=rank, n_samples=n_samples, nonneg=nonneg, **kwargs))
+    return np.atleast_1d(cov.quad(W.T)) / bounds

@@ -300,3 +300,97 @@ def em_sparse_pca_run(C, w0, K, nonneg, excluded, tol, max_iter):
         if c > 1.0 - tol:
             return w, t + 1
     return w, max_iter
+
+
+# --------------------------------------------------------------------------- repro.kernels.spannogram
+def _side_order(a, nonneg, sgn):
+    """Indices of the positive ``sgn * a`` (or non-zero ``|a|``) by decreasing value, ties by index."""
+    v = np.abs(a) if not nonneg else sgn * a
+    idx = np.flatnonzero(v > 0)
+    return idx[np.lexsort((idx, -v[idx]))]
+
+
+def rank1_solve(a, k, nonneg, x, work):
+    """Twin of ``repro.kernels.spannogram.rank1_solve``: sort each side (ties by index), keep the k first,
+    the side with the larger ``||a_I||^2`` (the positive side on a tie)."""
+    best = (-1.0, None)
+    for sgn in (1.0, -1.0) if nonneg else (1.0,):
+        idx = _side_order(a, nonneg, sgn)[:k]
+        val = float(np.sum(a[idx] ** 2))
+        if val > best[0]:
+            best = (val, idx, sgn)
+    val, idx, sgn = best
+    x[:] = 0.0
+    if val > 0:
+        x[idx] = (a[idx] if not nonneg else sgn * a[idx]) / np.sqrt(val)
+    return val, len(idx)
+
+
+def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
+    """Twin of ``repro.kernels.spannogram.sorted_side``: a full sort by (value desc, index)."""
+    o = _side_order(a, nonneg, sgn)[:kmax]
+    order[: o.size] = o
+    return o.size
+
+
+def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
+    """Twin of ``repro.kernels.spannogram.allk_pass``: per sample and side, cumulative sums over the sorted
+    entries give ``||V'x_k||^2`` and ``s_k`` for every k; past the last positive entry they stay constant."""
+    for s, c in enumerate(C):
+        a = V @ c
+        for sgn in (1.0, -1.0) if nonneg else (1.0,):
+            o = _side_order(a, nonneg, sgn)[:kmax]
+            if o.size == 0:
+                continue
+            s2 = np.cumsum(a[o] ** 2)
+            U = np.cumsum(a[o, None] * V[o], axis=0)
+            val = np.sum(U**2, axis=1) / s2
+            pad = kmax - o.size
+            val = np.concatenate([val, np.full(pad, val[-1])])
+            s2 = np.concatenate([s2, np.full(pad, s2[-1])])
+            better = val > best_val
+            best_val[better] = val[better]
+            best_sample[better] = s
+            best_sign[better] = 1 if sgn > 0 else -1
+            best_f[:] = np.maximum(best_f, s2)
+
+
+def sweep2(V, kmax, best_val, best_phi):
+    """Twin of ``repro.kernels.spannogram.sweep2`` without the kinetic sort: every intersection angle of two
+    of the ``n + 1`` curves (zero row included) is computed and sorted; on each arc between consecutive
+    angles the top-k positive set is read at the arc's midpoint and ``c'S c`` maximized in closed form
+    (eigen-angle if inside the arc, else the better end). O(n^3). Returns the number of angles."""
+    n = V.shape[0]
+    W = np.vstack([V, np.zeros((1, 2))])
+    angles = [0.0, 2 * np.pi]
+    for i in range(n + 1):
+        for j in range(i + 1, n + 1):
+            a, b = W[i] - W[j]
+            if a == 0 and b == 0:
+                continue
+            t = (-np.arctan2(b, a)) % np.pi  # a sin + b cos = 0
+            angles += [t, t + np.pi]
+    angles = np.unique(np.clip(angles, 0.0, 2 * np.pi))
+    best_val[:] = -np.inf
+    import itertools
+
+    for lo, hi in itertools.pairwise(angles):
+        mid = 0.5 * (lo + hi)
+        v = W[:n] @ np.array([np.sin(mid), np.cos(mid)])
+        order = _side_order(v, True, 1.0)
+        for k in range(1, kmax + 1):
+            idx = order[:k]
+            S = W[idx].T @ W[idx]
+            # maximize c'Sc on [lo, hi]: eigen-angles and the ends
+            u = np.linalg.eigh(S)[1][:, -1]
+            cands = [lo, hi]
+            for phi in (np.arctan2(u[0], u[1]) % np.pi, np.arctan2(u[0], u[1]) % np.pi + np.pi):
+                if lo <= phi <= hi:
+                    cands.append(phi)
+            for phi in cands:
+                c = np.array([np.sin(phi), np.cos(phi)])
+                g = c @ S @ c
+                if g > best_val[k - 1]:
+                    best_val[k - 1] = g
+                    best_phi[k - 1] = phi
+    return len(angles)

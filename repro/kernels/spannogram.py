@@ -1,0 +1,484 @@
+"""Numba kernels for the spannogram (Asteris, Papailiopoulos & Dimakis 2014).
+
+``rank1_solve``
+    The rank-1 solver of Section 3.1 (Prop. 3.1): the support is the ``k`` largest positive entries of
+    ``a`` or of ``-a`` (``|a|`` in the signed mode), found by selection in O(n); ties at the k-th value
+    are broken by index (every choice gives the same value ``||a_I||^2``).
+``sorted_side`` / ``allk_pass``
+    Algorithm 3 for every cardinality at once: per sample ``c`` the vector ``a = V c`` is sorted once (a
+    distribution sort on the top bits of the values, O(n) expected; for few ``k``, a selection by the same
+    buckets); prefix sums of ``a_i V_i`` (a d-vector) and ``a_i^2`` give ``||V'x_k||^2 = ||sum a_i V_i||^2 /
+    sum a_i^2`` for the candidate ``x_k = a_{I_k} / ||a_{I_k}||`` of every ``k`` in O(n d).
+``sweep2``
+    The exact rank-2 spannogram by a kinetic sort: the ``n + 1`` curves ``v_i(phi) = V_i1 sin(phi) +
+    V_i2 cos(phi)`` (row ``n`` the zero curve) are kept sorted while ``phi`` runs over ``[0, 2 pi)``; every
+    pairwise intersection is one swap of two adjacent curves (an indexed binary heap gives the next one in
+    O(log n)), so all O(n^2) events cost O(n^2 log n) time and O(n) memory. Between two events the top-k
+    positive set is fixed, ``f_k(phi) = c(phi)' S_k c(phi)`` with ``S_k`` its 2 x 2 scatter, and its maximum
+    over the arc is closed form; the maximum over all arcs is ``max_c f_k(c) = OPT_2`` (Eq. 13), exactly.
+
+No kernel allocates per sample or per event; no RNG.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import njit
+from .em_sparse_pca import kth_largest
+
+__all__ = ["allk_pass", "rank1_solve", "sorted_side", "sweep2"]
+
+TWO_PI = 2.0 * np.pi
+
+
+# --------------------------------------------------------------------------- rank 1 (Sec. 3.1)
+@njit
+def _side_value(a, k, sgn, signed, work):
+    """Threshold and counts of the k largest positive ``sgn * a`` (or ``|a|``): returns (t, n_pos).
+
+    ``t`` is the k-th largest positive value (0.0 when at most k are positive: take all of them).
+    """
+    n = a.shape[0]
+    p = 0
+    for i in range(n):
+        v = abs(a[i]) if signed else sgn * a[i]
+        if v > 0.0:
+            work[p] = v
+            p += 1
+    if p <= k:
+        return 0.0, p
+    return kth_largest(work, p, k), p
+
+
+@njit
+def _fill_side(a, k, sgn, signed, t, x):
+    """Write ``x`` (unnormalized) for one side: entries above ``t``, then ties at ``t`` by index."""
+    n = a.shape[0]
+    x[:] = 0.0
+    taken = 0
+    value = 0.0
+    for i in range(n):
+        v = abs(a[i]) if signed else sgn * a[i]
+        if v > t and v > 0.0:
+            x[i] = a[i] if signed else v
+            value += v * v
+            taken += 1
+    for i in range(n):
+        if taken >= k:
+            break
+        v = abs(a[i]) if signed else sgn * a[i]
+        if v == t and v > 0.0:
+            x[i] = a[i] if signed else v
+            value += v * v
+            taken += 1
+    return value, taken
+
+
+@njit
+def rank1_solve(a, k, nonneg, x, work):
+    """Solve ``max (a'x)^2`` over unit ``x`` with at most ``k`` non-zeros (``x >= 0`` if ``nonneg``).
+
+    Asteris et al. (2014), Prop. 3.1 and Eq. 9: the support is ``I_k^+(a)`` or ``I_k^+(-a)`` and
+    ``x_I = +-a_I / ||a_I||``; with ``nonneg=False`` it is the ``k`` largest ``|a_i|`` and
+    ``x_I = a_I / ||a_I||``.
+
+    Parameters
+    ----------
+    a : float64 (n,)
+    k : int, 1 <= k <= n
+    nonneg : bool
+    x : float64 (n,), output: the unit solution (all zeros when ``a`` has no usable entry)
+    work : float64 (n,), scratch
+
+    Returns
+    -------
+    value : float
+        ``||a_I||^2 = (a'x)^2``.
+    nnz : int
+        Non-zeros of ``x`` (fewer than ``k`` when fewer entries are positive).
+    """
+    if not nonneg:
+        t, _ = _side_value(a, k, 1.0, True, work)
+        value, nnz = _fill_side(a, k, 1.0, True, t, x)
+    else:
+        tp, _ = _side_value(a, k, 1.0, False, work)
+        tn, _ = _side_value(a, k, -1.0, False, work)
+        # the positive side into x, the negative side into work (its scratch use is over); keep the better
+        vp, np_ = _fill_side(a, k, 1.0, False, tp, x)
+        vn, nn = _fill_side(a, k, -1.0, False, tn, work)
+        if vn > vp:
+            x[:] = work
+            value, nnz = vn, nn
+        else:
+            value, nnz = vp, np_
+    if value > 0.0:
+        s = 1.0 / np.sqrt(value)
+        for i in range(x.shape[0]):
+            x[i] *= s
+    return value, nnz
+
+
+# --------------------------------------------------------------------------- Algorithm 3, all k
+@njit
+def _bucket_sort(vals, idx, m, order, work):
+    """Write ``idx[:m]`` ordered by (``vals`` descending, index ascending) into ``order``; ``vals > 0``.
+
+    A distribution sort in O(m) expected time: the bit pattern of a positive double is monotone in its value,
+    so its top bits (exponent and leading mantissa bits: a logarithmic scale, suited to heavy-tailed loadings)
+    give about ``m`` buckets; each bucket is then insertion-sorted. ``work`` (float64, >= 2m) is scratch.
+    Replaces a comparison sort, whose O(m log m) dominated the all-k pass.
+    """
+    if m == 0:
+        return
+    bits = vals[:m].view(np.int64)
+    kmin = bits[0]
+    kmax = bits[0]
+    for j in range(1, m):
+        b = bits[j]
+        if b < kmin:
+            kmin = b
+        if b > kmax:
+            kmax = b
+    shift = 0
+    while ((kmax - kmin) >> shift) > 2 * m:
+        shift += 1
+    nb = ((kmax - kmin) >> shift) + 1
+    cnt = np.zeros(nb + 1, dtype=np.int64)
+    for j in range(m):
+        cnt[((kmax - bits[j]) >> shift) + 1] += 1  # bucket 0 holds the largest values
+    for b in range(nb):
+        cnt[b + 1] += cnt[b]
+    tv = work[:m]
+    for j in range(m):
+        b = (kmax - bits[j]) >> shift
+        q = cnt[b]
+        cnt[b] = q + 1
+        order[q] = idx[j]
+        tv[q] = vals[j]
+    # insertion sort of the whole array: only elements within a bucket are out of order
+    for j in range(1, m):
+        v = tv[j]
+        i = order[j]
+        q = j - 1
+        while q >= 0 and (tv[q] < v or (tv[q] == v and order[q] > i)):
+            tv[q + 1] = tv[q]
+            order[q + 1] = order[q]
+            q -= 1
+        tv[q + 1] = v
+        order[q + 1] = i
+
+
+@njit
+def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
+    """The ``kmax`` largest positive ``sgn * a`` (or non-zero ``|a|``), largest first, into ``order``.
+
+    Returns how many were written (fewer when fewer are positive). The order is (value descending, index
+    ascending), exactly. When fewer than all positive entries are wanted, a histogram of the values' top bits
+    (the buckets of :func:`_bucket_sort`) keeps only the buckets holding the ``kmax`` largest, ties included,
+    and only those are sorted: O(n) either way. Shared by :func:`allk_pass` and the reconstruction of the
+    kept vectors, so both pick the same support.
+    """
+    n = a.shape[0]
+    p = 0
+    for i in range(n):
+        v = abs(a[i]) if not nonneg else sgn * a[i]
+        if v > 0.0:
+            vals[p] = v
+            idx[p] = i
+            p += 1
+    m = p
+    if p > kmax:
+        # selection by the same buckets: keep the buckets that hold the kmax largest (ties included)
+        bits = vals[:p].view(np.int64)
+        kmin = bits[0]
+        ktop = bits[0]
+        for j in range(1, p):
+            b = bits[j]
+            if b < kmin:
+                kmin = b
+            if b > ktop:
+                ktop = b
+        shift = 0
+        while ((ktop - kmin) >> shift) > p:
+            shift += 1
+        nb = ((ktop - kmin) >> shift) + 1
+        cnt = np.zeros(nb, dtype=np.int64)
+        for j in range(p):
+            cnt[(ktop - bits[j]) >> shift] += 1  # bucket 0 holds the largest values
+        bstar = 0
+        tot = cnt[0]
+        while tot < kmax:
+            bstar += 1
+            tot += cnt[bstar]
+        m = 0
+        for j in range(p):
+            if ((ktop - bits[j]) >> shift) <= bstar:
+                vals[m] = vals[j]
+                idx[m] = idx[j]
+                m += 1
+    _bucket_sort(vals, idx, m, order, work)
+    return min(m, kmax)
+
+
+@njit
+def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
+    """Algorithm 3 of Asteris et al. (2014) for every ``k = 1..kmax`` in one pass over the samples.
+
+    For each row ``c`` of ``C`` (unit vectors), ``a = V c``; for each side (``+a`` and ``-a`` when
+    ``nonneg``; ``|a|`` otherwise) the entries are taken in decreasing order and, with ``u_k = sum_{j<=k}
+    a_(j) V_(j)`` and ``s_k = sum_{j<=k} a_(j)^2``, the candidate ``x_k = a_{I_k} / sqrt(s_k)`` has
+    ``||V' x_k||^2 = ||u_k||^2 / s_k`` (the objective of Alg. 3's output line) and rank-1 value
+    ``(c'V'x_k)^2 = s_k`` (the inner maximum of Eq. 13, used by the bound). Past the last positive entry
+    (``k > p``) the candidate is ``x_p``, with fewer non-zeros.
+
+    Parameters
+    ----------
+    V : float64 (n, d)
+    C : float64 (S, d), unit rows
+    kmax : int
+    nonneg : bool
+    best_val, best_f : float64 (kmax,), in/out
+        Best ``||V'x_k||^2`` and best ``s_k`` over the samples so far (start at -inf / 0).
+    best_sample, best_sign : int64 (kmax,), in/out
+        Sample index and side (+1 / -1; +1 when signed) of ``best_val``.
+    """
+    n, d = V.shape
+    S = C.shape[0]
+    a = np.empty(n)
+    vals = np.empty(n)
+    work = np.empty(n)
+    idx = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    u = np.empty(d)
+    n_sides = 2 if nonneg else 1
+    for s in range(S):
+        for i in range(n):
+            acc = 0.0
+            for j in range(d):
+                acc += V[i, j] * C[s, j]
+            a[i] = acc
+        for side in range(n_sides):
+            sgn = 1.0 if side == 0 else -1.0
+            p = sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx)
+            if p == 0:
+                continue
+            u[:] = 0.0
+            s2 = 0.0
+            val = 0.0
+            for k in range(kmax):
+                if k < p:
+                    i = order[k]
+                    ai = a[i]
+                    s2 += ai * ai
+                    nu = 0.0
+                    for j in range(d):
+                        u[j] += ai * V[i, j]
+                        nu += u[j] * u[j]
+                    val = nu / s2
+                if val > best_val[k]:
+                    best_val[k] = val
+                    best_sample[k] = s
+                    best_sign[k] = 1 if sgn > 0 else -1
+                if s2 > best_f[k]:
+                    best_f[k] = s2
+
+
+# --------------------------------------------------------------------------- exact rank 2 (Sec. 4.1)
+@njit
+def _cross_time(W, u, l, now):
+    """Next angle ``>= now`` at which curve ``u`` (above) falls below curve ``l``; inf if never."""
+    a = W[u, 0] - W[l, 0]
+    b = W[u, 1] - W[l, 1]
+    if a == 0.0 and b == 0.0:
+        return np.inf
+    # a sin(phi) + b cos(phi) = R sin(phi + beta): + to - at phi + beta = pi (mod 2 pi)
+    t = np.pi - np.arctan2(b, a)
+    r = (t - now) % TWO_PI
+    if r > TWO_PI - 1e-10:  # crossed a round-off ago: the pair is out of order now
+        r = 0.0
+    return now + r
+
+
+@njit
+def _heap_up(heap, where, key, i):
+    while i > 0:
+        parent = (i - 1) >> 1
+        if key[heap[parent]] <= key[heap[i]]:
+            break
+        heap[parent], heap[i] = heap[i], heap[parent]
+        where[heap[parent]] = parent
+        where[heap[i]] = i
+        i = parent
+
+
+@njit
+def _heap_down(heap, where, key, i, size):
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and key[heap[left + 1]] < key[heap[left]]:
+            child = left + 1
+        if key[heap[i]] <= key[heap[child]]:
+            break
+        heap[child], heap[i] = heap[i], heap[child]
+        where[heap[child]] = child
+        where[heap[i]] = i
+        i = child
+
+
+@njit
+def _set_key(heap, where, key, p, t, size):
+    old = key[p]
+    key[p] = t
+    if t < old:
+        _heap_up(heap, where, key, where[p])
+    else:
+        _heap_down(heap, where, key, where[p], size)
+
+
+@njit
+def _arc_max(S00, S01, S11, a, b):
+    """Max of ``c' S c`` with ``c = (sin phi, cos phi)`` over ``phi`` in ``[a, b]``; returns (value, phi)."""
+    m0 = 0.5 * (S00 + S11)
+    hc = 0.5 * (S11 - S00)
+    rho = np.sqrt(hc * hc + S01 * S01)
+    psi = np.arctan2(S01, hc)
+    phi_star = (0.5 * psi) % np.pi
+    t = a + ((phi_star - a) % np.pi)
+    if t <= b:
+        return m0 + rho, t
+    ga = S00 * np.sin(a) ** 2 + 2.0 * S01 * np.sin(a) * np.cos(a) + S11 * np.cos(a) ** 2
+    gb = S00 * np.sin(b) ** 2 + 2.0 * S01 * np.sin(b) * np.cos(b) + S11 * np.cos(b) ** 2
+    if gb > ga:
+        return gb, b
+    return ga, a
+
+
+@njit
+def _close(S, cstart, best_val, best_phi, k, t):
+    """Close the arc of cardinality ``k`` (1-based) at ``t``: fold its maximum into the best."""
+    j = k - 1
+    val, phi = _arc_max(S[j, 0], S[j, 1], S[j, 2], cstart[j], t)
+    if val > best_val[j]:
+        best_val[j] = val
+        best_phi[j] = phi
+    cstart[j] = t
+
+
+@njit
+def _add(S, j, W, i, sgn):
+    S[j, 0] += sgn * W[i, 0] * W[i, 0]
+    S[j, 1] += sgn * W[i, 0] * W[i, 1]
+    S[j, 2] += sgn * W[i, 1] * W[i, 1]
+
+
+@njit
+def sweep2(V, kmax, best_val, best_phi):
+    """Exact ``max_{c in S^1} f_k(c)`` for ``k = 1..kmax``: the rank-2 nonnegative spannogram.
+
+    ``f_k(c)`` is the sum of squares of the ``k`` largest positive entries of ``V c``; by Eq. 13 its maximum
+    over the circle is ``OPT_2 = max ||V'x||^2`` over unit non-negative ``k``-sparse ``x``. The circle is
+    swept with ``c(phi) = (sin phi, cos phi)``, ``phi in [0, 2 pi)`` (both signs of Sec. 4.1's ``Phi``); see
+    the module docstring. Ties (several curves through one point, duplicate rows) are processed as a
+    sequence of zero-length arcs, each evaluated exactly at its angle, so they cost nothing in exactness.
+
+    Parameters
+    ----------
+    V : float64 (n, 2)
+    kmax : int, 1..n
+    best_val, best_phi : float64 (kmax,), outputs
+        The maximum of ``f_k`` and an angle attaining it.
+
+    Returns
+    -------
+    n_events : int
+        Swaps processed (about ``n^2 + n`` for generic ``V``: every pair of the ``n + 1`` curves crosses
+        twice on the circle).
+    """
+    n = V.shape[0]
+    m = n + 1
+    W = np.zeros((m, 2))
+    W[:n] = V
+    zero = n
+    # initial order at phi = 0: by cos-coefficient, ties by the derivative (sin-coefficient), descending
+    keyv = np.empty(m)
+    for i in range(m):
+        keyv[i] = -W[i, 1]
+    ordr = np.argsort(keyv, kind="mergesort")
+    # fix ties by derivative: bubble within equal-value groups (rare)
+    i = 0
+    while i < m:
+        j = i
+        while j + 1 < m and W[ordr[j + 1], 1] == W[ordr[i], 1]:
+            j += 1
+        if j > i:
+            grp = ordr[i : j + 1].copy()
+            dk = np.empty(j - i + 1)
+            for q in range(j - i + 1):
+                dk[q] = -W[grp[q], 0]
+            o2 = np.argsort(dk, kind="mergesort")
+            for q in range(j - i + 1):
+                ordr[i + q] = grp[o2[q]]
+        i = j + 1
+    pos = np.empty(m, dtype=np.int64)
+    for p in range(m):
+        pos[ordr[p]] = p
+    z = pos[zero]  # positives are positions 0..z-1
+    S = np.zeros((kmax, 3))
+    for k in range(1, kmax + 1):
+        for p in range(min(k, z)):
+            _add(S, k - 1, W, ordr[p], 1.0)
+    cstart = np.zeros(kmax)
+    best_val[:] = -np.inf
+    best_phi[:] = 0.0
+    # indexed heap of the m-1 adjacent pairs (pair p = positions p, p+1)
+    npairs = m - 1
+    key = np.empty(npairs)
+    heap = np.empty(npairs, dtype=np.int64)
+    where = np.empty(npairs, dtype=np.int64)
+    for p in range(npairs):
+        key[p] = _cross_time(W, ordr[p], ordr[p + 1], 0.0)
+        heap[p] = p
+        where[p] = p
+    for p in range((npairs >> 1) - 1, -1, -1):
+        _heap_down(heap, where, key, p, npairs)
+    n_events = 0
+    while npairs > 0:
+        p = heap[0]
+        t = key[p]
+        if t >= TWO_PI:
+            break
+        n_events += 1
+        u = ordr[p]
+        lo = ordr[p + 1]
+        ordr[p] = lo
+        ordr[p + 1] = u
+        pos[lo] = p
+        pos[u] = p + 1
+        if u != zero and lo != zero:
+            if p + 1 < z and p + 1 <= kmax:  # both positive: the top-(p+1) set swaps u for lo
+                _close(S, cstart, best_val, best_phi, p + 1, t)
+                _add(S, p, W, u, -1.0)
+                _add(S, p, W, lo, 1.0)
+        elif u == zero:  # lo turns positive at position p: every set of size >= p+1 gains it
+            z = p + 1
+            for k in range(p + 1, kmax + 1):
+                _close(S, cstart, best_val, best_phi, k, t)
+                _add(S, k - 1, W, lo, 1.0)
+        else:  # u turns negative (it was at position p): every set of size >= p+1 loses it
+            z = p
+            for k in range(p + 1, kmax + 1):
+                _close(S, cstart, best_val, best_phi, k, t)
+                _add(S, k - 1, W, u, -1.0)
+        # the swapped pair crosses again half a turn later; its neighbours get new partners
+        _set_key(heap, where, key, p, t + np.pi, npairs)
+        if p > 0:
+            _set_key(heap, where, key, p - 1, _cross_time(W, ordr[p - 1], ordr[p], t), npairs)
+        if p + 1 < npairs:
+            _set_key(heap, where, key, p + 1, _cross_time(W, ordr[p + 1], ordr[p + 2], t), npairs)
+    for k in range(1, kmax + 1):
+        _close(S, cstart, best_val, best_phi, k, TWO_PI)
+    return n_events

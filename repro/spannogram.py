@@ -1,0 +1,832 @@
+"""The spannogram for non-negative sparse PCA, with guarantees (Asteris, Papailiopoulos & Dimakis 2014).
+
+The non-negative ``k``-sparse principal component maximizes ``x'Ax`` over ``S_k = {||x|| = 1, ||x||_0 <= k,
+x >= 0}`` (Eq. 2). The spannogram solves it exactly on ``A_d = V V'``, the rank-``d`` truncation of ``A``
+(``V = U_d L_d^(1/2)``, Eq. 7), through ``max_x ||V'x||^2 = max_{c in S^d} max_x ((Vc)'x)^2`` (Eq. 13): for a
+fixed ``c`` the inner problem is the rank-1 problem of Section 3.1, solved by the ``k`` largest positive
+entries of ``Vc`` or of ``-Vc`` (Prop. 3.1).
+
+What is here
+------------
+* :func:`rank1_solver` -- Prop. 3.1 by selection in O(n) (kernel
+  :func:`repro.kernels.spannogram.rank1_solve`).
+* :func:`spannogram_exact` -- the exact rank-``d`` algorithm. ``rank=2``: a kinetic sweep of the angle
+  (:func:`repro.kernels.spannogram.sweep2`) that keeps the curves sorted and updates the top-``k`` set one
+  swap per intersection, O(n^2 log n) for all ``n(n+1)`` events, and takes the closed-form maximum of
+  ``c'S_I c`` on every arc between events (beyond the paper, which re-solves every candidate in O(n)).
+  ``rank >= 3``: Algorithm 1 with Algorithm 2 as printed -- a candidate ``c`` at each intersection of ``d``
+  of the ``n + 1`` curves (the rows of ``V`` and a zero row), the ambiguous-set expansion of tied entries,
+  and for each candidate support the exact solver of Section 5 (:func:`max_quadratic_halfspaces`).
+* :class:`SpannogramPCA` / :func:`spannogram_path` -- Algorithm 3 (random ``c``, or a deterministic net), for
+  every cardinality in one pass (:func:`repro.kernels.spannogram.allk_pass`).
+* :func:`spannogram_bound` -- a data-dependent upper bound on the unknown optimum (the shaded areas of
+  Figs. 4-6), for all ``k`` in the same pass, and :func:`rho_d`, the a-priori factor of Theorem 1 (Eq. 4).
+
+The upper bound (derived here; the paper's supplement is not available)
+------------------------------------------------------------------------
+Write ``A = A_d + R`` with ``R`` PSD, ``||R|| = lambda_{d+1}``. For the optimum ``x*``,
+``OPT = x*'A_d x* + x*'R x* <= OPT_d + r_k`` with ``r_k = min(lambda_{d+1}, sum of the k largest diagonal
+entries of R)`` (for ``|I| <= k``, ``x'Rx <= lambda_max(R_II) <= tr(R_II)``). ``OPT_d = max_c f_k(c)`` with
+``f_k(c)`` the rank-1 value (Eq. 13). If ``x_d`` attains ``OPT_d`` and ``c_d = V'x_d / ||V'x_d||``, every
+``c`` gives ``f_k(c) >= (c'V'x_d)^2 = OPT_d (c'c_d)^2``, so ``OPT_d <= max_i f_k(c_i) / cos^2(theta)`` where
+``theta`` is the angle from ``+-c_d`` to the nearest sample. Hence::
+
+    OPT <= min( lambda_1,  sum_{top k} A_ii,  max_i f_k(c_i) / cos^2(theta) + r_k ).
+
+* ``net="exact"`` (rank 2, the sweep): ``theta = 0`` -- rigorous.
+* ``net="grid"``: the samples are a grid on the faces ``c_j = 1`` of the cube ``[-1, 1]^d`` (``f_k(c) =
+  f_k(-c)``, so half the cube suffices), spacing ``h``: every direction lies within ``sin(theta) <= delta =
+  h sqrt(d - 1) / 2`` of a grid point -- rigorous (a deterministic net).
+* ``net="random"`` (the paper's Algorithm 3): for the fixed unknown ``c_d`` and ``N`` independent uniform
+  samples, ``P(theta > t) = (1 - I_{sin^2 t}((d-1)/2, 1/2))^N`` (two antipodal caps); ``theta`` is set so this
+  is ``failure_probability`` (default ``1/n``, as in Theorem 2) -- the bound holds for each ``k`` with
+  probability at least ``1 - failure_probability`` over the samples.
+
+Because the bound does not depend on which method produced ``x``, ``x'Ax / bound`` certifies any method's
+output (:func:`repro.metrics.certified_fraction`).
+
+References
+----------
+M. Asteris, D. Papailiopoulos and A. Dimakis. Nonnegative sparse PCA with provable guarantees. ICML 2014.
+D. Papailiopoulos, A. Dimakis and S. Korokythakis. Sparse PCA through low-rank approximations. ICML 2013
+(the signed spannogram, ``nonneg=False``).
+L. Mackey. Deflation methods for sparse PCA. NIPS 21, 2008 (Schur complement deflation).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.special
+from sklearn.base import BaseEstimator
+
+from ._base import ProjectionMixin
+from ._threads import blas_limited
+from ._validation import (
+    check_array,
+    check_cardinalities,
+    check_int,
+    check_random_state,
+    check_real,
+    check_vector,
+)
+from .em_sparse_pca import CardinalityPath
+from .kernels.spannogram import allk_pass, rank1_solve, sorted_side, sweep2
+from .linalg import Covariance
+
+__all__ = [
+    "SpannogramPCA",
+    "SpannogramPath",
+    "max_quadratic_halfspaces",
+    "rank1_solver",
+    "rho_d",
+    "spannogram_bound",
+    "spannogram_exact",
+    "spannogram_path",
+]
+
+_NETS = ("random", "grid", "exact")
+_MAX_EXACT_CANDIDATES = 2_000_000  # intersection points Algorithm 2 may visit for rank >= 3
+_MAX_PATH_ENTRIES = 50_000_000  # components stored by a path (400 MB)
+
+
+# --------------------------------------------------------------------------- input
+def _as_cov(X, name: str = "X") -> Covariance:
+    """A :class:`Covariance` from data (rows are samples, centred) or a given one (a matrix must be PSD)."""
+    if isinstance(X, Covariance):
+        if X.data is None:
+            M = X.matrix
+            lo = float(scipy.linalg.eigh(M, eigvals_only=True, subset_by_index=[0, 0])[0])
+            top = float(np.max(np.abs(np.diag(M)))) if M.size else 0.0
+            if lo < -1e-10 * max(top, 1e-300) * M.shape[0]:
+                raise ValueError(
+                    f"{name} is not positive semi-definite (smallest eigenvalue {lo:.3g}); pass a covariance "
+                    "(e.g. Covariance.from_data(data)) or clip the negative eigenvalues."
+                )
+        return X
+    return Covariance.from_data(check_array(X, name, min_samples=2), name=name)
+
+
+def _check_rank(rank, cov: Covariance) -> int:
+    n_s = cov.data.shape[0] if cov.data is not None else cov.n_features + 1
+    high = min(n_s, cov.n_features) - 1
+    if high < 1:
+        raise ValueError("X is too small: the spannogram needs min(n_samples, n_features) >= 2.")
+    return check_int(rank, "rank", low=1, high=high)
+
+
+@dataclass
+class _LowRank:
+    V: np.ndarray  # (n, d), A_d = V V'
+    values: np.ndarray  # lambda_1..lambda_d
+    lam_next: float  # lambda_{d+1} (0 when A has rank <= d)
+    resid_diag: np.ndarray  # diag(A - A_d) >= 0
+    diag: np.ndarray  # diag(A)
+
+
+def _low_rank(cov: Covariance, d: int, support=None) -> _LowRank:
+    """``V = U_d L_d^(1/2)`` (Alg. 1, lines 1-2) and what the bound needs, optionally on a feature subset."""
+    if support is not None:
+        if cov.data is not None:
+            cov = Covariance(data=np.ascontiguousarray(cov.data[:, support]), n_samples=cov.n_samples)
+        else:
+            cov = Covariance(matrix=cov.matrix[np.ix_(support, support)], n_samples=cov.n_samples)
+    n_max = cov.n_features if cov.data is None else min(cov.n_features, cov.data.shape[0])
+    want = min(d + 1, n_max)
+    try:
+        vals, U = cov.eigh(want)
+    except ValueError:  # the data have rank <= d: lambda_{d+1} = 0
+        vals, U = cov.eigh(min(d, n_max))
+    vals = np.clip(vals, 0.0, None)
+    lam_next = float(vals[d]) if vals.size > d else 0.0
+    dd = min(d, vals.size)
+    V = np.ascontiguousarray(U[:, :dd] * np.sqrt(vals[:dd]))
+    if V.shape[1] < d:
+        V = np.ascontiguousarray(np.hstack([V, np.zeros((V.shape[0], d - V.shape[1]))]))
+    diag = cov.diag()
+    resid = np.clip(diag - np.einsum("ij,ij->i", V, V), 0.0, None)
+    return _LowRank(V, vals[:dd], lam_next, resid, diag)
+
+
+# --------------------------------------------------------------------------- rank 1 (Sec. 3.1)
+def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, float]:
+    """The non-negative ``k``-sparse principal component of the rank-1 matrix ``v v'`` (Prop. 3.1).
+
+    Wraps :func:`repro.kernels.spannogram.rank1_solve`: the ``k`` largest positive entries of ``v`` or of
+    ``-v``, whichever has the larger ``||v_I||^2`` (Eq. 9), found by selection in O(n). Ties at the ``k``-th
+    value are broken by index; every choice gives the same value. With ``nonneg=False`` the support is the
+    ``k`` largest ``|v_i|`` (the signed rank-1 problem).
+
+    Parameters
+    ----------
+    v : array_like, shape (n,)
+    cardinality : int, 1..n
+    nonneg : bool
+
+    Returns
+    -------
+    x : ndarray, shape (n,)
+        Unit norm, at most ``k`` non-zeros (fewer when ``v`` has fewer positive entries on its better side),
+        ``x >= 0`` if ``nonneg``; the zero vector when ``v = 0`` (every unit vector then gives 0).
+    value : float
+        ``(v'x)^2 = ||v_I||^2``.
+    """
+    v = check_vector(v, "v")
+    k = check_int(cardinality, "cardinality", low=1, high=v.size)
+    x = np.empty_like(v)
+    value, _ = rank1_solve(v, k, bool(nonneg), x, np.empty_like(v))
+    return x, float(value)
+
+
+# --------------------------------------------------------------------------- Section 5
+def max_quadratic_halfspaces(Q, R, *, tol: float = 1e-10) -> tuple[float, np.ndarray | None]:
+    """Solve ``(P_d)``: ``max c'Qc`` over unit ``c`` in ``R^d`` with ``R c >= 0`` (Asteris et al., Sec. 5).
+
+    If the leading eigenvector ``u_1`` of ``Q`` (or ``-u_1``) is feasible it is optimal. Otherwise some
+    constraint is active at an optimum, so for each row ``r_i`` of ``R`` the problem is restricted to the
+    ``(d-1)``-dimensional subspace ``r_i'c = 0`` (orthonormal basis ``N``: ``Q -> N'QN``, ``R -> RN``) and
+    solved recursively; in one dimension the candidates are the two unit vectors. O(k^d) subproblems for
+    ``k`` constraints.
+
+    Parameters
+    ----------
+    Q : ndarray (d, d), symmetric
+    R : ndarray (m, d)
+    tol : float
+        Feasibility tolerance, relative to ``||R||`` row norms.
+
+    Returns
+    -------
+    value : float
+        The maximum (``-inf`` if no unit vector is feasible).
+    c : ndarray (d,) or None
+    """
+    Q = np.asarray(Q, dtype=np.float64)
+    R = np.asarray(R, dtype=np.float64).reshape(-1, Q.shape[0])
+    norms = np.linalg.norm(R, axis=1)
+    keep = norms > tol * max(1.0, float(norms.max(initial=0.0)))
+    R = R[keep] / norms[keep, None]
+    return _pd(0.5 * (Q + Q.T), R, tol)
+
+
+def _pd(Q, R, tol):
+    d = Q.shape[0]
+    if d == 1:
+        best, arg = -np.inf, None
+        for s in (1.0, -1.0):
+            c = np.array([s])
+            if R.size == 0 or np.all(R[:, 0] * s >= -tol):
+                if Q[0, 0] > best:
+                    best, arg = float(Q[0, 0]), c
+        return best, arg
+    w, U = np.linalg.eigh(Q)
+    u = U[:, -1]
+    for s in (1.0, -1.0):
+        if R.size == 0 or np.all(R @ (s * u) >= -tol):
+            return float(w[-1]), s * u
+    best, arg = -np.inf, None
+    for i in range(R.shape[0]):
+        r = R[i]
+        # orthonormal basis of r' c = 0
+        _, _, Vt = np.linalg.svd(r[None, :])
+        N = Vt[1:].T
+        RN = np.delete(R, i, axis=0) @ N
+        nrm = np.linalg.norm(RN, axis=1)
+        RN = RN[nrm > tol] / nrm[nrm > tol, None]
+        val, y = _pd(N.T @ Q @ N, RN, tol)
+        if y is not None and val > best:
+            best, arg = val, N @ y
+    return best, arg
+
+
+# --------------------------------------------------------------------------- exact rank d
+def _exact2(V, kmax: int, nonneg: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``OPT_2`` for ``k = 1..kmax`` and an angle attaining each, by the sweep kernel."""
+    W = V if nonneg else np.vstack([V, -V])  # signed: top-k |Vc| = top-k positive of [Vc; -Vc]
+    val = np.empty(kmax)
+    phi = np.empty(kmax)
+    sweep2(np.ascontiguousarray(W, dtype=np.float64), kmax, val, phi)
+    return np.clip(val, 0.0, None), phi
+
+
+def _candidate_supports(V, k, nonneg, tol=1e-9):
+    """Algorithm 2: candidate supports at the intersections of ``d`` of the ``n + 1`` curves."""
+    n, d = V.shape
+    W = V if nonneg else np.vstack([V, -V])
+    m = W.shape[0]
+    Vh = np.vstack([W, np.zeros((1, d))])
+    scale = max(float(np.abs(W).max(initial=0.0)), 1e-300)
+    out = set()
+    for sub in itertools.combinations(range(m + 1), d):
+        if d == 1:
+            cs = [np.array([1.0])]
+        else:
+            M = Vh[sub[0]] - Vh[list(sub[1:])]
+            _, s, Vt = np.linalg.svd(M)
+            if s.size < d - 1 or s[-1] <= 1e-12 * scale:
+                continue  # degenerate intersection (parallel rows): not a vertex
+            cs = [Vt[-1]]
+        for c in cs:
+            for alpha in (1.0, -1.0):
+                v = alpha * (W @ c)
+                pos = np.flatnonzero(v >= -tol * scale)
+                if pos.size <= k:
+                    out.add(frozenset(int(i) for i in pos))
+                    continue
+                t = np.sort(v[pos])[::-1][k - 1]
+                sure = [int(i) for i in pos if v[i] > t + tol * scale]
+                amb = [int(i) for i in pos if abs(v[i] - t) <= tol * scale]
+                r = k - len(sure)
+                for extra in itertools.combinations(amb, r):
+                    out.add(frozenset(sure + list(extra)))
+    if not nonneg:
+        out = {frozenset(i % n for i in s) for s in out}
+    return out
+
+
+def _exact_general(V, k: int, nonneg: bool) -> tuple[np.ndarray, float]:
+    """Algorithm 1: solve (16) on every candidate support of Algorithm 2; the best ``x`` and ``||V'x||^2``."""
+    n = V.shape[0]
+    best, best_x = -np.inf, np.zeros(n)
+    for S in _candidate_supports(V, k, nonneg):
+        if not S:
+            continue
+        idx = np.array(sorted(S))
+        VI = V[idx]
+        Q = VI.T @ VI
+        if nonneg:
+            _, c = max_quadratic_halfspaces(Q, VI)
+            if c is None:
+                continue
+            y = np.clip(VI @ c, 0.0, None)
+        else:
+            y = VI @ np.linalg.eigh(Q)[1][:, -1]
+        ny = np.linalg.norm(y)
+        if ny == 0:
+            continue
+        x = np.zeros(n)
+        x[idx] = y / ny
+        obj = float(np.sum((V.T @ x) ** 2))
+        if obj > best:
+            best, best_x = obj, x
+    return best_x, max(best, 0.0)
+
+
+def _x_at(V, c, k, nonneg):
+    a = V @ c
+    x = np.empty_like(a)
+    rank1_solve(a, k, nonneg, x, np.empty_like(a))
+    return x
+
+
+@blas_limited
+def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> tuple[np.ndarray, float]:
+    """The exact non-negative (or signed) ``k``-sparse principal component of ``A_d`` (Algorithms 1-2).
+
+    Exact for ``A`` itself when ``rank(A) <= d`` (Sec. 1, "exact solution for low-rank matrices"), and
+    otherwise within the factor ``rho_d`` of Theorem 1 (Eq. 4).
+
+    ``rank=1``: Prop. 3.1 on the leading eigenvector. ``rank=2``: the kinetic sweep
+    (:func:`repro.kernels.spannogram.sweep2`), O(n^2 log n), e.g. about a minute for the 12582 leukemia
+    genes. ``rank>=3``: Algorithm 2's ``binom(n+1, d)`` intersections with the ambiguous-set expansion and
+    Section 5's solver per support, O(n^{d+1} + n^d k^d) -- for small ``n`` (refused above 2e6 candidates).
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features) or Covariance
+        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
+    cardinality : int, 1..n_features
+    rank : int, ``d``
+    nonneg : bool
+        ``False``: the signed sparse PC (supports from the ``k`` largest ``|entries|``, Papailiopoulos et
+        al. 2013).
+
+    Returns
+    -------
+    x : ndarray (n_features,)
+        Unit norm, ``x >= 0`` if ``nonneg``, at most ``k`` non-zeros.
+    value : float
+        ``x'Ax`` (the variance along ``x``; equals ``x'A_d x``, the maximized objective, when rank(A) <= d).
+    """
+    cov = _as_cov(X)
+    d = _check_rank(rank, cov)
+    k = check_int(cardinality, "cardinality", low=1, high=cov.n_features)
+    lr = _low_rank(cov, d)
+    nonneg = bool(nonneg)
+    if d == 1:
+        x = _x_at(lr.V, np.ones(1), k, nonneg)
+    elif d == 2:
+        _, phi = _exact2(lr.V, k, nonneg)
+        x = _x_at(lr.V, np.array([np.sin(phi[k - 1]), np.cos(phi[k - 1])]), k, nonneg)
+    else:
+        m = cov.n_features * (1 if nonneg else 2) + 1
+        if math.comb(m, d) > _MAX_EXACT_CANDIDATES:
+            raise ValueError(
+                f"rank={d} on {cov.n_features} features visits binom({m}, {d}) = {math.comb(m, d):.3g} "
+                "intersections; use rank=2 (the O(n^2 log n) sweep) or SpannogramPCA (Algorithm 3)."
+            )
+        x, _ = _exact_general(lr.V, k, nonneg)
+    return x, float(cov.quad(x))
+
+
+# --------------------------------------------------------------------------- Theorem 1
+def rho_d(eigenvalues, cardinality, rank) -> float:
+    """The a-priori approximation factor of Theorem 1 (Eq. 4): ``max{k / 2n, 1 / (1 + 2 (n/k) l_{d+1}/l_1)}``.
+
+    Parameters
+    ----------
+    eigenvalues : array_like
+        The spectrum of ``A`` (all ``n`` eigenvalues, any order; its length is ``n``).
+    cardinality : int, ``k``
+    rank : int, ``d`` (``lambda_{d+1} = 0`` when ``d >= n``)
+
+    Returns
+    -------
+    float in (0, 1]
+    """
+    lam = np.sort(check_vector(eigenvalues, "eigenvalues"))[::-1]
+    n = lam.size
+    k = check_int(cardinality, "cardinality", low=1, high=n)
+    d = check_int(rank, "rank", low=1)
+    if lam[0] <= 0:
+        raise ValueError("eigenvalues must have a positive largest value.")
+    nxt = max(float(lam[d]), 0.0) if d < n else 0.0
+    return float(max(k / (2.0 * n), 1.0 / (1.0 + 2.0 * (n / k) * nxt / lam[0])))
+
+
+# --------------------------------------------------------------------------- nets (Algorithm 3)
+def _grid_net(d: int, n_samples: int) -> tuple[np.ndarray, float]:
+    """Points on the faces ``c_j = 1`` of ``[-1, 1]^d`` (normalized) and ``delta >= sin(theta)``.
+
+    Any unit ``u`` (up to sign) scaled to the cube, ``p = u / ||u||_inf``, lies on a face ``p_j = 1`` within
+    ``delta`` (the half-diagonal of a grid cell) of a grid point ``g``; as ``||p||, ||g|| >= 1``, the angle
+    between them has ``sin <= ||p - g|| / ||g|| <= delta``.
+    """
+    if d == 1:
+        return np.ones((1, 1)), 0.0
+    per_face = max(n_samples // d, 1)
+    m = max(int(np.floor(per_face ** (1.0 / (d - 1)) + 1e-9)), 2)
+    g = np.linspace(-1.0, 1.0, m)
+    h = g[1] - g[0]
+    grids = np.stack(np.meshgrid(*([g] * (d - 1)), indexing="ij"), axis=-1).reshape(-1, d - 1)
+    pts = []
+    for j in range(d):
+        P = np.empty((grids.shape[0], d))
+        P[:, j] = 1.0
+        P[:, [i for i in range(d) if i != j]] = grids
+        pts.append(P)
+    C = np.vstack(pts)
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    return np.ascontiguousarray(C), h * np.sqrt(d - 1) / 2.0
+
+
+def _random_net(d: int, n_samples: int, rng) -> np.ndarray:
+    C = rng.standard_normal((n_samples, d))  # Alg. 3, line 5
+    nrm = np.linalg.norm(C, axis=1, keepdims=True)
+    nrm[nrm == 0] = 1.0
+    return np.ascontiguousarray(C / nrm)  # line 6
+
+
+def _cos2_random(d: int, n_samples: int, failure_probability: float) -> float:
+    """``cos^2 theta`` with ``P(no sample within theta of +-c_d) = failure_probability``."""
+    if d == 1:
+        return 1.0
+    # two antipodal caps of angle t cover the fraction I_{sin^2 t}((d-1)/2, 1/2) of the sphere
+    frac = -math.expm1(math.log(failure_probability) / n_samples)  # 1 - p^(1/N)
+    s2 = float(scipy.special.betaincinv((d - 1) / 2.0, 0.5, min(frac, 1.0)))
+    return max(1.0 - s2, 0.0)
+
+
+# --------------------------------------------------------------------------- the all-k pass
+@dataclass
+class _Pass:
+    ks: np.ndarray  # 1..kmax
+    val: np.ndarray  # best ||V'x_k||^2 (on A_d)
+    f: np.ndarray  # best rank-1 value max_i f_k(c_i)
+    sample: np.ndarray
+    sign: np.ndarray
+    C: np.ndarray
+    cos2: float  # net factor of the bound
+
+
+def _run_pass(V, kmax, nonneg, net, n_samples, rng, failure_probability) -> _Pass:
+    n, d = V.shape
+    if net == "grid":
+        C, delta = _grid_net(d, n_samples)
+        cos2 = 1.0 - delta * delta
+    else:
+        C = _random_net(d, n_samples, rng)
+        p = 1.0 / n if failure_probability is None else failure_probability
+        cos2 = _cos2_random(d, C.shape[0], p)
+    val = np.full(kmax, -np.inf)
+    f = np.zeros(kmax)
+    sample = np.zeros(kmax, dtype=np.int64)
+    sign = np.ones(kmax, dtype=np.int64)
+    allk_pass(V, C, kmax, nonneg, val, f, sample, sign)
+    return _Pass(np.arange(1, kmax + 1), val, f, sample, sign, C, cos2)
+
+
+def _x_from_pass(V, c, k, nonneg, sign):
+    """Rebuild the candidate of :func:`allk_pass` for sample ``c``, side ``sign`` and cardinality ``k``."""
+    a = V @ c
+    n = a.size
+    order = np.empty(n, dtype=np.int64)
+    p = sorted_side(a, nonneg, float(sign), k, order, np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
+    idx = order[:p]
+    x = np.zeros(n)
+    if idx.size == 0:
+        return x
+    y = a[idx] if not nonneg else sign * a[idx]
+    x[idx] = y / np.linalg.norm(y)
+    return x
+
+
+def _bound(lr: _LowRank, opt_d_upper: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The upper bound for each ``k`` in ``ks`` (see the module docstring) and its spectral-only form."""
+    lam1 = float(lr.values[0]) if lr.values.size else 0.0
+    top_diag = np.cumsum(np.sort(lr.diag)[::-1])[ks - 1]
+    top_res = np.cumsum(np.sort(lr.resid_diag)[::-1])[ks - 1]
+    spectral = opt_d_upper + lr.lam_next  # Theorem 1's route: OPT <= OPT_d + lambda_{d+1}
+    full = np.minimum.reduce(
+        [np.full(ks.size, lam1), top_diag, opt_d_upper + np.minimum(lr.lam_next, top_res)]
+    )
+    return full, np.minimum(spectral, lam1)
+
+
+# --------------------------------------------------------------------------- path
+@dataclass
+class SpannogramPath(CardinalityPath):
+    """A :class:`repro.em_sparse_pca.CardinalityPath` with the spannogram's certificate.
+
+    Extra attributes
+    ----------------
+    upper_bound : ndarray (n_k,)
+        Upper bound on the unknown optimum ``OPT_k`` (module docstring); rigorous for ``net`` "grid" and
+        "exact", with probability ``1 - failure_probability`` per ``k`` for "random".
+    upper_bound_spectral : ndarray (n_k,)
+        The bound with ``lambda_{d+1}`` alone for the residual (the route of Theorem 1's proof).
+    n_nonzero : ndarray of int (n_k,)
+        Non-zeros of each component: fewer than ``k`` when ``Vc`` has fewer positive entries.
+    rank, n_samples : int
+    net : str
+    """
+
+    upper_bound: np.ndarray = field(default=None)
+    upper_bound_spectral: np.ndarray = field(default=None)
+    n_nonzero: np.ndarray = field(default=None)
+    rank: int = 0
+    n_samples: int = 0
+    net: str = "random"
+
+    def to_frame(self):
+        df = super().to_frame()
+        df["n_nonzero"] = self.n_nonzero
+        df["upper_bound"] = self.upper_bound
+        df["upper_bound_spectral"] = self.upper_bound_spectral
+        df["certified_fraction"] = self.variance / self.upper_bound
+        return df
+
+
+def _check_net(net):
+    if net not in _NETS:
+        raise ValueError(f"net must be one of {_NETS}; got {net!r}.")
+    return net
+
+
+def _check_fp(p):
+    if p is None:
+        return None
+    return check_real(p, "failure_probability", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+
+
+@blas_limited
+def spannogram_path(
+    X,
+    cardinalities,
+    *,
+    rank: int = 3,
+    n_samples: int = 10000,
+    nonneg: bool = True,
+    random_state=None,
+    net: str = "random",
+    failure_probability: float | None = None,
+) -> SpannogramPath:
+    """Algorithm 3 for every cardinality in one pass, with the data-dependent upper bound.
+
+    ``V`` comes from the ``rank + 1`` leading eigenpairs of the covariance (:class:`repro.linalg.Covariance`,
+    through the Gram matrix when ``n_samples < n_features``: the ``n x n`` matrix is never formed). Each
+    sample ``c`` is sorted once and every ``k = 1..max(cardinalities)`` is scored from prefix sums
+    (:func:`repro.kernels.spannogram.allk_pass`), so the whole curve costs about one ``k``. Each ``k`` gets
+    exactly the vector Algorithm 3 run for that ``k`` alone on the same samples returns.
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features) or Covariance
+    cardinalities : int or sequence of int, each in 1..n_features
+    rank : int, ``d``
+    n_samples : int >= 1
+        Samples ``c`` (``O(eps^-d log n)`` in Theorem 2; 1e4 for ``d = 3``, ``eps = 0.1``, as the authors).
+        With ``net="grid"`` the largest cube-face grid with at most this many points.
+    nonneg : bool
+    random_state : None, int or Generator
+    net : {"random", "grid", "exact"}
+        "random": the paper's Gaussian samples. "grid": a deterministic net (rigorous bound). "exact": the
+        exact rank-2 sweep (``rank`` must be 2).
+    failure_probability : float or None
+        For ``net="random"``: the bound fails with at most this probability (default ``1/n``).
+
+    Returns
+    -------
+    SpannogramPath
+        One unit vector per requested cardinality (so ask for a grid when ``n`` is large: 12582 genes x all
+        12582 cardinalities would be 1.3 GB; more than 5e7 stored entries are refused).
+    """
+    t0 = time.perf_counter()
+    cov = _as_cov(X)
+    d = _check_rank(rank, cov)
+    ks = check_cardinalities(cardinalities, cov.n_features)
+    S = check_int(n_samples, "n_samples", low=1)
+    net = _check_net(net)
+    fp = _check_fp(failure_probability)
+    if net == "exact" and d != 2:
+        raise ValueError(f"net='exact' is the rank-2 sweep; got rank={d}. Use rank=2 or net='grid'.")
+    rng = check_random_state(random_state)
+    nonneg = bool(nonneg)
+    if ks.size * cov.n_features > _MAX_PATH_ENTRIES:
+        raise ValueError(
+            f"cardinalities asks for {ks.size} components of {cov.n_features} features "
+            f"({8 * ks.size * cov.n_features / 1e9:.1f} GB); pass fewer cardinalities (a grid: the pass "
+            "still scores every k up to the largest) or use spannogram_bound for the bound of every k."
+        )
+    lr = _low_rank(cov, d)
+    kmax = int(ks.max())
+    init_time = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    n = cov.n_features
+    comps = np.zeros((ks.size, n))
+    if net == "exact":
+        val, phi = _exact2(lr.V, kmax, nonneg)
+        opt_upper = val[ks - 1]
+        for j, k in enumerate(ks):
+            comps[j] = _x_at(lr.V, np.array([np.sin(phi[k - 1]), np.cos(phi[k - 1])]), int(k), nonneg)
+        S_used = 0
+    else:
+        ps = _run_pass(lr.V, kmax, nonneg, net, S, rng, fp)
+        opt_upper = ps.f[ks - 1] / ps.cos2
+        for j, k in enumerate(ks):
+            if np.isfinite(ps.val[k - 1]):
+                comps[j] = _x_from_pass(lr.V, ps.C[ps.sample[k - 1]], int(k), nonneg, ps.sign[k - 1])
+        S_used = ps.C.shape[0]
+    var = np.atleast_1d(cov.quad(comps.T)) if ks.size else np.zeros(0)
+    elapsed = time.perf_counter() - t1
+    ub, ub_spec = _bound(lr, opt_upper, ks)
+    nnz = np.count_nonzero(comps, axis=1)
+    return SpannogramPath(
+        method="Spannogram" if nonneg else "Spannogram (signed)",
+        cardinalities=ks,
+        components=comps,
+        variance=var,
+        components_opt=comps,
+        variance_opt=var,
+        n_iter=np.full(ks.size, S_used, dtype=np.int64),
+        time=np.full(ks.size, elapsed / max(ks.size, 1)),
+        init_time=init_time,
+        upper_bound=np.maximum(ub, var),
+        upper_bound_spectral=np.maximum(ub_spec, var),
+        n_nonzero=nnz,
+        rank=d,
+        n_samples=S_used,
+        net=net,
+    )
+
+
+@blas_limited
+def spannogram_bound(
+    X,
+    cardinality,
+    *,
+    rank: int = 3,
+    n_samples: int = 10000,
+    nonneg: bool = True,
+    net: str = "grid",
+    random_state=None,
+    failure_probability: float | None = None,
+    spectral_only: bool = False,
+) -> np.ndarray | float:
+    """Upper bound on ``OPT_k = max x'Ax`` over unit non-negative ``k``-sparse ``x`` (Figs. 4-6, shaded).
+
+    ``OPT <= min(lambda_1, sum_{top k} A_ii, max_i f_k(c_i) / cos^2(theta) + min(lambda_{d+1}, sum_{top k}
+    (A - A_d)_ii))``, derived in the module docstring. Rigorous for ``net="grid"`` (default; a deterministic
+    net with ``sin(theta) <= h sqrt(d-1)/2``) and ``net="exact"`` (rank 2, ``theta = 0``); for
+    ``net="random"`` it holds with probability at least ``1 - failure_probability`` (default ``1/n``) for
+    each ``k``. ``spectral_only=True`` gives the weaker form with ``lambda_{d+1}`` as the residual
+    (Theorem 1's route).
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features) or Covariance
+    cardinality : int or sequence of int
+        One ``k`` (returns a float) or several (returns an array); all come from one pass.
+    rank, n_samples, nonneg, net, random_state, failure_probability : see :func:`spannogram_path`.
+
+    Returns
+    -------
+    float or ndarray
+    """
+    cov = _as_cov(X)
+    d = _check_rank(rank, cov)
+    scalar = np.ndim(cardinality) == 0
+    ks = check_cardinalities(cardinality, cov.n_features)
+    S = check_int(n_samples, "n_samples", low=1)
+    net = _check_net(net)
+    fp = _check_fp(failure_probability)
+    if net == "exact" and d != 2:
+        raise ValueError(f"net='exact' is the rank-2 sweep; got rank={d}. Use rank=2 or net='grid'.")
+    lr = _low_rank(cov, d)
+    kmax = int(ks.max())
+    if net == "exact":
+        val, _ = _exact2(lr.V, kmax, bool(nonneg))
+        upper = val[ks - 1]
+    else:
+        ps = _run_pass(lr.V, kmax, bool(nonneg), net, S, check_random_state(random_state), fp)
+        upper = ps.f[ks - 1] / ps.cos2
+    full, spec = _bound(lr, upper, ks)
+    out = spec if spectral_only else full
+    return float(out[0]) if scalar else out
+
+
+# --------------------------------------------------------------------------- estimator
+_DEFLATIONS = ("remove", "mackey")
+
+
+class SpannogramPCA(ProjectionMixin, BaseEstimator):
+    """Non-negative (or signed) sparse PCA by the spannogram, Algorithm 3 (Asteris et al. 2014).
+
+    Each component is the best of ``n_samples`` rank-1 solutions on ``A_d`` (kernel
+    :func:`repro.kernels.spannogram.allk_pass`), with its certificate ``upper_bound_``.
+
+    Parameters
+    ----------
+    n_components : int
+        Components computed one after another (Sec. 7).
+    cardinality : int or sequence of int
+        ``k`` for every component, or one per component.
+    rank : int
+        ``d`` (the paper's experiments use 3).
+    n_samples : int
+        Samples ``c`` per component (1e4 for ``d = 3``, ``eps = 0.1``).
+    nonneg : bool
+        ``False``: the signed sparse PC (Papailiopoulos et al. 2013).
+    random_state : None, int or Generator
+    net : {"random", "grid", "exact"}
+        See :func:`spannogram_path` ("exact" needs ``rank=2``).
+    deflation : {"remove", "mackey"}
+        ``"remove"``: the features active in a component are removed before the next (as for Fig. 3), so
+        non-negative components are orthogonal (disjoint supports). ``"mackey"``: Schur complement
+        deflation ``A <- A - Aww'A / (w'Aw)`` (Mackey 2008), features kept.
+
+    Attributes
+    ----------
+    components_ : ndarray (n_components, n_features)
+    explained_variance_ : ndarray (n_components,)
+        ``w'Cw`` on the (undeflated) sample covariance of ``X``.
+    upper_bound_ : ndarray (n_components,)
+        Upper bound on the optimum of each component's problem (on the matrix it was computed from).
+    n_nonzero_ : ndarray of int (n_components,)
+    mean_ : ndarray (n_features,)
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_components=1,
+        *,
+        cardinality,
+        rank=3,
+        n_samples=10000,
+        nonneg=True,
+        random_state=None,
+        net="random",
+        deflation="remove",
+    ):
+        self.n_components = n_components
+        self.cardinality = cardinality
+        self.rank = rank
+        self.n_samples = n_samples
+        self.nonneg = nonneg
+        self.random_state = random_state
+        self.net = net
+        self.deflation = deflation
+
+    def fit(self, X, y=None):
+        """Fit on data ``X`` (n_samples, n_features); returns self."""
+        X = check_array(X, "X", min_samples=2)
+        cov = Covariance.from_data(X)
+        self._fit_cov(cov)
+        self.mean_ = X.mean(axis=0)
+        return self
+
+    @blas_limited
+    def _fit_cov(self, cov: Covariance):
+        D = cov.n_features
+        L = check_int(self.n_components, "n_components", low=1, high=D)
+        ks = np.atleast_1d(self.cardinality)
+        if ks.size == 1:
+            ks = np.repeat(ks, L)
+        if ks.size != L:
+            raise ValueError(
+                f"cardinality has {ks.size} entries but n_components is {L}; pass one int or one per "
+                "component."
+            )
+        ks = np.array([check_int(k, "cardinality", low=1, high=D) for k in ks], dtype=np.int64)
+        if self.deflation not in _DEFLATIONS:
+            raise ValueError(f"deflation must be one of {_DEFLATIONS}; got {self.deflation!r}.")
+        rng = check_random_state(self.random_state)
+        active = np.ones(D, dtype=bool)
+        work = cov
+        W = np.zeros((L, D))
+        ub = np.zeros(L)
+        for j in range(L):
+            if self.deflation == "remove":
+                idx = np.flatnonzero(active)
+                if idx.size == 0:
+                    warnings.warn(
+                        f"SpannogramPCA: every feature is used by the first {j} components; the remaining "
+                        "components are zero.",
+                        stacklevel=3,
+                    )
+                    break
+                sub = (
+                    Covariance(data=np.ascontiguousarray(cov.data[:, idx]), n_samples=cov.n_samples)
+                    if cov.data is not None
+                    else Covariance(matrix=cov.matrix[np.ix_(idx, idx)], n_samples=cov.n_samples)
+                )
+            else:
+                idx = np.arange(D)
+                sub = work
+            k = int(min(ks[j], idx.size))
+            n_rows = sub.data.shape[0] if sub.data is not None else sub.n_features + 1
+            d = min(int(self.rank), max(min(sub.n_features, n_rows) - 1, 1))  # few features left: lower d
+            path = spannogram_path(
+                sub, [k], rank=d, n_samples=self.n_samples, nonneg=self.nonneg, random_state=rng, net=self.net
+            )
+            w = np.zeros(D)
+            w[idx] = path.components[0]
+            W[j] = w
+            ub[j] = path.upper_bound[0]
+            if self.deflation == "remove":
+                active &= w == 0
+            else:
+                work = work.deflate(w, method="schur")
+        self.components_ = W
+        self.explained_variance_ = np.atleast_1d(cov.quad(W.T))
+        self.upper_bound_ = ub
+        self.n_nonzero_ = np.count_nonzero(W, axis=1)
+        self.n_features_in_ = D
+        return self
