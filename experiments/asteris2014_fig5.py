@@ -24,7 +24,7 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments import _common
-from experiments.asteris2014_fig4 import (
+from experiments._asteris import (
     N_SAMPLES,
     at_k,
     check_at_least,
