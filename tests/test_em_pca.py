@@ -177,8 +177,9 @@ def _missing_mask(rng, shape, frac):
 def test_missing_loop_without_missing_values_is_exact():
     rng = np.random.default_rng(9)
     X = rng.standard_normal((150, 12)) * np.linspace(3.0, 0.5, 12) + 4.0
-    Q, G, mean, total, _, conv, _ = mod._em_missing(X, np.zeros(X.shape, bool), rng.standard_normal((12, 3)),
-                                                     5000, 1e-12, None)
+    Q, G, mean, total, _, conv, _ = mod._em_missing(
+        X, np.zeros(X.shape, bool), rng.standard_normal((12, 3)), 5000, 1e-12, None
+    )
     W, ev = mod._rotate(Q, G, 150)
     values, vectors = _eigh_pca(X, 3)
     assert conv
@@ -301,6 +302,7 @@ def test_block_fit_equals_batch(k):
     rng = np.random.default_rng(15)
     X = _spiked(rng, 503, 17, 3)
     batch = EMPCA(k, tol=1e-11, random_state=2).fit(X)
+
     def row_blocks():
         return (X[i : i + 64] for i in range(0, 503, 64))
 
@@ -425,3 +427,89 @@ def test_bad_input():
     with pytest.raises(ValueError, match="n_samples"):
         SensiblePCA(1).fit(X).sample(0)
     assert sensible_pca(X, 1, random_state=0).C.shape == (6, 1)
+
+
+# --------------------------------------------------------------------------- sensible PCA at small noise
+def _low_rank(rng, n, p, rank, noise):
+    W = np.linalg.qr(rng.standard_normal((p, rank)))[0] * np.linspace(6.0, 3.0, rank)
+    return rng.standard_normal((n, rank)) @ W.T + noise * rng.standard_normal((n, p)) + rng.standard_normal(p)
+
+
+def _assert_ml(s, X, k, rtol):
+    """The fitted model is the closed-form ML one: covariance, noise, variances, likelihood."""
+    C, eps, _ = ppca_closed_form(X, k)
+    cov = C @ C.T + eps * np.eye(X.shape[1])
+    scale = np.linalg.norm(cov, 2)
+    np.testing.assert_allclose(s.get_covariance(), cov, atol=rtol * scale)
+    np.testing.assert_allclose(s.noise_variance_, eps, rtol=rtol, atol=1e-14 * scale)
+    values = np.sum(C * C, axis=0) + eps
+    np.testing.assert_allclose(s.explained_variance_, values, rtol=rtol, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("noise", [1e-1, 1e-3, 1e-5, 0.0])
+@pytest.mark.parametrize("k", [2, 3])  # rank 2: k = rank and k > rank
+def test_spca_reaches_ml_at_small_noise(noise, k):
+    rng = np.random.default_rng(21)
+    X = _low_rank(rng, 120, 12, 2, noise)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = SensiblePCA(k, tol=1e-12, max_iter=3000, random_state=0).fit(X)
+        _, eps, _ = ppca_closed_form(X, k)
+    low_rank = [w for w in caught if issubclass(w.category, mod.LowRankWarning)]
+    assert bool(low_rank) == (noise == 0.0)  # exact low rank: the ML noise is 0, clamped and said
+    assert eps >= 0.0
+    assert s.converged_ and s.n_iter_ < 200
+    _assert_ml(s, X, k, 1e-7)
+    # the log-likelihood never decreases, up to its round-off: eps = (tr S - sum t)/(p - k) cancels
+    ll = s.history_["log_likelihood"]
+    trS = np.trace(np.cov(X, rowvar=False, ddof=0))
+    assert np.all(np.diff(ll) >= -1e-9 * np.abs(ll).max() - X.size * 1e-14 * trS / s.noise_variance_)
+    if noise >= 1e-3:  # (scipy refuses the nearly singular covariance at smaller noise)
+        direct = scipy.stats.multivariate_normal(X.mean(axis=0), s.get_covariance()).logpdf(X).sum()
+        np.testing.assert_allclose(s.log_likelihood_, direct, rtol=1e-8)
+    # Roweis' EM as printed: either it is at the ML point or it says it is not.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        e = SensiblePCA(k, algorithm="em", tol=1e-9, max_iter=1500, random_state=0).fit(X)
+    if e.converged_:
+        _assert_ml(e, X, k, 1e-6)
+    else:
+        assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_spca_issue_cases():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 50))  # k = n - 1: the centred data span exactly k directions
+    with pytest.warns(mod.LowRankWarning):
+        s = SensiblePCA(19, random_state=0).fit(X)
+    with pytest.warns(mod.LowRankWarning):
+        _, eps, _ = ppca_closed_form(X, 19)
+    Xc = X - X.mean(axis=0)
+    values = np.linalg.eigvalsh(Xc.T @ Xc / 20)[::-1][:19]
+    np.testing.assert_allclose(s.explained_variance_, values, rtol=1e-9)
+    assert eps == pytest.approx(s.noise_variance_, rel=1e-12) and eps > 0
+    with pytest.warns(ConvergenceWarning):  # the paper's EM cannot get there, and says so
+        SensiblePCA(19, algorithm="em", max_iter=300, random_state=0).fit(X)
+    # exactly rank 1, k = 2: no jump in likelihood, not isotropic
+    X = np.outer(rng.standard_normal(100), rng.standard_normal(10))
+    with pytest.warns(mod.LowRankWarning):
+        s = SensiblePCA(2, random_state=0).fit(X)
+    l1 = np.linalg.eigvalsh(np.cov(X, rowvar=False, ddof=0))[-1]
+    assert s.explained_variance_[0] == pytest.approx(l1, rel=1e-9)
+    assert s.explained_variance_[1] == s.noise_variance_ < 1e-12 * l1
+    assert np.all(np.diff(s.history_["log_likelihood"]) >= 0)
+    for fit in (lambda Z: SensiblePCA(1).fit(Z), lambda Z: ppca_closed_form(Z, 1)):
+        with pytest.raises(ValueError, match="zero variance"):
+            fit(np.zeros((10, 4)))
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        SensiblePCA(1, algorithm="fast").fit(rng.standard_normal((10, 4)))
+
+
+def test_spca_accelerated_equals_em_where_em_converges():
+    rng = np.random.default_rng(22)
+    X = _spiked(rng, 300, 20, 3, noise=1.0)
+    a = SensiblePCA(3, tol=1e-11, random_state=0).fit(X)
+    e = SensiblePCA(3, algorithm="em", tol=1e-11, max_iter=20000, random_state=0).fit(X)
+    assert a.converged_ and e.converged_ and a.n_iter_ < e.n_iter_ / 5
+    np.testing.assert_allclose(a.get_covariance(), e.get_covariance(), atol=1e-8)
+    np.testing.assert_allclose(a.log_likelihood_, e.log_likelihood_, rtol=1e-12)
