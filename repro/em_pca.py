@@ -72,7 +72,7 @@ values. JMLR 11, 2010.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -80,6 +80,13 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._chunked import (
+    BlockSource,
+    DenseSource,
+    as_source,
+    missing_estep_chunk,
+    missing_final_chunk,
+)
 from ._threads import blas_limited
 from ._validation import (
     check_array,
@@ -243,9 +250,17 @@ def _check_common(n_components, max_iter, tol, n, p, *, spca: bool = False):
     return k, max_iter, tol
 
 
-def _check_oversamples(n_oversamples, k: int, n: int, p: int) -> int:
-    """Extra EM columns, capped so that ``k + s <= min(n - 1, p)``."""
-    s = check_int(n_oversamples, "n_oversamples", low=0)
+def _check_oversamples(n_oversamples, k: int, n: int, p: int, missing: bool = False) -> int:
+    """Extra EM columns, capped so that ``k + s <= min(n - 1, p)``; "auto": ``min(k, 10)`` for k > 1 on
+    complete data, else 0 (Roweis' iteration)."""
+    if isinstance(n_oversamples, str) and n_oversamples == "auto":
+        s = 0 if (k == 1 or missing) else min(k, 10)
+    else:
+        if isinstance(n_oversamples, str):
+            raise ValueError(f"n_oversamples must be 'auto' or an int >= 0; got {n_oversamples!r}.")
+        s = check_int(n_oversamples, "n_oversamples", low=0)
+        if s and missing:
+            raise ValueError("n_oversamples must be 0 when X has missing values (NaN).")
     return min(s, min(n - 1, p) - k)
 
 
@@ -274,85 +289,8 @@ def _check_callback(callback):
 
 
 # =========================================================================== data sources
-class _Dense:
-    """Centred in-memory data: one pass = two BLAS products."""
-
-    def __init__(self, X: np.ndarray):
-        self.mean = X.mean(axis=0)
-        self.Y = np.ascontiguousarray(X - self.mean)
-        self.n, self.p = self.Y.shape
-        self.ss = float(np.vdot(self.Y, self.Y))
-
-    def products(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        U = self.Y @ Q
-        return self.Y.T @ U, U.T @ U
-
-
-class _Blocks:
-    """Row blocks produced again for every pass; memory O(kp + block).
-
-    The first pass computes the mean and the total sum of squares (Chan et al.'s pairwise update of
-    per-column centred sums of squares, so no second pass and no cancellation).
-    """
-
-    def __init__(self, blocks):
-        if callable(blocks):
-            self._factory = blocks
-        elif isinstance(blocks, Iterable) and iter(blocks) is not blocks:
-            self._factory = lambda: blocks
-        else:
-            raise ValueError(
-                "blocks must be a callable returning a fresh iterable of 2-D arrays, or a re-iterable "
-                "collection (list, tuple) of them; a one-shot iterator or generator cannot be read again "
-                "on every EM iteration (wrap it: blocks=lambda: make_generator())."
-            )
-        n = 0
-        mean = None
-        m2 = None
-        p = None
-        for b, block in enumerate(self._factory()):
-            B = check_array(block, f"block {b}", allow_nan=True)
-            if np.isnan(B).any():
-                raise ValueError(
-                    f"block {b} holds NaN; fitting on blocks does not support missing values (the "
-                    "generalized e-step needs the completed data in memory). Use fit / em_pca in memory."
-                )
-            if p is None:
-                p = B.shape[1]
-                mean = np.zeros(p)
-                m2 = np.zeros(p)
-            elif B.shape[1] != p:
-                raise ValueError(f"block {b} has {B.shape[1]} features; the first block has {p}.")
-            nb = B.shape[0]
-            mb = B.mean(axis=0)
-            Db = B - mb
-            m2b = np.einsum("ij,ij->j", Db, Db)
-            delta = mb - mean
-            tot = n + nb
-            m2 += m2b + delta * delta * (n * nb / tot)
-            mean += delta * (nb / tot)
-            n = tot
-        if p is None:
-            raise ValueError("blocks produced no data; pass at least one block of shape (rows, n_features).")
-        self.n, self.p, self.mean, self.ss = n, p, mean, float(m2.sum())
-
-    def products(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        k = Q.shape[1]
-        A = np.zeros((self.p, k))
-        G = np.zeros((k, k))
-        n = 0
-        for b, block in enumerate(self._factory()):
-            B = np.asarray(block, dtype=np.float64)
-            if B.ndim != 2 or B.shape[1] != self.p:
-                raise ValueError(f"block {b} has shape {B.shape}; expected (rows, {self.p}).")
-            Yb = B - self.mean
-            U = Yb @ Q
-            A += Yb.T @ U
-            G += U.T @ U
-            n += B.shape[0]
-        if n != self.n:
-            raise ValueError(f"blocks produced {n} rows in a later pass but {self.n} in the first pass.")
-        return A, G
+_Dense = DenseSource  # the sources live in repro._chunked (in memory, row blocks, Dask)
+_Blocks = BlockSource
 
 
 # =========================================================================== EM PCA loops
@@ -393,6 +331,10 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None):
         lam = g[:k] / (n - 1)
         Ck = C
         if k < k_fit:  # oversampled: follow the top-k Ritz subspace
+            if not g[k - 1] > 1e-13 * g[0]:
+                _chol(
+                    np.zeros((1, 1)), "Y'Y restricted to the top-k Ritz subspace"
+                )  # raises, as for k = k_fit
             Ck = Qk = Q @ V[:, :k]
             if Qk_prev is not None:
                 change = _sin_orth(Qk_prev, Qk)
@@ -408,8 +350,13 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None):
             break
         if n_iter >= max_iter:
             break
-        # m-step C_new = Y X'(XX')^-1 = A G^-1 R  (e-step X = (C'C)^-1 C'Y = R^-1 Q'Y)
-        C_new = A @ scipy.linalg.cho_solve(_chol(G, "Y'Y restricted to the current subspace"), R)
+        if k < k_fit:
+            # oversampled block EM: span C_new = span A; orthonormalize A directly (no G^-1, so oversampled
+            # columns beyond the rank of the data are harmless: the Rayleigh-Ritz step ranks them last)
+            C_new = A
+        else:
+            # m-step C_new = Y X'(XX')^-1 = A G^-1 R  (e-step X = (C'C)^-1 C'Y = R^-1 Q'Y)
+            C_new = A @ scipy.linalg.cho_solve(_chol(G, "Y'Y restricted to the current subspace"), R)
         Q_new, R = np.linalg.qr(C_new)
         if k == k_fit:
             change = _sin_orth(Q, Q_new)
@@ -473,59 +420,37 @@ def _missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ptr, cols.astype(np.int64)
 
 
-def _check_missing_pattern(mask: np.ndarray, name: str = "X") -> None:
-    empty_rows = np.flatnonzero(mask.all(axis=1))
-    if empty_rows.size:
-        raise ValueError(
-            f"{name} has row(s) {_head(empty_rows)} with every entry missing (NaN); drop them, they carry no "
-            "information."
-        )
-    empty_cols = np.flatnonzero(mask.all(axis=0))
-    if empty_cols.size:
-        raise ValueError(
-            f"{name} has column(s) {_head(empty_cols)} with every entry missing (NaN); their mean and "
-            "loadings cannot be estimated: drop them."
-        )
-
-
 def _head(idx, n=5) -> str:
     text = ", ".join(str(int(i)) for i in idx[:n])
     return text + (f", ... ({idx.size} in all)" if idx.size > n else "")
 
 
-def _em_missing(X, mask, C0, max_iter, tol, callback):
+def _em_missing(source, C0, max_iter, tol, callback):
     """EM PCA with missing entries (Roweis 1997, Sec. 3.2), block-coordinate descent on J (module doc).
 
-    Returns ``(Q, G, mean, total_variance_times_(n-1), n_iter, converged, history)`` where ``G`` is the
-    Gram matrix of the completed, centred data projected on the orthonormal basis ``Q``.
+    One pass over the source per iteration: per chunk the generalized e-step and the sums ``Y*'Z``, ``Z'Z``,
+    ``sum z``, ``sum y*`` (:func:`repro._chunked.missing_estep_chunk`); one more pass at the end for the
+    Rayleigh-Ritz step on the completed data. Returns ``(Q, G, mean, total_variance_times_(n-1), n_iter,
+    converged, history)`` where ``G`` is the Gram matrix of the completed, centred data projected on the
+    orthonormal basis ``Q``.
     """
-    n, p = X.shape
-    k = C0.shape[1]
-    miss_ptr, miss_idx = _missing_structure(mask)
-    Yfill = np.where(mask, 0.0, X)
-    obs_count = n - mask.sum(axis=0)
-    obs_colsum = Yfill.sum(axis=0)
-    mu = obs_colsum / obs_count
-    Yfill[mask] = mu[miss_idx]
+    n = source.n
+    mu = source.obs_mean.copy()
     # Scale for the change of the completed-data mean: total observed standard deviation.
-    obs_var = (np.where(mask, 0.0, (Yfill - mu) ** 2).sum(axis=0)) / np.maximum(obs_count - 1, 1)
+    obs_var = source.obs_m2 / np.maximum(source.obs_count - 1, 1)
     scale = math.sqrt(max(float(obs_var.sum()), 1e-300))
     C = np.ascontiguousarray(C0)
-    Z = np.empty((n, k))
-    fill_colsum = np.empty(p)
     hist = _new_history()
     change = math.nan
     ybar_prev = None
     n_iter = 0
     converged = False
     while True:
-        # generalized e-step (kernel): latents Z and the fills of the missing entries
-        B = Yfill @ C - mu @ C
-        sse = _missing_estep(Yfill, B, C, C.T @ C, mu, miss_ptr, miss_idx, Z, fill_colsum)
-        ybar = (obs_colsum + fill_colsum) / n
-        zbar = Z.mean(axis=0)
-        Zc = Z - zbar
-        ZtZ = Zc.T @ Zc
+        # generalized e-step (kernel) and the sums of the m-step, one pass
+        sse, zsum, ZtZraw, YtZ, ysum = source.map_sum(missing_estep_chunk, C, mu)
+        ybar = ysum / n
+        zbar = zsum / n
+        ZtZ = ZtZraw - n * np.outer(zbar, zbar)
         _, R = np.linalg.qr(C)
         lam = _ritz(R @ ZtZ @ R.T)[0] / (n - 1)  # variances of the reconstructions C z
         hist["reconstruction_error"].append(sse / n)
@@ -543,20 +468,17 @@ def _em_missing(X, mask, C0, max_iter, tol, callback):
         if n_iter >= max_iter:
             break
         # m-step on the completed data, jointly in C and mu: Yc*' Zc (Zc'Zc)^-1, mu = ybar - C zbar
-        A = Yfill.T @ Z - n * np.outer(ybar, zbar)
+        A = YtZ - n * np.outer(ybar, zbar)
         C_new = scipy.linalg.cho_solve(_chol(ZtZ, "The latent scatter Z'Z"), A.T).T
         change = subspace_sin(C, C_new)
         hist["subspace_change"].append(change)
         C = np.ascontiguousarray(C_new)
         mu = ybar - C @ zbar
         n_iter += 1
-    # Rayleigh-Ritz on the completed data inside span C.
+    # Rayleigh-Ritz on the completed data (fills of the last e-step) inside span C.
     Q = np.linalg.qr(C)[0]
-    U = Yfill @ Q - ybar @ Q
-    G = U.T @ U
-    D = Yfill - ybar
-    total = float(np.vdot(D, D))
-    return Q, G, ybar, total, n_iter, converged, _finish_history(hist)
+    G, total = source.map_sum(missing_final_chunk, C, mu, ybar, Q)
+    return Q, G, ybar, float(total), n_iter, converged, _finish_history(hist)
 
 
 def _rotate(Q: np.ndarray, G: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -577,15 +499,18 @@ def em_pca(
     random_state=None,
     init=None,
     callback: Callable | None = None,
-    n_oversamples: int = 0,
+    n_oversamples: int | str = "auto",
 ) -> EMPCAResult:
     """Leading principal components by the EM algorithm of Roweis (1997), with missing values (NaN).
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
+    X : array_like or dask.array.Array, shape (n_samples, n_features)
         Data; NaN marks a missing entry (Sec. 3.2 generalized e-step, kernel
-        :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry.
+        :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry. A Dask
+        array (floating dtype, known chunk sizes; chunks along the features are merged) is read once per
+        iteration, one task per row chunk (e-step and accumulation), missing values included; see
+        :mod:`repro._chunked`.
     n_components : int
         ``k``, in ``1..min(n_samples - 1, n_features)``.
     max_iter : int
@@ -603,12 +528,15 @@ def em_pca(
         ``C`` (n_features, n_components) is the current EM matrix (do not modify), ``eigenvalues`` the
         Rayleigh-Ritz eigenvalue guesses in span C. Returning True stops the EM (counted as converged).
         With ``n_oversamples > 0``, ``C`` is instead the orthonormal basis of the top-k Ritz vectors.
-    n_oversamples : int, default 0
+    n_oversamples : int or "auto", default "auto"
         Not in the paper (0 = Roweis' algorithm). Run the EM on ``k + n_oversamples`` columns (capped at
-        ``min(n_samples - 1, n_features)``) and return the top ``k`` Rayleigh-Ritz vectors; convergence is
-        then measured on their span. EM is subspace iteration, so the top k then converge at rate
-        ``lambda_{k+s+1}/lambda_k`` instead of ``lambda_{k+1}/lambda_k``, for ``(k+s)/k`` times the cost per
-        iteration: worth it when the spectrum decays slowly past k. Complete data only.
+        ``min(n_samples - 1, n_features)``) with a Rayleigh-Ritz step in every pass (the Ritz vectors of
+        ``G = (YQ)'(YQ)``), return the top ``k`` Ritz vectors, and measure convergence on their span. EM is
+        subspace iteration, so the top k then converge at rate ``lambda_{k+s+1}/lambda_k`` instead of
+        ``lambda_{k+1}/lambda_k``, for ``(k+s)/k`` times the cost per iteration: worth it when the spectrum
+        decays slowly past k. ``"auto"``: ``min(k, 10)`` for ``k > 1`` on complete data, 0 (Roweis'
+        iteration, the rank-one kernel) for ``k = 1`` or with missing values (the missing-value model has
+        exactly k columns). Pass 0 for the paper's iteration at any k.
 
     Returns
     -------
@@ -623,19 +551,9 @@ def em_pca(
     ----------
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
     """
-    X = check_array(X, "X", allow_nan=True)
-    mask = np.isnan(X)
-    if not mask.any():
-        return _em_pca_on(_Dense(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
-    n, p = X.shape
-    k, max_iter, tol, C0 = _em_setup(
-        n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples
+    return _em_pca_on(
+        as_source(X, "X"), n_components, max_iter, tol, random_state, init, callback, n_oversamples
     )
-    if C0.shape[1] > k:
-        raise ValueError("n_oversamples must be 0 when X has missing values (NaN).")
-    _check_missing_pattern(mask)
-    Q, G, mean, total, n_iter, converged, hist = _em_missing(X, mask, C0, max_iter, tol, callback)
-    return _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol)
 
 
 @blas_limited
@@ -648,7 +566,7 @@ def em_pca_blocks(
     random_state=None,
     init=None,
     callback: Callable | None = None,
-    n_oversamples: int = 0,
+    n_oversamples: int | str = "auto",
 ) -> EMPCAResult:
     """:func:`em_pca` for data larger than memory, read as row blocks once per EM iteration.
 
@@ -657,7 +575,7 @@ def em_pca_blocks(
     blocks : callable or re-iterable
         ``blocks()`` returns a fresh iterable of 2-D arrays (rows of the data, same number of columns),
         e.g. ``lambda: (X[i:i + 10000] for i in range(0, n, 10000))`` on a ``np.memmap``; or a list/tuple of
-        arrays. No NaN (missing values need the completed data in memory: use :func:`em_pca`).
+        arrays. NaN entries are missing values (the e-step per block, as for a Dask array).
     n_components, max_iter, tol, random_state, init, callback, n_oversamples
         As in :func:`em_pca`.
 
@@ -668,25 +586,28 @@ def em_pca_blocks(
         ``G = sum_b (Y_b Q)'(Y_b Q)`` over the blocks, then the same ``O(pk^2)`` update. Memory
         ``O(kp + block)``; one extra pass for the mean.
     """
-    source = _Blocks(blocks)
+    source = BlockSource(blocks)
     return _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
 
 
-def _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples):
+def _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples, missing=False):
     """Check the EM PCA arguments and draw the start; returns ``(k, max_iter, tol, C0)``."""
     k, max_iter, tol = _check_common(n_components, max_iter, tol, n, p)
     _check_callback(callback)
-    s = _check_oversamples(n_oversamples, k, n, p)
+    s = _check_oversamples(n_oversamples, k, n, p, missing)
     return k, max_iter, tol, _initial_C(init, p, k, check_random_state(random_state), s)
 
 
 def _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples):
-    """EM PCA on complete data held by a source (in memory or row blocks); returns an EMPCAResult."""
+    """EM PCA on data held by a source (in memory, row blocks, Dask); returns an EMPCAResult."""
     n, p = source.n, source.p
     k, max_iter, tol, C0 = _em_setup(
-        n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples
+        n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples, source.missing
     )
-    if isinstance(source, _Dense) and C0.shape[1] == 1:  # k = 1, no oversampling: the fused kernel
+    if source.missing:
+        Q, G, mean, total, n_iter, converged, hist = _em_missing(source, C0, max_iter, tol, callback)
+        return _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol)
+    if isinstance(source, DenseSource) and C0.shape[1] == 1:  # k = 1, no oversampling: the fused kernel
         Q, G, n_iter, converged, hist = _em_rank1(source.Y, source.ss, C0[:, 0], max_iter, tol, callback)
     else:
         Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
@@ -718,8 +639,10 @@ class EMPCA(TransformerMixin, BaseEstimator):
         Explicit initial ``C'``.
     callback : callable, optional
         See :func:`em_pca`.
-    n_oversamples : int, default 0
-        Extra EM columns (not in the paper; 0 = Roweis' algorithm); see :func:`em_pca`.
+    n_oversamples : int or "auto", default "auto"
+        Extra EM columns with a Rayleigh-Ritz step (not in the paper): ``min(k, 10)`` for ``k > 1`` on
+        complete data; 0 = Roweis' algorithm (the default for ``k = 1`` and with missing values); see
+        :func:`em_pca`.
 
     Attributes
     ----------
@@ -758,7 +681,7 @@ class EMPCA(TransformerMixin, BaseEstimator):
         random_state=None,
         init=None,
         callback=None,
-        n_oversamples: int = 0,
+        n_oversamples: int | str = "auto",
     ):
         self.n_components = n_components
         self.max_iter = max_iter
@@ -781,7 +704,7 @@ class EMPCA(TransformerMixin, BaseEstimator):
         return self
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); NaN entries are missing values. Returns self."""
+        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
         res = em_pca(
             X,
             self.n_components,
@@ -1105,6 +1028,15 @@ def _refuse_nan(X, name="X"):
     return X
 
 
+def _refuse_missing(source, name="X"):
+    if source.missing:
+        raise ValueError(
+            f"{name} holds NaN ({source.n_missing} entries); SensiblePCA does not support missing values. "
+            "Use EMPCA, whose generalized e-step handles NaN, or drop/impute those entries."
+        )
+    return source
+
+
 _SPCA_ALGORITHMS = ("accelerated", "em")
 
 
@@ -1182,7 +1114,7 @@ def sensible_pca(
     M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
     X.-L. Meng and D. B. Rubin. Maximum likelihood estimation via the ECM algorithm. Biometrika 80, 1993.
     """
-    source = _Dense(_refuse_nan(X))
+    source = _refuse_missing(as_source(X, "X"))
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 
@@ -1199,7 +1131,7 @@ def sensible_pca_blocks(
     callback: Callable | None = None,
 ) -> SensiblePCAResult:
     """:func:`sensible_pca` over row blocks read once per iteration (see :func:`em_pca_blocks`)."""
-    source = _Blocks(blocks)
+    source = _refuse_missing(BlockSource(blocks), "blocks")
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 
@@ -1326,7 +1258,7 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return self
 
     def fit(self, X, y=None):
-        """Fit on complete ``X`` (n_samples, n_features). Returns self."""
+        """Fit on complete ``X`` (n_samples, n_features), an array or a Dask array. Returns self."""
         return self._store(
             sensible_pca(
                 X,

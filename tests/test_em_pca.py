@@ -10,6 +10,7 @@ import pytest
 import scipy.stats
 from sklearn.base import clone
 
+from repro._chunked import BlockSource
 from repro._validation import ConvergenceWarning
 from repro.em_pca import (
     EMPCA,
@@ -84,7 +85,7 @@ def test_oversampling_same_answer_fewer_iterations():
     n, p = 400, 60
     X = rng.standard_normal((n, p)) * np.sqrt(1.0 / np.arange(1, p + 1))  # slowly decaying spectrum
     values, vectors = _eigh_pca(X, 4)
-    plain = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0).fit(X)
+    plain = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0, n_oversamples=0).fit(X)
     over = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0, n_oversamples=8).fit(X)
     for m in (plain, over):
         np.testing.assert_allclose(m.explained_variance_, values, rtol=1e-9)
@@ -177,9 +178,9 @@ def _missing_mask(rng, shape, frac):
 def test_missing_loop_without_missing_values_is_exact():
     rng = np.random.default_rng(9)
     X = rng.standard_normal((150, 12)) * np.linspace(3.0, 0.5, 12) + 4.0
-    Q, G, mean, total, _, conv, _ = mod._em_missing(
-        X, np.zeros(X.shape, bool), rng.standard_normal((12, 3)), 5000, 1e-12, None
-    )
+    # a chunked source runs the missing-value iteration even when nothing is missing
+    src = BlockSource([X[:70], X[70:]])
+    Q, G, mean, total, _, conv, _ = mod._em_missing(src, rng.standard_normal((12, 3)), 5000, 1e-12, None)
     W, ev = mod._rotate(Q, G, 150)
     values, vectors = _eigh_pca(X, 3)
     assert conv
@@ -236,10 +237,9 @@ def test_missing_value_errors():
     X[:, 4] = np.nan
     with pytest.raises(ValueError, match=r"column\(s\) 4 with every entry missing"):
         EMPCA(1).fit(X)
+    X[1:, 4] = 1.0
     with pytest.raises(ValueError, match="SensiblePCA does not support missing values"):
         SensiblePCA(1).fit(X)
-    with pytest.raises(ValueError, match="block 0 holds NaN; fitting on blocks does not support"):
-        em_pca_blocks([np.where(np.eye(5, dtype=bool), np.nan, 1.0)], 1)
 
 
 # --------------------------------------------------------------------------- sensible PCA
@@ -513,3 +513,72 @@ def test_spca_accelerated_equals_em_where_em_converges():
     assert a.converged_ and e.converged_ and a.n_iter_ < e.n_iter_ / 5
     np.testing.assert_allclose(a.get_covariance(), e.get_covariance(), atol=1e-8)
     np.testing.assert_allclose(a.log_likelihood_, e.log_likelihood_, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- Dask, and blocks with NaN
+da = pytest.importorskip("dask.array")
+
+CHUNKINGS = [(503, 17), (64, 17), (101, 5), (40, 3)]  # rows x features (feature chunks are merged)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_dask_equals_in_memory(chunks):
+    rng = np.random.default_rng(23)
+    X = _spiked(rng, 503, 17, 3)
+    Xd = da.from_array(X, chunks=chunks)
+    for k, s in ((1, 0), (3, 0), (3, "auto")):
+        mem = EMPCA(k, tol=1e-11, random_state=2, n_oversamples=s).fit(X)
+        dsk = EMPCA(k, tol=1e-11, random_state=2, n_oversamples=s).fit(Xd)
+        np.testing.assert_allclose(dsk.components_, mem.components_, atol=1e-9)
+        np.testing.assert_allclose(dsk.explained_variance_, mem.explained_variance_, rtol=1e-10)
+        np.testing.assert_allclose(dsk.mean_, mem.mean_, atol=1e-12)
+        assert abs(dsk.n_iter_ - mem.n_iter_) <= 1
+    X = _spiked(rng, 503, 17, 2, noise=1.0)  # noise of the signal's order: the paper's EM is fast too
+    Xd = da.from_array(X, chunks=chunks)
+    for alg in ("accelerated", "em"):
+        mem = SensiblePCA(2, algorithm=alg, tol=1e-10, random_state=0).fit(X)
+        dsk = SensiblePCA(2, algorithm=alg, tol=1e-10, random_state=0).fit(Xd)
+        np.testing.assert_allclose(dsk.get_covariance(), mem.get_covariance(), atol=1e-9)
+        np.testing.assert_allclose(dsk.noise_variance_, mem.noise_variance_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_dask_and_blocks_with_missing_values_equal_in_memory(chunks):
+    rng = np.random.default_rng(24)
+    X = _spiked(rng, 503, 17, 2, noise=0.2)
+    Xm = np.where(_missing_mask(rng, X.shape, 0.2), np.nan, X)
+    mem = EMPCA(2, tol=1e-10, random_state=0).fit(Xm)
+    dsk = EMPCA(2, tol=1e-10, random_state=0).fit(da.from_array(Xm, chunks=chunks))
+    blk = EMPCA(2, tol=1e-10, random_state=0).fit_blocks(
+        [Xm[i : i + chunks[0]] for i in range(0, Xm.shape[0], chunks[0])]
+    )
+    assert mem.converged_
+    for other in (dsk, blk):
+        np.testing.assert_allclose(other.components_, mem.components_, atol=1e-8)
+        np.testing.assert_allclose(other.explained_variance_, mem.explained_variance_, rtol=1e-9)
+        np.testing.assert_allclose(other.mean_, mem.mean_, atol=1e-9)
+        np.testing.assert_allclose(
+            other.history_["reconstruction_error"], mem.history_["reconstruction_error"], rtol=1e-9
+        )
+
+
+def test_dask_bad_input():
+    X = np.random.default_rng(25).standard_normal((40, 6))
+    Xd = da.from_array(X, chunks=(10, 6))
+    unknown = Xd[Xd[:, 0] > -10]  # boolean indexing: unknown chunk sizes
+    with pytest.raises(ValueError, match=r"unknown chunk sizes.*compute_chunk_sizes"):
+        EMPCA(1).fit(unknown)
+    with pytest.raises(ValueError, match=r"dtype int64.*astype"):
+        EMPCA(1).fit(da.from_array(np.arange(40 * 6).reshape(40, 6), chunks=(10, 6)))
+    Xm = X.copy()
+    Xm[[3, 27]] = np.nan
+    with pytest.raises(ValueError, match=r"row\(s\) 3, 27 with every entry missing"):
+        EMPCA(1).fit(da.from_array(Xm, chunks=(10, 6)))
+    with pytest.raises(ValueError, match="SensiblePCA does not support missing values"):
+        SensiblePCA(1).fit(da.from_array(np.where(np.eye(40, 6, dtype=bool), np.nan, X), chunks=(10, 6)))
+    Xi = X.copy()
+    Xi[12, 1] = np.inf
+    with pytest.raises(ValueError, match=r"infinite values \(rows 12\)"):
+        EMPCA(1).fit(da.from_array(Xi, chunks=(10, 6)))
+    with pytest.raises(ValueError, match="2-D"):
+        EMPCA(1).fit(da.from_array(X[:, 0], chunks=10))
