@@ -179,6 +179,39 @@ def missing_final_chunk(Xb, cache, C, mu, center, Q):
     return U.T @ U, float(np.vdot(D, D))
 
 
+def ppca_missing_chunk(Xb, cache, C, mu, eps, m0):
+    """E-step of sensible PCA with missing values on one chunk and the sums of the m-step.
+
+    The chunk is centred by ``m0`` (the observed column means) and ``mu`` is relative to it. Returns
+    ``(loglik, Stot, Hmiss, B)``: see :func:`repro.kernels.em_pca.ppca_missing_estep`;
+    ``B = Y0' [X 1]`` with ``Y0`` the centred observed entries (missing ones 0), so the m-step of column j
+    is ``[c_j; mu_j] = (Stot - Hmiss[j])^-1 B[j]``.
+    """
+    from .kernels.em_pca import ppca_missing_estep
+
+    if cache is not None and "Y0" in cache:
+        Y0, rows, ptr, idx = cache["Y0"], cache["rows"], cache["ptr"], cache["idx"]
+    else:
+        Xb = np.asarray(Xb, dtype=np.float64)
+        mask = np.isnan(Xb)
+        rows, idx = np.nonzero(mask)
+        ptr = np.zeros(Xb.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=Xb.shape[0]), out=ptr[1:])
+        idx = idx.astype(np.int64)
+        Y0 = np.where(mask, 0.0, Xb - m0)
+        if cache is not None:
+            cache.update(Y0=Y0, rows=rows, ptr=ptr, idx=idx)
+    Yfill = Y0.copy()
+    Yfill[rows, idx] = mu[idx]
+    k = C.shape[1]
+    B = Yfill @ C - mu @ C
+    Xt = np.empty((Y0.shape[0], k + 1))
+    Stot = np.zeros((k + 1, k + 1))
+    Hmiss = np.zeros((Y0.shape[1], k + 1, k + 1))
+    ll = ppca_missing_estep(Yfill, B, C, C.T @ C, mu, eps, ptr, idx, Xt, Stot, Hmiss)
+    return ll, Stot, Hmiss, Y0.T @ Xt
+
+
 def _add(total, part):
     if total is None:
         return [np.array(v, dtype=np.float64) if np.ndim(v) else float(v) for v in part]

@@ -86,6 +86,7 @@ from ._chunked import (
     as_source,
     missing_estep_chunk,
     missing_final_chunk,
+    ppca_missing_chunk,
 )
 from ._threads import blas_limited
 from ._validation import (
@@ -1001,6 +1002,68 @@ def _spca_em_loop(source, C0, eps0, max_iter, tol, callback, floor):
     return C, eps, lls[-1], n_iter, converged, eps <= floor, hist
 
 
+def _spca_missing_loop(source, C0, eps0, max_iter, tol, callback, floor):
+    """EM for SPCA with missing values (Sec. 4 model, Sec. 3.2 idea): exact e-step on the observed entries.
+
+    Per row the posterior of ``x`` given ``y_O`` (kernel :func:`repro.kernels.em_pca.ppca_missing_estep`);
+    the m-step solves, per column j, for ``(c_j, mu_j)`` jointly over the rows observing j, and
+    ``eps = (sum_obs y^2 - sum_j [c_j; mu_j]' B_j) / n_observed``. The observed-data likelihood never
+    decreases. Stopping: the largest relative change of C's subspace, column scales and eps, divided by
+    ``1 - rate`` with the linear rate estimated from two successive changes (Aitken), below ``tol``.
+    Returns ``(C, eps, loglik, mean, n_iter, converged, clamped, hist)``.
+    """
+    p = source.p
+    k = C0.shape[1]
+    m0 = source.obs_mean
+    n_obs = float(source.obs_count.sum())
+    ss_obs = float(source.obs_m2.sum())
+    C, eps, mu = np.ascontiguousarray(C0), eps0, np.zeros(p)
+    lls, epss, changes, resids = [], [], [math.nan], []
+    prev_change = 0.0
+    measure = math.inf
+    n_iter = 0
+    converged = False
+    while True:
+        ll, Stot, Hmiss, B = source.map_sum(ppca_missing_chunk, C, mu, eps, m0)
+        lls.append(float(ll))
+        epss.append(eps)
+        resids.append(measure)
+        if callback is not None and callback(n_iter, C, eps):
+            converged = True
+            break
+        if measure < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        H = Stot[None, :, :] - Hmiss
+        theta = np.linalg.solve(H, B[:, :, None])[:, :, 0]
+        C_new = np.ascontiguousarray(theta[:, :k])
+        mu = theta[:, k].copy()
+        eps_new = max((ss_obs - float(np.sum(theta * B))) / n_obs, floor)
+        d2_new = np.linalg.eigvalsh(C_new.T @ C_new)
+        d2 = np.linalg.eigvalsh(C.T @ C)
+        change = max(
+            subspace_sin(C, C_new),
+            abs(eps_new - eps) / eps_new,
+            float(np.max(np.abs(d2_new - d2) / np.maximum(d2_new, eps_new))),
+        )
+        rate = min(change / prev_change, 0.99) if prev_change > 0 else 0.0
+        measure = change / (1.0 - rate)
+        prev_change = change
+        changes.append(subspace_sin(C, C_new))
+        C, eps = C_new, eps_new
+        n_iter += 1
+    hist = {
+        "iteration": np.arange(len(lls)),
+        "log_likelihood": np.array(lls),
+        "noise_variance": np.array(epss),
+        "subspace_change": np.array(changes[: len(lls)], dtype=float),
+        "residual": np.array(resids),
+    }
+    return C, eps, lls[-1], m0 + mu, n_iter, converged, eps <= floor, hist
+
+
 def _spca_result_from_C(C, eps, ll, mean, n_iter, converged, hist) -> SensiblePCAResult:
     U, d, _ = np.linalg.svd(C, full_matrices=False)
     U = canonical_sign(U)
@@ -1022,19 +1085,10 @@ def _refuse_nan(X, name="X"):
         rows, cols = np.nonzero(np.isnan(X))
         raise ValueError(
             f"{name} holds NaN (rows {_head(np.unique(rows))}, columns {_head(np.unique(cols))}); "
-            "SensiblePCA does not support missing values. Use EMPCA, whose generalized e-step handles NaN, "
-            "or drop/impute those entries."
+            "SensiblePCA fits data with missing values but its transform, score and score_samples need "
+            "complete rows: drop or impute those entries."
         )
     return X
-
-
-def _refuse_missing(source, name="X"):
-    if source.missing:
-        raise ValueError(
-            f"{name} holds NaN ({source.n_missing} entries); SensiblePCA does not support missing values. "
-            "Use EMPCA, whose generalized e-step handles NaN, or drop/impute those entries."
-        )
-    return source
 
 
 _SPCA_ALGORITHMS = ("accelerated", "em")
@@ -1056,8 +1110,14 @@ def sensible_pca(
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        Complete data (NaN raises a ValueError).
+    X : array_like or dask.array.Array, shape (n_samples, n_features)
+        Data; NaN marks a missing entry. With missing values the EM of Sec. 4 runs with the generalized
+        e-step of Sec. 3.2 made exact for the noisy model: per row the posterior of ``x`` given the
+        observed coordinates, ``N(M_O^-1 C_O'(y_O - mu_O), eps M_O^-1)`` with ``M_O = C_O'C_O + eps I``,
+        and per column the m-step of ``(c_j, mu_j)`` over the rows observing it (the EM for PPCA with
+        missing data, Tipping & Bishop 1999, App. 4.1 / Ilin & Raiko 2010); ``algorithm`` is then ignored
+        (the accelerated step needs complete rows) and ``tol`` applies to the Aitken-extrapolated change
+        of the parameters. A Dask array is read once per iteration, one task per row chunk.
     n_components : int
         ``k`` in ``1..min(n_samples - 1, n_features - 1)``.
     algorithm : {"accelerated", "em"}, default "accelerated"
@@ -1114,7 +1174,7 @@ def sensible_pca(
     M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
     X.-L. Meng and D. B. Rubin. Maximum likelihood estimation via the ECM algorithm. Biometrika 80, 1993.
     """
-    source = _refuse_missing(as_source(X, "X"))
+    source = as_source(X, "X")
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 
@@ -1131,7 +1191,7 @@ def sensible_pca_blocks(
     callback: Callable | None = None,
 ) -> SensiblePCAResult:
     """:func:`sensible_pca` over row blocks read once per iteration (see :func:`em_pca_blocks`)."""
-    source = _refuse_missing(BlockSource(blocks), "blocks")
+    source = BlockSource(blocks)
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 
@@ -1145,7 +1205,12 @@ def _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_stat
     floor = _noise_floor(source.ss / n)
     rng = check_random_state(random_state)
     C0, eps0 = _spca_init(init, p, k, source.ss, n, rng)
-    if algorithm == "em":
+    if source.missing:
+        C, eps, ll, mean, n_iter, converged, clamped, hist = _spca_missing_loop(
+            source, C0, eps0, max_iter, tol, callback, floor
+        )
+        res = _spca_result_from_C(C, eps, ll, mean, n_iter, converged, hist)
+    elif algorithm == "em":
         C, eps, ll, n_iter, converged, clamped, hist = _spca_em_loop(
             source, C0, eps0, max_iter, tol, callback, floor
         )
