@@ -393,6 +393,26 @@ def test_missing_estep_twin():
     _estep_case(Y, M, rng.standard_normal((p, k)), rng.standard_normal(p))
 
 
+def test_ppca_missing_estep_twin():
+    rng = np.random.default_rng(28)
+    n, p, k = 30, 8, 3
+    Y = rng.standard_normal((n, p))
+    M = rng.random((n, p)) < 0.3
+    M[0, :] = True
+    M[0, :2] = False  # fewer observed coordinates than k: still defined (eps > 0)
+    M[1, :] = False
+    C, mu = rng.standard_normal((p, k)), rng.standard_normal(p)
+    ptr, idx = mod._missing_structure(M)
+    Yfill = np.where(M, mu, Y)
+    outs = []
+    for fn in (kern.ppca_missing_estep, naive.ppca_missing_estep):
+        Xt, St, Hm = np.empty((n, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((p, k + 1, k + 1))
+        ll = fn(Yfill, (Yfill - mu) @ C, C, C.T @ C, mu, 0.37, ptr, idx, Xt, St, Hm)
+        outs.append((Xt, St, Hm, ll))
+    for a, b in zip(outs[0], outs[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- bad input
 def test_bad_input():
     X = np.random.default_rng(19).standard_normal((10, 6))
