@@ -57,14 +57,37 @@ Sensible PCA (Sec. 4)
     ``eps = mean(l_{k+1..p})`` and ``C = U_k (L_k - eps I)^{1/2} R``. All SensiblePCA variances are ML
     (``ddof=0``).
 
-Data larger than memory: :meth:`EMPCA.fit_blocks` / :func:`em_pca_blocks` run the same iteration with one
-pass over row blocks per iteration (``A`` and ``G`` are sums over blocks) after one pass for the mean, in
-``O(kp + block)`` memory.
+    The EM as printed converges slowly in the column scales and ``eps`` (rate ``1 - 2 eps (l_j - eps)/l_j^2``)
+    and not at all as ``eps -> 0``; a stopping rule on the step size then stops far from the fixed point.
+    Hence (``algorithm="accelerated"``, the default): after the e-step and m-step, whose new ``C`` spans
+    ``S C``, the likelihood is maximized exactly over the scales and ``eps`` within that span (the closed
+    form on the k x k Ritz problem: an ECM step, the likelihood still never decreases); ``algorithm="em"``
+    keeps the paper's iteration. Both stop on the distance to the fixed point (the residual of the
+    stationarity equations ``S C = C (C'C + eps I)`` and ``eps = (tr S - tr C'C)/p``, plus for the
+    accelerated form the Ritz residual and the Aitken-extrapolated change of ``eps``), not on the last step.
+    When the centred data lie in k or fewer dimensions the ML ``eps`` is 0 and the likelihood unbounded:
+    ``eps`` is kept at the floor ``1e-13 tr(S)`` and a :class:`LowRankWarning` says so; data with zero
+    variance are refused. With missing values, the e-step is the Gaussian posterior of ``x`` given the
+    observed coordinates of each row and the m-step solves for ``(c_j, mu_j)`` per column over the rows
+    observing it (the exact EM of the noisy model; with nothing missing it is the paper's EM, iterate by
+    iterate).
+
+Data larger than memory: every iteration is one pass over the rows followed by O(pk^2) work, so the same
+iteration runs on any data source of :mod:`repro._chunked`: an in-memory array, row blocks
+(:meth:`EMPCA.fit_blocks` / :func:`em_pca_blocks`) or a Dask array passed to ``fit`` (one task per row
+chunk and iteration: e-step and the sums ``Y'YQ``, ``Q'Y'YQ`` or their missing-value versions, then a small
+reduction), after one pass for the mean, in ``O(kp + chunk)`` memory per worker.
+
+EM PCA at k > 1 (default): the oversampled block EM with a Rayleigh-Ritz step (``n_oversamples="auto"``,
+k + min(k, 10) columns): the top k Ritz vectors converge at rate ``lambda_{k+s+1}/lambda_k`` instead of
+Roweis' ``lambda_{k+1}/lambda_k``. ``n_oversamples=0`` is Roweis' iteration (the paper's figures use k = 1,
+where it is the default).
 
 References
 ----------
 S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997 (pp. 626-632).
 M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B 61(3), 1999.
+X.-L. Meng and D. B. Rubin. Maximum likelihood estimation via the ECM algorithm. Biometrika 80(2), 1993.
 A. Ilin and T. Raiko. Practical approaches to principal component analysis in the presence of missing
 values. JMLR 11, 2010.
 """
@@ -169,9 +192,10 @@ class SensiblePCAResult(NamedTuple):
     n_iter : int
     converged : bool
     history : dict of ndarray
-        ``iteration``, ``log_likelihood`` (total, non-decreasing), ``noise_variance``, ``subspace_change``
-        (the convergence measure: the largest of the subspace sine and the relative changes of ``eps`` and
-        of the squared column scales between iterations t-1 and t).
+        ``iteration``, ``log_likelihood`` (total; of the observed entries with missing values;
+        non-decreasing), ``noise_variance``, ``subspace_change`` (sine of the largest angle between the
+        retained subspaces of iterations t-1 and t) and ``residual`` (the stopping measure, see
+        :func:`sensible_pca`).
     """
 
     components: np.ndarray
@@ -1284,7 +1308,16 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
     log_likelihood_ : float
         Total training log-likelihood.
     n_iter_, converged_, history_
-        As in :class:`EMPCA`; ``history_`` has ``log_likelihood``, ``noise_variance``, ``subspace_change``.
+        As in :class:`EMPCA`; ``history_`` has ``log_likelihood``, ``noise_variance``, ``subspace_change``
+        and ``residual`` (the stopping measure of each iteration).
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_iter`` is reached before the ML fixed point (``converged_`` is then False).
+    LowRankWarning
+        When the centred data lie in ``n_components`` or fewer dimensions (ML noise variance 0): the noise
+        variance is kept at its floor (see :func:`sensible_pca`).
 
     References
     ----------
@@ -1323,7 +1356,7 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return self
 
     def fit(self, X, y=None):
-        """Fit on complete ``X`` (n_samples, n_features), an array or a Dask array. Returns self."""
+        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
         return self._store(
             sensible_pca(
                 X,
