@@ -53,6 +53,8 @@ def first_pass_chunk(Xb, offset: int):
     Xb = np.asarray(Xb, dtype=np.float64)
     n_b = Xb.shape[0]
     inf = np.isinf(Xb)
+    if inf.any():  # refused after the pass, naming the rows; keep the statistics finite meanwhile
+        Xb = np.where(inf, 0.0, Xb)
     inf_rows = (np.flatnonzero(inf.any(axis=1)) + offset) if inf.any() else np.empty(0, np.int64)
     mask = np.isnan(Xb)
     n_missing = int(mask.sum())
@@ -87,9 +89,10 @@ class _Stats:
         n_b, count, mean, m2, empty, inf_rows, n_missing = part
         tot = self.count + count
         safe = np.maximum(tot, 1.0)
-        delta = mean - self.mean
-        self.m2 += m2 + delta * delta * (self.count * count / safe)
-        self.mean += delta * (count / safe)
+        with np.errstate(invalid="ignore", over="ignore"):  # infinite entries are refused in finish()
+            delta = mean - self.mean
+            self.m2 += m2 + delta * delta * (self.count * count / safe)
+            self.mean += delta * (count / safe)
         self.count = tot
         self.n += n_b
         self.empty.append(np.asarray(empty))
