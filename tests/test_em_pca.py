@@ -456,7 +456,9 @@ def _low_rank(rng, n, p, rank, noise):
 
 def _assert_ml(s, X, k, rtol):
     """The fitted model is the closed-form ML one: covariance, noise, variances, likelihood."""
-    C, eps, _ = ppca_closed_form(X, k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mod.LowRankWarning)  # checked where it is expected
+        C, eps, _ = ppca_closed_form(X, k)
     cov = C @ C.T + eps * np.eye(X.shape[1])
     scale = np.linalg.norm(cov, 2)
     np.testing.assert_allclose(s.get_covariance(), cov, atol=rtol * scale)
@@ -507,7 +509,8 @@ def test_spca_issue_cases():
     values = np.linalg.eigvalsh(Xc.T @ Xc / 20)[::-1][:19]
     np.testing.assert_allclose(s.explained_variance_, values, rtol=1e-9)
     assert eps == pytest.approx(s.noise_variance_, rel=1e-12) and eps > 0
-    with pytest.warns(ConvergenceWarning):  # the paper's EM cannot get there, and says so
+    # the paper's EM cannot get there, and says so
+    with pytest.warns(ConvergenceWarning), pytest.warns(mod.LowRankWarning):
         SensiblePCA(19, algorithm="em", max_iter=300, random_state=0).fit(X)
     # exactly rank 1, k = 2: no jump in likelihood, not isotropic
     X = np.outer(rng.standard_normal(100), rng.standard_normal(10))
