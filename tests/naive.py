@@ -40,6 +40,33 @@ def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
     return sse
 
 
+def ppca_missing_estep(Yfill, B, C, CtC, mu, eps, miss_ptr, miss_idx, Xt, Stot, Hmiss):
+    """Twin of ``repro.kernels.em_pca.ppca_missing_estep``: per row, the Gaussian posterior of ``x`` given the
+    observed coordinates with ``numpy.linalg.inv``, the log-density from ``slogdet`` of the observed
+    ``C_O C_O' + eps I`` (p x p, no lemmas), and the sums ``E[x~ x~']`` over all rows and per missing column.
+    ``B`` and ``CtC`` are not needed here."""
+    n, p = Yfill.shape
+    k = C.shape[1]
+    ll = 0.0
+    for i in range(n):
+        miss = np.zeros(p, dtype=bool)
+        miss[miss_idx[miss_ptr[i] : miss_ptr[i + 1]]] = True
+        obs = ~miss
+        Co = C[obs]
+        r = Yfill[i, obs] - mu[obs]
+        Minv = np.linalg.inv(Co.T @ Co + eps * np.eye(k))
+        x = Minv @ Co.T @ r
+        cov = Co @ Co.T + eps * np.eye(int(obs.sum()))
+        ll += -0.5 * (obs.sum() * np.log(2 * np.pi) + np.linalg.slogdet(cov)[1] + r @ np.linalg.solve(cov, r))
+        xt = np.r_[x, 1.0]
+        E = np.outer(xt, xt)
+        E[:k, :k] += eps * Minv
+        Xt[i] = xt
+        Stot += E
+        Hmiss[miss] += E
+    return ll
+
+
 # --------------------------------------------------------------------------- repro.kernels.nspca
 def solve_depressed_cubic(P, Q):
     """Twin of ``repro.kernels.nspca.solve_depressed_cubic``: real roots of ``y^3 + P y + Q`` from

@@ -10,6 +10,7 @@ import pytest
 import scipy.stats
 from sklearn.base import clone
 
+from repro._chunked import BlockSource
 from repro._validation import ConvergenceWarning
 from repro.em_pca import (
     EMPCA,
@@ -84,7 +85,7 @@ def test_oversampling_same_answer_fewer_iterations():
     n, p = 400, 60
     X = rng.standard_normal((n, p)) * np.sqrt(1.0 / np.arange(1, p + 1))  # slowly decaying spectrum
     values, vectors = _eigh_pca(X, 4)
-    plain = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0).fit(X)
+    plain = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0, n_oversamples=0).fit(X)
     over = EMPCA(4, tol=1e-10, max_iter=20000, random_state=0, n_oversamples=8).fit(X)
     for m in (plain, over):
         np.testing.assert_allclose(m.explained_variance_, values, rtol=1e-9)
@@ -177,8 +178,9 @@ def _missing_mask(rng, shape, frac):
 def test_missing_loop_without_missing_values_is_exact():
     rng = np.random.default_rng(9)
     X = rng.standard_normal((150, 12)) * np.linspace(3.0, 0.5, 12) + 4.0
-    Q, G, mean, total, _, conv, _ = mod._em_missing(X, np.zeros(X.shape, bool), rng.standard_normal((12, 3)),
-                                                     5000, 1e-12, None)
+    # a chunked source runs the missing-value iteration even when nothing is missing
+    src = BlockSource([X[:70], X[70:]])
+    Q, G, mean, total, _, conv, _ = mod._em_missing(src, rng.standard_normal((12, 3)), 5000, 1e-12, None)
     W, ev = mod._rotate(Q, G, 150)
     values, vectors = _eigh_pca(X, 3)
     assert conv
@@ -235,10 +237,8 @@ def test_missing_value_errors():
     X[:, 4] = np.nan
     with pytest.raises(ValueError, match=r"column\(s\) 4 with every entry missing"):
         EMPCA(1).fit(X)
-    with pytest.raises(ValueError, match="SensiblePCA does not support missing values"):
+    with pytest.raises(ValueError, match=r"column\(s\) 4 with every entry missing"):
         SensiblePCA(1).fit(X)
-    with pytest.raises(ValueError, match="block 0 holds NaN; fitting on blocks does not support"):
-        em_pca_blocks([np.where(np.eye(5, dtype=bool), np.nan, 1.0)], 1)
 
 
 # --------------------------------------------------------------------------- sensible PCA
@@ -301,6 +301,7 @@ def test_block_fit_equals_batch(k):
     rng = np.random.default_rng(15)
     X = _spiked(rng, 503, 17, 3)
     batch = EMPCA(k, tol=1e-11, random_state=2).fit(X)
+
     def row_blocks():
         return (X[i : i + 64] for i in range(0, 503, 64))
 
@@ -392,6 +393,26 @@ def test_missing_estep_twin():
     _estep_case(Y, M, rng.standard_normal((p, k)), rng.standard_normal(p))
 
 
+def test_ppca_missing_estep_twin():
+    rng = np.random.default_rng(28)
+    n, p, k = 30, 8, 3
+    Y = rng.standard_normal((n, p))
+    M = rng.random((n, p)) < 0.3
+    M[0, :] = True
+    M[0, :2] = False  # fewer observed coordinates than k: still defined (eps > 0)
+    M[1, :] = False
+    C, mu = rng.standard_normal((p, k)), rng.standard_normal(p)
+    ptr, idx = mod._missing_structure(M)
+    Yfill = np.where(M, mu, Y)
+    outs = []
+    for fn in (kern.ppca_missing_estep, naive.ppca_missing_estep):
+        Xt, St, Hm = np.empty((n, k + 1)), np.zeros((k + 1, k + 1)), np.zeros((p, k + 1, k + 1))
+        ll = fn(Yfill, (Yfill - mu) @ C, C, C.T @ C, mu, 0.37, ptr, idx, Xt, St, Hm)
+        outs.append((Xt, St, Hm, ll))
+    for a, b in zip(outs[0], outs[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- bad input
 def test_bad_input():
     X = np.random.default_rng(19).standard_normal((10, 6))
@@ -425,3 +446,242 @@ def test_bad_input():
     with pytest.raises(ValueError, match="n_samples"):
         SensiblePCA(1).fit(X).sample(0)
     assert sensible_pca(X, 1, random_state=0).C.shape == (6, 1)
+
+
+# --------------------------------------------------------------------------- sensible PCA at small noise
+def _low_rank(rng, n, p, rank, noise):
+    W = np.linalg.qr(rng.standard_normal((p, rank)))[0] * np.linspace(6.0, 3.0, rank)
+    return rng.standard_normal((n, rank)) @ W.T + noise * rng.standard_normal((n, p)) + rng.standard_normal(p)
+
+
+def _assert_ml(s, X, k, rtol):
+    """The fitted model is the closed-form ML one: covariance, noise, variances, likelihood."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mod.LowRankWarning)  # checked where it is expected
+        C, eps, _ = ppca_closed_form(X, k)
+    cov = C @ C.T + eps * np.eye(X.shape[1])
+    scale = np.linalg.norm(cov, 2)
+    np.testing.assert_allclose(s.get_covariance(), cov, atol=rtol * scale)
+    np.testing.assert_allclose(s.noise_variance_, eps, rtol=rtol, atol=1e-14 * scale)
+    values = np.sum(C * C, axis=0) + eps
+    np.testing.assert_allclose(s.explained_variance_, values, rtol=rtol, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("noise", [1e-1, 1e-3, 1e-5, 0.0])
+@pytest.mark.parametrize("k", [2, 3])  # rank 2: k = rank and k > rank
+def test_spca_reaches_ml_at_small_noise(noise, k):
+    rng = np.random.default_rng(21)
+    X = _low_rank(rng, 120, 12, 2, noise)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = SensiblePCA(k, tol=1e-12, max_iter=3000, random_state=0).fit(X)
+        _, eps, _ = ppca_closed_form(X, k)
+    low_rank = [w for w in caught if issubclass(w.category, mod.LowRankWarning)]
+    assert bool(low_rank) == (noise == 0.0)  # exact low rank: the ML noise is 0, clamped and said
+    assert eps >= 0.0
+    assert s.converged_ and s.n_iter_ < 200
+    _assert_ml(s, X, k, 1e-7)
+    # the log-likelihood never decreases, up to its round-off: eps = (tr S - sum t)/(p - k) cancels
+    ll = s.history_["log_likelihood"]
+    trS = np.trace(np.cov(X, rowvar=False, ddof=0))
+    assert np.all(np.diff(ll) >= -1e-9 * np.abs(ll).max() - X.size * 1e-14 * trS / s.noise_variance_)
+    if noise >= 1e-3:  # (scipy refuses the nearly singular covariance at smaller noise)
+        direct = scipy.stats.multivariate_normal(X.mean(axis=0), s.get_covariance()).logpdf(X).sum()
+        np.testing.assert_allclose(s.log_likelihood_, direct, rtol=1e-8)
+    # Roweis' EM as printed: either it is at the ML point or it says it is not.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        e = SensiblePCA(k, algorithm="em", tol=1e-9, max_iter=1500, random_state=0).fit(X)
+    if e.converged_:
+        _assert_ml(e, X, k, 1e-6)
+    else:
+        assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_spca_issue_cases():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 50))  # k = n - 1: the centred data span exactly k directions
+    with pytest.warns(mod.LowRankWarning):
+        s = SensiblePCA(19, random_state=0).fit(X)
+    with pytest.warns(mod.LowRankWarning):
+        _, eps, _ = ppca_closed_form(X, 19)
+    Xc = X - X.mean(axis=0)
+    values = np.linalg.eigvalsh(Xc.T @ Xc / 20)[::-1][:19]
+    np.testing.assert_allclose(s.explained_variance_, values, rtol=1e-9)
+    assert eps == pytest.approx(s.noise_variance_, rel=1e-12) and eps > 0
+    # the paper's EM cannot get there, and says so
+    with pytest.warns(ConvergenceWarning), pytest.warns(mod.LowRankWarning):
+        SensiblePCA(19, algorithm="em", max_iter=300, random_state=0).fit(X)
+    # exactly rank 1, k = 2: no jump in likelihood, not isotropic
+    X = np.outer(rng.standard_normal(100), rng.standard_normal(10))
+    with pytest.warns(mod.LowRankWarning):
+        s = SensiblePCA(2, random_state=0).fit(X)
+    l1 = np.linalg.eigvalsh(np.cov(X, rowvar=False, ddof=0))[-1]
+    assert s.explained_variance_[0] == pytest.approx(l1, rel=1e-9)
+    assert s.explained_variance_[1] == s.noise_variance_ < 1e-12 * l1
+    assert np.all(np.diff(s.history_["log_likelihood"]) >= 0)
+    for fit in (lambda Z: SensiblePCA(1).fit(Z), lambda Z: ppca_closed_form(Z, 1)):
+        with pytest.raises(ValueError, match="no variance"):  # the validation layer's wording
+            fit(np.zeros((10, 4)))
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        SensiblePCA(1, algorithm="fast").fit(rng.standard_normal((10, 4)))
+
+
+def test_spca_accelerated_equals_em_where_em_converges():
+    rng = np.random.default_rng(22)
+    X = _spiked(rng, 300, 20, 3, noise=1.0)
+    a = SensiblePCA(3, tol=1e-11, random_state=0).fit(X)
+    e = SensiblePCA(3, algorithm="em", tol=1e-11, max_iter=20000, random_state=0).fit(X)
+    assert a.converged_ and e.converged_ and a.n_iter_ < e.n_iter_ / 5
+    np.testing.assert_allclose(a.get_covariance(), e.get_covariance(), atol=1e-8)
+    np.testing.assert_allclose(a.log_likelihood_, e.log_likelihood_, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- Dask, and blocks with NaN
+da = pytest.importorskip("dask.array")
+
+CHUNKINGS = [(503, 17), (64, 17), (101, 5), (40, 3)]  # rows x features (feature chunks are merged)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_dask_equals_in_memory(chunks):
+    rng = np.random.default_rng(23)
+    X = _spiked(rng, 503, 17, 3)
+    Xd = da.from_array(X, chunks=chunks)
+    for k, s in ((1, 0), (3, 0), (3, "auto")):
+        mem = EMPCA(k, tol=1e-11, random_state=2, n_oversamples=s).fit(X)
+        dsk = EMPCA(k, tol=1e-11, random_state=2, n_oversamples=s).fit(Xd)
+        np.testing.assert_allclose(dsk.components_, mem.components_, atol=1e-9)
+        np.testing.assert_allclose(dsk.explained_variance_, mem.explained_variance_, rtol=1e-10)
+        np.testing.assert_allclose(dsk.mean_, mem.mean_, atol=1e-12)
+        assert abs(dsk.n_iter_ - mem.n_iter_) <= 1
+    X = _spiked(rng, 503, 17, 2, noise=1.0)  # noise of the signal's order: the paper's EM is fast too
+    Xd = da.from_array(X, chunks=chunks)
+    for alg in ("accelerated", "em"):
+        mem = SensiblePCA(2, algorithm=alg, tol=1e-10, random_state=0).fit(X)
+        dsk = SensiblePCA(2, algorithm=alg, tol=1e-10, random_state=0).fit(Xd)
+        np.testing.assert_allclose(dsk.get_covariance(), mem.get_covariance(), atol=1e-9)
+        np.testing.assert_allclose(dsk.noise_variance_, mem.noise_variance_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_dask_and_blocks_with_missing_values_equal_in_memory(chunks):
+    rng = np.random.default_rng(24)
+    X = _spiked(rng, 503, 17, 2, noise=0.2)
+    Xm = np.where(_missing_mask(rng, X.shape, 0.2), np.nan, X)
+    mem = EMPCA(2, tol=1e-10, random_state=0).fit(Xm)
+    dsk = EMPCA(2, tol=1e-10, random_state=0).fit(da.from_array(Xm, chunks=chunks))
+    blk = EMPCA(2, tol=1e-10, random_state=0).fit_blocks(
+        [Xm[i : i + chunks[0]] for i in range(0, Xm.shape[0], chunks[0])]
+    )
+    assert mem.converged_
+    for other in (dsk, blk):
+        np.testing.assert_allclose(other.components_, mem.components_, atol=1e-8)
+        np.testing.assert_allclose(other.explained_variance_, mem.explained_variance_, rtol=1e-9)
+        np.testing.assert_allclose(other.mean_, mem.mean_, atol=1e-9)
+        np.testing.assert_allclose(
+            other.history_["reconstruction_error"], mem.history_["reconstruction_error"], rtol=1e-9
+        )
+
+
+def test_dask_bad_input():
+    X = np.random.default_rng(25).standard_normal((40, 6))
+    Xd = da.from_array(X, chunks=(10, 6))
+    unknown = Xd[Xd[:, 0] > -10]  # boolean indexing: unknown chunk sizes
+    with pytest.raises(ValueError, match=r"unknown chunk sizes.*compute_chunk_sizes"):
+        EMPCA(1).fit(unknown)
+    with pytest.raises(ValueError, match=r"dtype int64.*astype"):
+        EMPCA(1).fit(da.from_array(np.arange(40 * 6).reshape(40, 6), chunks=(10, 6)))
+    Xm = X.copy()
+    Xm[[3, 27]] = np.nan
+    with pytest.raises(ValueError, match=r"row\(s\) 3, 27 with every entry missing"):
+        EMPCA(1).fit(da.from_array(Xm, chunks=(10, 6)))
+    with pytest.raises(ValueError, match=r"row\(s\) 3, 27 with every entry missing"):
+        SensiblePCA(1).fit(da.from_array(Xm, chunks=(10, 6)))
+    Xi = X.copy()
+    Xi[12, 1] = np.inf
+    with pytest.raises(ValueError, match=r"infinite values \(rows 12\)"):
+        EMPCA(1).fit(da.from_array(Xi, chunks=(10, 6)))
+    with pytest.raises(ValueError, match="2-D"):
+        EMPCA(1).fit(da.from_array(X[:, 0], chunks=10))
+
+
+# --------------------------------------------------------------------------- sensible PCA with missing values
+def _observed_loglik(X, C, mu, eps):
+    total = 0.0
+    for row in X:
+        o = ~np.isnan(row)
+        cov = C[o] @ C[o].T + eps * np.eye(o.sum())
+        total += scipy.stats.multivariate_normal(mu[o], cov).logpdf(row[o])
+    return total
+
+
+def test_spca_missing_values_is_the_observed_data_ml():
+    rng = np.random.default_rng(26)
+    X = _spiked(rng, 80, 6, 2, scales=[3.0, 2.0], noise=0.7)
+    Xm = np.where(_missing_mask(rng, X.shape, 0.15), np.nan, X)
+    s = SensiblePCA(2, tol=1e-12, max_iter=20000, random_state=0).fit(Xm)
+    assert s.converged_
+    ll = s.history_["log_likelihood"]
+    assert np.all(np.diff(ll) >= -1e-9 * np.abs(ll).max())  # EM: the observed likelihood never decreases
+    C, mu, eps = s.C_, s.mean_, s.noise_variance_
+    np.testing.assert_allclose(s.log_likelihood_, _observed_loglik(Xm, C, mu, eps), rtol=1e-10)
+    # a stationary point of the observed-data likelihood: central differences in every parameter vanish
+    theta = np.r_[C.ravel(), mu, np.log(eps)]
+
+    def f(t):
+        return _observed_loglik(Xm, t[: C.size].reshape(C.shape), t[C.size : C.size + 6], np.exp(t[-1]))
+
+    h = 1e-5
+    grad = [(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]
+    assert np.max(np.abs(grad)) < 1e-5 * abs(s.log_likelihood_)
+
+
+def test_spca_missing_values_against_complete_data_and_empca():
+    rng = np.random.default_rng(27)
+    X = _spiked(rng, 400, 20, 3, noise=1.0)
+    full = SensiblePCA(3, tol=1e-11, random_state=0).fit(X)
+    # nothing missing: the missing-value iteration is Roweis' EM, iterate by iterate
+    src = BlockSource([X[:150], X[150:]])
+    src.missing = True
+    C0, eps0 = mod._spca_init(None, 20, 3, src.ss, 400, np.random.default_rng(0))
+    a = mod._spca_missing_loop(src, C0, eps0, 8, 0.0, None, 1e-20)
+    b = mod._spca_em_loop(mod.DenseSource(X), C0, eps0, 8, 0.0, None, 1e-20)
+    np.testing.assert_allclose(a[0], b[0], atol=1e-10)
+    np.testing.assert_allclose(a[1], b[1], rtol=1e-12)
+    np.testing.assert_allclose(a[7]["log_likelihood"], b[6]["log_likelihood"], rtol=1e-12)
+    # 10% missing: close to the complete-data fit and to EMPCA's generalized e-step on the same data
+    Xm = np.where(_missing_mask(rng, X.shape, 0.1), np.nan, X)
+    s = SensiblePCA(3, tol=1e-9, random_state=0).fit(Xm)
+    e = EMPCA(3, tol=1e-9, random_state=0).fit(Xm)
+    assert s.converged_
+    assert subspace_sin(s.components_.T, full.components_.T) < 0.15
+    assert subspace_sin(s.components_.T, e.components_.T) < 0.1
+    np.testing.assert_allclose(s.noise_variance_, full.noise_variance_, rtol=0.05)
+    # the same fit from a Dask array and from row blocks
+    d = SensiblePCA(3, tol=1e-9, random_state=0).fit(da.from_array(Xm, chunks=(64, 7)))
+    blk = SensiblePCA(3, tol=1e-9, random_state=0).fit_blocks([Xm[:100], Xm[100:]])
+    for other in (d, blk):
+        np.testing.assert_allclose(other.get_covariance(), s.get_covariance(), atol=1e-9)
+        assert other.n_iter_ == s.n_iter_
+    assert np.isfinite(s.score(Xm))  # rows with missing entries: the density of their observed entries
+
+
+def test_sensible_pca_transform_and_score_with_missing_entries_use_the_observed_marginal():
+    import scipy.stats
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((80, 3)) @ rng.standard_normal((3, 7)) + 0.3 * rng.standard_normal((80, 7))
+    s = SensiblePCA(2, random_state=0).fit(X)
+    x = X[:1].copy()
+    full = s.score_samples(x)[0]
+    cov = s.get_covariance()
+    assert full == pytest.approx(scipy.stats.multivariate_normal(s.mean_, cov).logpdf(x[0]), rel=1e-10)
+    x[0, [1, 4]] = np.nan
+    obs = ~np.isnan(x[0])
+    want = scipy.stats.multivariate_normal(s.mean_[obs], cov[np.ix_(obs, obs)]).logpdf(x[0, obs])
+    assert s.score_samples(x)[0] == pytest.approx(want, rel=1e-10)
+    Co = s.C_[obs]
+    z = np.linalg.solve(Co.T @ Co + s.noise_variance_ * np.eye(2), Co.T @ (x[0, obs] - s.mean_[obs]))
+    np.testing.assert_allclose(s.transform(x)[0], z, rtol=1e-10)
+    np.testing.assert_allclose(s.transform(X[1:3]), s.transform(np.vstack([X[1:3]])), rtol=0)

@@ -6,6 +6,7 @@ from quickrun import check_outputs
 
 from experiments import (
     bench_em_pca,
+    bench_em_scale,
     roweis1997_claims,
     roweis1997_fig1,
     roweis1997_fig2,
@@ -76,7 +77,8 @@ def test_bench_quick(tmp_path):
     assert len(a) == 3 and (a.ratio > 0).all()
     b = df[df.part == "fit"]
     m = bench_em_pca
-    assert set(b.method) == {m.EM, m.EM_MATCH, m.EMO, m.EMO_MATCH, m.RSVD, m.SVDS}
+    assert set(b.method) == {m.EM, m.EM_MATCH, m.ROWEIS, m.ROWEIS_MATCH, m.RSVD, m.SVDS}
+    assert all(c.machine_dependent for c in m.CLAIMS)
     # Every solver finds the spiked subspace.
     assert (b[b.spectrum == "spiked"].sin_to_exact < 1e-4).all()
 
@@ -92,3 +94,16 @@ def test_claims_quick(tmp_path):
     # storage does not depend on n
     st = df[(df.part == "storage") & (df.vary == "n")]
     assert st.peak_bytes.max() / st.peak_bytes.min() < 1.1
+
+
+def test_bench_scale_quick(tmp_path):
+    pytest.importorskip("dask.array")
+    df, _ = _run(bench_em_scale, tmp_path)
+    a = df[df.part == "in_memory"]
+    assert len(a) == 2 and (a.ratio > 0).all()
+    d = df[df.part == "disk"]
+    tl = d[d.method == "EM timeline"].sort_values("seconds")
+    # the EM from disk converges to its reference; svd_compressed finds the same subspace roughly
+    assert tl.sin_to_reference.iloc[-1] < 1e-8
+    assert d[d.method.str.startswith("svd_compressed")].sin_to_reference.iloc[0] < 0.5
+    assert (d[d.method.str.contains("missing")].seconds > 0).all()

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import njit
 
-__all__ = ["missing_estep", "rank1_mstep"]
+__all__ = ["missing_estep", "ppca_missing_estep", "rank1_mstep"]
 
 
 @njit
@@ -238,3 +238,122 @@ def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
             Yfill[i, j] = v
             fill_colsum[j] += v
     return sse
+
+
+@njit
+def ppca_missing_estep(Yfill, B, C, CtC, mu, eps, miss_ptr, miss_idx, Xt, Stot, Hmiss):
+    """E-step of sensible PCA / PPCA with missing coordinates (Roweis 1997, Sec. 4 with Sec. 3.2), in place.
+
+    For each row, with O its observed coordinates: ``M = C_O'C_O + eps I``, posterior mean
+    ``x = M^-1 C_O'(y_O - mu_O)`` and covariance ``eps M^-1`` (Eq. 2 on the observed coordinates). The
+    m-step needs, per column j, ``H_j = sum over rows observing j of E[x~ x~']`` with ``x~ = (x, 1)``; the
+    kernel accumulates the sum over all rows (``Stot``) and, per column, the sum over the rows missing it
+    (``Hmiss[j]``), so ``H_j = Stot - Hmiss[j]`` costs O((n + n_missing) k^2).
+
+    Parameters
+    ----------
+    Yfill : ndarray, shape (n, p)
+        Data with the missing entries set to ``mu`` (so they add nothing to ``B``).
+    B : ndarray, shape (n, k)
+        ``(Yfill - mu) @ C``.
+    C : ndarray, shape (p, k)
+    CtC : ndarray, shape (k, k)
+    mu : ndarray, shape (p,)
+    eps : float
+        Noise variance (> 0).
+    miss_ptr, miss_idx : int64 ndarrays
+        CSR lists of the missing coordinates of each row.
+    Xt : ndarray, shape (n, k + 1)
+        Output: rows ``(x_i, 1)``.
+    Stot : ndarray, shape (k + 1, k + 1)
+        Output (added to): ``sum_i E[x~_i x~_i']``.
+    Hmiss : ndarray, shape (p, k + 1, k + 1)
+        Output (added to): per column, the sum of ``E[x~_i x~_i']`` over the rows missing it.
+
+    Returns
+    -------
+    loglik : float
+        ``sum_i log N(y_iO; mu_O, C_O C_O' + eps I)`` (inversion and determinant lemmas).
+    """
+    n, p = Yfill.shape
+    k = C.shape[1]
+    M = np.empty((k, k))
+    L = np.empty((k, k))
+    Minv = np.empty((k, k))
+    b = np.empty(k)
+    x = np.empty(k)
+    E = np.empty((k + 1, k + 1))
+    log2pi = math.log(2.0 * math.pi)
+    ll = 0.0
+    for i in range(n):
+        lo = miss_ptr[i]
+        hi = miss_ptr[i + 1]
+        n_obs = p - (hi - lo)
+        for a in range(k):
+            b[a] = B[i, a]
+            for c in range(k):
+                M[a, c] = CtC[a, c]
+            M[a, a] += eps
+        for t in range(lo, hi):
+            j = miss_idx[t]
+            for a in range(k):
+                cja = C[j, a]
+                for c in range(k):
+                    M[a, c] -= cja * C[j, c]
+        # Cholesky M = L L' (SPD: eps > 0)
+        logdet = 0.0
+        for a in range(k):
+            s = M[a, a]
+            for c in range(a):
+                s -= L[a, c] * L[a, c]
+            s = max(s, 1e-300)
+            L[a, a] = math.sqrt(s)
+            logdet += math.log(s)
+            for d in range(a + 1, k):
+                t2 = M[d, a]
+                for c in range(a):
+                    t2 -= L[d, c] * L[a, c]
+                L[d, a] = t2 / L[a, a]
+            for c in range(a + 1, k):
+                L[a, c] = 0.0
+        # Minv column by column, and x = Minv b
+        for col in range(k):
+            for a in range(k):  # L w = e_col
+                t2 = 1.0 if a == col else 0.0
+                for c in range(a):
+                    t2 -= L[a, c] * Minv[c, col]
+                Minv[a, col] = t2 / L[a, a]
+            for a in range(k - 1, -1, -1):  # L' v = w
+                t2 = Minv[a, col]
+                for c in range(a + 1, k):
+                    t2 -= L[c, a] * Minv[c, col]
+                Minv[a, col] = t2 / L[a, a]
+        bx = 0.0
+        for a in range(k):
+            t2 = 0.0
+            for c in range(k):
+                t2 += Minv[a, c] * b[c]
+            x[a] = t2
+            bx += b[a] * t2
+        r2 = 0.0
+        for j in range(p):
+            d = Yfill[i, j] - mu[j]
+            r2 += d * d
+        ll += -0.5 * (n_obs * log2pi + (n_obs - k) * math.log(eps) + logdet + (r2 - bx) / eps)
+        for a in range(k):
+            Xt[i, a] = x[a]
+            for c in range(k):
+                E[a, c] = x[a] * x[c] + eps * Minv[a, c]
+            E[a, k] = x[a]
+            E[k, a] = x[a]
+        Xt[i, k] = 1.0
+        E[k, k] = 1.0
+        for a in range(k + 1):
+            for c in range(k + 1):
+                Stot[a, c] += E[a, c]
+        for t in range(lo, hi):
+            j = miss_idx[t]
+            for a in range(k + 1):
+                for c in range(k + 1):
+                    Hmiss[j, a, c] += E[a, c]
+    return ll
