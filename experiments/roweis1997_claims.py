@@ -410,7 +410,7 @@ def _spca_seconds(X, k, iters):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        sensible_pca(X, k, tol=0.0, max_iter=iters, random_state=0)
+        sensible_pca(X, k, algorithm="em", tol=0.0, max_iter=iters, random_state=0)  # Roweis' EM
     return time.perf_counter() - t0
 
 

@@ -28,7 +28,8 @@ Choices the paper leaves open (and why)
   that SPCA generates data is tested by comparing them with the "typical" new points (two-sample
   Kolmogorov-Smirnov tests on the SPCA log-likelihood and the PCA error), not only by checking that the
   sampler reproduces the model's own covariance (which would test the sampler, not the model).
-* **Fit**: ``SensiblePCA(algorithm="em", tol=1e-10, max_iter=20000)`` (the paper's EM) from a random start; PCA from ``numpy.linalg.eigh``;
+* **Fit**: ``SensiblePCA(algorithm="em", tol=1e-10, max_iter=20000)`` (the paper's EM) from a random
+  start; PCA from ``numpy.linalg.eigh``;
   1e5 fantasy points for the covariance check.
 * Discrimination is summarized by the AUC of telling "far, near subspace" from "typical" points with each
   score (0.5 = cannot tell them apart).
