@@ -1018,13 +1018,7 @@ def _spca_fast_loop(source, C0, k, max_iter, tol, callback, floor):
         # Q = orth(A) (the same span without dividing by tiny scales).
         Q = np.linalg.qr(A)[0]
         n_iter += 1
-    hist = {
-        "iteration": np.arange(len(lls)),
-        "log_likelihood": np.array(lls),
-        "noise_variance": np.array(epss),
-        "subspace_change": np.array(changes[: len(lls)], dtype=float),
-        "residual": np.array(resids),
-    }
+    hist = _spca_history(lls, epss, changes, resids)
     return W, d2, eps, lls[-1], n_iter, converged, clamped, hist
 
 
@@ -1077,14 +1071,19 @@ def _spca_em_loop(source, C0, eps0, max_iter, tol, callback, floor):
         changes.append(subspace_sin(C, C_new))
         C, eps = C_new, eps_new
         n_iter += 1
-    hist = {
+    hist = _spca_history(lls, epss, changes, resids)
+    return C, eps, lls[-1], n_iter, converged, eps <= floor, hist
+
+
+def _spca_history(lls, epss, changes, resids) -> dict:
+    """The per-iteration record of a sensible PCA loop (``SensiblePCA.history_``)."""
+    return {
         "iteration": np.arange(len(lls)),
         "log_likelihood": np.array(lls),
         "noise_variance": np.array(epss),
         "subspace_change": np.array(changes[: len(lls)], dtype=float),
         "residual": np.array(resids),
     }
-    return C, eps, lls[-1], n_iter, converged, eps <= floor, hist
 
 
 def _spca_missing_loop(source, C0, eps0, max_iter, tol, callback, floor):
@@ -1139,13 +1138,7 @@ def _spca_missing_loop(source, C0, eps0, max_iter, tol, callback, floor):
         changes.append(subspace_sin(C, C_new))
         C, eps = C_new, eps_new
         n_iter += 1
-    hist = {
-        "iteration": np.arange(len(lls)),
-        "log_likelihood": np.array(lls),
-        "noise_variance": np.array(epss),
-        "subspace_change": np.array(changes[: len(lls)], dtype=float),
-        "residual": np.array(resids),
-    }
+    hist = _spca_history(lls, epss, changes, resids)
     return C, eps, lls[-1], m0 + mu, n_iter, converged, eps <= floor, hist
 
 
