@@ -124,6 +124,9 @@ def _robust(s, q):
     return bool((worst >= ROBUST_MEDIAN).all()), worst, drop
 
 
+DIMINISH = 0.01  # smallest drop of the mean F-score counted as the quality diminishing
+
+
 def _check(df):
     s = _summary(df)
     ok, worst, _ = _robust(s, Q_MAIN)
@@ -131,7 +134,9 @@ def _check(df):
     g = s[s.q == Q_MAIN].sort_values("sigma")
     mean_lo = g.groupby("scenario")["mean"].first()
     mean_hi = g.groupby("scenario")["mean"].last()
-    diminishes = bool((mean_hi < mean_lo).any())
+    # a visible decline, as in the published panels: the mean F-score at the largest sigma at least one
+    # point (0.01) below the smallest sigma's in a scenario (one imperfect run of 20 is 0.001 to 0.005)
+    diminishes = bool((mean_hi <= mean_lo - DIMINISH).any())
     txt = "; ".join(
         f"{k}: lowest median {worst[k]:.3f}, mean {mean_lo[k]:.3f} -> {mean_hi[k]:.3f}" for k in worst.index
     )
@@ -140,8 +145,8 @@ def _check(df):
         f"q = {Q_MAIN}: {txt}",
         verdict,
         f"robust = median F-score >= {ROBUST_MEDIAN} at every sigma in both scenarios (threshold fixed "
-        f"before the run); diminishing = mean F-score lower at the largest sigma than at the smallest in a "
-        f"scenario: {diminishes} (partly reproduced when robust but not diminishing). "
+        f"before the run); diminishing = mean F-score at least {DIMINISH} lower at the largest sigma than at "
+        f"the smallest in a scenario: {diminishes} (partly reproduced when robust but not diminishing). "
         f"Sensitivity q = {Q_SENS}: lowest medians "
         + ", ".join(f"{k} {v:.3f}" for k, v in worst_s.items())
         + f" ({'holds' if ok_s else 'fails'}). Runs per level: {int(s.runs.max())} (paper: 100). The "
