@@ -345,13 +345,16 @@ def _update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
         "the last columns; the other columns count the mathematical and statistical claims.",
         "",
     ]
-    head = ["experiment", "claims", *VERDICTS, "timing claims", *(f"timing: {v}" for v in VERDICTS[:4])]
+    # a mathematical claim is never "too close to call"; "check failed" only when some check did fail
+    math_verdicts = [v for v in VERDICTS if v != TOO_CLOSE and (v != ERROR or (df["verdict"] == ERROR).any())]
+    time_verdicts = [v for v in VERDICTS if v != ERROR]
+    head = ["experiment", "claims", *math_verdicts, "timing claims", *(f"timing: {v}" for v in time_verdicts)]
     lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for name, g in df.groupby("experiment", sort=True):
         t = is_timing(g)
         math_counts, time_counts = g[~t]["verdict"].value_counts(), g[t]["verdict"].value_counts()
-        cells = [str(int((~t).sum()))] + [str(int(math_counts.get(v, 0))) for v in VERDICTS]
-        cells += [str(int(t.sum()))] + [str(int(time_counts.get(v, 0))) for v in VERDICTS[:4]]
+        cells = [str(int((~t).sum()))] + [str(int(math_counts.get(v, 0))) for v in math_verdicts]
+        cells += [str(int(t.sum()))] + [str(int(time_counts.get(v, 0))) for v in time_verdicts]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for label, rows in (("", df[~timing]), ("Timing claims", df[timing])):
         missed = rows[rows["verdict"] != REPRODUCED]
