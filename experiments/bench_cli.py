@@ -72,7 +72,7 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.axvline(GOAL * base, color="tab:red", ls="--", lw=0.9, label=f"goal: {GOAL:g}x 'import repro'")
     ax.set_xlabel("milliseconds per call (child process)")
     ax.set_title("Command-line start-up")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.legend(loc="upper right", fontsize=7)
     fig.tight_layout()
     return fig
 
