@@ -447,12 +447,16 @@ def _check_memory(df: pd.DataFrame) -> Outcome:
 def _check_vs_svd(df: pd.DataFrame) -> Outcome:
     t_svd, t_em, s_svd = _em_match(df)
     ratio = t_svd / t_em if np.isfinite(t_em) else 0.0
-    call = call_timing([ratio], 1.0, lower_is_better=False)
+    # One run each, so no spread to judge by, and the times depend on whether the 4.3 GB array is in the
+    # page cache (three full runs gave 1.94x, 1.84x and 1.12x): the band is a factor 2 (margin 1.0).
+    call = call_timing([ratio], 1.0, lower_is_better=False, margin=1.0)
     return Outcome(
         f"svd_compressed time / EM time at sin {s_svd:.1e}: {ratio:.2f}x ({t_svd:.1f} s vs {t_em:.1f} s)",
         call.verdict,
         "EM's time from its timeline (first iteration whose subspace is as accurate, first pass for the mean "
-        "included); svd_compressed with n_power_iter=2 on the centred array; one run each.",
+        "included); svd_compressed with n_power_iter=2 on the centred array; one run each, so the verdict "
+        "needs a factor 2 either way (reproduced above 2x, not below 0.5x, else too close to call): the "
+        "ratio depends on the page cache (1.1x to 1.9x over three runs of this machine)",
     )
 
 
