@@ -71,6 +71,13 @@ import pandas as pd
 from sklearn.decomposition import NMF
 
 from experiments import _common
+from experiments._zass import (
+    COORD_RTOL,
+    MONOTONE_RTOL,
+    _unit_overlap,
+    convergence_summary,
+    support_sharing,
+)
 from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.baselines.gspca import gspca
 from repro.linalg import Covariance, canonical_sign
@@ -97,10 +104,6 @@ ROW_LABELS = {
 SCALINGS = ("center", "unit-center", "standardize", "none")
 HOLISTIC_FRACTION = 1 / 3  # a factor whose 90 % energy support exceeds this share of pixels is "holistic"
 ROW_SCALE_PERCENTILE = 99  # display: white at this percentile of |w| over the row's factors
-MONOTONE_RTOL = 1e-12  # a decrease of Eq. 3 larger than this share of |F| is not round-off
-COORD_RTOL = (
-    1e-8  # = the stopping tolerance: a single coordinate gain above it would have kept the sweeps going
-)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -110,83 +113,6 @@ def energy_support(w: np.ndarray, q: float = 0.9) -> int:
     if e.sum() == 0:
         return 0
     return int(np.searchsorted(np.cumsum(e) / e.sum(), q) + 1)
-
-
-def coordinate_gains(A: np.ndarray, U: np.ndarray, alpha: float, beta: float = 0.0):
-    """For every entry of U, the gain of Eq. 3 if that entry alone moved to its best non-negative value.
-
-    Independent of the kernel (a NumPy evaluation of Eq. 4 and 5): with the other entries fixed, F as a
-    function of ``x = u_rs`` is the quartic ``-alpha/4 x^4 + c2/2 x^2 + c1 x + const`` (Eq. 4, coefficients
-    derived in :mod:`repro.kernels.nspca`); its non-negative maximum is at zero or at a real root of the
-    cubic ``-alpha x^3 + c2 x + c1 = 0`` (Eq. 5), here the eigenvalues of the companion matrices. A point is
-    coordinate-wise optimal (what Algorithm 1 converges to) when every gain is zero.
-
-    Returns
-    -------
-    gain, best : ndarray (d, k)
-        ``F(U with u_rs <- best_rs) - F(U) >= 0`` and the maximizer ``best_rs``.
-    """
-    A = np.asarray(A, dtype=np.float64)
-    x = np.asarray(U, dtype=np.float64)
-    G = x.T @ x
-    g = np.diag(G)[None, :]
-    a = np.diag(A)[:, None]
-    others_row = (x * x).sum(1, keepdims=True) - x * x  # sum_{i != r} u_is^2
-    c2 = a + alpha - alpha * (g - x * x) - alpha * others_row
-    c1 = (A @ x) - a * x - alpha * ((x @ G) - x * g - x * others_row) - beta
-    n = x.size
-    comp = np.zeros((n, 3, 3))  # companion matrix of y^3 + p y + q, p = -c2/alpha, q = -c1/alpha
-    comp[:, 1, 0] = comp[:, 2, 1] = 1.0
-    comp[:, 0, 2] = c1.ravel() / alpha
-    comp[:, 1, 2] = c2.ravel() / alpha
-    roots = np.linalg.eigvals(comp).real
-    y = np.concatenate([np.zeros((n, 1)), np.maximum(roots, 0.0)], axis=1)  # any y >= 0 is a lower bound
-    xv, c1v, c2v = x.reshape(-1, 1), c1.reshape(-1, 1), c2.reshape(-1, 1)
-    # f(y) - f(x), factored so that nearly equal y and x do not cancel
-    diff = (y - xv) * (-0.25 * alpha * (y + xv) * (y * y + xv * xv) + 0.5 * c2v * (y + xv) + c1v)
-    j = np.argmax(diff, axis=1)
-    rows = np.arange(n)
-    return np.maximum(diff[rows, j], 0.0).reshape(x.shape), y[rows, j].reshape(x.shape)
-
-
-def convergence_summary(A, res, alpha: float, beta: float) -> dict:
-    """Is an NSPCA fit at a local maximum? Monotone objective and coordinate-wise optimality, relative to |F|.
-
-    ``max_obj_drop``: the largest decrease of Eq. 3 from one sweep to the next (0 if it never decreased);
-    ``max_coord_gain``: the largest gain a single coordinate update could still make at the end
-    (:func:`coordinate_gains`); ``max_coord_move``: the largest such move of an entry, relative to the
-    largest entry of U. All relative to ``|F|`` at the end.
-    """
-    obj = np.asarray(res.objective, dtype=float)
-    F = abs(float(obj[-1])) or 1.0
-    gain, best = coordinate_gains(A, res.U, alpha, beta)
-    umax = float(np.abs(res.U).max()) or 1.0
-    drops = -np.diff(obj)
-    return {
-        "max_obj_drop": float(max(drops.max(initial=0.0), 0.0) / F),
-        "n_sweeps_down": int((drops > 0).sum()),
-        "max_coord_gain": float(gain.max() / F),
-        "max_coord_move": float(np.abs(best - res.U).max() / umax),
-    }
-
-
-def support_sharing(U: np.ndarray) -> tuple[float, float]:
-    """How far the factors (columns of U >= 0) are from disjoint supports, on their unit-norm versions.
-
-    ``shared``: share of the factors' energy on pixels used (non-zero) by more than one factor.
-    ``nondominant``: share of the energy outside each pixel's largest factor, i.e. the energy that would
-    have to move for U to become disjoint; unlike ``shared`` it does not count a pixel's whole energy when a
-    second factor touches it with a tiny weight. Both are 0 exactly when the supports are disjoint.
-    """
-    U = np.asarray(U, dtype=float)
-    norms = np.linalg.norm(U, axis=0)
-    W = U[:, norms > 0] / norms[norms > 0]
-    E = W * W
-    total = E.sum()
-    if total == 0:
-        return 0.0, 0.0
-    used = (W != 0).sum(axis=1)
-    return float(E[used > 1].sum() / total), float((E.sum(1) - E.max(1)).sum() / total)
 
 
 def match_factors(Wc: np.ndarray, Wa: np.ndarray, Wb: np.ndarray) -> pd.DataFrame:
@@ -225,12 +151,6 @@ def match_factors(Wc: np.ndarray, Wa: np.ndarray, Wb: np.ndarray) -> pd.DataFram
             }
         )
     return pd.DataFrame(rows)
-
-
-def _unit_overlap(W: np.ndarray) -> float:
-    norms = np.linalg.norm(W, axis=1)
-    Wn = W[norms > 0] / norms[norms > 0, None]
-    return float(np.linalg.norm(np.eye(len(Wn)) - Wn @ Wn.T))
 
 
 def _fit_nspca(X, alpha, beta, rng, max_iter, precomputed=False):

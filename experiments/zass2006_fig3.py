@@ -30,14 +30,14 @@ import numpy as np
 import pandas as pd
 
 from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
-from experiments.zass2006_fig2 import (
+from experiments._zass import (
     COORD_RTOL,
     MONOTONE_RTOL,
     _unit_overlap,
     convergence_summary,
     support_sharing,
 )
+from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.nspca import nspca
 
 TITLE = "Zass & Shashua (2006) Fig. 3: NSPCA overlap vs alpha and cardinality vs beta (CBCL faces)"

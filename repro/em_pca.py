@@ -791,30 +791,12 @@ class EMPCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
-        res = em_pca(
-            X,
-            self.n_components,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            random_state=self.random_state,
-            init=self.init,
-            callback=self.callback,
-            n_oversamples=self.n_oversamples,
-        )
+        res = em_pca(X, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
     def fit_blocks(self, blocks):
         """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
-        res = em_pca_blocks(
-            blocks,
-            self.n_components,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            random_state=self.random_state,
-            init=self.init,
-            callback=self.callback,
-            n_oversamples=self.n_oversamples,
-        )
+        res = em_pca_blocks(blocks, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
     def transform(self, X):
@@ -1400,31 +1382,11 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
-        return self._store(
-            sensible_pca(
-                X,
-                self.n_components,
-                algorithm=self.algorithm,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                random_state=self.random_state,
-                init=self.init,
-            )
-        )
+        return self._store(sensible_pca(X, **self.get_params()))  # the parameters are its keywords
 
     def fit_blocks(self, blocks):
         """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
-        return self._store(
-            sensible_pca_blocks(
-                blocks,
-                self.n_components,
-                algorithm=self.algorithm,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                random_state=self.random_state,
-                init=self.init,
-            )
-        )
+        return self._store(sensible_pca_blocks(blocks, **self.get_params()))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4, zass2006_fig5
+from experiments import _zass, bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4, zass2006_fig5
 from experiments._common import FIGURES_DIR
 from experiments.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 
@@ -105,7 +105,7 @@ def test_fig2_within_a_refuses_replaced_pixels(fig2):
 
 
 def test_fig2_local_max_refuses_unconverged_or_decreasing(fig2):
-    ok = zass2006_fig2.COORD_RTOL
+    ok = _zass.COORD_RTOL
     assert _verdict(zass2006_fig2, "converges-to-local-max", _set(fig2, "b", "max_coord_gain", 100 * ok)) == (
         NOT_REPRODUCED
     )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from quickrun import check_outputs
 
-from experiments import bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4
+from experiments import _zass, bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4
 
 
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
@@ -74,7 +74,7 @@ def test_coordinate_gains_match_brute_force(beta):
 
     A, U = _small_problem()
     alpha = 7.0
-    gain, best = zass2006_fig2.coordinate_gains(A, U, alpha, beta)
+    gain, best = _zass.coordinate_gains(A, U, alpha, beta)
     F0 = nspca_objective(A, U, alpha=alpha, beta=beta, precomputed=True)
     for s in range(U.shape[0]):
         for r in range(U.shape[1]):
@@ -105,18 +105,18 @@ def test_coordinate_gains_vanish_at_a_converged_fit_and_not_before():
     with pytest.warns(UserWarning):  # stopped after one sweep on purpose
         early = nspca(A, 3, alpha=alpha, precomputed=True, max_iter=1, random_state=0)
     F = abs(done.objective[-1])
-    assert zass2006_fig2.coordinate_gains(A, done.U, alpha)[0].max() <= 1e-10 * F
-    assert zass2006_fig2.coordinate_gains(A, early.U, alpha)[0].max() > 1e-6 * F
-    summ = zass2006_fig2.convergence_summary(A, done, alpha, 0.0)
+    assert _zass.coordinate_gains(A, done.U, alpha)[0].max() <= 1e-10 * F
+    assert _zass.coordinate_gains(A, early.U, alpha)[0].max() > 1e-6 * F
+    summ = _zass.convergence_summary(A, done, alpha, 0.0)
     assert summ["max_obj_drop"] == 0.0 and summ["n_sweeps_down"] == 0
 
 
 def test_support_sharing():
     disjoint = np.array([[1.0, 0], [2.0, 0], [0, 3.0], [0, 0]])
-    assert zass2006_fig2.support_sharing(disjoint) == (0.0, 0.0)
+    assert _zass.support_sharing(disjoint) == (0.0, 0.0)
     U = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-3]])  # pixel 2 used by both, mostly by factor 0
     W = U / np.linalg.norm(U, axis=0)
-    shared, nondominant = zass2006_fig2.support_sharing(U)
+    shared, nondominant = _zass.support_sharing(U)
     assert shared == pytest.approx((W[2] ** 2).sum() / 2)
     assert nondominant == pytest.approx(W[2, 1] ** 2 / 2)
 
@@ -129,7 +129,7 @@ def test_nondominant_energy_is_bounded_by_the_overlap():
         U[0] += 1e-3  # no empty column
         W = (U / np.linalg.norm(U, axis=0)).T
         off = W @ W.T - np.diag(np.diag(W @ W.T))
-        assert zass2006_fig2.support_sharing(U)[1] <= off.sum() / 4 + 1e-12
+        assert _zass.support_sharing(U)[1] <= off.sum() / 4 + 1e-12
 
 
 def test_match_factors_recognises_dropped_pixels():
