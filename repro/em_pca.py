@@ -73,10 +73,13 @@ Sensible PCA (Sec. 4)
     iterate).
 
 Data larger than memory: every iteration is one pass over the rows followed by O(pk^2) work, so the same
-iteration runs on any data source of :mod:`repro._chunked`: an in-memory array, row blocks
-(:meth:`EMPCA.fit_blocks` / :func:`em_pca_blocks`) or a Dask array passed to ``fit`` (one task per row
-chunk and iteration: e-step and the sums ``Y'YQ``, ``Q'Y'YQ`` or their missing-value versions, then a small
-reduction), after one pass for the mean, in ``O(kp + chunk)`` memory per worker.
+iteration runs on any data source of :mod:`repro._chunked` (the one data layer, shared with
+:mod:`repro.em_sparse_pca`): an in-memory array (centred once into a copy up to 64 MiB, walked by centred
+row blocks of 4 MiB above, so a large array is never copied), row blocks (:meth:`EMPCA.fit_blocks` /
+:func:`em_pca_blocks`) or a Dask array passed to ``fit`` (one task per row chunk and iteration: e-step and
+the sums ``Y'YQ``, ``Q'Y'YQ`` or their missing-value versions, then a small reduction), after one pass for
+the mean, in ``O(kp + chunk)`` memory per worker. ``transform`` and ``score`` of a Dask array read it chunk
+by chunk too.
 
 EM PCA at k > 1 (default): the oversampled block EM with a Rayleigh-Ritz step (``n_oversamples="auto"``,
 k + min(k, 10) columns): the top k Ritz vectors converge at rate ``lambda_{k+s+1}/lambda_k`` instead of
@@ -572,9 +575,9 @@ def em_pca(
     X : array_like or dask.array.Array, shape (n_samples, n_features)
         Data; NaN marks a missing entry (Sec. 3.2 generalized e-step, kernel
         :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry. A Dask
-        array (floating dtype, known chunk sizes; chunks along the features are merged) is read once per
-        iteration, one task per row chunk (e-step and accumulation), missing values included; see
-        :mod:`repro._chunked`.
+        array is read once per iteration, one task per row chunk (e-step and accumulation), missing values
+        included; integer and boolean dtypes are cast, complex and object ones refused, unknown chunk sizes
+        learnt in the first pass and chunks along the features joined per task: see :mod:`repro._chunked`.
     n_components : int
         ``k``, in ``1..min(n_samples - 1, n_features)``.
     max_iter : int
