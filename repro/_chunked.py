@@ -31,7 +31,8 @@ float64 chunk by chunk, as ``numpy.asarray(X, float64)`` does for in-memory inpu
 complex, object, string and datetime dtypes are refused with the fix (``X.astype('float64')``, or
 ``X.real``); chunks along the features are joined inside the task that loads a row chunk (each task needs
 whole rows; no ``rechunk`` layer); unknown chunk sizes (after boolean indexing) are learnt in the first pass
-(which reads every chunk anyway), so they cost no extra pass.
+(which reads every chunk anyway), so they cost no extra pass; an unknown number of features is refused
+(the chunk functions need it).
 """
 
 from __future__ import annotations
@@ -484,6 +485,12 @@ class DaskSource:
             raise ValueError(
                 f"{name} is a Dask array of dtype {X.dtype} ({what}); these methods need real numbers: pass "
                 f"{name}.astype('float64')" + (f" or {name}.real" if kind == "c" else "") + "."
+            )
+        if np.isnan(X.shape[1]):
+            raise ValueError(
+                f"{name} has an unknown number of features (chunks {X.chunks[1]}, e.g. after boolean "
+                f"indexing of the columns); call {name}.compute_chunk_sizes() first (rows of unknown size "
+                "are fine)."
             )
         self.array = X
         self.name = name

@@ -108,6 +108,8 @@ def test_dask_input_policy_is_the_same_for_every_estimator(name):
         make().fit(da.from_array(X.astype(object), chunks=(16, 8)))
     with pytest.raises(ValueError, match="2-D"):
         make().fit(da.from_array(X[:, 0], chunks=10))
+    with pytest.raises(ValueError, match=r"X has an unknown number of features.*compute_chunk_sizes"):
+        make().fit(Xd[:, Xd[0] > 0])
     Xm = X.copy()
     Xm[[5, 33]] = np.nan
     for arr in (Xm, da.from_array(Xm, chunks=(16, 8))):  # in memory and Dask: one wording
