@@ -281,9 +281,10 @@ def rescaled(unscale_result, method: str | None = None):
     def deco(func):
         @functools.wraps(func)
         def wrapper(X, *args, **kwargs):
-            from .linalg import Covariance, is_dask_array  # a given covariance is used as it is
+            from ._chunked import is_dask
+            from .linalg import Covariance  # a given covariance is used as it is
 
-            if isinstance(X, Covariance) or is_dask_array(X):  # chunked data: read by the function
+            if isinstance(X, Covariance) or is_dask(X):  # chunked data: read by the function
                 return func(X, *args, **kwargs)
             # a float64 array is checked by the function itself (no second pass here)
             float_array = isinstance(X, np.ndarray) and X.dtype == np.float64

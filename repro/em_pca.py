@@ -73,10 +73,13 @@ Sensible PCA (Sec. 4)
     iterate).
 
 Data larger than memory: every iteration is one pass over the rows followed by O(pk^2) work, so the same
-iteration runs on any data source of :mod:`repro._chunked`: an in-memory array, row blocks
-(:meth:`EMPCA.fit_blocks` / :func:`em_pca_blocks`) or a Dask array passed to ``fit`` (one task per row
-chunk and iteration: e-step and the sums ``Y'YQ``, ``Q'Y'YQ`` or their missing-value versions, then a small
-reduction), after one pass for the mean, in ``O(kp + chunk)`` memory per worker.
+iteration runs on any data source of :mod:`repro._chunked` (the one data layer, shared with
+:mod:`repro.em_sparse_pca`): an in-memory array (centred once into a copy up to 64 MiB, walked by centred
+row blocks of 4 MiB above, so a large array is never copied), row blocks (:meth:`EMPCA.fit_blocks` /
+:func:`em_pca_blocks`) or a Dask array passed to ``fit`` (one task per row chunk and iteration: e-step and
+the sums ``Y'YQ``, ``Q'Y'YQ`` or their missing-value versions, then a small reduction), after one pass for
+the mean, in ``O(kp + chunk)`` memory per worker. ``transform`` and ``score`` of a Dask array read it chunk
+by chunk too.
 
 EM PCA at k > 1 (default): the oversampled block EM with a Rayleigh-Ritz step (``n_oversamples="auto"``,
 k + min(k, 10) columns): the top k Ritz vectors converge at rate ``lambda_{k+s+1}/lambda_k`` instead of
@@ -107,8 +110,10 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import with_expected_failures
 from ._chunked import (
     BlockSource,
+    DaskSource,
     DenseSource,
     as_source,
+    is_dask,
     missing_estep_chunk,
     missing_final_chunk,
     ppca_missing_chunk,
@@ -320,11 +325,6 @@ def _check_callback(callback):
         raise ValueError(f"callback must be callable or None; got {callback!r}.")
 
 
-# =========================================================================== data sources
-_Dense = DenseSource  # the sources live in repro._chunked (in memory, row blocks, Dask)
-_Blocks = BlockSource
-
-
 # =========================================================================== EM PCA loops
 def _new_history():
     return {"subspace_change": [math.nan], "reconstruction_error": [], "eigenvalues": []}
@@ -400,23 +400,21 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None):
     return Q, G, n_iter, converged, _finish_history(hist)
 
 
-def _em_rank1(Y, ss, c0, max_iter, tol, callback):
-    """EM PCA with k = 1 on centred dense data: per iteration two BLAS products and one O(p) kernel."""
-    n, p = Y.shape
+def _em_rank1(source, c0, max_iter, tol, callback):
+    """EM PCA with k = 1 on complete in-memory data (a :class:`repro._chunked.DenseSource`): per iteration
+    two BLAS products (over the centred copy, or block by block for a large array) and one O(p) kernel."""
+    n, p, ss = source.n, source.p, source.ss
     r = float(np.linalg.norm(c0))
     q = np.ascontiguousarray(c0 / r)
     q_new = np.empty(p)
     u = np.empty(n)
     a = np.empty(p)
-    YT = Y.T
     errs, eigs, changes = [], [], [math.nan]
     change = math.nan
     n_iter = 0
     converged = False
     while True:
-        np.dot(Y, q, out=u)
-        np.dot(YT, u, out=a)
-        g = float(np.dot(u, u))
+        g = source.rank1(q, u, a)
         lam = g / (n - 1)
         errs.append(max(ss - g, 0.0) / n)
         eigs.append(lam)
@@ -577,9 +575,9 @@ def em_pca(
     X : array_like or dask.array.Array, shape (n_samples, n_features)
         Data; NaN marks a missing entry (Sec. 3.2 generalized e-step, kernel
         :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry. A Dask
-        array (floating dtype, known chunk sizes; chunks along the features are merged) is read once per
-        iteration, one task per row chunk (e-step and accumulation), missing values included; see
-        :mod:`repro._chunked`.
+        array is read once per iteration, one task per row chunk (e-step and accumulation), missing values
+        included; integer and boolean dtypes are cast, complex and object ones refused, unknown chunk sizes
+        learnt in the first pass and chunks along the features joined per task: see :mod:`repro._chunked`.
     n_components : int
         ``k``, in ``1..min(n_samples - 1, n_features)``.
     max_iter : int
@@ -680,7 +678,7 @@ def _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback
         Q, G, mean, total, n_iter, converged, hist = _em_missing(source, C0, max_iter, tol, callback)
         return _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol)
     if isinstance(source, DenseSource) and C0.shape[1] == 1:  # k = 1, no oversampling: the fused kernel
-        Q, G, n_iter, converged, hist = _em_rank1(source.Y, source.ss, C0[:, 0], max_iter, tol, callback)
+        Q, G, n_iter, converged, hist = _em_rank1(source, C0[:, 0], max_iter, tol, callback)
     else:
         Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)
     return _em_finish(Q, G, n, source.ss, source.mean, n_iter, converged, hist, tol)
@@ -806,6 +804,8 @@ class EMPCA(TransformerMixin, BaseEstimator):
         coordinates of its observed entries (the generalized e-step).
         """
         check_is_fitted(self, "components_")
+        if is_dask(X):  # one pass, chunk by chunk; the result (n_samples, n_components) in memory
+            return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
         X = check_array(X, "X", allow_nan=True)
         check_n_features(self, X)
         mask = np.isnan(X)
@@ -1414,6 +1414,9 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         Not the PCA projection (Sec. 4): the posterior mean shrinks towards 0 by ``(L - eps)/L``. NaN
         entries are missing: such a row gets the posterior mean given its observed entries only.
         """
+        if is_dask(X):  # one pass, chunk by chunk
+            check_is_fitted(self, "C_")
+            return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
         X = self._check_X(X)
         holes = self._observed(X)
         D = np.where(np.isnan(X), 0.0, X - self.mean_)
@@ -1438,6 +1441,9 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         ``log|CC' + eps I| = (p - k) log eps + log|M|`` with ``M = C'C + eps I``. O(pk) per sample after an
         O(pk^2) set-up; no p x p matrix.
         """
+        if is_dask(X):  # one pass, chunk by chunk
+            check_is_fitted(self, "C_")
+            return DaskSource(X, "X", first_pass=False).map_rows(self.score_samples)
         X = self._check_X(X)
         p = X.shape[1]
         k = self.C_.shape[1]

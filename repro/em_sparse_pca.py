@@ -27,7 +27,8 @@ loadings stay non-zero (Algorithm 2 as printed would zero the K-th).
 The default start is the first principal component (both signs when non-negative) plus random starts, 5 in
 all; with ``renormalize=True`` the restart kept is the best after renormalization. Missing values (NaN) are
 handled by Roweis' generalized E-step in the zero-noise limit (:class:`_ObservedData`), and a ``dask.array``
-is read one pass per iteration (:class:`repro.linalg.ChunkedData`), or once to form the covariance.
+is read one pass per iteration, or once to form the covariance, through :class:`repro._chunked.DaskSource`
+(the data layer shared with :mod:`repro.em_pca`, with the same input policy and errors).
 
 Several components (Section 4): projection deflation ``X <- X (I - ww')`` (Eq. 18); for non-negative
 components, orthogonality forces disjoint supports (Eq. 19: features used before are excluded); or
@@ -64,6 +65,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ._base import ProjectionMixin, unscale_fitted, unscale_path
+from ._chunked import DaskSource, check_observed, gram_chunk, is_dask
 from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
@@ -82,11 +84,9 @@ from ._validation import (
 from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
 from .linalg import (
     OPERATORS,
-    ChunkedData,
     Covariance,
     canonical_sign,
     choose_operator,
-    is_dask_array,
     renormalize,
 )
 
@@ -265,10 +265,12 @@ class _ObservedData:
 
     def __init__(self, source, *, estimate_mean: bool = True, mean=None, ddof: int = 1):
         self.source = source
-        self.chunked = isinstance(source, ChunkedData)
-        if self.chunked:
-            colsum, nobs, sumsq, _ = source.column_stats()
-            self.n_samples, self.n_features = source.shape
+        self.chunked = isinstance(source, DaskSource)
+        if self.chunked:  # from the source's first pass (observed counts, means, centred sums of squares)
+            nobs = source.obs_count
+            colsum = nobs * source.obs_mean
+            sumsq = source.obs_m2 + colsum * source.obs_mean
+            self.n_samples, self.n_features = source.n, source.p
         else:
             miss = np.isnan(source)
             self.X0 = np.where(miss, 0.0, source)
@@ -326,7 +328,7 @@ class _ObservedData:
 
     def _stats(self, mu, W):
         if self.chunked:
-            return self.source.map_reduce(_rank1_chunk_stats, mu, W)
+            return self.source.map_sum(_rank1_chunk_stats, mu, W)
         return _rank1_stats(self.X0, self.Of, self.Mf, mu, W)
 
     def completed_variance(self, W, w1, mean) -> tuple[np.ndarray, float]:
@@ -343,10 +345,10 @@ class _ObservedData:
         tr = float((col_sq - col_sum * col_sum / N).sum()) / self.dof
         mu_fill = col_sum / N
         if self.chunked:
-            (q,) = self.source.map_reduce(_completed_quad, mu[0], w1[0], mu_fill, W)
+            (q,) = self.source.map_sum(_completed_quad, mu[0], w1[0], mu_fill, W)
         else:
             X = self.X0 if self.Mf is None else np.where(self.Mf.astype(bool), np.nan, self.X0)
-            (q,) = _completed_quad(X, mu[0], w1[0], mu_fill, W)
+            (q,) = _completed_quad(X, None, mu[0], w1[0], mu_fill, W)
         return q / self.dof, tr
 
     def deflate(self, w, mean) -> _ObservedData:
@@ -355,8 +357,7 @@ class _ObservedData:
         w = np.asarray(w, dtype=np.float64)
         mean = np.asarray(mean, dtype=np.float64)
         if self.chunked:
-            arr = self.source.array.map_blocks(_rank1_residual, mean, w, dtype=np.float64)
-            src = ChunkedData(arr, self.source.name)
+            src = self.source.derive(_rank1_residual, mean, w)  # the same chunks, read through the deflation
         else:
             X = np.where(self.Mf.astype(bool), np.nan, self.X0) if self.Mf is not None else self.X0
             src = _rank1_residual(X, mean, w)
@@ -366,7 +367,7 @@ class _ObservedData:
         """The covariance of the data with missing entries set to the mean (one pass); ``C`` when complete."""
         m = self.obs_mean if self.estimate_mean else self.fixed_mean
         if self.chunked:
-            (G,) = self.source.map_reduce(_imputed_gram, m)
+            (G,) = self.source.map_sum(_imputed_gram, m)
         else:
             Z = self.X0 - m if self.Mf is None else np.where(self.Mf.astype(bool), 0.0, self.X0 - m)
             G = Z.T @ Z
@@ -395,7 +396,7 @@ def _rank1_stats(X0, Of, Mf, mu, W):
     return Y.T @ X0, YtM, Y2tM, Y.sum(axis=0), np.einsum("ij,ij->j", Y, num), np.einsum("ij,ij->j", Y, Y)
 
 
-def _rank1_chunk_stats(B, mu, W):
+def _rank1_chunk_stats(B, cache, mu, W):
     B = np.asarray(B, dtype=np.float64)
     miss = np.isnan(B)
     if miss.any():
@@ -404,7 +405,7 @@ def _rank1_chunk_stats(B, mu, W):
     return _rank1_stats(B, None, None, mu, W)
 
 
-def _completed_quad(B, mean, w, mu_fill, W):
+def _completed_quad(B, cache, mean, w, mu_fill, W):
     """Per chunk: ``sum_n ((z_n - mu_fill) . w_j)^2`` for the rows ``w_j`` of ``W``, ``z_n`` the sample
     completed by the E-step of ``w``."""
     B = np.asarray(B, dtype=np.float64)
@@ -430,7 +431,7 @@ def _rank1_residual(B, mean, w):
     return R
 
 
-def _imputed_gram(B, mean):
+def _imputed_gram(B, cache, mean):
     Z = np.asarray(B, dtype=np.float64) - mean
     Z[np.isnan(Z)] = 0.0
     return (Z.T @ Z,)
@@ -895,50 +896,24 @@ def _prepare(X, operator: str, n_vectors: int, name: str = "X"):
             A, _, _ = _as_data(X)
             op = Covariance(data=A, n_samples=X.n_samples)
         return op, np.zeros(X.n_features), X.n_samples or X.n_features + 1
-    if is_dask_array(X):
-        src = ChunkedData(X, name)
-        N, D = src.shape
-        if N < 2:
-            raise ValueError(f"{name} has {N} sample(s); at least 2 are needed.")
-        colsum, nobs, _, nmiss = src.column_stats()
-        _check_missing_layout(nobs, N, lambda: src.empty_rows(), name)
+    if is_dask(X):  # the first pass: statistics and checks (repro._chunked's policy)
+        src = DaskSource(X, name, min_samples=2)
+        N, D = src.n, src.p
         kind = operator if operator != "auto" else choose_operator(N, D, n_vectors=n_vectors)
-        if nmiss == 0 and kind == "covariance":
-            mean = colsum / N
-            return src.covariance(mean), mean, N
+        if not src.missing and kind == "covariance":  # one more pass forms the D x D covariance
+            (G,) = src.map_sum(gram_chunk, src.mean)
+            return Covariance(matrix=0.5 * (G + G.T) / (N - 1), n_samples=N), src.mean, N
         op = _ObservedData(src)
         return op, op.obs_mean, N
     X = check_array(X, name, min_samples=2, allow_nan=True)
     N, D = X.shape
     miss = np.isnan(X)
     if miss.any():
-        nobs = (~miss).sum(axis=0)
-        _check_missing_layout(nobs, N, lambda: np.flatnonzero(miss.all(axis=1)), name)
+        check_observed(name, np.flatnonzero(miss.all(axis=1)), (~miss).sum(axis=0))
         op = _ObservedData(X)
         return op, op.obs_mean, N
     op = Covariance.from_data(X, operator=operator, n_vectors=n_vectors)
     return op, X.mean(axis=0), N
-
-
-def _check_missing_layout(nobs, N, empty_rows, name):
-    empty_cols = np.flatnonzero(nobs == 0)
-    if empty_cols.size:
-        raise ValueError(
-            f"{name} has column(s) {_head(empty_cols)} with no observed value (all NaN); drop them first."
-        )
-    if (nobs < N).any():
-        rows = empty_rows()
-        if rows.size:
-            raise ValueError(
-                f"{name} has row(s) {_head(rows)} with no observed value (all NaN); such a sample carries no "
-                "information: drop it (e.g. X[~np.isnan(X).all(axis=1)])."
-            )
-
-
-def _head(idx) -> str:
-    idx = np.asarray(idx)
-    s = ", ".join(map(str, idx[:10]))
-    return s + (f", ... ({idx.size} in all)" if idx.size > 10 else "")
 
 
 def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
@@ -1303,6 +1278,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         from ._validation import check_n_features
 
         check_is_fitted(self, "components_")
+        if is_dask(X):  # one pass, chunk by chunk; the result (n_samples, n_components) in memory
+            return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
         X = check_array(X, "X", allow_nan=True)
         check_n_features(self, X)
         W = self.components_
@@ -1320,7 +1297,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         """Fit on ``X`` (n_samples, n_features; NaN marks a missing entry; a ``dask.array`` is read in
         chunks); returns self."""
         s = 1.0
-        if not is_dask_array(X) and not isinstance(X, Covariance):
+        if not is_dask(X) and not isinstance(X, Covariance):
             X = check_array(X, "X", min_samples=2, allow_nan=True)
             check_has_variance(X, "EMSparsePCA")
             s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)

@@ -20,12 +20,11 @@ there); ``Covariance.from_data(X, operator="auto")`` applies it, ``"data"`` or `
 a choice. Methods ask :meth:`Covariance.products` for ``W C`` and the quadratic forms of the rows of a
 block, whatever the operator.
 
-Data beyond memory
-------------------
-:class:`ChunkedData` wraps a row-chunked ``dask.array`` (and so ``numpy.memmap``, Zarr, HDF5 behind one)
-for methods that read the data once per iteration: :meth:`ChunkedData.map_reduce` runs a per-chunk
-function in one task per chunk and sums the results (one pass); :meth:`ChunkedData.covariance` forms
-the ``D x D`` covariance in one pass when the cost model prefers it.
+Data beyond memory (a row-chunked ``dask.array``, row blocks, a large in-memory array walked by blocks) is
+read through the one data layer of the EM methods, :mod:`repro._chunked`: a source runs a per-chunk function
+in one task per chunk and sums the results (one pass per iteration); the ``D x D`` covariance of chunked
+data is formed in one such pass (:func:`repro._chunked.gram_chunk`) and wrapped here with
+``Covariance(matrix=...)``.
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from ._validation import check_array, check_covariance_args, check_int, check_sy
 
 __all__ = [
     "OPERATORS",
-    "ChunkedData",
     "Covariance",
     "as_covariance",
     "canonical_sign",
@@ -371,122 +369,6 @@ class Covariance:
                 return Covariance(data=X.copy(), n_samples=self.n_samples)
             new = X - np.outer(Xw, Xw @ X) / norm2
         return Covariance(data=new, n_samples=self.n_samples)
-
-
-# --------------------------------------------------------------------------- chunked data (Dask)
-def is_dask_array(X) -> bool:
-    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask when it is not installed)."""
-    mod = type(X).__module__
-    return mod.startswith("dask.") and hasattr(X, "chunks") and hasattr(X, "to_delayed")
-
-
-class ChunkedData:
-    """Row-chunked data, read one pass per iteration (Dask; ``pip install "repro-constrained-pca[dask]"``).
-
-    Wraps a 2-D ``dask.array`` (which can itself wrap a ``numpy.memmap``, Zarr or HDF5 array). Each chunk
-    holds whole rows: an array chunked along the features is rechunked to one chunk per row block;
-    unknown chunk sizes (after boolean indexing) are computed (one extra pass); integer and boolean
-    dtypes are cast to float64; complex, object and other dtypes are refused.
-
-    The interface for iterative methods is :meth:`map_reduce`: ``fn(chunk, *args)`` runs once per chunk,
-    in one task that reads the chunk, and the per-chunk results (a tuple of arrays) are summed, so one
-    call is one pass over the data. A method's per-chunk step (an E-step and the accumulation of
-    ``X'Y``) goes in ``fn``; the small reduction is done here.
-
-    Attributes
-    ----------
-    array : dask.array.Array
-        The validated, rechunked array.
-    shape : tuple (n_samples, n_features)
-    n_chunks : int
-    """
-
-    def __init__(self, X, name: str = "X"):
-        if not is_dask_array(X):
-            raise ValueError(f"{name} must be a dask.array.Array for ChunkedData; got {type(X).__name__}.")
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {X.ndim}-D.")
-        kind = np.dtype(X.dtype).kind
-        if kind in "biu":
-            X = X.astype(np.float64)
-        elif kind != "f":
-            raise ValueError(
-                f"{name} has dtype {X.dtype}; only real numbers are supported. Convert it, e.g. "
-                f"{name}.astype('float64') (take .real first only if the imaginary part is meaningless)."
-            )
-        elif X.dtype != np.float64:
-            X = X.astype(np.float64)
-        if any(np.isnan(c) for cs in X.chunks for c in cs):
-            X = X.compute_chunk_sizes()  # unknown sizes (e.g. after boolean indexing): one pass
-        if len(X.chunks[1]) > 1:  # chunks along the features: each task needs whole rows
-            X = X.rechunk({1: -1})
-        self.array = X
-        self.shape = (int(X.shape[0]), int(X.shape[1]))
-        self.n_chunks = len(X.chunks[0])
-        self.name = name
-        # The array's task graph, optimized and materialized once; each pass adds one task per chunk and a
-        # sum to a copy of it (cheaper per iteration than building Dask collections).
-        keys = [k[0] if isinstance(k, list) else k for k in X.__dask_keys__()]
-        self._graph = dict(X.__dask_optimize__(X.__dask_graph__(), keys))
-        self._keys = keys
-        self._pass = 0
-
-    def map_reduce(self, fn, *args):
-        """One pass: ``sum over chunks of fn(chunk, *args)`` (``fn`` returns a tuple of arrays or floats),
-        on the scheduler Dask is configured with."""
-        import dask.base
-
-        self._pass += 1
-        tag = f"repro-pass-{id(self)}-{self._pass}"
-        dsk = dict(self._graph)
-        parts = []
-        for i, k in enumerate(self._keys):
-            dsk[(tag, i)] = (fn, k, *args)
-            parts.append((tag, i))
-        dsk[tag] = (_sum_tuples, parts)
-        get = dask.base.get_scheduler(collections=[self.array]) or dask.base.get_scheduler()
-        return get(dsk, tag)
-
-    def column_stats(self):
-        """One pass: ``(column sums of the observed entries, observed counts per column, column sums of
-        squares of the observed entries, number of missing entries)``; NaN entries count as missing."""
-        s, c, q, m = self.map_reduce(_chunk_column_stats)
-        return s, c, q, int(m[0])
-
-    def empty_rows(self) -> np.ndarray:
-        """Indices of the rows with no observed entry (one pass)."""
-        import dask.array as da
-
-        return np.flatnonzero(da.isnan(self.array).all(axis=1).compute())
-
-    def covariance(self, mean, *, ddof: int = 1) -> Covariance:
-        """One pass: the sample covariance (centred at ``mean``) as a matrix-backed :class:`Covariance`."""
-        N = self.shape[0]
-        (G,) = self.map_reduce(_chunk_centered_gram, np.asarray(mean, dtype=np.float64))
-        return Covariance(matrix=0.5 * (G + G.T) / (N - ddof), n_samples=N)
-
-
-def _sum_tuples(parts):
-    total = list(parts[0])
-    for p in parts[1:]:
-        for i, v in enumerate(p):
-            total[i] = total[i] + v
-    return tuple(total)
-
-
-def _chunk_column_stats(B):
-    B = np.asarray(B, dtype=np.float64)
-    miss = np.isnan(B)
-    B0 = np.where(miss, 0.0, B)
-    if np.isinf(B0).any():
-        raise ValueError("X holds infinite values; remove or replace them before fitting.")
-    obs = (~miss).sum(axis=0).astype(np.float64)
-    return B0.sum(axis=0), obs, np.einsum("ij,ij->j", B0, B0), np.array([miss.sum()], dtype=np.int64)
-
-
-def _chunk_centered_gram(B, mean):
-    Bc = np.asarray(B, dtype=np.float64) - mean
-    return (Bc.T @ Bc,)
 
 
 def as_covariance(C, name: str = "C") -> Covariance:

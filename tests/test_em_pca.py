@@ -70,8 +70,8 @@ def test_rank1_fast_path_matches_general_loop():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((200, 15)) * np.linspace(3.0, 1.0, 15)
     c0 = rng.standard_normal(15)
-    src = mod._Dense(X)
-    Q1, G1, it1, _, h1 = mod._em_rank1(src.Y, src.ss, c0, 30, 0.0, None)
+    src = mod.DenseSource(X)
+    Q1, G1, it1, _, h1 = mod._em_rank1(src, c0, 30, 0.0, None)
     Q2, G2, it2, _, h2 = mod._em_complete(src, c0[:, None], 30, 0.0, None)
     assert it1 == it2 == 30
     for key in ("subspace_change", "reconstruction_error", "eigenvalues"):
@@ -585,13 +585,8 @@ def test_dask_and_blocks_with_missing_values_equal_in_memory(chunks):
 
 
 def test_dask_bad_input():
+    # (the input policy shared with EMSparsePCA is tested for every estimator in tests/test_chunked.py)
     X = np.random.default_rng(25).standard_normal((40, 6))
-    Xd = da.from_array(X, chunks=(10, 6))
-    unknown = Xd[Xd[:, 0] > -10]  # boolean indexing: unknown chunk sizes
-    with pytest.raises(ValueError, match=r"unknown chunk sizes.*compute_chunk_sizes"):
-        EMPCA(1).fit(unknown)
-    with pytest.raises(ValueError, match=r"dtype int64.*astype"):
-        EMPCA(1).fit(da.from_array(np.arange(40 * 6).reshape(40, 6), chunks=(10, 6)))
     Xm = X.copy()
     Xm[[3, 27]] = np.nan
     with pytest.raises(ValueError, match=r"row\(s\) 3, 27 with every entry missing"):

@@ -650,11 +650,11 @@ def test_bad_input_raises():
     X = _data(61, n=30, p=12)
     Xn = X.copy()
     Xn[3, :] = np.nan
-    with pytest.raises(ValueError, match=r"row\(s\) 3 with no observed value"):
+    with pytest.raises(ValueError, match=r"row\(s\) 3 with every entry missing"):
         EMSparsePCA(cardinality=3).fit(Xn)
     Xn = X.copy()
     Xn[:, 5] = np.nan
-    with pytest.raises(ValueError, match=r"column\(s\) 5 with no observed value"):
+    with pytest.raises(ValueError, match=r"column\(s\) 5 with every entry missing"):
         EMSparsePCA(cardinality=3).fit(Xn)
     with pytest.raises(ValueError, match="operator"):
         EMSparsePCA(cardinality=3, operator="gram").fit(X)
@@ -927,17 +927,17 @@ def test_dask_fits_equal_in_memory_fits(nonneg):
 
 def test_dask_reads_each_chunk_once_per_iteration(monkeypatch):
     da = pytest.importorskip("dask.array")
-    from repro import linalg
+    from repro._chunked import DaskSource
 
     _, Xm, _ = _planted(10, False, n=90, p=30)
     calls = []
-    real = linalg.ChunkedData.map_reduce
+    real = DaskSource._run
 
-    def counting(self, fn, *args):
+    def counting(self, fn, args, reduce):
         calls.append(self.n_chunks)
-        return real(self, fn, *args)
+        return real(self, fn, args, reduce)
 
-    monkeypatch.setattr(linalg.ChunkedData, "map_reduce", counting)
+    monkeypatch.setattr(DaskSource, "_run", counting)
     est = EMSparsePCA(1, cardinality=5, init="pc", random_state=0).fit(da.from_array(Xm, chunks=(20, 30)))
     # one pass per EM iteration (all restarts together), plus the set-up passes (statistics, start, final
     # variances) and the final products of the block
@@ -949,7 +949,7 @@ def test_dask_bad_input():
     da = pytest.importorskip("dask.array")
     _, Xm, _ = _planted(11, False, n=60, p=30)
     Xm[[4, 17]] = np.nan
-    with pytest.raises(ValueError, match=r"row\(s\) 4, 17 with no observed value"):
+    with pytest.raises(ValueError, match=r"row\(s\) 4, 17 with every entry missing"):
         EMSparsePCA(1, cardinality=3).fit(da.from_array(Xm, chunks=(10, 30)))
     X = np.nan_to_num(Xm)
     with pytest.raises(ValueError, match="dtype complex128"):

@@ -5,7 +5,6 @@ import pytest
 
 from repro.linalg import (
     BLAS3_GAIN,
-    ChunkedData,
     Covariance,
     canonical_sign,
     center,
@@ -187,23 +186,3 @@ def test_products_are_the_same_through_data_or_matrix(shape):
     assert Covariance.from_data(X, operator="auto").operator == expected
     with pytest.raises(ValueError, match="operator"):
         Covariance.from_data(X, operator="gram")
-
-
-def test_chunked_data_one_pass_map_reduce_and_covariance():
-    da = pytest.importorskip("dask.array")
-    X = np.random.default_rng(6).standard_normal((37, 5))
-    for chunks in [(10, 5), (37, 5), (8, 2)]:
-        src = ChunkedData(da.from_array(X, chunks=chunks))
-        assert len(src.array.chunks[1]) == 1  # whole rows per chunk
-        (s,) = src.map_reduce(lambda B: (np.asarray(B).sum(axis=0),))
-        np.testing.assert_allclose(s, X.sum(axis=0))
-        np.testing.assert_allclose(src.covariance(X.mean(axis=0)).matrix, np.cov(X, rowvar=False), atol=1e-12)
-    Xi = da.from_array((X * 10).astype(np.int32), chunks=(10, 5))
-    assert ChunkedData(Xi).array.dtype == np.float64
-    masked = da.from_array(X, chunks=(10, 5))
-    masked = masked[masked[:, 0] > 0]  # unknown chunk sizes
-    assert ChunkedData(masked).shape == (int((X[:, 0] > 0).sum()), 5)
-    with pytest.raises(ValueError, match="dtype"):
-        ChunkedData(da.from_array(X.astype(np.complex128), chunks=(10, 5)))
-    with pytest.raises(ValueError, match="dask"):
-        ChunkedData(X)
