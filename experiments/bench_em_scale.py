@@ -541,10 +541,20 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     for x, r in enumerate(a.itertuples()):
         q = np.percentile([float(v) for v in str(r.ratio_samples).split()], [25, 75])
         ax.plot([x, x], q, color="black", linewidth=2)
+        ax.text(
+            x,
+            max(q[1], r.ratio),
+            f"{r.ratio:.2f}x\npeak {r.peak_rss_mb / 1024:.1f} GB",
+            ha="center",
+            va="bottom",
+            fontsize=9,
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
+        )
     ax.set_xticks(range(len(a)))
     ax.set_xticklabels([_short(m) for m in a.method], fontsize=9)
     ax.axhline(GOAL, color="tab:red", linestyle="--", label="goal 1.3x")
     ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylim(0, max(GOAL, float(a.ratio.max())) * 1.3)
     ax.set_ylabel("EM iteration / its two products", fontsize=10)
     ax.set_title(f"(a) in memory, {a['shape'].iloc[0]} float64, 1 thread", fontsize=11)
     ax.legend(fontsize=9)
