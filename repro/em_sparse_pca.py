@@ -67,6 +67,7 @@ from ._base import ProjectionMixin, unscale_fitted, unscale_path
 from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
+    _all_finite,
     as_float,
     check_array,
     check_cardinalities,
@@ -79,9 +80,21 @@ from ._validation import (
     rescaled,
     warn_not_converged,
 )
-from .kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
+from .kernels.em_sparse_pca import (
+    COLLAPSED,
+    CONVERGED,
+    MAX_ITER,
+    NEED_FULL,
+    em_update,
+    em_update_block,
+    em_update_screened,
+    gather_matvec,
+    screen_reference,
+    support_of,
+)
 from .linalg import (
     OPERATORS,
+    SPARSE_FRACTION,
     ChunkedData,
     Covariance,
     canonical_sign,
@@ -448,7 +461,90 @@ class _Run:
     mean: np.ndarray | None = None  # the run's mean (missing-value operator only)
 
 
-def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Run]:
+#: Screened iterations (:class:`_Screen`) run on a data-backed covariance with at least this many samples.
+SCREEN_MIN_SAMPLES = 16
+#: A screened iteration computes at most ``n_features / SCREEN_CANDIDATES`` entries of ``X'y`` exactly;
+#: beyond that one full product, which also renews the bound's reference.
+SCREEN_CANDIDATES = 16
+
+
+class _Screen:
+    """The EM iterations of a block through the data when the iterates are sparse (``N`` samples, ``D``
+    features, ``K`` non-zeros): ``X w`` through the support (``N K`` flops), and of ``X'y`` only the entries
+    that a bound cannot rule out of the top ``K + 1`` (:func:`repro.kernels.em_sparse_pca.em_update_screened`),
+    with a full product (``N D``) when the bound leaves too many. The M-step is exactly the one on the full
+    ``X'y`` (the same threshold and kept entries; values to round-off), so the iterates are those of the
+    plain iteration to round-off.
+
+    Per row: ``Y`` (its E-step ``X w``), ``Y0``/``F0`` (the E-step and product of its last full pass),
+    ``supp``/``ns`` (the support of ``w``), ``ref``/``nref`` (the top ``K + 1`` features of ``F0``).
+    """
+
+    def __init__(self, op: Covariance, W, K, nonneg, excluded):
+        A = op.data
+        N, D = A.shape
+        R = W.shape[0]
+        self.A, self.K, self.nonneg, self.excluded = A, int(K), bool(nonneg), excluded
+        self.colnorm = op.column_norms()
+        self.Y, self.Y0, self.F0 = np.empty((R, N)), np.empty((R, N)), np.empty((R, D))
+        self.supp, self.ns = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
+        self.ref, self.nref = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
+        self.cand, self.fc, self.nomask = np.empty(D, dtype=np.int64), np.empty(D), np.zeros(D, dtype=bool)
+        self.max_cand = max(D // SCREEN_CANDIDATES, self.K + 1)
+        for r in range(R):
+            self.reset(r, W)
+
+    @staticmethod
+    def applies(op, K, D) -> bool:
+        return (
+            isinstance(op, Covariance)
+            and op.matrix is None
+            and op.data.shape[0] >= SCREEN_MIN_SAMPLES
+            and K * SPARSE_FRACTION < D
+        )
+
+    def reset(self, r, W):
+        """Row ``r`` got a new start: its support anew, no reference yet."""
+        self.ns[r] = support_of(W[r], self.supp[r])
+        self.nref[r] = 0
+
+    def products(self, W, active) -> np.ndarray:
+        """``Y[r] = X w_r`` for the active rows; returns ``h_r = ||X w_r||^2``."""
+        A, D = self.A, self.A.shape[1]
+        H = np.empty(active.size)
+        for j, r in enumerate(active):
+            y = self.Y[r]
+            if self.ns[r] * SPARSE_FRACTION < D:
+                gather_matvec(A, self.supp[r], self.ns[r], W[r], y)
+            else:
+                np.dot(A, W[r], out=y)
+            H[j] = y @ y
+        return H
+
+    def update(self, W, rows, state, norms, cosines, work):
+        """The M-step of the rows (after :meth:`products`), as ``em_update_block``."""
+        A, K, nonneg, exc = self.A, self.K, self.nonneg, self.excluded
+        for j, r in enumerate(rows):
+            n = NEED_FULL
+            st = state[r : r + 1]
+            if self.nref[r]:
+                n, nrm, c = em_update_screened(
+                    A, self.colnorm, K, nonneg, exc, W[r], self.supp[r], self.ns[r], self.Y[r], self.Y0[r],
+                    self.F0[r], self.ref[r], self.nref[r], st, self.cand, self.fc, self.nomask, work,
+                    self.max_cand,
+                )  # fmt: skip
+            if n == NEED_FULL:
+                f = self.F0[r]
+                np.dot(A.T, self.Y[r], out=f)
+                self.Y0[r] = self.Y[r]
+                nrm, c = em_update(f, K, nonneg, exc, W[r], work, st)
+                n = support_of(W[r], self.supp[r])
+                self.nref[r] = screen_reference(f, nonneg, exc, st[0], self.ref[r])
+            self.ns[r] = n
+            norms[j], cosines[j] = nrm, c
+
+
+def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True) -> list[_Run]:
     """EM runs (Algorithms 1-2) from the rows of ``W0`` (R x D), all together.
 
     One iteration of every active restart is one call ``op.products(W)`` (``W C`` and ``w'Cw`` for a block:
@@ -472,6 +568,7 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
     status = np.full(R, -1)
     hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
     active = np.arange(R)
+    scr = _Screen(op, W, K, nonneg, excluded) if screen and _Screen.applies(op, K, D) else None
 
     def collapse(r, t_end):
         if rngs is not None and rngs[r] is not None and tries[r] < _MAX_REDRAWS:
@@ -482,6 +579,8 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
             state[r] = 0.0
             if hasattr(op, "restart_row"):
                 op.restart_row(r)
+            if scr is not None:
+                scr.reset(r, W)
             return True
         status[r] = COLLAPSED
         it[r] = t_end
@@ -489,8 +588,10 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
         return False
 
     while active.size:
-        Wa = W if active.size == R else W[active]
-        F, H = op.products(Wa, active)
+        if scr is None:
+            F, H = op.products(W if active.size == R else W[active], active)
+        else:
+            F, H = None, scr.products(W, active)
         if it.max() + 1 >= hist.shape[1]:
             hist = np.concatenate(
                 [hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1
@@ -500,11 +601,13 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
         if not ok.all():
             for r in active[~ok]:
                 collapse(r, it[r])
-            F, rows = F[ok], active[ok]
+            F, rows = (F[ok] if F is not None else None), active[ok]
         else:
             rows = active
-        F = np.ascontiguousarray(F)
-        em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
+        if scr is None:
+            em_update_block(np.ascontiguousarray(F), K, nonneg, excluded, W, work, state, rows, norms, cosines)
+        else:
+            scr.update(W, rows, state, norms, cosines, work)
         it[rows] += 1
         m = rows.size
         zero = norms[:m] == 0.0
@@ -534,6 +637,19 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None) -> list[_Ru
 def _em(op, w0, K, nonneg, excluded, tol, max_iter) -> _Run:
     """One EM run from ``w0``: :func:`_em_block` with a block of one."""
     return _em_block(op, np.asarray(w0)[None, :], K, nonneg, excluded, tol, max_iter)[0]
+
+
+def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
+    """The EM from ``w0`` with every feature off its support excluded (no cardinality bound), run on the
+    support's own operator (:meth:`repro.linalg.Covariance.restrict`: ``N K`` or ``K^2`` per iteration
+    instead of ``N D`` or ``D^2``); the same iterates as ``_em(op, w0, D, nonneg, w0 == 0, ...)`` to
+    round-off, mapped back to all ``D`` features."""
+    S = np.flatnonzero(w0)
+    r = _em(op.restrict(S), w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
+    w = np.zeros(w0.shape[0])
+    w[S] = r.w
+    r.w = w
+    return r
 
 
 def _draw_start(rng: np.random.Generator, D: int, nonneg: bool, excluded: np.ndarray) -> np.ndarray:
@@ -832,7 +948,9 @@ def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
     # the EM itself restricted to the support (non-negative, quasi, missing values)
     D = run.w.shape[0]
     off = excluded | (run.w == 0)
-    if V is None:
+    if V is None and isinstance(op, Covariance):
+        r = _em_on_support(op, run.w, nonneg, s.tol, s.max_iter)
+    elif V is None:
         r = _em(op, run.w, D, nonneg, off, s.tol, s.max_iter)
     else:
         r = _em_quasi(op, run.w, D, nonneg, off, V, rho, s.tol, s.max_iter)
@@ -877,13 +995,13 @@ def _resolve_restarts(n_restarts, init_kind: str) -> int:
 
 
 # --------------------------------------------------------------------------- operators
-def _prepare(X, operator: str, n_vectors: int, name: str = "X"):
+def _prepare(X, operator: str, n_vectors: int, name: str = "X", checked: bool = False):
     """The working operator for ``X`` and what the fit needs of it.
 
     Returns ``(op, mean, n_samples)``: a :class:`repro.linalg.Covariance` (through the data or the
     ``D x D`` matrix, by :func:`repro.linalg.choose_operator` unless ``operator`` forces one) for complete
     data, or an :class:`_ObservedData` for data with missing values (NaN) or a Dask array that the cost
-    model keeps as data.
+    model keeps as data. ``checked=True``: ``X`` already passed ``check_array`` (NaN allowed).
     """
     if operator not in OPERATORS:
         raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
@@ -908,15 +1026,16 @@ def _prepare(X, operator: str, n_vectors: int, name: str = "X"):
             return src.covariance(mean), mean, N
         op = _ObservedData(src)
         return op, op.obs_mean, N
-    X = check_array(X, name, min_samples=2, allow_nan=True)
+    if not checked:
+        X = check_array(X, name, min_samples=2, allow_nan=True)
     N, D = X.shape
-    miss = np.isnan(X)
-    if miss.any():
+    if not _all_finite(X):  # one sum decides the usual case; NaN (missing) entries otherwise
+        miss = np.isnan(X)
         nobs = (~miss).sum(axis=0)
         _check_missing_layout(nobs, N, lambda: np.flatnonzero(miss.all(axis=1)), name)
         op = _ObservedData(X)
         return op, op.obs_mean, N
-    op = Covariance.from_data(X, operator=operator, n_vectors=n_vectors)
+    op = Covariance._from_valid(X, operator=operator, n_vectors=n_vectors)
     return op, X.mean(axis=0), N
 
 
@@ -1327,7 +1446,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             if s != 1.0:
                 X = X / s
         n_vec = self.n_restarts if self.n_restarts is not None else DEFAULT_STARTS
-        op, mean, n = _prepare(X, self.operator, int(n_vec) if isinstance(n_vec, (int, np.integer)) else 1)
+        n_vec = int(n_vec) if isinstance(n_vec, (int, np.integer)) else 1
+        op, mean, n = _prepare(X, self.operator, n_vec, checked=True)  # an array was checked above
         self._fit_op(op, mean, n - 1)
         unscale_fitted(self, s)
         return self

@@ -183,6 +183,13 @@ class Covariance:
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
+        return cls._from_valid(X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter)
+
+    @classmethod
+    def _from_valid(
+        cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS
+    ) -> Covariance:
+        """:meth:`from_data` on an array already validated by ``check_array`` (C-contiguous float64, finite)."""
         n, d = X.shape
         if operator == "auto":
             operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
@@ -192,8 +199,9 @@ class Covariance:
             M += M.T
             M *= 0.5 / (n - ddof)
             return cls(matrix=M, n_samples=n)
-        Xc = X - X.mean(axis=0) if center else X
-        A = np.ascontiguousarray(Xc / np.sqrt(n - ddof))
+        # One new array: centred, then scaled in place (the same values as (X - mean) / sqrt(n - ddof)).
+        A = np.subtract(X, X.mean(axis=0)) if center else np.array(X, dtype=np.float64, order="C")
+        np.divide(A, np.sqrt(n - ddof), out=A)
         return cls(data=A, n_samples=n)
 
     @classmethod
@@ -310,6 +318,22 @@ class Covariance:
             return self.matrix[np.ix_(idx, idx)]
         S = self.data[:, idx]
         return S.T @ S
+
+    def restrict(self, idx) -> Covariance:
+        """The covariance of the features ``idx`` alone, ``C[idx][:, idx]``, as an operator: through the
+        data's columns ``data[:, idx]`` (``N x K``) or the matrix ``C[idx][:, idx]`` (``K x K``), whichever
+        backs this one (the matrix when both do), so its products cost ``N K`` or ``K^2`` instead of
+        ``N D`` or ``D^2``."""
+        idx = np.asarray(idx)
+        if self.matrix is not None:
+            return Covariance(matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples)
+        return Covariance(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
+
+    def column_norms(self) -> np.ndarray:
+        """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept)."""
+        if getattr(self, "_column_norms", None) is None:
+            self._column_norms = np.sqrt(np.maximum(self.diag(), 0.0))
+        return self._column_norms
 
     def diag(self) -> np.ndarray:
         """The variances, ``diag(C)``."""

@@ -31,7 +31,19 @@ import numpy as np
 
 from . import njit
 
-__all__ = ["constrained_mstep", "em_update", "em_update_block", "kth_largest", "mstep_cut", "mstep_threshold"]
+__all__ = [
+    "constrained_mstep",
+    "em_update",
+    "em_update_block",
+    "em_update_screened",
+    "gather_matvec",
+    "gather_rmatvec",
+    "kth_largest",
+    "mstep_cut",
+    "mstep_threshold",
+    "screen_reference",
+    "support_of",
+]
 
 # Status codes of an EM run (used by repro.em_sparse_pca).
 CONVERGED = 0
@@ -358,3 +370,148 @@ def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines
         n, c = em_update(F[j], K, nonneg, excluded, W[r], work, state[r : r + 1])
         norms[j] = n
         cosines[j] = c
+
+
+# --------------------------------------------------------------------------- screened iterations (N << D)
+# Status of :func:`em_update_screened`: the bound did not settle the threshold, a full product is needed.
+NEED_FULL = -1
+_EPS = 2.220446049250313e-16
+
+
+@njit
+def support_of(w, idx):
+    """Write the indices of the non-zeros of ``w`` (increasing) into ``idx``; return how many."""
+    n = 0
+    for i in range(w.shape[0]):
+        if w[i] != 0.0:
+            idx[n] = i
+            n += 1
+    return n
+
+
+@njit
+def gather_matvec(A, idx, n, w, y):
+    """``y = A[:, idx[:n]] @ w[idx[:n]]``: ``X w`` through the support of a sparse ``w`` (``N n`` flops)."""
+    for i in range(A.shape[0]):
+        s = 0.0
+        for t in range(n):
+            j = idx[t]
+            s += A[i, j] * w[j]
+        y[i] = s
+
+
+@njit
+def gather_rmatvec(A, idx, n, y, out):
+    """``out[:n] = A[:, idx[:n]].T @ y``: the entries ``idx`` of ``X'y`` alone (``N n`` flops)."""
+    for t in range(n):
+        out[t] = 0.0
+    for i in range(A.shape[0]):
+        yi = y[i]
+        for t in range(n):
+            out[t] += A[i, idx[t]] * yi
+
+
+@njit
+def _mag(v, nonneg):
+    return v if nonneg else abs(v)
+
+
+@njit
+def screen_reference(f, nonneg, excluded, top, ref):
+    """After a full product ``f = X'y`` (and :func:`em_update` on it, whose threshold is ``top``): the
+    indices of the candidates with magnitude ``>= top`` (at least ``K + 1`` of them) into ``ref``; returns
+    how many, 0 when ``top <= 0`` (at most ``K`` candidates: nothing to screen with)."""
+    if not top > 0.0:
+        return 0
+    n = 0
+    for i in range(f.shape[0]):
+        if not excluded[i] and _mag(f[i], nonneg) >= top:
+            ref[n] = i
+            n += 1
+    return n
+
+
+@njit
+def em_update_screened(
+    A, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, cand, fc, nomask, work, max_cand
+):
+    """One EM iteration's M-step from ``y = X w`` without the full product ``X'y``, when a bound settles it.
+
+    ``f0 = X'y0`` is the last full product (``y0`` its E-step). For every feature,
+    ``|f_j - f0_j| = |a_j'(y - y0)| <= ||a_j|| ||y - y0||`` (Cauchy-Schwarz; ``a_j`` the column, widened by
+    the round-off bound of both products), so ``f_j`` lies in ``[lb_j, ub_j]``. The ``(K+1)``-th largest
+    lower bound among the reference set ``ref`` (the top ``K + 1`` of ``f0``), ``tau``, is at most the
+    threshold ``s_(K+1)`` of ``f``; a feature with ``ub_j < tau`` is below the threshold and thresholds to
+    zero whatever its value. Only the others (the candidates, at most ``max_cand``) get their ``f_j``
+    computed exactly (``N`` flops each), and Algorithm 2 on them gives exactly the M-step on the full
+    ``f``: the same threshold, the same kept entries, the same ``w(t+1)``.
+
+    Returns ``(ns_new, norm, cosine)`` as :func:`em_update` (``w``, its support ``supp[:ns_new]`` and the
+    threshold ``state[0]`` updated), or ``(NEED_FULL, 0, 0)`` with nothing changed when the bound does not
+    settle it: too many candidates, a threshold that is not positive, or a tie at the K-th place (whose
+    tie-break needs the largest value below the tie, which may lie outside the candidates).
+    """
+    N, D = A.shape
+    if nref < K + 1:
+        return NEED_FULL, 0.0, 0.0
+    r2 = 0.0
+    ny = 0.0
+    ny0 = 0.0
+    for i in range(N):
+        d = y[i] - y0[i]
+        r2 += d * d
+        ny += y[i] * y[i]
+        ny0 += y0[i] * y0[i]
+    # |computed - exact| of either product is at most N eps ||a_j|| ||y||: widened 4x.
+    rad = np.sqrt(r2) * (1.0 + 4.0 * _EPS) + 4.0 * (N + 2) * _EPS * (np.sqrt(ny) + np.sqrt(ny0))
+    # tau: the (K+1)-th largest lower bound over the reference set (<= the same over all features).
+    for t in range(nref):
+        j = ref[t]
+        work[t] = _mag(f0[j], nonneg) - colnorm[j] * rad
+    tau = kth_largest(work, nref, K + 1)
+    if not tau > 0.0:
+        return NEED_FULL, 0.0, 0.0
+    m = 0
+    for j in range(D):
+        if excluded[j]:
+            continue
+        if _mag(f0[j], nonneg) + colnorm[j] * rad >= tau:
+            if m == max_cand:
+                return NEED_FULL, 0.0, 0.0
+            cand[m] = j
+            m += 1
+    gather_rmatvec(A, cand, m, y, fc)
+    thr, s_k = _select(fc[:m], K, nonneg, nomask[:m], work, state[0])
+    if not thr > 0.0 or not s_k > thr:
+        return NEED_FULL, 0.0, 0.0
+    s = 0.0
+    for t in range(m):
+        a = _mag(fc[t], nonneg)
+        if a > thr:
+            r = a - thr
+            s += r * r
+    norm = np.sqrt(s)
+    inv = 1.0 / norm
+    c = 0.0
+    for t in range(m):  # the cosine with the old iterate, in index order as em_update sums it
+        v = fc[t]
+        a = _mag(v, nonneg)
+        if a > thr:
+            r = (a - thr) * inv
+            if not nonneg and v < 0.0:
+                r = -r
+            c += r * w[cand[t]]
+            fc[t] = r
+        else:
+            fc[t] = 0.0
+    for t in range(ns):
+        w[supp[t]] = 0.0
+    n_new = 0
+    for t in range(m):
+        if fc[t] != 0.0:
+            j = cand[t]
+            w[j] = fc[t]
+            supp[n_new] = j
+            n_new += 1
+    state[0] = thr
+    return n_new, norm, abs(c)
