@@ -470,11 +470,11 @@ SCREEN_CANDIDATES = 16
 
 class _Screen:
     """The EM iterations of a block through the data when the iterates are sparse (``N`` samples, ``D``
-    features, ``K`` non-zeros): ``X w`` through the support (``N K`` flops), and of ``X'y`` only the entries
-    that a bound cannot rule out of the top ``K + 1`` (:func:`repro.kernels.em_sparse_pca.em_update_screened`),
-    with a full product (``N D``) when the bound leaves too many. The M-step is exactly the one on the full
-    ``X'y`` (the same threshold and kept entries; values to round-off), so the iterates are those of the
-    plain iteration to round-off.
+    features, ``K`` non-zeros): ``X w`` through the support (``N K`` flops), and of ``X'y`` only the
+    entries that a bound cannot rule out of the top ``K + 1``
+    (:func:`repro.kernels.em_sparse_pca.em_update_screened`), with a full product (``N D``) when the bound
+    leaves too many. The M-step is exactly the one on the full ``X'y`` (the same threshold and kept
+    entries; values to round-off), so the iterates are those of the plain iteration to round-off.
 
     Per row: ``Y`` (its E-step ``X w``), ``Y0``/``F0`` (the E-step and product of its last full pass),
     ``supp``/``ns`` (the support of ``w``), ``ref``/``nref`` (the top ``K + 1`` features of ``F0``).
@@ -605,7 +605,9 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
         else:
             rows = active
         if scr is None:
-            em_update_block(np.ascontiguousarray(F), K, nonneg, excluded, W, work, state, rows, norms, cosines)
+            em_update_block(
+                np.ascontiguousarray(F), K, nonneg, excluded, W, work, state, rows, norms, cosines
+            )
         else:
             scr.update(W, rows, state, norms, cosines, work)
         it[rows] += 1

@@ -183,13 +183,15 @@ class Covariance:
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
-        return cls._from_valid(X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter)
+        return cls._from_valid(
+            X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter
+        )
 
     @classmethod
     def _from_valid(
         cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS
     ) -> Covariance:
-        """:meth:`from_data` on an array already validated by ``check_array`` (C-contiguous float64, finite)."""
+        """:meth:`from_data` on an array that passed ``check_array`` (C-contiguous float64, finite)."""
         n, d = X.shape
         if operator == "auto":
             operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
@@ -326,7 +328,9 @@ class Covariance:
         ``N D`` or ``D^2``."""
         idx = np.asarray(idx)
         if self.matrix is not None:
-            return Covariance(matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples)
+            return Covariance(
+                matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples
+            )
         return Covariance(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
 
     def column_norms(self) -> np.ndarray:

@@ -433,7 +433,25 @@ def screen_reference(f, nonneg, excluded, top, ref):
 
 @njit
 def em_update_screened(
-    A, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, cand, fc, nomask, work, max_cand
+    A,
+    colnorm,
+    K,
+    nonneg,
+    excluded,
+    w,
+    supp,
+    ns,
+    y,
+    y0,
+    f0,
+    ref,
+    nref,
+    state,
+    cand,
+    fc,
+    nomask,
+    work,
+    max_cand,
 ):
     """One EM iteration's M-step from ``y = X w`` without the full product ``X'y``, when a bound settles it.
 
