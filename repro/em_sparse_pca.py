@@ -61,6 +61,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 from sklearn.base import BaseEstimator
 
 from ._base import ProjectionMixin, unscale_fitted, unscale_path
@@ -84,12 +85,10 @@ from .kernels.em_sparse_pca import (
     COLLAPSED,
     CONVERGED,
     MAX_ITER,
-    NEED_FULL,
-    em_update,
     em_update_block,
-    em_update_screened,
-    gather_matvec,
-    screen_reference,
+    screened_block,
+    screened_finish,
+    screened_products,
     support_of,
 )
 from .linalg import (
@@ -202,12 +201,18 @@ def _as_data(X, name: str = "X") -> tuple[np.ndarray, np.ndarray, int]:
     return cov.data, X.mean(axis=0), X.shape[0]
 
 
-def _numerical_rank_and_pc(A: np.ndarray) -> tuple[int, np.ndarray]:
-    """Numerical rank of ``A`` and the leading right singular vector (through the smaller Gram matrix)."""
+def _numerical_rank_and_pc(A: np.ndarray, need_rank: bool = True) -> tuple[int, np.ndarray]:
+    """Numerical rank of ``A`` and the leading right singular vector (through the smaller Gram matrix).
+
+    With ``need_rank=False`` and ``N < D`` only the top eigenpair of the Gram matrix is computed and the
+    rank is reported as 0 or 1 (as :func:`_rank_and_pc` does)."""
     N, D = A.shape
     if N < D:
         G = A @ A.T
-        vals, U = np.linalg.eigh(G)
+        if need_rank:
+            vals, U = np.linalg.eigh(G)
+        else:
+            vals, U = scipy.linalg.eigh(G, subset_by_index=[N - 1, N - 1])
         u = U[:, -1]
         v = A.T @ u
         nv = np.linalg.norm(v)
@@ -466,6 +471,8 @@ SCREEN_MIN_SAMPLES = 16
 #: A screened iteration computes at most ``n_features / SCREEN_CANDIDATES`` entries of ``X'y`` exactly;
 #: beyond that one full product, which also renews the bound's reference.
 SCREEN_CANDIDATES = 16
+#: After an iteration with ``|w(t+1)' w(t)| < 1 - SCREEN_STEP`` the next one is a full product (no attempt).
+SCREEN_STEP = 0.03
 
 
 class _Screen:
@@ -491,6 +498,7 @@ class _Screen:
         self.ref, self.nref = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
         self.cand, self.fc, self.nomask = np.empty(D, dtype=np.int64), np.empty(D), np.zeros(D, dtype=bool)
         self.max_cand = max(D // SCREEN_CANDIDATES, self.K + 1)
+        self.n_screened = self.n_full = 0  # row iterations settled by the bound / by a full product
         for r in range(R):
             self.reset(r, W)
 
@@ -499,7 +507,7 @@ class _Screen:
         return (
             isinstance(op, Covariance)
             and op.matrix is None
-            and op.data.shape[0] >= SCREEN_MIN_SAMPLES
+            and SCREEN_MIN_SAMPLES <= op.data.shape[0] < D
             and K * SPARSE_FRACTION < D
         )
 
@@ -509,39 +517,35 @@ class _Screen:
         self.nref[r] = 0
 
     def products(self, W, active) -> np.ndarray:
-        """``Y[r] = X w_r`` for the active rows; returns ``h_r = ||X w_r||^2``."""
-        A, D = self.A, self.A.shape[1]
+        """``Y[r] = X w_r`` for the active rows (through the support when sparse); returns ``||X w_r||^2``."""
         H = np.empty(active.size)
-        for j, r in enumerate(active):
-            y = self.Y[r]
-            if self.ns[r] * SPARSE_FRACTION < D:
-                gather_matvec(A, self.supp[r], self.ns[r], W[r], y)
-            else:
-                np.dot(A, W[r], out=y)
-            H[j] = y @ y
+        dense = screened_products(self.A, W, active, self.supp, self.ns, self.Y, H, SPARSE_FRACTION)
+        for j in np.flatnonzero(dense):
+            r = active[j]
+            np.dot(self.A, W[r], out=self.Y[r])
+            H[j] = self.Y[r] @ self.Y[r]
         return H
 
     def update(self, W, rows, state, norms, cosines, work):
-        """The M-step of the rows (after :meth:`products`), as ``em_update_block``."""
+        """The M-step of the rows (after :meth:`products`), as ``em_update_block`` does it on ``X'Y``."""
         A, K, nonneg, exc = self.A, self.K, self.nonneg, self.excluded
-        for j, r in enumerate(rows):
-            n = NEED_FULL
-            st = state[r : r + 1]
-            if self.nref[r]:
-                n, nrm, c = em_update_screened(
-                    A, self.colnorm, K, nonneg, exc, W[r], self.supp[r], self.ns[r], self.Y[r], self.Y0[r],
-                    self.F0[r], self.ref[r], self.nref[r], st, self.cand, self.fc, self.nomask, work,
-                    self.max_cand,
-                )  # fmt: skip
-            if n == NEED_FULL:
-                f = self.F0[r]
-                np.dot(A.T, self.Y[r], out=f)
-                self.Y0[r] = self.Y[r]
-                nrm, c = em_update(f, K, nonneg, exc, W[r], work, st)
-                n = support_of(W[r], self.supp[r])
-                self.nref[r] = screen_reference(f, nonneg, exc, st[0], self.ref[r])
-            self.ns[r] = n
-            norms[j], cosines[j] = nrm, c
+        full = screened_block(
+            A, self.colnorm, K, nonneg, exc, W, rows, self.supp, self.ns, self.Y, self.Y0, self.F0, self.ref,
+            self.nref, state, self.cand, self.fc, self.nomask, work, self.max_cand, norms, cosines,
+        )  # fmt: skip
+        n_full = int(np.count_nonzero(full))
+        self.n_full += n_full
+        self.n_screened += rows.size - n_full
+        if n_full:
+            for j in np.flatnonzero(full):
+                np.dot(A.T, self.Y[rows[j]], out=self.F0[rows[j]])
+            screened_finish(
+                self.F0, K, nonneg, exc, W, rows, full, self.supp, self.ns, self.Y, self.Y0, self.ref,
+                self.nref, state, work, norms, cosines,
+            )  # fmt: skip
+        # A row that still moves fast would rarely be settled by the bound next time: a full product then.
+        m = rows.size
+        self.nref[rows[cosines[:m] < 1.0 - SCREEN_STEP]] = 0
 
 
 def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True) -> list[_Run]:
@@ -623,7 +627,7 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
     done = np.flatnonzero(status != COLLAPSED)
     hfinal = np.zeros(R)
     if done.size:
-        _, hd = op.products(W[done], done)
+        hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
         hfinal[done] = hd
         hist[done, it[done]] = hd
     runs = []
@@ -652,6 +656,19 @@ def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
     w[S] = r.w
     r.w = w
     return r
+
+
+def _quad_rows(op: Covariance, W) -> np.ndarray:
+    """``w'Cw`` for the rows of ``W``, each through its support (``N K`` or ``K^2`` flops when K-sparse)."""
+    h = np.empty(W.shape[0])
+    for r, w in enumerate(W):
+        S = np.flatnonzero(w)
+        if op.matrix is not None:
+            h[r] = w[S] @ op.matrix[np.ix_(S, S)] @ w[S]
+        else:
+            y = op.data[:, S] @ w[S]
+            h[r] = y @ y
+    return h
 
 
 def _draw_start(rng: np.random.Generator, D: int, nonneg: bool, excluded: np.ndarray) -> np.ndarray:
@@ -1037,8 +1054,9 @@ def _prepare(X, operator: str, n_vectors: int, name: str = "X", checked: bool = 
         _check_missing_layout(nobs, N, lambda: np.flatnonzero(miss.all(axis=1)), name)
         op = _ObservedData(X)
         return op, op.obs_mean, N
-    op = Covariance._from_valid(X, operator=operator, n_vectors=n_vectors)
-    return op, X.mean(axis=0), N
+    mean = X.mean(axis=0)
+    op = Covariance._from_valid(X, operator=operator, n_vectors=n_vectors, mean=mean)
+    return op, mean, N
 
 
 def _check_missing_layout(nobs, N, empty_rows, name):
@@ -1080,7 +1098,7 @@ def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
         top = max(vals[-1], 0.0)
         rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
         return rank, canonical_sign(v)
-    return _numerical_rank_and_pc(op.data)
+    return _numerical_rank_and_pc(op.data, need_rank)
 
 
 def _top_pc_lanczos(M: np.ndarray) -> tuple[int, np.ndarray]:
@@ -1488,7 +1506,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             ev, tr = op.completed_variance(W, W[0], mean)
             total = np.full(L, tr)
         else:
-            _, ev = op.products(W)
+            ev = _quad_rows(op, W)
             total = np.full(L, op.trace())
         self.components_ = W
         self.explained_variance_ = ev

@@ -189,20 +189,23 @@ class Covariance:
 
     @classmethod
     def _from_valid(
-        cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS
+        cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS, mean=None
     ) -> Covariance:
-        """:meth:`from_data` on an array that passed ``check_array`` (C-contiguous float64, finite)."""
+        """:meth:`from_data` on an array that passed ``check_array`` (C-contiguous float64, finite);
+        ``mean``: its column means when the caller has them."""
         n, d = X.shape
+        if center and mean is None:
+            mean = X.mean(axis=0)
         if operator == "auto":
             operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
         if operator == "covariance":  # one centred copy, then X'X (BLAS syrk), scaled in place
-            Xc = X - X.mean(axis=0) if center else X
+            Xc = X - mean if center else X
             M = Xc.T @ Xc
             M += M.T
             M *= 0.5 / (n - ddof)
             return cls(matrix=M, n_samples=n)
         # One new array: centred, then scaled in place (the same values as (X - mean) / sqrt(n - ddof)).
-        A = np.subtract(X, X.mean(axis=0)) if center else np.array(X, dtype=np.float64, order="C")
+        A = np.subtract(X, mean) if center else np.array(X, dtype=np.float64, order="C")
         np.divide(A, np.sqrt(n - ddof), out=A)
         return cls(data=A, n_samples=n)
 

@@ -402,7 +402,8 @@ def gather_matvec(A, idx, n, w, y):
 
 @njit
 def gather_rmatvec(A, idx, n, y, out):
-    """``out[:n] = A[:, idx[:n]].T @ y``: the entries ``idx`` of ``X'y`` alone (``N n`` flops)."""
+    """``out[:n] = A[:, idx[:n]].T @ y``: the entries ``idx`` of ``X'y`` alone (``N n`` flops); ``idx``
+    increasing, so each row of ``A`` is read forward."""
     for t in range(n):
         out[t] = 0.0
     for i in range(A.shape[0]):
@@ -533,3 +534,62 @@ def em_update_screened(
             n_new += 1
     state[0] = thr
     return n_new, norm, abs(c)
+
+
+@njit
+def screened_products(A, W, rows, supp, ns, Y, h, sparse_fraction):
+    """``Y[r] = X w_r`` through the support for the sparse rows ``r`` of ``rows`` (``ns[r] * sparse_fraction
+    < D``) and ``h[j] = ||Y[r]||^2``; returns a mask of the dense rows, left to the caller (BLAS)."""
+    D = A.shape[1]
+    dense = np.zeros(rows.shape[0], dtype=np.bool_)
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        if ns[r] * sparse_fraction < D:
+            gather_matvec(A, supp[r], ns[r], W[r], Y[r])
+            s = 0.0
+            for i in range(Y.shape[1]):
+                s += Y[r, i] * Y[r, i]
+            h[j] = s
+        else:
+            dense[j] = True
+    return dense
+
+
+@njit
+def screened_block(
+    A, colnorm, K, nonneg, excluded, W, rows, supp, ns, Y, Y0, F0, ref, nref, state, cand, fc, nomask, work,
+    max_cand, norms, cosines,
+):  # fmt: skip
+    """:func:`em_update_screened` for the active rows of a block; returns a mask of the rows it could not
+    settle (``NEED_FULL``), whose full product the caller computes before :func:`screened_finish`."""
+    full = np.ones(rows.shape[0], dtype=np.bool_)
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        if nref[r] > 0:
+            n, nrm, c = em_update_screened(
+                A, colnorm, K, nonneg, excluded, W[r], supp[r], ns[r], Y[r], Y0[r], F0[r], ref[r], nref[r],
+                state[r : r + 1], cand, fc, nomask, work, max_cand,
+            )  # fmt: skip
+            if n != NEED_FULL:
+                ns[r] = n
+                norms[j] = nrm
+                cosines[j] = c
+                full[j] = False
+    return full
+
+
+@njit
+def screened_finish(
+    F0, K, nonneg, excluded, W, rows, full, supp, ns, Y, Y0, ref, nref, state, work, norms, cosines
+):
+    """For the rows ``rows[j]`` with ``full[j]``, whose full product ``F0[r] = X'Y[r]`` is computed:
+    :func:`em_update` on it, the new support, and ``(Y0[r], F0[r])`` with its top ``K + 1`` as the
+    reference of the next screened iterations."""
+    for j in range(rows.shape[0]):
+        if not full[j]:
+            continue
+        r = rows[j]
+        norms[j], cosines[j] = em_update(F0[r], K, nonneg, excluded, W[r], work, state[r : r + 1])
+        ns[r] = support_of(W[r], supp[r])
+        Y0[r, :] = Y[r, :]
+        nref[r] = screen_reference(F0[r], nonneg, excluded, state[r], ref[r])
