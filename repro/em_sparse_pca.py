@@ -201,18 +201,23 @@ def _as_data(X, name: str = "X") -> tuple[np.ndarray, np.ndarray, int]:
     return cov.data, X.mean(axis=0), X.shape[0]
 
 
-def _numerical_rank_and_pc(A: np.ndarray, need_rank: bool = True) -> tuple[int, np.ndarray]:
+def _numerical_rank_and_pc(A: np.ndarray, need_rank: bool = True, n_left: int = 0):
     """Numerical rank of ``A`` and the leading right singular vector (through the smaller Gram matrix).
 
-    With ``need_rank=False`` and ``N < D`` only the top eigenpair of the Gram matrix is computed and the
-    rank is reported as 0 or 1 (as :func:`_rank_and_pc` does)."""
+    With ``need_rank=False`` and ``N < D`` only the top eigenpairs of the Gram matrix are computed and the
+    rank is reported as 0 or 1 (as :func:`_rank_and_pc` does). With ``n_left`` (and ``N < D``) also returns
+    the ``n_left`` leading eigenvectors of ``A A'`` (``N x n_left``, orthonormal), else None."""
     N, D = A.shape
+    left = None
     if N < D:
         G = A @ A.T
+        q = min(n_left, N)
         if need_rank:
             vals, U = np.linalg.eigh(G)
         else:
-            vals, U = scipy.linalg.eigh(G, subset_by_index=[N - 1, N - 1])
+            vals, U = scipy.linalg.eigh(G, subset_by_index=[N - max(q, 1), N - 1])
+        if q:
+            left = np.ascontiguousarray(U[:, ::-1][:, :q])
         u = U[:, -1]
         v = A.T @ u
         nv = np.linalg.norm(v)
@@ -223,7 +228,7 @@ def _numerical_rank_and_pc(A: np.ndarray, need_rank: bool = True) -> tuple[int, 
         v = V[:, -1].copy()
     top = max(vals[-1], 0.0)
     rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
-    return rank, canonical_sign(v)
+    return rank, canonical_sign(v), left
 
 
 def fit_function_form(est, X) -> tuple[np.ndarray, np.ndarray]:
@@ -471,8 +476,8 @@ SCREEN_MIN_SAMPLES = 16
 #: A screened iteration computes at most ``n_features / SCREEN_CANDIDATES`` entries of ``X'y`` exactly;
 #: beyond that one full product, which also renews the bound's reference.
 SCREEN_CANDIDATES = 16
-#: After an iteration with ``|w(t+1)' w(t)| < 1 - SCREEN_STEP`` the next one is a full product (no attempt).
-SCREEN_STEP = 0.03
+#: Leading eigenvectors of ``X X'`` (kept from the principal-component start) that refine the screening bound.
+SCREEN_RANK = 8
 
 
 class _Screen:
@@ -492,7 +497,18 @@ class _Screen:
         N, D = A.shape
         R = W.shape[0]
         self.A, self.K, self.nonneg, self.excluded = A, int(K), bool(nonneg), excluded
+        self.At = A.T  # (a transposed copy measured no faster: the gathers run 4 features at a time)
         self.colnorm = op.column_norms()
+        U = getattr(op, "_gram_left", None)
+        if U is not None and U.shape[0] == N:  # the refined bound (see em_update_screened)
+            q = U.shape[1]
+            self.Ut = np.ascontiguousarray(U.T)
+            self.B = np.ascontiguousarray(A.T @ U)
+            g = 8.0 * (N + q + 2) * np.finfo(float).eps
+            c2 = self.colnorm**2
+            self.cr = np.sqrt(np.maximum(c2 - np.einsum("ij,ij->i", self.B, self.B), 0.0) + g * c2)
+        else:
+            self.Ut, self.B, self.cr = np.empty((0, N)), np.empty((D, 0)), self.colnorm
         self.Y, self.Y0, self.F0 = np.empty((R, N)), np.empty((R, N)), np.empty((R, D))
         self.supp, self.ns = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
         self.ref, self.nref = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
@@ -519,7 +535,7 @@ class _Screen:
     def products(self, W, active) -> np.ndarray:
         """``Y[r] = X w_r`` for the active rows (through the support when sparse); returns ``||X w_r||^2``."""
         H = np.empty(active.size)
-        dense = screened_products(self.A, W, active, self.supp, self.ns, self.Y, H, SPARSE_FRACTION)
+        dense = screened_products(self.At, W, active, self.supp, self.ns, self.Y, H, SPARSE_FRACTION)
         for j in np.flatnonzero(dense):
             r = active[j]
             np.dot(self.A, W[r], out=self.Y[r])
@@ -530,8 +546,9 @@ class _Screen:
         """The M-step of the rows (after :meth:`products`), as ``em_update_block`` does it on ``X'Y``."""
         A, K, nonneg, exc = self.A, self.K, self.nonneg, self.excluded
         full = screened_block(
-            A, self.colnorm, K, nonneg, exc, W, rows, self.supp, self.ns, self.Y, self.Y0, self.F0, self.ref,
-            self.nref, state, self.cand, self.fc, self.nomask, work, self.max_cand, norms, cosines,
+            self.At, self.colnorm, K, nonneg, exc, W, rows, self.supp, self.ns, self.Y, self.Y0, self.F0,
+            self.ref, self.nref, state, self.cand, self.fc, self.nomask, work, self.max_cand, norms, cosines,
+            self.Ut, self.B, self.cr,
         )  # fmt: skip
         n_full = int(np.count_nonzero(full))
         self.n_full += n_full
@@ -543,9 +560,6 @@ class _Screen:
                 self.F0, K, nonneg, exc, W, rows, full, self.supp, self.ns, self.Y, self.Y0, self.ref,
                 self.nref, state, work, norms, cosines,
             )  # fmt: skip
-        # A row that still moves fast would rarely be settled by the bound next time: a full product then.
-        m = rows.size
-        self.nref[rows[cosines[:m] < 1.0 - SCREEN_STEP]] = 0
 
 
 def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True) -> list[_Run]:
@@ -1098,7 +1112,9 @@ def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
         top = max(vals[-1], 0.0)
         rank = int(np.sum(vals > 1e-10 * top)) if top > 0 else 0
         return rank, canonical_sign(v)
-    return _numerical_rank_and_pc(op.data, need_rank)
+    rank, pc, left = _numerical_rank_and_pc(op.data, need_rank, SCREEN_RANK)
+    op._gram_left = left  # kept for the screened iterations (:class:`_Screen`) on this operator
+    return rank, pc
 
 
 def _top_pc_lanczos(M: np.ndarray) -> tuple[int, np.ndarray]:

@@ -318,15 +318,15 @@ def support_of(w, idx):
     return nz.size
 
 
-def gather_matvec(A, idx, n, w, y):
-    """Twin of ``repro.kernels.em_sparse_pca.gather_matvec``: ``X w`` on the listed columns."""
+def gather_matvec(At, idx, n, w, y):
+    """Twin of ``repro.kernels.em_sparse_pca.gather_matvec``: ``X w`` on the listed columns (``At = X'``)."""
     S = idx[:n]
-    y[:] = A[:, S] @ w[S]
+    y[:] = At[S].T @ w[S]
 
 
-def gather_rmatvec(A, idx, n, y, out):
-    """Twin of ``repro.kernels.em_sparse_pca.gather_rmatvec``: the listed entries of ``X'y``."""
-    out[:n] = A[:, idx[:n]].T @ y
+def gather_rmatvec(At, idx, n, y, out):
+    """Twin of ``repro.kernels.em_sparse_pca.gather_rmatvec``: the listed entries of ``X'y`` (``At = X'``)."""
+    out[:n] = At[idx[:n]] @ y
 
 
 def screen_reference(f, nonneg, excluded, top, ref):
@@ -339,11 +339,11 @@ def screen_reference(f, nonneg, excluded, top, ref):
     return sel.size
 
 
-def em_update_screened(A, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, *_):
+def em_update_screened(At, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, *_):
     """Twin of ``repro.kernels.em_sparse_pca.em_update_screened`` when it settles the step: the plain
-    :func:`em_update` on the full product ``f = X'y`` (no bound, no candidates), with the support after.
-    Returns ``(ns_new, norm, cosine)``."""
-    f = A.T @ y
+    :func:`em_update` on the full product ``f = X'y`` (``At = X'``; no bound, no candidates), with the
+    support after. Returns ``(ns_new, norm, cosine)``."""
+    f = At @ y
     norm, c = em_update(f, K, nonneg, excluded, w, None, state)
     return int(np.count_nonzero(w)), norm, c
 

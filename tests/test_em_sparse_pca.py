@@ -991,6 +991,19 @@ def _wide(seed, n=24, p=300, nonneg=False):
     return f @ L + rng.standard_normal((n, p))
 
 
+def _refinement(A, q):
+    """The refinement arguments of ``em_update_screened``: ``U'`` (q leading eigenvectors of ``A A'``),
+    ``B = A'U``, ``cr = ||(I - UU')a_j||`` (``q = 0``: none, ``cr = ||a_j||``), and two scratch buffers."""
+    N, D = A.shape
+    colnorm = np.sqrt(np.einsum("ij,ij->j", A, A))
+    if q == 0:
+        return (np.empty((0, N)), np.empty((D, 0)), colnorm, np.empty(N), np.empty(0))
+    U = np.linalg.eigh(A @ A.T)[1][:, ::-1][:, :q]
+    B = A.T @ U
+    cr = np.sqrt(np.maximum(colnorm**2 - (B * B).sum(1), 0.0) + 1e-12 * colnorm**2)
+    return (np.ascontiguousarray(U.T), np.ascontiguousarray(B), cr, np.empty(N), np.empty(q))
+
+
 def _screen_state(A, K, nonneg, ex, w_ref, w):
     """A screened step's inputs: the reference (full product at ``w_ref``) and the iterate ``w``."""
     D = A.shape[1]
@@ -1036,13 +1049,13 @@ def test_screened_step_kernels_match_twins():
         assert nref == naive.screen_reference(f0, nonneg, ex, st_ref[0], ref_n) >= K + 1
         np.testing.assert_array_equal(ref[:nref], ref_n[:nref])
         y, y_n = np.empty(N), np.empty(N)
-        kern.gather_matvec(A, supp, ns, w, y)
-        naive.gather_matvec(A, supp, ns, w, y_n)
+        kern.gather_matvec(A.T, supp, ns, w, y)
+        naive.gather_matvec(A.T, supp, ns, w, y_n)
         np.testing.assert_allclose(y, y_n, rtol=1e-13, atol=1e-13)
         np.testing.assert_allclose(y, A @ w, rtol=1e-13, atol=1e-13)
         out, out_n = np.empty(D), np.empty(D)
-        kern.gather_rmatvec(A, ref, nref, y, out)
-        naive.gather_rmatvec(A, ref, nref, y, out_n)
+        kern.gather_rmatvec(A.T, ref, nref, y, out)
+        naive.gather_rmatvec(A.T, ref, nref, y, out_n)
         np.testing.assert_allclose(out[:nref], out_n[:nref], rtol=1e-12, atol=1e-13)
         # the screened step against the plain step on the full product
         wk, wn = w.copy(), w.copy()
@@ -1050,10 +1063,10 @@ def test_screened_step_kernels_match_twins():
         suppk = supp.copy()
         colnorm = np.sqrt(np.einsum("ij,ij->j", A, A))
         got = kern.em_update_screened(
-            A, colnorm, K, nonneg, ex, wk, suppk, ns, y, y0, f0, ref, nref, sk, np.empty(D, np.int64),
-            np.empty(D), np.zeros(D, bool), np.empty(D), D,
+            A.T, colnorm, K, nonneg, ex, wk, suppk, ns, y, y0, f0, ref, nref, sk, np.empty(D, np.int64),
+            np.empty(D), np.zeros(D, bool), np.empty(D), D, *_refinement(A, (0, 4, 8)[trial % 3]),
         )  # fmt: skip
-        want = naive.em_update_screened(A, colnorm, K, nonneg, ex, wn, None, ns, y, y0, f0, ref, nref, sn)
+        want = naive.em_update_screened(A.T, colnorm, K, nonneg, ex, wn, None, ns, y, y0, f0, ref, nref, sn)
         if got[0] == kern.NEED_FULL:
             np.testing.assert_array_equal(wk, w)  # nothing changed
             continue
@@ -1083,8 +1096,9 @@ def test_screened_step_refuses_what_the_bound_cannot_settle():
     y0, f0, ref, nref, supp, ns, st = _screen_state(A, K, False, ex, w_far, w)
     wk = w.copy()
     got = kern.em_update_screened(
-        A, colnorm, K, False, ex, wk, supp, ns, A @ w, y0, f0, ref, nref, st.copy(), *bufs, K + 1
-    )
+        A.T, colnorm, K, False, ex, wk, supp, ns, A @ w, y0, f0, ref, nref, st.copy(), *bufs, K + 1,
+        *_refinement(A, 4),
+    )  # fmt: skip
     assert got[0] == kern.NEED_FULL
     np.testing.assert_array_equal(wk, w)
     # two identical columns on top: K = 1 ties at the K-th place (refused), K = 2 does not (settled)
@@ -1103,8 +1117,8 @@ def test_screened_step_refuses_what_the_bound_cannot_settle():
         nref = kern.screen_reference(f, False, none, st[0], ref)
         supp = np.zeros(Dt, np.int64)
         got = kern.em_update_screened(
-            B, cn, K, False, none, wt.copy(), supp, 1, y, y, f, ref, nref, st.copy(), np.empty(Dt, np.int64),
-            np.empty(Dt), np.zeros(Dt, bool), np.empty(Dt), Dt,
+            B.T, cn, K, False, none, wt.copy(), supp, 1, y, y, f, ref, nref, st.copy(),
+            np.empty(Dt, np.int64), np.empty(Dt), np.zeros(Dt, bool), np.empty(Dt), Dt, *_refinement(B, 0),
         )  # fmt: skip
         assert (got[0] == kern.NEED_FULL) == expect_full
 
