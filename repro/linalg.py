@@ -343,10 +343,12 @@ class Covariance:
         return self._column_norms
 
     def diag(self) -> np.ndarray:
-        """The variances, ``diag(C)``."""
+        """The variances, ``diag(C)`` (through the data: one pass, computed once and kept)."""
         if self.matrix is not None:
             return np.diag(self.matrix).copy()
-        return np.einsum("ij,ij->j", self.data, self.data)
+        if getattr(self, "_diag", None) is None:
+            self._diag = np.einsum("ij,ij->j", self.data, self.data)
+        return self._diag.copy()
 
     def trace(self) -> float:
         """Total variance ``tr(C)``."""
