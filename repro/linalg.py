@@ -146,6 +146,12 @@ class Covariance:
         The centred data scaled so that ``C = data' data`` (i.e. ``Xc / sqrt(n - ddof)``).
     matrix : ndarray (n_features, n_features) or None
         The matrix, when given or once formed by :meth:`dense`.
+
+    Notes
+    -----
+    What is derived from ``data`` is computed once and kept (:meth:`dense`, :meth:`diag`,
+    :meth:`column_norms`, and what an EM method keeps for its screening bound), so ``data`` must not be
+    modified in place afterwards; build a new operator instead.
     """
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
