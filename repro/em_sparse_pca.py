@@ -687,9 +687,12 @@ def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
 def _quad_rows(op: Covariance, W) -> np.ndarray:
     """``w'Cw`` for the rows of ``W``, each through its support (``N K`` or ``K^2`` flops when K-sparse)."""
     h = np.empty(W.shape[0])
+    D = W.shape[1]
     for r, w in enumerate(W):
         S = np.flatnonzero(w)
-        if op.matrix is not None:
+        if S.size * SPARSE_FRACTION >= D:  # dense: no copy of the support's columns
+            h[r] = op.quad(w)
+        elif op.matrix is not None:
             h[r] = w[S] @ op.matrix[np.ix_(S, S)] @ w[S]
         else:
             y = op.data[:, S] @ w[S]
@@ -993,8 +996,8 @@ def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
     # the EM itself restricted to the support (non-negative, quasi, missing values)
     D = run.w.shape[0]
     off = excluded | (run.w == 0)
-    if V is None and isinstance(op, Covariance):
-        r = _em_on_support(op, run.w, nonneg, s.tol, s.max_iter)
+    if V is None and isinstance(op, Covariance) and np.count_nonzero(run.w) * SPARSE_FRACTION < D:
+        r = _em_on_support(op, run.w, nonneg, s.tol, s.max_iter)  # a sparse support: its own small operator
     elif V is None:
         r = _em(op, run.w, D, nonneg, off, s.tol, s.max_iter)
     else:
