@@ -144,6 +144,12 @@ class Covariance:
         The centred data scaled so that ``C = data' data`` (i.e. ``Xc / sqrt(n - ddof)``).
     matrix : ndarray (n_features, n_features) or None
         The matrix, when given or once formed by :meth:`dense`.
+
+    Notes
+    -----
+    What is derived from ``data`` is computed once and kept (:meth:`dense`, :meth:`diag`,
+    :meth:`column_norms`, and what an EM method keeps for its screening bound), so ``data`` must not be
+    modified in place afterwards; build a new operator instead.
     """
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
@@ -181,17 +187,30 @@ class Covariance:
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
+        return cls._from_valid(
+            X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter
+        )
+
+    @classmethod
+    def _from_valid(
+        cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS, mean=None
+    ) -> Covariance:
+        """:meth:`from_data` on an array that passed ``check_array`` (C-contiguous float64, finite);
+        ``mean``: its column means when the caller has them."""
         n, d = X.shape
+        if center and mean is None:
+            mean = X.mean(axis=0)
         if operator == "auto":
             operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
         if operator == "covariance":  # one centred copy, then X'X (BLAS syrk), scaled in place
-            Xc = X - X.mean(axis=0) if center else X
+            Xc = X - mean if center else X
             M = Xc.T @ Xc
             M += M.T
             M *= 0.5 / (n - ddof)
             return cls(matrix=M, n_samples=n)
-        Xc = X - X.mean(axis=0) if center else X
-        A = np.ascontiguousarray(Xc / np.sqrt(n - ddof))
+        # One new array: centred, then scaled in place (the same values as (X - mean) / sqrt(n - ddof)).
+        A = np.subtract(X, mean) if center else np.array(X, dtype=np.float64, order="C")
+        np.divide(A, np.sqrt(n - ddof), out=A)
         return cls(data=A, n_samples=n)
 
     @classmethod
@@ -309,11 +328,31 @@ class Covariance:
         S = self.data[:, idx]
         return S.T @ S
 
+    def restrict(self, idx) -> Covariance:
+        """The covariance of the features ``idx`` alone, ``C[idx][:, idx]``, as an operator: through the
+        data's columns ``data[:, idx]`` (``N x K``) or the matrix ``C[idx][:, idx]`` (``K x K``), whichever
+        backs this one (the matrix when both do), so its products cost ``N K`` or ``K^2`` instead of
+        ``N D`` or ``D^2``."""
+        idx = np.asarray(idx)
+        if self.matrix is not None:
+            return Covariance(
+                matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples
+            )
+        return Covariance(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
+
+    def column_norms(self) -> np.ndarray:
+        """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept)."""
+        if getattr(self, "_column_norms", None) is None:
+            self._column_norms = np.sqrt(np.maximum(self.diag(), 0.0))
+        return self._column_norms
+
     def diag(self) -> np.ndarray:
-        """The variances, ``diag(C)``."""
+        """The variances, ``diag(C)`` (through the data: one pass, computed once and kept)."""
         if self.matrix is not None:
             return np.diag(self.matrix).copy()
-        return np.einsum("ij,ij->j", self.data, self.data)
+        if getattr(self, "_diag", None) is None:
+            self._diag = np.einsum("ij,ij->j", self.data, self.data)
+        return self._diag.copy()
 
     def trace(self) -> float:
         """Total variance ``tr(C)``."""

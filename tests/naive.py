@@ -311,6 +311,43 @@ def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines
         state[r] = st[0]
 
 
+def support_of(w, idx):
+    """Twin of ``repro.kernels.em_sparse_pca.support_of``."""
+    nz = np.flatnonzero(w)
+    idx[: nz.size] = nz
+    return nz.size
+
+
+def gather_matvec(At, idx, n, w, y):
+    """Twin of ``repro.kernels.em_sparse_pca.gather_matvec``: ``X w`` on the listed columns (``At = X'``)."""
+    S = idx[:n]
+    y[:] = At[S].T @ w[S]
+
+
+def gather_rmatvec(At, idx, n, y, out):
+    """Twin of ``repro.kernels.em_sparse_pca.gather_rmatvec``: the listed entries of ``X'y`` (``At = X'``)."""
+    out[:n] = At[idx[:n]] @ y
+
+
+def screen_reference(f, nonneg, excluded, top, ref):
+    """Twin of ``repro.kernels.em_sparse_pca.screen_reference``."""
+    if not top > 0:
+        return 0
+    mag = f if nonneg else np.abs(f)
+    sel = np.flatnonzero(~np.asarray(excluded, dtype=bool) & (mag >= top))
+    ref[: sel.size] = sel
+    return sel.size
+
+
+def em_update_screened(At, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, *_):
+    """Twin of ``repro.kernels.em_sparse_pca.em_update_screened`` when it settles the step: the plain
+    :func:`em_update` on the full product ``f = X'y`` (``At = X'``; no bound, no candidates), with the
+    support after. Returns ``(ns_new, norm, cosine)``."""
+    f = At @ y
+    norm, c = em_update(f, K, nonneg, excluded, w, None, state)
+    return int(np.count_nonzero(w)), norm, c
+
+
 def em_sparse_pca_run(C, w0, K, nonneg, excluded, tol, max_iter):
     """Twin of one EM run of ``repro.em_sparse_pca`` on a covariance matrix ``C``: ``f = C w``, the
     Algorithm 2 step, stop at ``|w(t+1)' w(t)| > 1 - tol``. Returns ``(w, n_iter)`` (zeros on collapse)."""

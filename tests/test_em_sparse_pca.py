@@ -977,3 +977,245 @@ def test_transform_with_missing_entries_completes_then_projects():
     holed = x.copy()
     holed[[0, 5]] = np.nan
     np.testing.assert_allclose(est.transform(holed[None, :]), est.transform(x[None, :]), atol=1e-10)
+
+
+# --------------------------------------------------------------------------- N << D: screening, support
+def _wide(seed, n=24, p=300, nonneg=False):
+    """Wide data (n < p, n >= 16: the screened iteration applies), a few strong correlated blocks."""
+    rng = np.random.default_rng(seed)
+    f = rng.standard_normal((n, 3))
+    L = np.zeros((3, p))
+    for k in range(3):
+        idx = rng.choice(p, 20, replace=False)
+        L[k, idx] = rng.uniform(0.5, 2.0, 20) * (1.0 if nonneg else rng.choice([-1.0, 1.0], 20))
+    return f @ L + rng.standard_normal((n, p))
+
+
+def _refinement(A, q):
+    """The refinement arguments of ``em_update_screened``: ``U'`` (q leading eigenvectors of ``A A'``),
+    ``B = A'U``, ``cr = ||(I - UU')a_j||`` (``q = 0``: none, ``cr = ||a_j||``), and two scratch buffers."""
+    N, D = A.shape
+    colnorm = np.sqrt(np.einsum("ij,ij->j", A, A))
+    if q == 0:
+        return (np.empty((0, N)), np.empty((D, 0)), colnorm, np.empty(N), np.empty(0))
+    U = np.linalg.eigh(A @ A.T)[1][:, ::-1][:, :q]
+    B = A.T @ U
+    cr = np.sqrt(np.maximum(colnorm**2 - (B * B).sum(1), 0.0) + 1e-12 * colnorm**2)
+    return (np.ascontiguousarray(U.T), np.ascontiguousarray(B), cr, np.empty(N), np.empty(q))
+
+
+def _screen_state(A, K, nonneg, ex, w_ref, w):
+    """A screened step's inputs: the reference (full product at ``w_ref``) and the iterate ``w``."""
+    D = A.shape[1]
+    y0 = A @ w_ref
+    f0 = A.T @ y0
+    st = np.zeros(1)
+    wr = w_ref.copy()
+    kern.em_update(f0, K, nonneg, ex, wr, np.empty(D), st)
+    ref = np.empty(D, np.int64)
+    nref = kern.screen_reference(f0, nonneg, ex, st[0], ref)
+    supp = np.empty(D, np.int64)
+    ns = kern.support_of(w, supp)
+    return y0, f0, ref, nref, supp, ns, st
+
+
+def test_screened_step_kernels_match_twins():
+    """The kernels of the screened iteration against their NumPy twins; when the bound settles a step it is
+    exactly Algorithm 2 on the full product X'y (same support, threshold, iterate to round-off), and it
+    settles most steps near convergence."""
+    rng = np.random.default_rng(11)
+    settled = 0
+    for trial in range(24):
+        nonneg = bool(trial % 2)
+        A = Covariance.from_data(_wide(trial, nonneg=nonneg)).data
+        N, D = A.shape
+        K = int(rng.integers(2, 20))
+        ex = rng.random(D) < (0.1 if trial % 3 == 0 else 0.0)
+        w = np.abs(rng.standard_normal(D)) if nonneg else rng.standard_normal(D)
+        w[ex] = 0.0
+        w /= np.linalg.norm(w)
+        st = np.zeros(1)
+        for _ in range(int(rng.integers(3, 12))):  # the reference: an iterate along the way
+            kern.em_update(A.T @ (A @ w), K, nonneg, ex, w, np.empty(D), st)
+        w_ref = w.copy()
+        for _ in range(int(rng.integers(1, 4))):
+            kern.em_update(A.T @ (A @ w), K, nonneg, ex, w, np.empty(D), st)
+        y0, f0, ref, nref, supp, ns, st_ref = _screen_state(A, K, nonneg, ex, w_ref, w)
+        # twins of the helpers
+        idx_n = np.empty(D, np.int64)
+        assert kern.support_of(w, supp) == naive.support_of(w, idx_n) == ns
+        np.testing.assert_array_equal(supp[:ns], idx_n[:ns])
+        ref_n = np.empty(D, np.int64)
+        assert nref == naive.screen_reference(f0, nonneg, ex, st_ref[0], ref_n) >= K + 1
+        np.testing.assert_array_equal(ref[:nref], ref_n[:nref])
+        y, y_n = np.empty(N), np.empty(N)
+        kern.gather_matvec(A.T, supp, ns, w, y)
+        naive.gather_matvec(A.T, supp, ns, w, y_n)
+        np.testing.assert_allclose(y, y_n, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(y, A @ w, rtol=1e-13, atol=1e-13)
+        out, out_n = np.empty(D), np.empty(D)
+        kern.gather_rmatvec(A.T, ref, nref, y, out)
+        naive.gather_rmatvec(A.T, ref, nref, y, out_n)
+        np.testing.assert_allclose(out[:nref], out_n[:nref], rtol=1e-12, atol=1e-13)
+        # the screened step against the plain step on the full product
+        wk, wn = w.copy(), w.copy()
+        sk, sn = st.copy(), st.copy()
+        suppk = supp.copy()
+        colnorm = np.sqrt(np.einsum("ij,ij->j", A, A))
+        got = kern.em_update_screened(
+            A.T, colnorm, K, nonneg, ex, wk, suppk, ns, y, y0, f0, ref, nref, sk, np.empty(D, np.int64),
+            np.empty(D), np.zeros(D, bool), np.empty(D), D, *_refinement(A, (0, 4, 8)[trial % 3]),
+        )  # fmt: skip
+        want = naive.em_update_screened(A.T, colnorm, K, nonneg, ex, wn, None, ns, y, y0, f0, ref, nref, sn)
+        if got[0] == kern.NEED_FULL:
+            np.testing.assert_array_equal(wk, w)  # nothing changed
+            continue
+        settled += 1
+        assert got[0] == want[0] == K
+        np.testing.assert_array_equal(suppk[: got[0]], np.flatnonzero(wn))
+        np.testing.assert_array_equal(wk != 0, wn != 0)
+        np.testing.assert_allclose(wk, wn, atol=1e-12)
+        np.testing.assert_allclose(got[1:], want[1:], rtol=1e-11)
+        np.testing.assert_allclose(sk, sn, rtol=1e-11)
+    assert settled >= 12
+
+
+def test_screened_step_refuses_what_the_bound_cannot_settle():
+    """Too many candidates (a far reference, or max_cand too small) or a tie at the K-th place: NEED_FULL
+    and nothing changed."""
+    A = Covariance.from_data(_wide(5)).data
+    D = A.shape[1]
+    K = 5
+    ex = np.zeros(D, bool)
+    w_far = np.random.default_rng(0).standard_normal(D)
+    w_far /= np.linalg.norm(w_far)
+    w = np.zeros(D)
+    w[:K] = 1 / np.sqrt(K)
+    colnorm = np.sqrt(np.einsum("ij,ij->j", A, A))
+    bufs = (np.empty(D, np.int64), np.empty(D), np.zeros(D, bool), np.empty(D))
+    y0, f0, ref, nref, supp, ns, st = _screen_state(A, K, False, ex, w_far, w)
+    wk = w.copy()
+    got = kern.em_update_screened(
+        A.T, colnorm, K, False, ex, wk, supp, ns, A @ w, y0, f0, ref, nref, st.copy(), *bufs, K + 1,
+        *_refinement(A, 4),
+    )  # fmt: skip
+    assert got[0] == kern.NEED_FULL
+    np.testing.assert_array_equal(wk, w)
+    # two identical columns on top: K = 1 ties at the K-th place (refused), K = 2 does not (settled)
+    B = np.hstack([A[:, :1], A])
+    Dt = B.shape[1]
+    none = np.zeros(Dt, bool)
+    cn = np.sqrt(np.einsum("ij,ij->j", B, B))
+    for K, expect_full in ((1, True), (2, False)):
+        wt = np.zeros(Dt)
+        wt[0] = 1.0
+        y = B @ wt
+        f = B.T @ y
+        st = np.zeros(1)
+        kern.em_update(f, K, False, none, wt.copy(), np.empty(Dt), st)
+        ref = np.empty(Dt, np.int64)
+        nref = kern.screen_reference(f, False, none, st[0], ref)
+        supp = np.zeros(Dt, np.int64)
+        got = kern.em_update_screened(
+            B.T, cn, K, False, none, wt.copy(), supp, 1, y, y, f, ref, nref, st.copy(),
+            np.empty(Dt, np.int64), np.empty(Dt), np.zeros(Dt, bool), np.empty(Dt), Dt, *_refinement(B, 0),
+        )  # fmt: skip
+        assert (got[0] == kern.NEED_FULL) == expect_full
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_screened_block_gives_the_plain_iterates(nonneg):
+    """The screened block (N < D) against the plain block on the same operator: the same runs (supports,
+    iteration counts, statuses; iterates and variances to round-off), with excluded features and on a
+    deflated operator, and most iterations actually screened."""
+    import sys
+
+    m = sys.modules["repro.em_sparse_pca"]
+    X = _wide(21, nonneg=nonneg)
+    op = Covariance.from_data(X)
+    D = op.n_features
+    rng = np.random.default_rng(4)
+    W0 = rng.standard_normal((5, D))
+    if nonneg:
+        W0 = np.abs(W0)
+    W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+    screens = []
+    orig = m._Screen.__init__
+
+    def keep(self, *a):
+        orig(self, *a)
+        screens.append(self)
+
+    for K, ex, o in (
+        (6, np.zeros(D, bool), op),
+        (10, rng.random(D) < 0.2, op),
+        (4, np.zeros(D, bool), op.deflate(m._leading_pc(op.data))),
+    ):
+        W = W0.copy()
+        W[:, ex] = 0.0
+        W /= np.linalg.norm(W, axis=1, keepdims=True)
+        m._Screen.__init__ = keep
+        try:
+            a = m._em_block(o, W, K, nonneg, ex, 1e-10, 500)
+        finally:
+            m._Screen.__init__ = orig
+        b = m._em_block(o, W, K, nonneg, ex, 1e-10, 500, screen=False)
+        for ra, rb in zip(a, b, strict=True):
+            assert (ra.n_iter, ra.status) == (rb.n_iter, rb.status)
+            np.testing.assert_array_equal(ra.w != 0, rb.w != 0)
+            np.testing.assert_allclose(ra.w, rb.w, atol=1e-10)
+            np.testing.assert_allclose(ra.history, rb.history, rtol=1e-10)
+            assert not ra.w[ex].any()
+    assert len(screens) == 3
+    for sc in screens:  # most iterations settled by the bound, without the full product
+        assert sc.n_screened > sc.n_full
+    # the estimator: the same component either way
+    kw = dict(cardinality=8, nonneg=nonneg, renormalize=True, random_state=3)
+    fit_s = EMSparsePCA(2, **kw).fit(X)
+    saved = m.SCREEN_MIN_SAMPLES
+    m.SCREEN_MIN_SAMPLES = 10**9
+    try:
+        fit_p = EMSparsePCA(2, **kw).fit(X)
+    finally:
+        m.SCREEN_MIN_SAMPLES = saved
+    np.testing.assert_allclose(fit_s.components_, fit_p.components_, atol=1e-10)
+    np.testing.assert_allclose(fit_s.explained_variance_, fit_p.explained_variance_, rtol=1e-11)
+    np.testing.assert_array_equal(fit_s.n_iter_, fit_p.n_iter_)
+
+
+@pytest.mark.parametrize("shape", [(24, 300), (80, 20)])
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_em_on_the_support_equals_the_em_with_the_rest_excluded(shape, nonneg):
+    """The renormalization EM on the support's own operator (N x K columns or the K x K block) gives the
+    runs of the EM on the full operator with every other feature excluded: the same iteration counts and
+    statuses, iterates and variances to round-off; for data and matrix operators and deflated ones."""
+    from repro.em_sparse_pca import _em, _em_block, _em_on_support, _leading_pc
+
+    n, p = shape
+    X = _wide(31, n=n, p=p, nonneg=nonneg) if n < p else _data(31, n=n, p=p)
+    rng = np.random.default_rng(6)
+    base = Covariance.from_data(X)
+    ops = [base, Covariance.from_data(X, operator="covariance"), base.deflate(_leading_pc(base.data))]
+    tried = 0
+    for op in ops:
+        D = op.n_features
+        for K in (3, 7):
+            ex = rng.random(D) < 0.15
+            W0 = rng.standard_normal((3, D))
+            if nonneg:
+                W0 = np.abs(W0)
+            W0[:, ex] = 0
+            W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+            for run in _em_block(op, W0, K, nonneg, ex, 1e-8, 1000):
+                if run.status == kern.COLLAPSED:
+                    continue
+                w = run.w if nonneg else np.abs(run.w)  # a start with mixed signs for the signed case
+                old = _em(op, w, D, nonneg, ex | (w == 0), 1e-10, 1000)
+                new = _em_on_support(op, w, nonneg, 1e-10, 1000)
+                assert (new.n_iter, new.status) == (old.n_iter, old.status)
+                np.testing.assert_array_equal(new.w != 0, old.w != 0)
+                np.testing.assert_allclose(new.w, old.w, atol=1e-12)
+                np.testing.assert_allclose(new.history, old.history, rtol=1e-12)
+                np.testing.assert_allclose(new.h, old.h, rtol=1e-12)
+                tried += 1
+    assert tried >= 12

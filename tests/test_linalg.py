@@ -186,3 +186,21 @@ def test_products_are_the_same_through_data_or_matrix(shape):
     assert Covariance.from_data(X, operator="auto").operator == expected
     with pytest.raises(ValueError, match="operator"):
         Covariance.from_data(X, operator="gram")
+
+
+def test_from_data_scaled_centred_data_and_restrict():
+    """``from_data`` keeps exactly ``(X - mean) / sqrt(n - ddof)``; ``restrict`` is ``C[idx][:, idx]`` as an
+    operator backed like its parent; ``column_norms`` is ``sqrt(diag(C))``."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((9, 30)) * rng.uniform(0.1, 5.0, 30) + 2.0
+    cov = Covariance.from_data(X)
+    np.testing.assert_array_equal(cov.data, (X - X.mean(axis=0)) / np.sqrt(8))
+    assert cov.data.flags.c_contiguous
+    np.testing.assert_array_equal(Covariance.from_data(X, center=False).data, X / np.sqrt(8))
+    C = np.cov(X, rowvar=False)
+    idx = np.array([3, 17, 4, 29])
+    for op in (cov, Covariance.from_data(X, operator="covariance")):
+        sub = op.restrict(idx)
+        assert sub.operator == op.operator and sub.n_features == 4
+        np.testing.assert_allclose(sub.dense(), C[np.ix_(idx, idx)], atol=1e-12)
+        np.testing.assert_allclose(op.column_norms(), np.sqrt(np.diag(C)), rtol=1e-12)

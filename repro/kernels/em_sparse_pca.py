@@ -31,7 +31,19 @@ import numpy as np
 
 from . import njit
 
-__all__ = ["constrained_mstep", "em_update", "em_update_block", "kth_largest", "mstep_cut", "mstep_threshold"]
+__all__ = [
+    "constrained_mstep",
+    "em_update",
+    "em_update_block",
+    "em_update_screened",
+    "gather_matvec",
+    "gather_rmatvec",
+    "kth_largest",
+    "mstep_cut",
+    "mstep_threshold",
+    "screen_reference",
+    "support_of",
+]
 
 # Status codes of an EM run (used by repro.em_sparse_pca).
 CONVERGED = 0
@@ -358,3 +370,271 @@ def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines
         n, c = em_update(F[j], K, nonneg, excluded, W[r], work, state[r : r + 1])
         norms[j] = n
         cosines[j] = c
+
+
+# --------------------------------------------------------------------------- screened iterations (N << D)
+# Status of :func:`em_update_screened`: the bound did not settle the threshold, a full product is needed.
+NEED_FULL = -1
+_EPS = 2.220446049250313e-16
+
+
+@njit
+def support_of(w, idx):
+    """Write the indices of the non-zeros of ``w`` (increasing) into ``idx``; return how many."""
+    n = 0
+    for i in range(w.shape[0]):
+        if w[i] != 0.0:
+            idx[n] = i
+            n += 1
+    return n
+
+
+@njit
+def gather_matvec(At, idx, n, w, y):
+    """``y = X[:, idx[:n]] @ w[idx[:n]]`` from the transposed data ``At = X'`` (``D x N``, C-contiguous):
+    ``X w`` through the support of a sparse ``w`` (``N n`` flops on contiguous rows)."""
+    for i in range(At.shape[1]):
+        y[i] = 0.0
+    for t in range(n):
+        j = idx[t]
+        wj = w[j]
+        for i in range(At.shape[1]):
+            y[i] += At[j, i] * wj
+
+
+@njit
+def gather_rmatvec(At, idx, n, y, out):
+    """``out[:n] = X[:, idx[:n]].T @ y`` from ``At = X'``: the entries ``idx`` of ``X'y`` alone (``N n``
+    flops on contiguous rows). Each entry is summed in sample order; four entries at a time, so the four
+    sums run as independent chains instead of one long dependent one."""
+    N = At.shape[1]
+    t = 0
+    while t + 4 <= n:
+        j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+        s0 = s1 = s2 = s3 = 0.0
+        for i in range(N):
+            yi = y[i]
+            s0 += At[j0, i] * yi
+            s1 += At[j1, i] * yi
+            s2 += At[j2, i] * yi
+            s3 += At[j3, i] * yi
+        out[t], out[t + 1], out[t + 2], out[t + 3] = s0, s1, s2, s3
+        t += 4
+    while t < n:
+        j = idx[t]
+        s = 0.0
+        for i in range(N):
+            s += At[j, i] * y[i]
+        out[t] = s
+        t += 1
+
+
+@njit
+def _mag(v, nonneg):
+    return v if nonneg else abs(v)
+
+
+@njit
+def screen_reference(f, nonneg, excluded, top, ref):
+    """After a full product ``f = X'y`` (and :func:`em_update` on it, whose threshold is ``top``): the
+    indices of the candidates with magnitude ``>= top`` (at least ``K + 1`` of them) into ``ref``; returns
+    how many, 0 when ``top <= 0`` (at most ``K`` candidates: nothing to screen with)."""
+    if not top > 0.0:
+        return 0
+    n = 0
+    for i in range(f.shape[0]):
+        if not excluded[i] and _mag(f[i], nonneg) >= top:
+            ref[n] = i
+            n += 1
+    return n
+
+
+@njit
+def _interval(f0j, ej, half, nonneg):
+    """Bounds of the candidate magnitude of ``f_j`` in ``[f0j + ej - half, f0j + ej + half]``."""
+    c = f0j + ej
+    if nonneg:
+        return c - half, c + half
+    a = abs(c)
+    return max(a - half, 0.0), a + half
+
+
+@njit
+def em_update_screened(
+    At, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, cand, fc, nomask, work,
+    max_cand, Ut, B, cr, dy, cvec,
+):  # fmt: skip
+    """One EM iteration's M-step from ``y = X w`` without the full product ``X'y``, when a bound settles it.
+
+    ``f0 = X'y0`` is the last full product (``y0`` its E-step), ``dy = y - y0``. For every feature,
+    ``f_j - f0_j = a_j'dy`` (``a_j`` the column). With ``U`` (``Ut``: ``q x N``) orthonormal columns (the
+    leading eigenvectors of ``X X'``, ``q`` may be 0) and ``B = X'U`` (``D x q``) it splits exactly into
+    ``e_j = B_j'(U'dy)`` and ``a_j'(I - UU')dy``, bounded by Cauchy-Schwarz by
+    ``cr_j ||(I - UU')dy||`` with ``cr_j = ||(I - UU')a_j||`` (``= ||a_j||`` when ``q = 0``); all widened by
+    the round-off of the products and of these terms. So ``f_j`` lies in ``[lb_j, ub_j]``. The ``(K+1)``-th
+    largest lower bound over the reference set ``ref`` (the top ``K + 1`` of ``f0``), ``tau``, is at most
+    the threshold ``s_(K+1)`` of ``f``; a feature with ``ub_j < tau`` is below the threshold and thresholds
+    to zero whatever its value (a first O(D) pass rules most out by the coarser ``||a_j|| ||dy||``, which
+    is never smaller). Only the others (the candidates, at most ``max_cand``) get ``f_j`` computed exactly
+    (``N`` flops each), and Algorithm 2 on them gives exactly the M-step on the full ``f``: the same
+    threshold, the same kept entries, the same ``w(t+1)``.
+
+    Returns ``(ns_new, norm, cosine)`` as :func:`em_update` (``w``, its support ``supp[:ns_new]`` and the
+    threshold ``state[0]`` updated), or ``(NEED_FULL, 0, 0)`` with nothing changed when the bound does not
+    settle it: too many candidates, a threshold that is not positive, or a tie at the K-th place (whose
+    tie-break needs the largest value below the tie, which may lie outside the candidates).
+    ``dy`` (``N``) and ``cvec`` (``q``) are scratch buffers.
+    """
+    D, N = At.shape
+    q = Ut.shape[0]
+    if nref < K + 1:
+        return NEED_FULL, 0.0, 0.0
+    r2 = 0.0
+    ny = 0.0
+    ny0 = 0.0
+    for i in range(N):
+        d = y[i] - y0[i]
+        dy[i] = d
+        r2 += d * d
+        ny += y[i] * y[i]
+        ny0 += y0[i] * y0[i]
+    d = np.sqrt(r2)
+    g = 8.0 * (N + q + 2) * _EPS  # a generous relative round-off bound of every inner product here
+    ro = g * (np.sqrt(ny) + np.sqrt(ny0))  # |computed - exact| of f_j and f0_j, per unit ||a_j||
+    rad = d * (1.0 + g) + ro  # the plain bound, per unit ||a_j||
+    cc = 0.0
+    for k in range(q):
+        s = 0.0
+        for i in range(N):
+            s += Ut[k, i] * dy[i]
+        cvec[k] = s
+        cc += s * s
+    rad_res = np.sqrt(max(r2 - cc, 0.0) + g * r2)
+    # the coarse radius is at least |e_j| + the refined half-width (Cauchy-Schwarz in R^2, plus margins)
+    rad_pre = d * (1.0 + 3.0 * np.sqrt(g) + 2.0 * g) + ro
+    # tau: the (K+1)-th largest lower bound over the reference set (<= the same over all features).
+    for t in range(nref):
+        j = ref[t]
+        ej = 0.0
+        for k in range(q):
+            ej += B[j, k] * cvec[k]
+        half = cr[j] * rad_res + colnorm[j] * (g * d + ro) if q > 0 else colnorm[j] * rad
+        work[t] = _interval(f0[j], ej, half, nonneg)[0]
+    tau = kth_largest(work, nref, K + 1)
+    if not tau > 0.0:
+        return NEED_FULL, 0.0, 0.0
+    m = 0
+    for j in range(D):
+        if excluded[j]:
+            continue
+        if _mag(f0[j], nonneg) + colnorm[j] * rad_pre < tau:
+            continue
+        if q > 0:
+            ej = 0.0
+            for k in range(q):
+                ej += B[j, k] * cvec[k]
+            half = cr[j] * rad_res + colnorm[j] * (g * d + ro)
+        else:
+            ej = 0.0
+            half = colnorm[j] * rad
+        if _interval(f0[j], ej, half, nonneg)[1] >= tau:
+            if m == max_cand:
+                return NEED_FULL, 0.0, 0.0
+            cand[m] = j
+            m += 1
+    gather_rmatvec(At, cand, m, y, fc)
+    thr, s_k = _select(fc[:m], K, nonneg, nomask[:m], work, state[0])
+    if not thr > 0.0 or not s_k > thr:
+        return NEED_FULL, 0.0, 0.0
+    s = 0.0
+    for t in range(m):
+        a = _mag(fc[t], nonneg)
+        if a > thr:
+            r = a - thr
+            s += r * r
+    norm = np.sqrt(s)
+    inv = 1.0 / norm
+    c = 0.0
+    for t in range(m):  # the cosine with the old iterate, in index order as em_update sums it
+        v = fc[t]
+        a = _mag(v, nonneg)
+        if a > thr:
+            r = (a - thr) * inv
+            if not nonneg and v < 0.0:
+                r = -r
+            c += r * w[cand[t]]
+            fc[t] = r
+        else:
+            fc[t] = 0.0
+    for t in range(ns):
+        w[supp[t]] = 0.0
+    n_new = 0
+    for t in range(m):
+        if fc[t] != 0.0:
+            j = cand[t]
+            w[j] = fc[t]
+            supp[n_new] = j
+            n_new += 1
+    state[0] = thr
+    return n_new, norm, abs(c)
+
+
+@njit
+def screened_products(At, W, rows, supp, ns, Y, h, sparse_fraction):
+    """``Y[r] = X w_r`` through the support for the sparse rows ``r`` of ``rows`` (``ns[r] * sparse_fraction
+    < D``) and ``h[j] = ||Y[r]||^2``; returns a mask of the dense rows, left to the caller (BLAS)."""
+    D = At.shape[0]
+    dense = np.zeros(rows.shape[0], dtype=np.bool_)
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        if ns[r] * sparse_fraction < D:
+            gather_matvec(At, supp[r], ns[r], W[r], Y[r])
+            s = 0.0
+            for i in range(Y.shape[1]):
+                s += Y[r, i] * Y[r, i]
+            h[j] = s
+        else:
+            dense[j] = True
+    return dense
+
+
+@njit
+def screened_block(
+    At, colnorm, K, nonneg, excluded, W, rows, supp, ns, Y, Y0, F0, ref, nref, state, cand, fc, nomask, work,
+    max_cand, norms, cosines, Ut, B, cr,
+):  # fmt: skip
+    """:func:`em_update_screened` for the active rows of a block; returns a mask of the rows it could not
+    settle (``NEED_FULL``), whose full product the caller computes before :func:`screened_finish`."""
+    full = np.ones(rows.shape[0], dtype=np.bool_)
+    dy = np.empty(At.shape[1])
+    cvec = np.empty(Ut.shape[0])
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        if nref[r] > 0:
+            n, nrm, c = em_update_screened(
+                At, colnorm, K, nonneg, excluded, W[r], supp[r], ns[r], Y[r], Y0[r], F0[r], ref[r], nref[r],
+                state[r : r + 1], cand, fc, nomask, work, max_cand, Ut, B, cr, dy, cvec,
+            )  # fmt: skip
+            if n != NEED_FULL:
+                ns[r] = n
+                norms[j] = nrm
+                cosines[j] = c
+                full[j] = False
+    return full
+
+
+@njit
+def screened_finish(
+    F0, K, nonneg, excluded, W, rows, full, supp, ns, Y, Y0, ref, nref, state, work, norms, cosines
+):
+    """For the rows ``rows[j]`` with ``full[j]``, whose full product ``F0[r] = X'Y[r]`` is computed:
+    :func:`em_update` on it, the new support, and ``(Y0[r], F0[r])`` with its top ``K + 1`` as the
+    reference of the next screened iterations."""
+    for j in range(rows.shape[0]):
+        if not full[j]:
+            continue
+        r = rows[j]
+        norms[j], cosines[j] = em_update(F0[r], K, nonneg, excluded, W[r], work, state[r : r + 1])
+        ns[r] = support_of(W[r], supp[r])
+        Y0[r, :] = Y[r, :]
+        nref[r] = screen_reference(F0[r], nonneg, excluded, state[r], ref[r])
