@@ -33,6 +33,7 @@ import numpy as np
 import scipy.linalg
 
 from ._validation import check_array, check_covariance_args, check_int, check_symmetric, check_vector
+from .kernels.em_sparse_pca import support_matvec
 
 __all__ = [
     "OPERATORS",
@@ -279,6 +280,8 @@ class Covariance:
         h = np.empty(R)
         M, A = self.matrix, self.data
         y = np.empty(A.shape[0]) if A is not None else None
+        if A is not None and not A.flags.c_contiguous:
+            A = None  # (a view of) data that is not row-major: the dense products below
         for r in range(R):
             w = W[r]
             nz = np.flatnonzero(w)
@@ -291,12 +294,12 @@ class Covariance:
                     np.dot(M, w, out=F[r])
                     h[r] = w @ F[r]
             else:
-                if sparse:  # X w through the support's columns: N K flops
-                    np.dot(A[:, nz], w[nz], out=y)
+                if sparse and A is not None:  # X w through the support's columns, not copied: N K flops
+                    support_matvec(A, nz, nz.size, w, y)
                 else:
-                    np.dot(A, w, out=y)
+                    np.dot(self.data, w, out=y)
                 h[r] = y @ y
-                np.dot(A.T, y, out=F[r])
+                np.dot(self.data.T, y, out=F[r])
         return F, h
 
     def quad(self, W: np.ndarray) -> np.ndarray | float:

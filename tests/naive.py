@@ -318,6 +318,12 @@ def support_of(w, idx):
     return nz.size
 
 
+def support_matvec(A, idx, n, w, y):
+    """Twin of ``repro.kernels.em_sparse_pca.support_matvec``: ``X w`` on the listed columns (``A = X``)."""
+    S = idx[:n]
+    y[:] = A[:, S] @ w[S]
+
+
 def gather_matvec(At, idx, n, w, y):
     """Twin of ``repro.kernels.em_sparse_pca.gather_matvec``: ``X w`` on the listed columns (``At = X'``)."""
     S = idx[:n]

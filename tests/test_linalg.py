@@ -181,6 +181,17 @@ def test_products_are_the_same_through_data_or_matrix(shape):
         F, h = cov.products(W)
         np.testing.assert_allclose(F, W @ C, atol=1e-12)
         np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", W, C, W), rtol=1e-12)
+    # sparse rows (fewer than D / SPARSE_FRACTION non-zeros) go through their support, row-major data or not
+    Ws = np.zeros((2, shape[1]))
+    Ws[0, [1, 3]] = [0.6, -0.8]
+    Ws[1, 2] = 1.0
+    A = Covariance.from_data(X).data
+    ops = [Covariance(data=A), Covariance(data=np.asfortranarray(A))]
+    ops.append(Covariance.from_data(X, operator="covariance"))
+    for cov in ops:
+        F, h = cov.products(Ws)
+        np.testing.assert_allclose(F, Ws @ C, atol=1e-12)
+        np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", Ws, C, Ws), rtol=1e-12)
     assert Covariance.from_data(X, operator="covariance").data is None
     expected = "covariance" if shape[0] > shape[1] else "data"
     assert Covariance.from_data(X, operator="auto").operator == expected
