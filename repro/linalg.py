@@ -104,6 +104,11 @@ DEFAULT_ITERATIONS = 50
 BLOCK_MIN_ROWS = 16
 #: A row of a block with fewer than ``n_features / SPARSE_FRACTION`` non-zeros is applied through its support.
 SPARSE_FRACTION = 4
+#: Through the row-major data the support's entries of each row are gathered, which reads about
+#: ``min(K, D / 8)`` cache lines of the row (8 doubles each) at a flop per cycle or so, against ``D / 8``
+#: lines at BLAS speed for the dense product: the support pays only when it is this much smaller than ``D``.
+#: (Measured on 200000 x 1000, one thread: K = 100 gathered 1.1x the dense product, K = 10 0.15x.)
+SPARSE_DATA_FRACTION = 16
 
 
 def choose_operator(
@@ -246,9 +251,11 @@ class Covariance:
         """``W C`` and the quadratic forms ``w_j' C w_j`` for the rows ``w_j`` of a block ``W``.
 
         The interface every EM method uses, whatever the operator: ``2 N D R`` flops through the data,
-        ``D^2 R`` through the matrix. A row with fewer than ``D / SPARSE_FRACTION`` non-zeros (a sparse
-        EM iterate with ``K`` of them) costs ``N (D + K)`` or ``D K``: only the support's columns enter.
-        From ``BLOCK_MIN_ROWS`` rows on it is one matrix-matrix product
+        ``D^2 R`` through the matrix. A row with fewer than ``D / SPARSE_FRACTION`` non-zeros through the
+        matrix, or ``D / SPARSE_DATA_FRACTION`` through the data (a sparse EM iterate with ``K`` of them),
+        costs ``D K`` or ``N (D + K)``: only the support enters, gathered from the data without a copy
+        (:func:`repro.kernels.em_sparse_pca.support_matvec`). From ``BLOCK_MIN_ROWS`` rows on it is one
+        matrix-matrix product
         (BLAS 3); below, one matrix-vector product per row into preallocated rows, which measured faster
         per row on the benchmark machine (OpenBLAS, one thread: blocks of 2-10 rows cost 1.0-2.6x the
         matrix-vector products per row on both 2429 x 361 and 72 x 12582).
@@ -285,7 +292,7 @@ class Covariance:
         for r in range(R):
             w = W[r]
             nz = np.flatnonzero(w)
-            sparse = nz.size * SPARSE_FRACTION < D
+            sparse = nz.size * (SPARSE_FRACTION if M is not None else SPARSE_DATA_FRACTION) < D
             if M is not None:
                 if sparse:  # C w = sum over the support of w_j C[j, :]: D K flops
                     np.dot(w[nz], M[nz], out=F[r])

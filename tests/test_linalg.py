@@ -181,7 +181,7 @@ def test_products_are_the_same_through_data_or_matrix(shape):
         F, h = cov.products(W)
         np.testing.assert_allclose(F, W @ C, atol=1e-12)
         np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", W, C, W), rtol=1e-12)
-    # sparse rows (fewer than D / SPARSE_FRACTION non-zeros) go through their support, row-major data or not
+    # a row with few non-zeros goes through its support (D = 20: the 1-sparse row), row-major data or not
     Ws = np.zeros((2, shape[1]))
     Ws[0, [1, 3]] = [0.6, -0.8]
     Ws[1, 2] = 1.0
