@@ -366,6 +366,10 @@ class DenseSource:
             np.dot(self.Y, q, out=u)
             np.dot(self.Y.T, u, out=a)
             return float(np.dot(u, u))
+        if self.X.flags.c_contiguous:  # one read of X per pass, rows centred on the fly
+            from .kernels.em_pca import centred_rank1_pass
+
+            return float(centred_rank1_pass(self.X, self.mean, q, u, a))
         a[:] = 0.0
         g = 0.0
         i = 0

@@ -20,6 +20,15 @@ def rank1_mstep(a, g, r, q, q_new):
     return r_new, min(sin_angle, 1.0)
 
 
+def centred_rank1_pass(X, mean, q, u, a):
+    """Twin of ``repro.kernels.em_pca.centred_rank1_pass``: ``u = (X - mean) q``, ``a = (X - mean)' u``,
+    returns ``u'u``."""
+    Y = X - mean
+    u[:] = Y @ q
+    a[:] = Y.T @ u
+    return float(u @ u)
+
+
 def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
     """Twin of ``repro.kernels.em_pca.missing_estep``: per row, least squares on the observed coordinates
     (``numpy.linalg.lstsq``, minimum norm), then fill the missing ones with ``mu + C x``. ``B`` and ``CtC``

@@ -360,6 +360,23 @@ def test_rank1_mstep_twin():
     _rank1_case(q + 1e-9 * rng.standard_normal(50), 1.0, 1.0, q)
 
 
+def test_centred_rank1_pass_twin():
+    """The fused pass (reassociated sums) equals the NumPy twin to round-off, with a mean far from zero (the
+    rows are centred before the dot product, so no cancellation)."""
+    rng = np.random.default_rng(23)
+    for n, p in ((1, 1), (7, 3), (40, 33), (300, 129)):
+        X = rng.standard_normal((n, p)) * 0.01 + 1e4
+        mean = X.mean(axis=0)
+        q = rng.standard_normal(p)
+        u, a, u_n, a_n = np.empty(n), np.empty(p), np.empty(n), np.empty(p)
+        g = kern.centred_rank1_pass(X, mean, q, u, a)
+        g_n = naive.centred_rank1_pass(X, mean, q, u_n, a_n)
+        scale = np.linalg.norm(X - mean) * np.linalg.norm(q)
+        np.testing.assert_allclose(u, u_n, rtol=0, atol=1e-13 * scale)
+        np.testing.assert_allclose(a, a_n, rtol=0, atol=1e-13 * scale**2)
+        assert g == pytest.approx(g_n, rel=1e-12, abs=1e-24)
+
+
 def _estep_case(Y, M, C, mu):
     ptr, idx = mod._missing_structure(M)
     outs = []
