@@ -41,6 +41,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ._validation import _head
+
 __all__ = [
     "BLOCK_BYTES",
     "COPY_LIMIT_BYTES",
@@ -61,10 +63,13 @@ COPY_LIMIT_BYTES = 64 * 2**20
 BLOCK_BYTES = 4 * 2**20
 
 
-def _head(idx, n=5) -> str:
-    idx = np.asarray(idx)
-    text = ", ".join(str(int(i)) for i in idx[:n])
-    return text + (f", ... ({idx.size} in all)" if idx.size > n else "")
+def missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR lists of the missing coordinates of each row (sorted): ``(ptr, idx)``, row ``i``'s missing
+    columns being ``idx[ptr[i]:ptr[i + 1]]``."""
+    rows, cols = np.nonzero(mask)
+    ptr = np.zeros(mask.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=mask.shape[0]), out=ptr[1:])
+    return ptr, cols.astype(np.int64)
 
 
 def is_dask(X) -> bool:
@@ -196,10 +201,7 @@ def _missing_prepare(Xb, cache, mu):
         return cache["Yfill"], cache["ptr"], cache["idx"]
     Xb = np.asarray(Xb, dtype=np.float64)
     mask = np.isnan(Xb)
-    rows, cols = np.nonzero(mask)
-    ptr = np.zeros(Xb.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=Xb.shape[0]), out=ptr[1:])
-    idx = cols.astype(np.int64)
+    ptr, idx = missing_structure(mask)
     Yfill = np.where(mask, mu, Xb)
     if cache is not None:
         cache.update(Yfill=Yfill, ptr=ptr, idx=idx)
@@ -251,10 +253,8 @@ def ppca_missing_chunk(Xb, cache, C, mu, eps, m0):
     else:
         Xb = np.asarray(Xb, dtype=np.float64)
         mask = np.isnan(Xb)
-        rows, idx = np.nonzero(mask)
-        ptr = np.zeros(Xb.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=Xb.shape[0]), out=ptr[1:])
-        idx = idx.astype(np.int64)
+        ptr, idx = missing_structure(mask)
+        rows = np.repeat(np.arange(Xb.shape[0]), np.diff(ptr))
         Y0 = np.where(mask, 0.0, Xb - m0)
         if cache is not None:
             cache.update(Y0=Y0, rows=rows, ptr=ptr, idx=idx)

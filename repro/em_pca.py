@@ -118,8 +118,10 @@ from ._chunked import (
     missing_final_chunk,
     ppca_missing_chunk,
 )
+from ._chunked import missing_structure as _missing_structure
 from ._threads import blas_limited
 from ._validation import (
+    _head,
     as_float,
     check_array,
     check_int,
@@ -440,19 +442,6 @@ def _em_rank1(source, c0, max_iter, tol, callback):
         "eigenvalues": np.array(eigs, dtype=float)[:, None],
     }
     return q[:, None], np.array([[g]]), n_iter, converged, hist
-
-
-def _missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR lists of the missing coordinates of each row (sorted)."""
-    rows, cols = np.nonzero(mask)
-    ptr = np.zeros(mask.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=mask.shape[0]), out=ptr[1:])
-    return ptr, cols.astype(np.int64)
-
-
-def _head(idx, n=5) -> str:
-    text = ", ".join(str(int(i)) for i in idx[:n])
-    return text + (f", ... ({idx.size} in all)" if idx.size > n else "")
 
 
 def _em_missing(source, C0, max_iter, tol, callback):

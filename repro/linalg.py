@@ -287,8 +287,7 @@ class Covariance:
         h = np.empty(R)
         M, A = self.matrix, self.data
         y = np.empty(A.shape[0]) if A is not None else None
-        if A is not None and not A.flags.c_contiguous:
-            A = None  # (a view of) data that is not row-major: the dense products below
+        row_major = A is not None and A.flags.c_contiguous  # what the support's gather reads
         for r in range(R):
             w = W[r]
             nz = np.flatnonzero(w)
@@ -301,12 +300,12 @@ class Covariance:
                     np.dot(M, w, out=F[r])
                     h[r] = w @ F[r]
             else:
-                if sparse and A is not None:  # X w through the support's columns, not copied: N K flops
+                if sparse and row_major:  # X w through the support's columns, not copied: N K flops
                     support_matvec(A, nz, nz.size, w, y)
                 else:
-                    np.dot(self.data, w, out=y)
+                    np.dot(A, w, out=y)
                 h[r] = y @ y
-                np.dot(self.data.T, y, out=F[r])
+                np.dot(A.T, y, out=F[r])
         return F, h
 
     def quad(self, W: np.ndarray) -> np.ndarray | float:
