@@ -171,7 +171,7 @@ def test_choose_operator_cost_model():
         assert choose_operator(N, D, n_vectors=R, n_iter=T) == ("covariance" if cov < data else "data")
 
 
-@pytest.mark.parametrize("shape", [(50, 8), (6, 20)])
+@pytest.mark.parametrize("shape", [(50, 8), (6, 20), (6, 80)])
 def test_products_are_the_same_through_data_or_matrix(shape):
     X = np.random.default_rng(4).standard_normal(shape)
     C = np.cov(X, rowvar=False)
@@ -181,7 +181,7 @@ def test_products_are_the_same_through_data_or_matrix(shape):
         F, h = cov.products(W)
         np.testing.assert_allclose(F, W @ C, atol=1e-12)
         np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", W, C, W), rtol=1e-12)
-    # a row with few non-zeros goes through its support (D = 20: the 1-sparse row), row-major data or not
+    # a row with few non-zeros goes through its support (D = 80: both rows), row-major data or not
     Ws = np.zeros((2, shape[1]))
     Ws[0, [1, 3]] = [0.6, -0.8]
     Ws[1, 2] = 1.0
