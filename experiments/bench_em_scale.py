@@ -9,8 +9,8 @@ Three measurements:
     against the two BLAS products it cannot avoid, with as many columns as the EM carries:
     ``EMPCA(10)`` with Roweis' iteration (``n_oversamples=0``; ``X Q``, ``X'(XQ)`` with 10 columns), the
     default block EM with its Rayleigh-Ritz step (20 columns), and ``EMSparsePCA`` (one component,
-    cardinality 50, one random start, ``operator="data"``: the iteration through the data the goal
-    speaks of; ``X w``, ``X'y`` with one column; 50 is below ``D / 16``, so ``X w`` of the sparse iterate
+    cardinality 25, one random start, ``operator="data"``: the iteration through the data the goal
+    speaks of; ``X w``, ``X'y`` with one column; 25 is below ``D / 32``, so ``X w`` of the sparse iterate
     goes through its support, gathered from the rows, as it does for any sparse enough iterate). The
     iterations are timed inside one fit per method:
     EMPCA's callback, and for EMSparsePCA the covariance operator it iterates through (a
@@ -48,7 +48,7 @@ Choices (and why)
 * **Sizes**: (a) 1e6 x 1e3, the goal's size: the array (8 GB) is filled in place block by block; the
   fits add no copy of it (EMPCA walks large arrays by centred row blocks; peak about 8.6 GiB; the machine
   has 24 GB). (b, c) 2^17 x 2^12 as in the paper, chunks of 2048 rows (64 MB). ``--quick``: 20000 x 200
-  (EMSparsePCA cardinality 10) and 2^12 x 2^8.
+  (EMSparsePCA cardinality 5) and 2^12 x 2^8.
 * **Data**: ``y = W x + v + mu``: ``W`` (p x 32) orthonormal columns scaled to standard deviations
   ``10 * 0.1^(j/31)``, ``x`` standard normal, ``v`` independent uniform entries of unit variance
   (isotropic unit noise; uniform draws are five times cheaper than normal ones at 1e9 entries), ``mu``
@@ -97,7 +97,7 @@ GOAL = 1.3
 FEW_HOURS_S = 3 * 3600.0
 MISSING_FRAC = 0.05
 N_LATENT = 32
-SPARSE_K = 50  # cardinality of the EMSparsePCA fit in (a): below D / 16, the support path
+SPARSE_K = 25  # cardinality of the EMSparsePCA fit in (a): below D / 32, the support path
 N_TIMED = 4  # timed EM iterations (each next to its products) per method in (a)
 
 
@@ -249,7 +249,7 @@ def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
     X -= X.mean(axis=0)
     X *= 1.0 / np.sqrt(n - 1)
     op = _TimedCovariance(X, n)
-    card = min(SPARSE_K, p // 20)
+    card = min(SPARSE_K, p // 40)
     est = EMSparsePCA(
         1,
         cardinality=card,
