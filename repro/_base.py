@@ -12,7 +12,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_array, check_n_features, unscale
 
-__all__ = ["ProjectionMixin", "ReproTags", "unscale_fitted", "unscale_path", "with_expected_failures"]
+__all__ = [
+    "ProjectionMixin",
+    "ReproTags",
+    "dask_rows",
+    "unscale_fitted",
+    "unscale_path",
+    "with_expected_failures",
+]
 
 
 @dataclass(slots=True)
@@ -79,6 +86,19 @@ def scale_free(result, s: float, shape=None):
     return result
 
 
+def dask_rows(X, fn):
+    """``fn`` applied to every row chunk of ``X`` as a lazy ``dask.array`` when ``X`` is one, else None.
+
+    The Dask dispatch of ``transform`` / ``score_samples``: ``fn`` is the method itself, called on each
+    row chunk in memory (see :meth:`repro._chunked.DaskSource.map_rows`).
+    """
+    from ._chunked import DaskSource, is_dask
+
+    if not is_dask(X):
+        return None
+    return DaskSource(X, "X", first_pass=False).map_rows(fn)
+
+
 class ProjectionMixin(TransformerMixin):
     """``transform`` as the projection on the fitted loadings: ``(X - mean_) @ components_.T``.
 
@@ -86,8 +106,14 @@ class ProjectionMixin(TransformerMixin):
     """
 
     def transform(self, X):
-        """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
+        """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components).
+
+        A ``dask.array`` gives a ``dask.array`` (lazy, computed chunk by chunk where the data are).
+        """
         check_is_fitted(self, "components_")
+        lazy = dask_rows(X, self.transform)
+        if lazy is not None:
+            return lazy
         X = check_array(X, "X")
         check_n_features(self, X)
         return (X - self.mean_) @ self.components_.T

@@ -13,13 +13,21 @@ once (in :mod:`repro.em_pca` and :mod:`repro.em_sparse_pca`) and runs on:
   another 8 GB). With missing values the completed data are kept between passes (``cache``), so the
   e-step starts from the previous fills.
 * :class:`BlockSource`, row blocks produced again by a callable for every pass (``fit_blocks``).
-* :class:`DaskSource`, a ``dask.array`` (and so anything Dask wraps: ``numpy.memmap``, Zarr, HDF5). The
-  array's task graph is optimized and materialized once; each pass adds one task per row chunk that loads
-  the chunk and runs the chunk function (e-step and accumulation together), and one task summing the
-  small results, and runs that graph on the scheduler Dask is configured with. One pass over the data per
-  EM iteration; memory bounded by the chunks in flight plus the small sums. Used by ``EMPCA``,
-  ``SensiblePCA`` and ``EMSparsePCA`` (fit, the covariance formation and the cardinality path; transform
-  and score of a Dask array go through :meth:`DaskSource.map_rows`).
+* :class:`DaskSource`, a ``dask.array`` (and so anything Dask wraps: ``numpy.memmap``, Zarr, HDF5), on any
+  scheduler (threads, processes, a ``dask.distributed`` cluster; the array persisted or not). A pass is
+  built on Dask's public API only: the array's blocks as ``dask.delayed`` objects (``X.to_delayed()``,
+  taken once), one task per row chunk that loads it and runs the chunk function (e-step and accumulation
+  together), and a tree of small tasks adding the results, run by ``dask.compute``. The data stay where
+  the scheduler keeps them (on a cluster: on the workers); only the small sums of a pass reach the
+  client. One pass over the data per EM iteration; memory bounded by the chunks in flight plus the small
+  sums. Used by ``EMPCA``, ``SensiblePCA`` and ``EMSparsePCA`` (fit, the covariance formation and the
+  cardinality path); transform and score of a Dask array return a Dask array
+  (:meth:`DaskSource.map_rows`).
+
+The covariance-based estimators (``NSPCA``, ``SpannogramPCA``) form the column means and the ``p x p``
+scatter matrix of a Dask array in one distributed pass (:func:`dask_covariance`; refused above
+:data:`CLIENT_LIMIT_BYTES` on the client), and ``GSPPCA`` refuses a Dask array (its exact evidence needs
+every row); no estimator converts a Dask array to NumPy on the client.
 
 The first pass of every source computes the per-column counts, means and centred sums of squares over the
 observed entries (Chan, Golub & LeVeque's pairwise update, so no cancellation) and checks the missing-value
@@ -45,12 +53,15 @@ from ._validation import _head
 
 __all__ = [
     "BLOCK_BYTES",
+    "CLIENT_LIMIT_BYTES",
     "COPY_LIMIT_BYTES",
     "BlockSource",
     "DaskSource",
     "DenseSource",
     "as_source",
+    "check_dask_array",
     "check_observed",
+    "dask_covariance",
     "is_dask",
 ]
 
@@ -439,9 +450,46 @@ def _load(*blocks):
     return np.asarray(B, dtype=np.float64)
 
 
-def _call(Xb, cache, fn, *args):
-    """A chunk task for a function of the chunk alone (transform, score of new data)."""
-    return fn(Xb, *args)
+def _chunk_call(fn, transforms, args, *blocks):
+    """One task of a pass: load a row chunk, read it through the transforms, run the chunk function."""
+    Xb = _load(*blocks)
+    for f, f_args in transforms:
+        Xb = f(Xb, *f_args)
+    return fn(Xb, None, *args)
+
+
+#: Array arguments of a pass up to this many bytes in all (their size times the number of chunks) travel
+#: inside every task; above, each is sent once per pass as its own piece of data.
+SHIP_BYTES = 4 * 2**20
+
+
+def _rows_call(Xb, fn, *args):
+    """``fn`` on one row chunk read as float64 (the block function of :meth:`DaskSource.map_rows`)."""
+    return fn(np.asarray(Xb, dtype=np.float64), *args)
+
+
+#: Results of a pass are added in groups of this many chunks (a tree), so the task that adds them holds at
+#: most this many partial sums at once (each may be p x p when the covariance is formed).
+TREE_WIDTH = 8
+
+
+def check_dask_array(X, name: str = "X") -> None:
+    """The Dask input policy's refusals: not 2-D, not real numbers, an unknown number of features."""
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {X.ndim}-D shape {X.shape}.")
+    kind = np.dtype(X.dtype).kind
+    if kind not in "biuf":
+        what = "complex values" if kind == "c" else "values that are not real numbers"
+        raise ValueError(
+            f"{name} is a Dask array of dtype {X.dtype} ({what}); these methods need real numbers: pass "
+            f"{name}.astype('float64')" + (f" or {name}.real" if kind == "c" else "") + "."
+        )
+    if np.isnan(X.shape[1]):
+        raise ValueError(
+            f"{name} has an unknown number of features (chunks {X.chunks[1]}, e.g. after boolean "
+            f"indexing of the columns); call {name}.compute_chunk_sizes() first (rows of unknown size "
+            "are fine)."
+        )
 
 
 class DaskSource:
@@ -450,10 +498,14 @@ class DaskSource:
     The input policy is in the module docstring (cast integer and boolean dtypes, refuse complex and
     object ones, join feature chunks inside the loading task, learn unknown chunk sizes in the first pass).
 
-    The array's graph is optimized and materialized once (``__dask_optimize__``); a pass copies it, adds
-    one task per row chunk, ``fn(load(chunk), None, *args)``, and one summing task, and runs it on the
-    scheduler Dask is configured with (``dask.config.set(scheduler=...)`` or a ``distributed`` client):
-    cheaper per iteration than building ``dask.delayed`` collections, and the reduction is one small task.
+    Everything goes through Dask's public API, so every scheduler runs it (threads, processes, a
+    ``distributed`` client, persisted or not): the array's blocks are taken once as ``dask.delayed``
+    objects (``X.to_delayed()``, its graph optimized once), a pass calls ``fn(load(row chunk), None,
+    *args)`` on each row chunk (one ``dask.delayed`` task each, the small arguments shipped once per pass)
+    and adds the results in a tree of small tasks (:data:`TREE_WIDTH`), then ``dask.compute`` runs it on the
+    scheduler Dask is configured with (``dask.config.set(scheduler=...)`` or a ``distributed`` client).
+    The data stay where the scheduler keeps them (on the workers of a cluster); only the sums of a pass
+    come back to the client. ``map_rows`` (transform, score of new data) returns a Dask array.
 
     Parameters
     ----------
@@ -486,21 +538,7 @@ class DaskSource:
     ):
         if not is_dask(X):
             raise ValueError(f"{name} must be a dask.array.Array here; got {type(X).__name__}.")
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {X.ndim}-D shape {X.shape}.")
-        kind = np.dtype(X.dtype).kind
-        if kind not in "biuf":
-            what = "complex values" if kind == "c" else "values that are not real numbers"
-            raise ValueError(
-                f"{name} is a Dask array of dtype {X.dtype} ({what}); these methods need real numbers: pass "
-                f"{name}.astype('float64')" + (f" or {name}.real" if kind == "c" else "") + "."
-            )
-        if np.isnan(X.shape[1]):
-            raise ValueError(
-                f"{name} has an unknown number of features (chunks {X.chunks[1]}, e.g. after boolean "
-                f"indexing of the columns); call {name}.compute_chunk_sizes() first (rows of unknown size "
-                "are fine)."
-            )
+        check_dask_array(X, name)
         self.array = X
         self.name = name
         self.p = int(X.shape[1])
@@ -510,12 +548,8 @@ class DaskSource:
                 "required."
             )
         self._transforms = tuple(transforms)
-        rows = X.__dask_keys__()
-        self._rows = [list(r) for r in rows]  # keys of the blocks of each row chunk
-        flat = [k for r in self._rows for k in r]
-        self._graph = dict(X.__dask_optimize__(X.__dask_graph__(), flat))
-        self.n_chunks = len(self._rows)
-        self._pass = 0
+        self.n_chunks = len(X.chunks[0])
+        self._blocks = None  # the delayed blocks, taken on the first pass
         sizes = X.chunks[0]
         self.chunk_rows = None if any(np.isnan(c) for c in sizes) else tuple(int(c) for c in sizes)
         if not first_pass:
@@ -535,39 +569,60 @@ class DaskSource:
         st.finish(self, name)
 
     # ----- passes
-    def _chunk_task(self, i):
-        task = (_load, *self._rows[i])
-        for f, args in self._transforms:
-            task = (f, task, *args)
-        return task
+    def _parts(self, fn, args, indexed: bool = False):
+        """The delayed ``fn(chunk, None, *args)`` of every row chunk, one task each (load, transforms and
+        ``fn`` fused: a pass is one layer of tasks plus the sum); with ``indexed`` the chunk's index is
+        passed first, ``fn(chunk, None, i, *args)``. Small array arguments travel inside the tasks, larger
+        ones (over :data:`SHIP_BYTES` in all) once per pass as their own piece of data."""
+        import dask
 
-    def _run(self, fn, args, reduce):
-        """One pass: ``reduce([fn(chunk_i, None, *args) for each chunk])`` in one graph."""
-        import dask.base
-
-        self._pass += 1
-        tag = f"repro-pass-{id(self):x}-{self._pass}"
-        dsk = dict(self._graph)
-        parts = []
-        for i in range(self.n_chunks):
-            dsk[(tag, i)] = (fn, self._chunk_task(i), None, *args)
-            parts.append((tag, i))
-        dsk[tag] = (reduce, parts)
-        get = dask.base.get_scheduler(collections=[self.array]) or dask.base.get_scheduler()
-        return get(dsk, tag)
+        if self._blocks is None:
+            self._blocks = self.array.to_delayed()  # (row chunks, feature chunks), graph optimized once
+        size = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) * self.n_chunks
+        if size > SHIP_BYTES:
+            args = tuple(dask.delayed(a) if isinstance(a, np.ndarray) else a for a in args)
+        call = dask.delayed(_chunk_call, pure=True)
+        return [
+            call(fn, self._transforms, (i, *args) if indexed else args, *row)
+            for i, row in enumerate(self._blocks)
+        ]
 
     def map_sum(self, fn, *args):
         """One pass: ``sum over chunks of fn(chunk, None, *args)`` (a tuple of arrays or floats), a list."""
-        return self._run(fn, args, _sum_parts)
+        import dask
+
+        (total,) = dask.compute(_tree(self._parts(fn, args), _sum_parts))
+        return total
 
     def map_chunks(self, fn, *args) -> list:
         """One pass: ``[fn(chunk, None, *args) for each chunk]`` in chunk order."""
-        return self._run(fn, args, list)
+        import dask
 
-    def map_rows(self, fn, *args) -> np.ndarray:
-        """One pass: ``fn(chunk, *args)`` per chunk (an array with one entry or row per row of the chunk),
-        stacked in row order: ``transform`` or ``score_samples`` of data read in chunks."""
-        return np.concatenate(self._run(_call, (fn, *args), list), axis=0)
+        return list(dask.compute(*self._parts(fn, args)))
+
+    def map_rows(self, fn, *args):
+        """``fn(chunk, *args)`` per row chunk (an array with one entry or row per row of the chunk), as a
+        Dask array in row order (lazy: ``transform`` or ``score_samples`` of data read in chunks).
+
+        The trailing shape and dtype of the output are those of ``fn`` on one row of zeros (a cheap probe
+        on the client); feature chunks are joined first (``rechunk`` to whole rows).
+        """
+        X = self.array
+        for f, args_f in self._transforms:
+            X = X.map_blocks(f, *args_f, dtype=np.float64)
+        if X.numblocks[1] > 1:
+            X = X.rechunk({1: -1})
+        probe = np.asarray(fn(np.zeros((1, self.p)), *args))
+        tail = probe.shape[1:]
+        return X.map_blocks(
+            _rows_call,
+            fn,
+            *args,
+            dtype=probe.dtype,
+            chunks=(X.chunks[0], *((t,) for t in tail)),
+            drop_axis=[] if tail else [1],
+            meta=np.empty((0, *tail), dtype=probe.dtype),
+        )
 
     def products(self, Q):
         A, G = self.map_sum(products_chunk, self.mean, Q)
@@ -579,6 +634,131 @@ class DaskSource:
         return DaskSource(
             self.array, self.name, first_pass=first_pass, transforms=(*self._transforms, (fn, args))
         )
+
+
+# --------------------------------------------------------------------------- the covariance in one pass
+#: Largest matrix (bytes) that :func:`dask_covariance` forms on the client from a Dask array: 2 GiB, a
+#: p x p float64 matrix up to p = 16384 features. The covariance-based methods (NSPCA, the spannogram) then
+#: work on that matrix in memory, with a few more of its size (NSPCA's kernel, the spannogram's
+#: eigendecomposition), so a larger one would not fit a usual client either.
+CLIENT_LIMIT_BYTES = 2 * 2**30
+
+
+def _moments_chunk(Xb, cache, index):
+    """``(rows, mean, centred scatter, NaN count, inf count, first bad chunk)`` of one row chunk."""
+    Xb = np.asarray(Xb, dtype=np.float64)
+    n_b = Xb.shape[0]
+    bad = ~np.isfinite(Xb)
+    n_nan = n_inf = 0
+    first = np.inf
+    if bad.any():  # refused after the pass; keep the sums finite meanwhile
+        n_nan = int(np.isnan(Xb).sum())
+        n_inf = int(bad.sum()) - n_nan
+        first = index
+        Xb = np.where(bad, 0.0, Xb)
+    mean = Xb.mean(axis=0) if n_b else np.zeros(Xb.shape[1])
+    D = Xb - mean
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused after the pass
+        return n_b, mean, D.T @ D, n_nan, n_inf, first
+
+
+def _merge_moments(parts):
+    """Chunk moments merged in order (Chan, Golub & LeVeque's pairwise update: no cancellation)."""
+    n, mean, A, n_nan, n_inf, first = parts[0]
+    A = np.array(A)
+    for n2, mean2, A2, nan2, inf2, first2 in parts[1:]:
+        tot = n + n2
+        if n2:
+            delta = mean2 - mean
+            with np.errstate(over="ignore", invalid="ignore"):
+                A += A2 + np.outer(delta, delta * (n * n2 / tot))
+            mean = mean + delta * (n2 / tot)
+        n, n_nan, n_inf, first = tot, n_nan + nan2, n_inf + inf2, min(first, first2)
+    return n, mean, A, n_nan, n_inf, first
+
+
+def _tree(parts, combine):
+    """The delayed ``combine`` of the results of a pass, ``TREE_WIDTH`` at a time, in chunk order."""
+    import dask
+
+    step = dask.delayed(combine, pure=True)
+    while True:
+        parts = [step(parts[i : i + TREE_WIDTH]) for i in range(0, len(parts), TREE_WIDTH)]
+        if len(parts) == 1:
+            return parts[0]
+
+
+def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
+    """The column means and the scatter matrix ``Xc'Xc`` of a Dask array, formed in one distributed pass.
+
+    What stays on the workers and what the client holds: each row chunk is read where the scheduler keeps
+    it and reduced there to its row count, column means and centred ``p x p`` scatter; these are merged
+    in a tree of tasks (:data:`TREE_WIDTH` at a time, Chan et al.'s pairwise update), and only the merged
+    ``p``-vector and ``p x p`` matrix come back to the client. ``X`` itself is never gathered. The
+    covariance-based estimators (NSPCA, SpannogramPCA) use this: they work on the ``p x p`` matrix itself
+    (NSPCA's coordinate ascent reads all of it, the spannogram's deflation takes principal submatrices),
+    so the ``n x n`` Gram matrix of a wide array could not stand in for it.
+
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n_samples, n_features)
+        Real numbers (integer and boolean dtypes are cast to float64 per chunk); NaN and infinite values
+        are refused.
+    name : str
+        The argument's name in error messages.
+    min_samples : int
+
+    Returns
+    -------
+    n : int
+    mean : ndarray, shape (n_features,)
+    A : ndarray, shape (n_features, n_features)
+        ``Xc'Xc`` (not divided by ``n - 1``), symmetric.
+
+    Raises
+    ------
+    ValueError
+        When the client-side ``p x p`` matrix would exceed :data:`CLIENT_LIMIT_BYTES`, and for the input
+        the Dask policy refuses, NaN, infinite values, too few samples or an overflow.
+    """
+    import dask
+
+    if not is_dask(X):
+        raise ValueError(f"{name} must be a dask.array.Array here; got {type(X).__name__}.")
+    check_dask_array(X, name)
+    p = int(X.shape[1])
+    need = 8 * p * p
+    if need > CLIENT_LIMIT_BYTES:
+        raise ValueError(
+            f"{name} has {p} features: its {p} x {p} covariance ({need / 2**30:.1f} GiB) would be formed on "
+            f"the client, above the limit of {CLIENT_LIMIT_BYTES / 2**30:.0f} GiB "
+            "(repro._chunked.CLIENT_LIMIT_BYTES); this method works on that matrix in memory. Use fewer "
+            "features (select or aggregate columns), or raise the limit if the client has the memory."
+        )
+    parts = DaskSource(X, name, first_pass=False)._parts(_moments_chunk, (), indexed=True)
+    (n, mean, A, n_nan, n_inf, first) = dask.compute(_tree(parts, _merge_moments))[0]
+    if n_inf:
+        raise ValueError(
+            f"{name} holds infinite values ({n_inf}, the first in row chunk {int(first)}); remove or "
+            "replace them before fitting."
+        )
+    if n_nan:
+        raise ValueError(
+            f"{name} holds NaN ({n_nan} entries, the first in row chunk {int(first)}) and this method does "
+            "not support missing values; impute them, drop those rows, or use EMPCA (its fit handles NaN "
+            "as missing entries)."
+        )
+    if n < min_samples:
+        raise ValueError(
+            f"{name} has {n} sample(s) (shape=({n}, {p})) while a minimum of {min_samples} is required; "
+            "pass more samples."
+        )
+    if not np.isfinite(A).all():
+        raise ValueError(
+            f"{name} is too large for float64: its scatter matrix Xc'Xc overflows; divide {name} by a "
+            "constant before fitting."
+        )
+    return int(n), mean, 0.5 * (A + A.T)
 
 
 def as_source(X, name: str = "X", *, min_samples: int = 2, min_features: int = 1):

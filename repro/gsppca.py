@@ -717,7 +717,20 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), which is centred; returns self."""
+        """Fit on ``X`` (n_samples, n_features), which is centred; returns self.
+
+        A ``dask.array`` is refused, not gathered: the exact evidence (Theorem 2) of every nested model is
+        a sum over the rows of a non-linear function of each row's norms on the model's variables, with
+        ``alpha`` found per model by Newton's method, which neither the covariance nor one pass gives.
+        """
+        from ._chunked import is_dask
+
+        if is_dask(X):
+            raise ValueError(
+                "X is a Dask array; GSPPCA needs the data in memory (its exact evidence sums a non-linear "
+                "function of every row's norms over each nested model, which the covariance does not "
+                "give). Pass X.compute() if it fits in memory, or select variables first."
+            )
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = _check_d(self.n_components, n, p)

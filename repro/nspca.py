@@ -255,6 +255,14 @@ def _scatter(X, precomputed: bool, name: str = "X"):
     return np.ascontiguousarray(A), mean, X.shape[0]
 
 
+def _dask_scatter(X):
+    """``(A, mean, n)`` of a Dask array as :func:`_scatter` gives them, formed in one distributed pass."""
+    from ._chunked import dask_covariance
+
+    n, mean, A = dask_covariance(X, "X")
+    return np.ascontiguousarray(A), mean, n
+
+
 def _check_params(alpha, beta, max_iter, tol):
     alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
     beta = check_real(beta, "beta", low=0.0)
@@ -452,8 +460,17 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
-        A, mean, n = _scatter(X, False)
+        """Fit on ``X`` (n_samples, n_features; or a ``dask.array``); returns self.
+
+        A ``dask.array`` stays on the workers (or wherever its scheduler keeps it): one distributed pass
+        forms its column means and its ``p x p`` scatter matrix ``A = Xc'Xc``
+        (:func:`repro._chunked.dask_covariance`), and the client holds only those, then fits on ``A``
+        as for in-memory data. ``p`` is limited by ``repro._chunked.CLIENT_LIMIT_BYTES`` (a clear error
+        above it).
+        """
+        from ._chunked import is_dask
+
+        A, mean, n = _scatter(X, False) if not is_dask(X) else _dask_scatter(X)
         d = A.shape[0]
         k = check_int(self.n_components, "n_components", low=1, high=d)
         alpha, beta, max_iter, tol = _check_params(self.alpha, self.beta, self.max_iter, self.tol)

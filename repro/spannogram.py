@@ -765,7 +765,20 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         self.deflation = deflation
 
     def fit(self, X, y=None):
-        """Fit on data ``X`` (n_samples, n_features); returns self."""
+        """Fit on data ``X`` (n_samples, n_features; or a ``dask.array``); returns self.
+
+        A ``dask.array`` stays on the workers (or wherever its scheduler keeps it): one distributed pass
+        forms its column means and ``p x p`` covariance (:func:`repro._chunked.dask_covariance`), and the
+        client holds only those and runs the spannogram on the covariance. ``p`` is limited by
+        ``repro._chunked.CLIENT_LIMIT_BYTES`` (a clear error above it).
+        """
+        from ._chunked import dask_covariance, is_dask
+
+        if is_dask(X):
+            n, mean, A = dask_covariance(X, "X")
+            self._fit_cov(Covariance(matrix=A / (n - 1), n_samples=n))
+            self.mean_ = mean
+            return self
         X = check_array(X, "X", min_samples=2)
         cov = Covariance.from_data(X)
         self._fit_cov(cov)

@@ -1,0 +1,156 @@
+"""Every estimator family on a real dask.distributed cluster (two worker processes), without gathering X.
+
+A module-scoped ``LocalCluster`` with two worker processes (one thread each, no dashboard, loopback only)
+and a ``Client``: each family fits persisted and not persisted Dask arrays and must give the in-memory
+answer, while the client-side conversion of a Dask array (``__array__``, ``compute`` and the finalizing of
+any array collection larger than a few rows) raises, so a fit that gathered ``X`` would fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from repro import (  # noqa: E402
+    EMPCA,
+    GSPPCA,
+    NSPCA,
+    EMSparsePCA,
+    SensiblePCA,
+    SpannogramPCA,
+    _chunked,
+)
+
+N, P, CHUNK = 4000, 30, 1000  # 4 row chunks
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+    )
+    cl = distributed.Client(cluster)
+    try:
+        yield cl
+    finally:
+        cl.close()
+        cluster.close()
+
+
+def _data(seed=0, frac=0.0):
+    rng = np.random.default_rng(seed)
+    scales = np.linspace(3.0, 0.5, P)
+    X = rng.standard_normal((N, 4)) @ rng.standard_normal((4, P)) * 2 + rng.standard_normal((N, P)) * scales
+    X += 5.0
+    if frac:
+        X[rng.random(X.shape) < frac] = np.nan
+    return X
+
+
+@contextlib.contextmanager
+def no_gather():
+    """Within: every client-side conversion of a Dask array with more than 10 rows raises."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a Dask array was pulled into the client")
+
+    post = da.Array.__dask_postcompute__
+
+    def postcompute(self):
+        if self.ndim and not np.isnan(self.shape[0]) and self.shape[0] > 10:
+            refuse()
+        return post(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(da.Array, "__array__", refuse)
+        mp.setattr(da.Array, "compute", refuse)
+        mp.setattr(da.Array, "__dask_postcompute__", postcompute)
+        yield
+
+
+def _arrays(client, X, chunks=(CHUNK, P)):
+    """The same data not persisted (built from the NumPy array) and persisted on the workers."""
+    Xd = da.from_array(X, chunks=chunks)
+    persisted = Xd.persist()
+    distributed.wait(persisted)
+    return {"not persisted": Xd, "persisted": persisted}
+
+
+# Fixed iteration counts (tol=0, a small max_iter) where the method iterates over the data: the Dask fit
+# must follow the in-memory iterates exactly (to round-off), and the module stays fast (each pass over the
+# cluster is a scheduler round trip).
+FAMILIES = {
+    "EMPCA": (lambda: EMPCA(3, tol=0.0, max_iter=6, random_state=0), 0.0),
+    "SensiblePCA": (lambda: SensiblePCA(3, tol=0.0, max_iter=6, random_state=0), 0.0),
+    "EMPCA-missing": (lambda: EMPCA(2, tol=0.0, max_iter=5, random_state=0), 0.05),
+    "SensiblePCA-missing": (lambda: SensiblePCA(2, tol=0.0, max_iter=5, random_state=0), 0.05),
+    "EMSparsePCA": (lambda: EMSparsePCA(2, cardinality=6, random_state=0), 0.0),
+    "EMSparsePCA-nonneg": (lambda: EMSparsePCA(2, cardinality=6, nonneg=True, random_state=0), 0.0),
+    "EMSparsePCA-data": (
+        lambda: EMSparsePCA(1, cardinality=6, operator="data", n_restarts=1, max_iter=5, tol=1e-14),
+        0.0,
+    ),
+    "EMSparsePCA-missing": (
+        lambda: EMSparsePCA(1, cardinality=6, nonneg=True, n_restarts=1, max_iter=5, tol=1e-14),
+        0.05,
+    ),
+    "NSPCA": (lambda: NSPCA(3, alpha=1e6, beta=10.0, max_iter=200, random_state=0), 0.0),
+    "SpannogramPCA": (lambda: SpannogramPCA(2, cardinality=5, rank=2, net="exact", random_state=0), 0.0),
+}
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_every_family_fits_on_the_cluster_as_in_memory_without_gathering(client, name):
+    make, frac = FAMILIES[name]
+    X = _data(1, frac)
+    ref = make().fit(X)
+    for kind, Xd in _arrays(client, X).items():
+        msg = f"{name}, {kind}"
+        with no_gather():
+            got = make().fit(Xd)
+            # transform (and score_samples) of Dask input: Dask output, lazy
+            Z = got.transform(Xd)
+            S = got.score_samples(Xd) if hasattr(got, "score_samples") else None
+        np.testing.assert_allclose(got.components_, ref.components_, rtol=1e-7, atol=1e-7, err_msg=msg)
+        np.testing.assert_allclose(got.explained_variance_, ref.explained_variance_, rtol=1e-8, err_msg=msg)
+        np.testing.assert_allclose(got.mean_, ref.mean_, rtol=1e-12, err_msg=msg)
+        assert isinstance(Z, da.Array), msg
+        np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-6, atol=1e-6, err_msg=msg)
+        if S is not None:
+            assert isinstance(S, da.Array), msg
+            np.testing.assert_allclose(S.compute(), ref.score_samples(X), rtol=1e-8, err_msg=msg)
+
+
+def test_gsppca_refuses_a_dask_array_rather_than_gathering_it(client):
+    Xd = da.from_array(_data(2), chunks=(CHUNK, P))
+    with no_gather(), pytest.raises(ValueError, match=r"X is a Dask array; GSPPCA needs the data in memory"):
+        GSPPCA(2).fit(Xd)
+
+
+def test_the_covariance_pass_refuses_what_the_client_cannot_hold_and_bad_entries(client, monkeypatch):
+    X = _data(3)
+    Xd = da.from_array(X, chunks=(CHUNK, 10))  # feature chunks too: joined inside the tasks
+    with no_gather():
+        n, mean, A = _chunked.dask_covariance(Xd)
+    Xc = X - X.mean(axis=0)
+    assert n == N
+    np.testing.assert_allclose(mean, X.mean(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(A, Xc.T @ Xc, rtol=1e-11, atol=1e-9)
+    monkeypatch.setattr(_chunked, "CLIENT_LIMIT_BYTES", 8 * P * P - 1)
+    for est in (NSPCA(1, alpha=1.0), SpannogramPCA(1, cardinality=3)):
+        with pytest.raises(ValueError, match=rf"X has {P} features: its {P} x {P} covariance.*fewer"):
+            est.fit(Xd)
+    monkeypatch.undo()
+    Xn = X.copy()
+    Xn[2500, 3] = np.nan
+    with pytest.raises(ValueError, match=r"X holds NaN \(1 entries, the first in row chunk 2\)"):
+        NSPCA(1, alpha=1.0).fit(da.from_array(Xn, chunks=(CHUNK, P)))
+    Xn[10, 3] = np.inf
+    with pytest.raises(ValueError, match=r"X holds infinite values \(1, the first in row chunk 0\)"):
+        SpannogramPCA(1, cardinality=3).fit(da.from_array(Xn, chunks=(CHUNK, P)))
