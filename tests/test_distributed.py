@@ -154,3 +154,16 @@ def test_the_covariance_pass_refuses_what_the_client_cannot_hold_and_bad_entries
     Xn[10, 3] = np.inf
     with pytest.raises(ValueError, match=r"X holds infinite values \(1, the first in row chunk 0\)"):
         SpannogramPCA(1, cardinality=3).fit(da.from_array(Xn, chunks=(CHUNK, P)))
+
+
+def test_bench_dask_cluster_quick(client, tmp_path):
+    from quickrun import check_outputs
+
+    from experiments import bench_dask_cluster
+
+    assert bench_dask_cluster.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, _ = check_outputs(tmp_path, "bench_dask_cluster", bench_dask_cluster)
+    assert set(df.part) == {"pass", "tall"} and (df.ratio > 0).all()
+    assert (df[df.part == "pass"].max_rel_diff < 1e-12).all()  # the same sums on both schedulers
+    tall = df[df.part == "tall"].iloc[0]
+    assert tall.em_sin <= bench_dask_cluster.TARGET and tall.svd_sin <= bench_dask_cluster.TARGET
