@@ -119,6 +119,7 @@ from ._chunked import (
     ppca_missing_chunk,
 )
 from ._chunked import missing_structure as _missing_structure
+from ._rescale import rescaled
 from ._threads import blas_limited
 from ._validation import (
     _head,
@@ -130,7 +131,6 @@ from ._validation import (
     check_n_features,
     check_random_state,
     check_real,
-    rescaled,
     unscale,
     warn_not_converged,
 )

@@ -79,6 +79,7 @@ from sklearn.base import BaseEstimator
 
 from ._base import ProjectionMixin, unscale_fitted, unscale_path
 from ._chunked import DaskSource, check_observed, gram_chunk, is_dask
+from ._rescale import rescaled
 from ._threads import blas_limited
 from ._validation import (
     ConvergenceWarning,
@@ -92,7 +93,6 @@ from ._validation import (
     check_random_state,
     check_real,
     check_scale,
-    rescaled,
     warn_not_converged,
 )
 from .kernels.em_sparse_pca import (
