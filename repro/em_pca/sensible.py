@@ -17,8 +17,6 @@ from ..linalg import canonical_sign
 from ._common import SensiblePCAResult, _chol, _initial_C, _ritz, _sin_orth, subspace_sin
 
 _LOG_2PI = math.log(2.0 * math.pi)
-
-
 _EPS_FLOOR = 1e-13  # smallest noise variance, relative to the total ML variance tr(S) (module docstring)
 
 
