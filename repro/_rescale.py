@@ -17,7 +17,7 @@ from .linalg import Covariance
 __all__ = ["rescaled"]
 
 
-def rescaled(unscale_result, method: str | None = None):
+def rescaled(unscale_result, method: str | None = None, *, check=None):
     """Decorate a function of data ``X`` (first argument) so badly scaled data are fitted as ``X / s``.
 
     The wrapper validates ``X`` (NaN allowed; the function applies its own rules; a
@@ -26,6 +26,11 @@ def rescaled(unscale_result, method: str | None = None):
     ``X / s`` and returns ``unscale_result(result, s, X.shape)``. Ordinarily scaled data are passed
     through unchanged (``s = 1``), so results on them are exactly those of the undecorated function.
     A ``callback`` of the function sees the rescaled quantities.
+
+    ``check``: the public function's own validation of an array ``X`` (``check(X)`` returns the validated
+    array or raises). It is then the one check of ``X`` in the call: run here, before the scale is read,
+    and the function receives the validated array (or ``X / s``) and must not check it again. Without
+    it a float64 array is left to the function's own checks and other arrays are checked generically.
     """
 
     def deco(func):
@@ -33,9 +38,11 @@ def rescaled(unscale_result, method: str | None = None):
         def wrapper(X, *args, **kwargs):
             if isinstance(X, Covariance) or is_dask(X):  # chunked data: read by the function
                 return func(X, *args, **kwargs)
-            # a float64 array is checked by the function itself (no second pass here)
-            float_array = isinstance(X, np.ndarray) and X.dtype == np.float64
-            arr = X if float_array else check_array(X, "X", allow_nan=True)
+            if check is not None:  # the function's validation, once, here
+                arr = check(X)
+            else:  # a float64 array is checked by the function itself (no second pass here)
+                float_array = isinstance(X, np.ndarray) and X.dtype == np.float64
+                arr = X if float_array else check_array(X, "X", allow_nan=True)
             top = _max_abs(arr) if arr.ndim == 2 and arr.size else np.inf
             if not np.isfinite(top):
                 return func(arr, *args, **kwargs)  # its own checks give the reason

@@ -12,6 +12,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 PKG = REPO / "repro"
 
@@ -100,3 +103,59 @@ def test_no_import_cycle_in_repro():
 
 def test_validation_is_at_the_bottom():
     assert import_graph()["repro._validation"] == set()
+
+
+# --------------------------------------------------------------------------- X validated once per public call
+def _count_checks(monkeypatch, shape) -> list:
+    """Wrap ``check_array`` wherever the library holds it; record the calls on an array of ``shape``."""
+    import sys
+
+    from repro import _validation
+
+    original = _validation.check_array
+    calls = []
+
+    def counting(X, *args, **kwargs):
+        if np.shape(X) == shape:
+            calls.append(kwargs.get("name", args[0] if args else "X"))
+        return original(X, *args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        in_repro = name == "repro" or name.startswith("repro.")
+        if in_repro and getattr(module, "check_array", None) is original:
+            monkeypatch.setattr(module, "check_array", counting)
+    return calls
+
+
+def _fits():
+    from repro import EMPCA, EMSparsePCA, SensiblePCA, em_pca, em_sparse_pca, em_sparse_pca_path
+    from repro.em_pca import ppca_closed_form, sensible_pca
+
+    return {
+        "EMPCA.fit": lambda X: EMPCA(2, random_state=0).fit(X),
+        "EMPCA.fit k=1": lambda X: EMPCA(1, random_state=0).fit(X),
+        "SensiblePCA.fit": lambda X: SensiblePCA(2, random_state=0).fit(X),
+        "EMSparsePCA.fit sparse": lambda X: EMSparsePCA(2, cardinality=3, random_state=0).fit(X),
+        "EMSparsePCA.fit nonneg": lambda X: EMSparsePCA(2, cardinality=3, nonneg=True, random_state=0).fit(X),
+        "em_pca": lambda X: em_pca(X, 2, random_state=0),
+        "sensible_pca": lambda X: sensible_pca(X, 2, random_state=0),
+        "ppca_closed_form": lambda X: ppca_closed_form(X, 2),
+        "em_sparse_pca": lambda X: em_sparse_pca(X, 1, cardinality=3, random_state=0),
+        "em_sparse_pca_path": lambda X: em_sparse_pca_path(X, [2, 4], random_state=0),
+    }
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["complete", "missing values"])
+@pytest.mark.parametrize("kind", ["float64", "list"])
+@pytest.mark.parametrize("call", list(_fits()))
+def test_x_is_validated_once_per_public_call(monkeypatch, call, kind, missing):
+    if missing and call == "ppca_closed_form":
+        pytest.skip("the closed form takes complete data only")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 8)) @ rng.standard_normal((8, 8))
+    if missing:
+        X[[1, 4, 7], [2, 5, 0]] = np.nan
+    data = X.tolist() if kind == "list" else X
+    calls = _count_checks(monkeypatch, X.shape)
+    _fits()[call](data)
+    assert len(calls) == 1, f"{call} checked X {len(calls)} times"

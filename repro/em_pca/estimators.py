@@ -18,11 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import with_expected_failures
-from .._chunked import (
-    DaskSource,
-    as_source,
-    is_dask,
-)
+from .._chunked import DaskSource, DenseSource, is_dask
 from .._chunked import missing_structure as _missing_structure
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -40,6 +36,29 @@ from ..linalg import Covariance
 from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
+
+
+# --------------------------------------------------------------------------- the one check of X
+def _valid_data(X) -> np.ndarray:
+    """The check of an array ``X`` for EM PCA (NaN: missing entries), run once by the decorator."""
+    return check_array(X, "X", allow_nan=True, min_samples=2)
+
+
+def _valid_spca(X) -> np.ndarray:
+    """The check of an array ``X`` for sensible PCA (one discarded dimension: two features at least)."""
+    return check_array(X, "X", allow_nan=True, min_samples=2, min_features=2)
+
+
+def _valid_complete(X) -> np.ndarray:
+    """The check of an array ``X`` for the closed form (complete data)."""
+    return check_array(X, "X", min_samples=2, min_features=2)
+
+
+def _source_of(X, min_features: int = 1):
+    """The data source of a validated array, or of a Dask array (checked in its first pass)."""
+    if is_dask(X):
+        return DaskSource(X, "X", min_samples=2, min_features=min_features)
+    return DenseSource(X, "X")
 
 
 def _unscale_empca(res: EMPCAResult, s: float, shape) -> EMPCAResult:
@@ -78,7 +97,7 @@ def _unscale_ppca(res, s: float, shape):
 
 
 @blas_limited
-@rescaled(_unscale_empca, "EMPCA")
+@rescaled(_unscale_empca, "EMPCA", check=_valid_data)
 def em_pca(
     X,
     n_components: int = 1,
@@ -144,7 +163,7 @@ def em_pca(
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
     """
     return _em_pca_on(
-        as_source(X, "X"), n_components, max_iter, tol, random_state, init, callback, n_oversamples
+        _source_of(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples
     )
 
 
@@ -285,7 +304,7 @@ class EMPCA(TransformerMixin, BaseEstimator):
         return Z @ self.components_ + self.mean_
 
 
-@rescaled(_unscale_ppca, "ppca_closed_form")
+@rescaled(_unscale_ppca, "ppca_closed_form", check=_valid_complete)
 def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarray]:
     """Closed-form maximum-likelihood PPCA (Tipping & Bishop 1999, Eqs. 7-8), the fixed point of SPCA.
 
@@ -312,10 +331,9 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
     ValueError
         When ``X`` has zero variance (e.g. all zeros): no Gaussian with ``eps > 0`` fits it.
     """
-    X = check_array(X, "X", min_samples=2, min_features=2)
-    n, p = X.shape
+    n, p = X.shape  # X was validated by the decorator (_valid_complete)
     k, _, _ = _check_common(n_components, 1, 0.0, n, p, spca=True)
-    cov = Covariance.from_data(X, ddof=0)
+    cov = Covariance._from_valid(X, ddof=0)
     trS = float(cov.trace())
     floor = _noise_floor(trS)
     values, U = cov.eigh(k)
@@ -328,7 +346,7 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
 
 
 @blas_limited
-@rescaled(_unscale_spca, "SensiblePCA")
+@rescaled(_unscale_spca, "SensiblePCA", check=_valid_spca)
 def sensible_pca(
     X,
     n_components: int = 1,
@@ -408,7 +426,7 @@ def sensible_pca(
     M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
     X.-L. Meng and D. B. Rubin. Maximum likelihood estimation via the ECM algorithm. Biometrika 80, 1993.
     """
-    source = as_source(X, "X", min_features=2)
+    source = _source_of(X, min_features=2)
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 

@@ -255,7 +255,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         chunks); returns self."""
         s = 1.0
         if not is_dask(X) and not isinstance(X, Covariance):
-            X = check_array(X, "X", min_samples=2, allow_nan=True)
+            X = _valid_data(X)
             check_has_variance(X, "EMSparsePCA")
             s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
             if s != 1.0:
@@ -317,6 +317,11 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         return self
 
 
+def _valid_data(X) -> np.ndarray:
+    """The one check of an array ``X`` in a public call (NaN: missing entries)."""
+    return check_array(X, "X", min_samples=2, allow_nan=True)
+
+
 def em_sparse_pca(X, n_components=1, **params):
     """Function form of :class:`EMSparsePCA`.
 
@@ -338,7 +343,7 @@ def em_sparse_pca(X, n_components=1, **params):
 
 
 @blas_limited
-@rescaled(unscale_path, "em_sparse_pca_path")
+@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data)
 def em_sparse_pca_path(
     X,
     cardinalities,
@@ -380,7 +385,7 @@ def em_sparse_pca_path(
     t0 = time.perf_counter()
     warm = isinstance(init, str) and init == "warm"
     n_vec = n_restarts if isinstance(n_restarts, (int, np.integer)) else DEFAULT_STARTS
-    op, _, _ = _prepare(X, operator, int(n_vec))
+    op, _, _ = _prepare(X, operator, int(n_vec), checked=True)  # an array was checked by the decorator
     D = op.n_features
     ks = check_cardinalities(cardinalities, D)
     init_c = _check_init(None if warm else init, D, 1)
