@@ -12,12 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from .._validation import (
-    as_float,
-    check_int,
-    check_n_components,
-    check_real,
-)
+from .._validation import as_float, check_int, check_n_components, check_real
 from ..linalg import canonical_sign
 
 

@@ -13,15 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._chunked import (
-    BlockSource,
-    DenseSource,
-)
+from .._chunked import BlockSource, DenseSource
 from .._threads import blas_limited
-from .._validation import (
-    check_random_state,
-    warn_not_converged,
-)
+from .._validation import check_random_state, warn_not_converged
 from ..linalg import canonical_sign
 from ._common import (
     EMPCAResult,

@@ -162,9 +162,7 @@ def em_pca(
     ----------
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
     """
-    return _em_pca_on(
-        _source_of(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples
-    )
+    return _em_pca_on(_source_of(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
 
 
 class EMPCA(TransformerMixin, BaseEstimator):

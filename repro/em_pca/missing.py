@@ -14,11 +14,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from .._chunked import (
-    missing_estep_chunk,
-    missing_final_chunk,
-    ppca_missing_chunk,
-)
+from .._chunked import missing_estep_chunk, missing_final_chunk, ppca_missing_chunk
 from ._common import _chol, _finish_history, _new_history, _ritz, subspace_sin
 from .sensible import _spca_history
 

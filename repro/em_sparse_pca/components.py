@@ -9,16 +9,8 @@ import warnings
 
 import numpy as np
 
-from .._validation import (
-    ConvergenceWarning,
-    check_cardinality,
-    check_int,
-    check_real,
-    warn_not_converged,
-)
-from ..kernels.em_sparse_pca import (
-    MAX_ITER,
-)
+from .._validation import ConvergenceWarning, check_cardinality, check_int, check_real, warn_not_converged
+from ..kernels.em_sparse_pca import MAX_ITER
 from ._common import _ORTHOGONALITY, _RHO_MAX, _Component, _Settings
 from .missing import _ObservedData
 from .operators import _leading_pc_op, _rank_and_pc

@@ -27,12 +27,8 @@ from .._validation import (
     check_scale,
     warn_not_converged,
 )
-from ..kernels.em_sparse_pca import (
-    MAX_ITER,
-)
-from ..linalg import (
-    Covariance,
-)
+from ..kernels.em_sparse_pca import MAX_ITER
+from ..linalg import Covariance
 from ._common import _Settings
 from .components import _check_params, _fit
 from .missing import _ObservedData

@@ -11,9 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._chunked import DaskSource
-from ..linalg import (
-    Covariance,
-)
+from ..linalg import Covariance
 
 
 class _ObservedData:

@@ -13,17 +13,8 @@ import numpy as np
 import scipy.linalg
 
 from .._chunked import DaskSource, check_observed, gram_chunk, is_dask
-from .._validation import (
-    _all_finite,
-    check_array,
-)
-from ..linalg import (
-    OPERATORS,
-    SPARSE_FRACTION,
-    Covariance,
-    canonical_sign,
-    choose_operator,
-)
+from .._validation import _all_finite, check_array
+from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, canonical_sign, choose_operator
 from .missing import _ObservedData
 from .screening import SCREEN_RANK
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import (
-    COLLAPSED,
-    MAX_ITER,
-)
+from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
 from ._common import _Run
 
 

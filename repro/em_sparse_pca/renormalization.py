@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import (
-    COLLAPSED,
-)
-from ..linalg import (
-    SPARSE_FRACTION,
-    Covariance,
-    renormalize,
-)
+from ..kernels.em_sparse_pca import COLLAPSED
+from ..linalg import SPARSE_FRACTION, Covariance, renormalize
 from ._common import _Run, _Settings
 from .quasi import _em_quasi
 from .solvers import _em, _em_on_support

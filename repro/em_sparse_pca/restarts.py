@@ -7,16 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (
-    as_float,
-    check_int,
-)
-from ..kernels.em_sparse_pca import (
-    COLLAPSED,
-)
-from ..linalg import (
-    canonical_sign,
-)
+from .._validation import as_float, check_int
+from ..kernels.em_sparse_pca import COLLAPSED
+from ..linalg import canonical_sign
 from ._common import _MAX_REDRAWS, _Component, _Run, _Settings
 from .quasi import _em_quasi
 from .renormalization import _renormalized

@@ -10,16 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import (
-    screened_block,
-    screened_finish,
-    screened_products,
-    support_of,
-)
-from ..linalg import (
-    SPARSE_FRACTION,
-    Covariance,
-)
+from ..kernels.em_sparse_pca import screened_block, screened_finish, screened_products, support_of
+from ..linalg import SPARSE_FRACTION, Covariance
 
 #: Screened iterations (:class:`_Screen`) run on a data-backed covariance with at least this many samples.
 SCREEN_MIN_SAMPLES = 16

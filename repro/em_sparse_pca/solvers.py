@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import (
-    COLLAPSED,
-    CONVERGED,
-    MAX_ITER,
-    em_update_block,
-)
-from ..linalg import (
-    Covariance,
-)
+from ..kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
+from ..linalg import Covariance
 from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
