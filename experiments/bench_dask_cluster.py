@@ -14,8 +14,8 @@ persisted on the workers (the usual way to iterate there), against the same pass
 1.5x. Data: ``400000 x 100`` standard normal in 16 row chunks (``--quick``: ``20000 x 50`` in 8), each chunk
 made where it is used (no array in a task graph).
 
-Part B, a tall array larger than one worker's memory limit (``part == "tall"``): ``2,000,000 x 64`` float64
-(977 MiB; ``--quick``: ``100000 x 16``, which is *not* larger than the limit, so the quick run cannot
+Part B, a tall array larger than one worker's memory limit (``part == "tall"``): ``1,500,000 x 64`` float64
+(732 MiB; ``--quick``: ``100000 x 16``, which is *not* larger than the limit, so the quick run cannot
 reproduce that part), written to a ``.npy`` file in a temporary folder and read from disk in row chunks of
 50,000 (``--quick``: 25,000) by each task (``np.load(mmap_mode="r")`` inside the task: the file's pages, never
 the array, travel), five components of variances 20, 12, 8, 5, 3 over unit noise, shifted by 3 (so centring
@@ -31,8 +31,8 @@ the number of passes a perfectly tuned ``tol`` would give), ``svd_compressed`` r
 over ``svd_compressed``'s; stated goal, fixed before the run: EMPCA no slower (ratio at most 1).
 
 Repeats: 5 for part A, 3 for part B (``--quick``: 3 and 1). The check decides each goal with
-:func:`experiments.claims.call_timing` (15% band around the threshold, quartiles on the right side), so a
-verdict does not flip with the machine's load; a repeat whose accuracy misses the target makes the tall
+:func:`experiments.runner.claims.call_timing` (15% band around the threshold, quartiles on the right side),
+so a verdict does not flip with the machine's load; a repeat whose accuracy misses the target makes the tall
 claim not reproduced.
 """
 
@@ -48,8 +48,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, Claim, Outcome, call_timing
 
 TITLE = (
     "Benchmark: an EM pass on dask.distributed vs threads; EMPCA vs svd_compressed beyond a worker's memory"
@@ -299,7 +299,7 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
 
 
 def _verdict(call) -> str:
-    from experiments.claims import REPRODUCED, TOO_CLOSE
+    from experiments.runner.claims import REPRODUCED, TOO_CLOSE
 
     return {"met": REPRODUCED, "missed": NOT_REPRODUCED}.get(call.state, TOO_CLOSE)
 

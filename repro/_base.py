@@ -10,7 +10,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array, check_n_features, unscale
+from ._validation import check_array, check_n_features, is_dask, unscale
 
 __all__ = [
     "ProjectionMixin",
@@ -92,7 +92,7 @@ def dask_rows(X, fn):
     The Dask dispatch of ``transform`` / ``score_samples``: ``fn`` is the method itself, called on each
     row chunk in memory (see :meth:`repro._chunked.DaskSource.map_rows`).
     """
-    from ._chunked import DaskSource, is_dask
+    from ._chunked import DaskSource
 
     if not is_dask(X):
         return None

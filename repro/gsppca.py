@@ -723,7 +723,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         a sum over the rows of a non-linear function of each row's norms on the model's variables, with
         ``alpha`` found per model by Newton's method, which neither the covariance nor one pass gives.
         """
-        from ._chunked import is_dask
+        from ._validation import is_dask
 
         if is_dask(X):
             raise ValueError(

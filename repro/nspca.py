@@ -468,7 +468,7 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         as for in-memory data. ``p`` is limited by ``repro._chunked.CLIENT_LIMIT_BYTES`` (a clear error
         above it).
         """
-        from ._chunked import is_dask
+        from ._validation import is_dask
 
         A, mean, n = _scatter(X, False) if not is_dask(X) else _dask_scatter(X)
         d = A.shape[0]

@@ -772,7 +772,8 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         client holds only those and runs the spannogram on the covariance. ``p`` is limited by
         ``repro._chunked.CLIENT_LIMIT_BYTES`` (a clear error above it).
         """
-        from ._chunked import dask_covariance, is_dask
+        from ._chunked import dask_covariance
+        from ._validation import is_dask
 
         if is_dask(X):
             n, mean, A = dask_covariance(X, "X")
