@@ -59,8 +59,10 @@ __all__ = [
     "DaskSource",
     "DenseSource",
     "as_source",
+    "check_client_matrix",
     "check_dask_array",
     "check_observed",
+    "client_fits",
     "dask_covariance",
     "is_dask",
 ]
@@ -634,6 +636,23 @@ class DaskSource:
 CLIENT_LIMIT_BYTES = 2 * 2**30
 
 
+def client_fits(p: int) -> bool:
+    """Whether a ``p x p`` float64 matrix stays within :data:`CLIENT_LIMIT_BYTES`."""
+    return 8 * p * p <= CLIENT_LIMIT_BYTES
+
+
+def check_client_matrix(p: int, name: str = "X") -> None:
+    """Refuse to form the ``p x p`` covariance of a Dask array on the client above the limit."""
+    if not client_fits(p):
+        need = 8 * p * p
+        raise ValueError(
+            f"{name} has {p} features: its {p} x {p} covariance ({need / 2**30:.1f} GiB) would be formed on "
+            f"the client, above the limit of {CLIENT_LIMIT_BYTES / 2**30:.0f} GiB "
+            "(repro._chunked.CLIENT_LIMIT_BYTES); this method works on that matrix in memory. Use fewer "
+            "features (select or aggregate columns), or raise the limit if the client has the memory."
+        )
+
+
 def _moments_chunk(Xb, cache, index):
     """``(rows, mean, centred scatter, NaN count, inf count, first bad chunk)`` of one row chunk."""
     Xb = np.asarray(Xb, dtype=np.float64)
@@ -717,14 +736,7 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
         raise ValueError(f"{name} must be a dask.array.Array here; got {type(X).__name__}.")
     check_dask_array(X, name)
     p = int(X.shape[1])
-    need = 8 * p * p
-    if need > CLIENT_LIMIT_BYTES:
-        raise ValueError(
-            f"{name} has {p} features: its {p} x {p} covariance ({need / 2**30:.1f} GiB) would be formed on "
-            f"the client, above the limit of {CLIENT_LIMIT_BYTES / 2**30:.0f} GiB "
-            "(repro._chunked.CLIENT_LIMIT_BYTES); this method works on that matrix in memory. Use fewer "
-            "features (select or aggregate columns), or raise the limit if the client has the memory."
-        )
+    check_client_matrix(p, name)
     parts = DaskSource(X, name, first_pass=False)._parts(_moments_chunk, (), indexed=True)
     (n, mean, A, n_nan, n_inf, first) = dask.compute(_tree(parts, _merge_moments))[0]
     if n_inf:

@@ -277,7 +277,7 @@ class EMPCA(TransformerMixin, BaseEstimator):
         coordinates of its observed entries (the generalized e-step).
         """
         check_is_fitted(self, "components_")
-        if is_dask(X):  # one pass, chunk by chunk; the result (n_samples, n_components) in memory
+        if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
         X = check_array(X, "X", allow_nan=True)
         check_n_features(self, X)
@@ -547,7 +547,7 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         Not the PCA projection (Sec. 4): the posterior mean shrinks towards 0 by ``(L - eps)/L``. NaN
         entries are missing: such a row gets the posterior mean given its observed entries only.
         """
-        if is_dask(X):  # one pass, chunk by chunk
+        if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             check_is_fitted(self, "C_")
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
         X = self._check_X(X)
@@ -574,7 +574,7 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         ``log|CC' + eps I| = (p - k) log eps + log|M|`` with ``M = C'C + eps I``. O(pk) per sample after an
         O(pk^2) set-up; no p x p matrix.
         """
-        if is_dask(X):  # one pass, chunk by chunk
+        if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             check_is_fitted(self, "C_")
             return DaskSource(X, "X", first_pass=False).map_rows(self.score_samples)
         X = self._check_X(X)

@@ -231,7 +231,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         from .._validation import check_n_features
 
         check_is_fitted(self, "components_")
-        if is_dask(X):  # one pass, chunk by chunk; the result (n_samples, n_components) in memory
+        if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
         X = check_array(X, "X", allow_nan=True)
         check_n_features(self, X)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._chunked import DaskSource, check_observed, gram_chunk, is_dask
+from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
 from .._validation import _all_finite, check_array
 from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, canonical_sign, choose_operator
 from .missing import _ObservedData
@@ -125,7 +125,10 @@ def _prepare(X, operator: str, n_vectors: int, name: str = "X", checked: bool = 
         src = DaskSource(X, name, min_samples=2)
         N, D = src.n, src.p
         kind = operator if operator != "auto" else choose_operator(N, D, n_vectors=n_vectors)
+        if kind == "covariance" and operator == "auto" and not client_fits(D):
+            kind = "data"  # the D x D matrix would not fit the client: iterate on the chunks instead
         if not src.missing and kind == "covariance":  # one more pass forms the D x D covariance
+            check_client_matrix(D, name)
             (G,) = src.map_sum(gram_chunk, src.mean)
             return Covariance(matrix=0.5 * (G + G.T) / (N - 1), n_samples=N), src.mean, N
         op = _ObservedData(src)
