@@ -81,7 +81,7 @@ def _sizes(quick: bool) -> dict:
         n_pass=400_000,
         p_pass=100,
         chunks_pass=16,
-        n_tall=2_000_000,
+        n_tall=1_500_000,
         p_tall=64,
         rows=50_000,
         rep_pass=5,
