@@ -493,11 +493,12 @@ class DaskSource:
     Everything goes through Dask's public API, so every scheduler runs it (threads, processes, a
     ``distributed`` client, persisted or not): the array's blocks are taken once as ``dask.delayed``
     objects (``X.to_delayed()``, its graph optimized once), a pass calls ``fn(load(row chunk), None,
-    *args)`` on each row chunk (one ``dask.delayed`` task each, the small arguments shipped once per pass)
-    and adds the results in a tree of small tasks (:data:`TREE_WIDTH`), then ``dask.compute`` runs it on the
-    scheduler Dask is configured with (``dask.config.set(scheduler=...)`` or a ``distributed`` client).
-    The data stay where the scheduler keeps them (on the workers of a cluster); only the sums of a pass
-    come back to the client. ``map_rows`` (transform, score of new data) returns a Dask array.
+    *args)`` on each row chunk (one ``dask.delayed`` task each; the array arguments inside the tasks, or
+    sent once per pass above :data:`SHIP_BYTES`) and adds the results in a tree of small tasks
+    (:data:`TREE_WIDTH`), then ``dask.compute`` runs it on the scheduler Dask is configured with
+    (``dask.config.set(scheduler=...)`` or a ``distributed`` client). The data stay where the scheduler
+    keeps them (on the workers of a cluster); only the sums of a pass come back to the client.
+    ``map_rows`` (transform, score of new data) returns a Dask array.
 
     Parameters
     ----------
@@ -600,10 +601,10 @@ class DaskSource:
         on the client); feature chunks are joined first (``rechunk`` to whole rows).
         """
         X = self.array
-        for f, args_f in self._transforms:
-            X = X.map_blocks(f, *args_f, dtype=np.float64)
         if X.numblocks[1] > 1:
             X = X.rechunk({1: -1})
+        for f, args_f in self._transforms:
+            X = X.map_blocks(_rows_call, f, *args_f, dtype=np.float64)
         probe = np.asarray(fn(np.zeros((1, self.p)), *args))
         tail = probe.shape[1:]
         return X.map_blocks(
