@@ -29,6 +29,11 @@ stops at the first iteration whose subspace is within the target (a callback tha
 the number of passes a perfectly tuned ``tol`` would give), ``svd_compressed`` runs with the smallest
 ``n_power_iter`` (0, 1, 2, ...) that reaches it, found by untimed calibration runs. The ratio is EMPCA's time
 over ``svd_compressed``'s; stated goal, fixed before the run: EMPCA no slower (ratio at most 1).
+When ``svd_compressed`` does not reach the target even at ``n_power_iter`` = :data:`MAX_POWER_ITER` (8),
+it is timed at 8: its time is then a lower bound of its time at equal accuracy, so a ratio below the goal
+holds a fortiori and one above it decides nothing (too close to call). (The first full run met this case:
+the sine stalled at 4.5e-6; the check first called it "not reproduced" for either method missing the
+target, which blamed EMPCA for the reference's miss; it now says which method missed.)
 
 Repeats: 5 for part A, 3 for part B (``--quick``: 3 and 1). The check decides each goal with
 :func:`experiments.runner.claims.call_timing` (15% band around the threshold, quartiles on the right side),
@@ -334,8 +339,27 @@ def _check_tall(df):
             "the array is not larger than a worker's memory "
             "limit here (quick sizes), so the setting is not tested; " + note,
         )
-    if (g.em_sin > TARGET).any() or (g.svd_sin > TARGET).any():
-        return Outcome(call.text(unit="x"), NOT_REPRODUCED, "a method missed the accuracy target; " + note)
+    if (g.em_sin > TARGET).any():
+        return Outcome(call.text(unit="x"), NOT_REPRODUCED, "EMPCA missed the accuracy target; " + note)
+    if (g.svd_sin > TARGET).any():
+        if (g.power_iter < MAX_POWER_ITER).any():  # calibrated to reach it, yet missed it
+            return Outcome(
+                call.text(unit="x"),
+                NOT_REPRODUCED,
+                "svd_compressed missed the target at "
+                "its calibrated setting, so the accuracies differ; " + note,
+            )
+        # not reached at the largest setting: its time is a lower bound of its time at equal accuracy
+        from experiments.runner.claims import TOO_CLOSE
+
+        bound = (
+            f"svd_compressed did not reach the target even at n_power_iter = {MAX_POWER_ITER}, so its time "
+            "is a lower bound of its time at equal accuracy: a ratio below the goal holds a fortiori, one "
+            "above it decides nothing; "
+        )
+        return Outcome(
+            call.text(unit="x"), _verdict(call) if call.state == "met" else TOO_CLOSE, bound + note
+        )
     return Outcome(call.text(unit="x"), _verdict(call), note)
 
 

@@ -167,3 +167,53 @@ def test_bench_dask_cluster_quick(client, tmp_path):
     assert (df[df.part == "pass"].max_rel_diff < 1e-12).all()  # the same sums on both schedulers
     tall = df[df.part == "tall"].iloc[0]
     assert tall.em_sin <= bench_dask_cluster.TARGET and tall.svd_sin <= bench_dask_cluster.TARGET
+
+
+def _claim(module, claim_id, df):
+    (claim,) = [c for c in module.CLAIMS if c.id == claim_id]
+    return claim.check(df).verdict
+
+
+def test_bench_dask_cluster_claims_can_fail():
+    import pandas as pd
+
+    from experiments import bench_dask_cluster as b
+    from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
+
+    def passes(ratios):
+        return pd.DataFrame(
+            dict(part="pass", ratio=ratios, n=1000, p=10, k=2, n_chunks=4, max_rel_diff=0.0, n_workers=2)
+        )
+
+    assert _claim(b, "pass-distributed-1.5x", passes([3.0, 2.8, 3.1, 2.9, 3.0])) == NOT_REPRODUCED
+    assert _claim(b, "pass-distributed-1.5x", passes([1.0, 1.1, 0.9, 1.0, 1.05])) == REPRODUCED
+
+    def tall(ratios, em_sin=1e-7, svd_sin=1e-7, q=2, nbytes=2**30):
+        return pd.DataFrame(
+            dict(
+                part="tall",
+                ratio=ratios,
+                n=10**6,
+                p=64,
+                k=5,
+                n_chunks=20,
+                nbytes=nbytes,
+                memory_limit=2**29,
+                em_passes=12,
+                em_sin=em_sin,
+                power_iter=q,
+                svd_sin=svd_sin,
+                eig_gap=0.25,
+            )
+        )
+
+    fast, slow = [0.4, 0.5, 0.45], [2.0, 1.8, 2.2]
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(fast)) == REPRODUCED
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(slow)) == NOT_REPRODUCED
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(fast, em_sin=1e-5)) == NOT_REPRODUCED
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(fast, nbytes=2**28)) == NOT_REPRODUCED
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(fast, svd_sin=1e-5)) == NOT_REPRODUCED
+    # the reference short of the target at its largest setting: its time is only a lower bound
+    top = b.MAX_POWER_ITER
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(fast, svd_sin=1e-5, q=top)) == REPRODUCED
+    assert _claim(b, "tall-empca-vs-svd-compressed", tall(slow, svd_sin=1e-5, q=top)) == TOO_CLOSE
