@@ -931,13 +931,13 @@ def test_dask_reads_each_chunk_once_per_iteration(monkeypatch):
 
     _, Xm, _ = _planted(10, False, n=90, p=30)
     calls = []
-    real = DaskSource._run
+    real = DaskSource._parts  # builds the tasks of one pass
 
-    def counting(self, fn, args, reduce):
+    def counting(self, fn, args, indexed=False):
         calls.append(self.n_chunks)
-        return real(self, fn, args, reduce)
+        return real(self, fn, args, indexed)
 
-    monkeypatch.setattr(DaskSource, "_run", counting)
+    monkeypatch.setattr(DaskSource, "_parts", counting)
     est = EMSparsePCA(1, cardinality=5, init="pc", random_state=0).fit(da.from_array(Xm, chunks=(20, 30)))
     # one pass per EM iteration (all restarts together), plus the set-up passes (statistics, start, final
     # variances) and the final products of the block
