@@ -235,6 +235,10 @@ class Covariance:
     matrix : ndarray (n_features, n_features) or None
         The matrix, when given or once formed by :meth:`dense`.
 
+    See Also
+    --------
+    as_covariance, choose_operator, leading_eigenpairs
+
     Notes
     -----
     What is derived from ``data`` is computed once and kept (:meth:`dense`, :meth:`diag`,
@@ -243,10 +247,6 @@ class Covariance:
 
     The operator is what the EM methods iterate on: ``C w`` through the data costs ``2 N D`` flops,
     through the matrix ``D^2`` (Sigg & Buhmann 2008, Section 3: the ``D >> N`` case works on ``X``).
-
-    See Also
-    --------
-    as_covariance, choose_operator, leading_eigenpairs
 
     Examples
     --------
