@@ -52,9 +52,17 @@ MODULES = _modules()
 DATA_MODULES = {"data_fetch.loaders", "data_fetch.mnist_variations"}
 
 
+class _Finder(doctest.DocTestFinder):
+    """The standard finder, except that a decorated function (``functools.wraps``: ``blas_limited``,
+    ``rescaled``) belongs to the module of the function it wraps, not to the decorator's module."""
+
+    def _from_module(self, module, object):
+        return super()._from_module(module, inspect.unwrap(object) if callable(object) else object)
+
+
 def _run_doctests(modname: str) -> tuple[int, int, str]:
     module = importlib.import_module(modname)
-    finder = doctest.DocTestFinder(exclude_empty=True)
+    finder = _Finder(exclude_empty=True)
     runner = doctest.DocTestRunner(verbose=False)
     out = io.StringIO()
     with warnings.catch_warnings():
@@ -178,7 +186,7 @@ def _fitted_attributes(qualname: str) -> set[str]:
 def _examples_run(obj) -> bool:
     """Its Examples are found by the doctest finder of its own module (so the first test runs them)."""
     module = importlib.import_module(obj.__module__)
-    tests = doctest.DocTestFinder(exclude_empty=True).find(module, module.__name__)
+    tests = _Finder(exclude_empty=True).find(module, module.__name__)
     target = f"{module.__name__}.{obj.__qualname__}"
     return any(t.name == target and t.examples for t in tests)
 
