@@ -498,7 +498,8 @@ def spca_zou_path(
     References
     ----------
     Zou, H., Hastie, T. & Tibshirani, R. (2006). Sparse principal component analysis. J. Computational
-    and Graphical Statistics 15:265-286. Sigg, C. D. & Buhmann, J. M. (2008). ICML, Figure 2 (SPCA and SPCAopt).
+    and Graphical Statistics 15:265-286. Sigg, C. D. & Buhmann, J. M. (2008). ICML, Figure 2 (SPCA and
+    SPCAopt).
 
     Examples
     --------
