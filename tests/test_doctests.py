@@ -194,15 +194,6 @@ def _examples_run(obj) -> bool:
 # Names whose docstrings are not complete yet: expected to fail, strictly (a name that passes must leave
 # this set). repro.em_pca and repro.em_sparse_pca wait for their move into subpackages (branch h/house).
 PENDING: set[str] = {
-    "data_fetch.Dataset",
-    "data_fetch.load_cbcl_faces",
-    "data_fetch.load_cbcl_training",
-    "data_fetch.load_leukemia_armstrong",
-    "data_fetch.load_leukemia_golub",
-    "data_fetch.load_lrs",
-    "data_fetch.load_mnist",
-    "data_fetch.load_mnist_variation",
-    "data_fetch.load_pitprops",
     "repro.CardinalityPath",
     "repro.ConvergenceWarning",
     "repro.EMPCA",
