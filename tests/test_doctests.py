@@ -200,7 +200,6 @@ PENDING: set[str] = {
     "repro.EMSparsePCA",
     "repro.GSPPCA",
     "repro.SensiblePCA",
-    "repro.SpannogramPCA",
     "repro.baselines.SSPCA",
     "repro.baselines.group_soft_threshold",
     "repro.baselines.sspca_fit",
@@ -215,13 +214,8 @@ PENDING: set[str] = {
     "repro.gsppca_vem",
     "repro.log_evidence",
     "repro.ppca_closed_form",
-    "repro.rank1_solver",
-    "repro.rho_d",
     "repro.sensible_pca",
     "repro.set_blas_threads",
-    "repro.spannogram_bound",
-    "repro.spannogram_exact",
-    "repro.spannogram_path",
     "repro.theorem1_density",
 }
 
