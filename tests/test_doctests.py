@@ -198,7 +198,6 @@ PENDING: set[str] = {
     "repro.ConvergenceWarning",
     "repro.EMPCA",
     "repro.EMSparsePCA",
-    "repro.GSPPCA",
     "repro.SensiblePCA",
     "repro.baselines.SSPCA",
     "repro.baselines.group_soft_threshold",
@@ -209,14 +208,10 @@ PENDING: set[str] = {
     "repro.em_pca_blocks",
     "repro.em_sparse_pca",
     "repro.em_sparse_pca_path",
-    "repro.evidence_path",
     "repro.get_blas_threads",
-    "repro.gsppca_vem",
-    "repro.log_evidence",
     "repro.ppca_closed_form",
     "repro.sensible_pca",
     "repro.set_blas_threads",
-    "repro.theorem1_density",
 }
 
 
