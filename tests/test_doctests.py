@@ -167,7 +167,8 @@ FITS = {
     "repro.baselines.GSPCA": [lambda X: repro.baselines.GSPCA(n_components=2, cardinality=3).fit(X)],
     "repro.baselines.SPCAZou": [lambda X: repro.baselines.SPCAZou(n_components=2, cardinality=3).fit(X)],
     "repro.baselines.SSPCA": [
-        lambda X: repro.baselines.SSPCA(n_components=2, n_selected=3, random_state=0).fit(X)
+        lambda X: repro.baselines.SSPCA(n_components=2, n_selected=3, random_state=0).fit(X),
+        lambda X: repro.baselines.SSPCA(n_components=2, cv=2, max_iter=20, random_state=0).fit(X),
     ],
 }
 
@@ -199,11 +200,6 @@ PENDING: set[str] = {
     "repro.EMPCA",
     "repro.EMSparsePCA",
     "repro.SensiblePCA",
-    "repro.baselines.SSPCA",
-    "repro.baselines.group_soft_threshold",
-    "repro.baselines.sspca_fit",
-    "repro.baselines.sspca_objective",
-    "repro.baselines.sspca_path",
     "repro.em_pca",
     "repro.em_pca_blocks",
     "repro.em_sparse_pca",
