@@ -209,15 +209,9 @@ def _examples_run(obj) -> bool:
 # this set). repro.em_pca and repro.em_sparse_pca wait for their move into subpackages (branch h/house).
 PENDING: set[str] = {
     "repro.CardinalityPath",
-    "repro.EMPCA",
     "repro.EMSparsePCA",
-    "repro.SensiblePCA",
-    "repro.em_pca",
-    "repro.em_pca_blocks",
     "repro.em_sparse_pca",
     "repro.em_sparse_pca_path",
-    "repro.ppca_closed_form",
-    "repro.sensible_pca",
 }
 
 
