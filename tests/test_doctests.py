@@ -205,20 +205,7 @@ def _examples_run(obj) -> bool:
     return any(t.name == target and t.examples for t in tests)
 
 
-# Names whose docstrings are not complete yet: expected to fail, strictly (a name that passes must leave
-# this set). repro.em_pca and repro.em_sparse_pca wait for their move into subpackages (branch h/house).
-PENDING: set[str] = {
-    "repro.CardinalityPath",
-    "repro.EMSparsePCA",
-    "repro.em_sparse_pca",
-    "repro.em_sparse_pca_path",
-}
-
-
-@pytest.mark.parametrize(
-    "qualname",
-    [pytest.param(q, marks=pytest.mark.xfail(strict=True)) if q in PENDING else q for q in sorted(PUBLIC)],
-)
+@pytest.mark.parametrize("qualname", sorted(PUBLIC))
 def test_public_name_is_documented(qualname):
     obj = PUBLIC[qualname]
     doc = _doc(obj)
