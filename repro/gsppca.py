@@ -864,7 +864,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         VEM iterations run.
     vem_ : VEMResult
         Everything the VEM returned (see :func:`gsppca_vem`).
-    components_ : ndarray, shape (min(n_components, n_selected_), n_features)
+    components_ : ndarray, shape (``min(n_components, n_selected_)``, n_features)
         Principal axes of ``X[:, support_]`` (unit rows, zero outside the support).
     explained_variance_ : ndarray
         Their variances (ddof=1).
