@@ -908,7 +908,20 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), which is centred; returns self."""
+        """Fit on ``X`` (n_samples, n_features), which is centred; returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = _check_d(self.n_components, n, p)

@@ -340,7 +340,18 @@ class Covariance:
         return self.matrix is None
 
     def matvec(self, W: np.ndarray) -> np.ndarray:
-        """``C @ W`` for ``W`` of shape (n_features,) or (n_features, k)."""
+        """``C @ W`` for ``W`` of shape (n_features,) or (n_features, k).
+
+        Parameters
+        ----------
+        W : ndarray, shape (n_features,) or (n_features, k)
+            A vector or vectors as columns.
+
+        Returns
+        -------
+        ndarray, shape of ``W``
+            ``C @ W``.
+        """
         if self.matrix is not None:
             return self.matrix @ W
         return self.data.T @ (self.data @ W)
@@ -368,6 +379,7 @@ class Covariance:
         Parameters
         ----------
         W : ndarray, shape (R, n_features)
+            A block of ``R`` vectors as rows.
         rows : ignored
             The block's row labels, for operators that keep per-row state (the missing-value operator of
             :mod:`repro.em_sparse_pca`); a covariance has none.
@@ -414,7 +426,18 @@ class Covariance:
         return F, h
 
     def quad(self, W: np.ndarray) -> np.ndarray | float:
-        """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``."""
+        """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``.
+
+        Parameters
+        ----------
+        W : ndarray, shape (n_features,) or (n_features, k)
+            A vector or vectors as columns.
+
+        Returns
+        -------
+        float or ndarray, shape (k,)
+            ``w' C w``, or one value per column.
+        """
         if self.matrix is not None:
             CW = self.matrix @ W
             return float(W @ CW) if W.ndim == 1 else np.einsum("ij,ij->j", W, CW)
@@ -422,20 +445,48 @@ class Covariance:
         return float(Y @ Y) if W.ndim == 1 else np.einsum("ij,ij->j", Y, Y)
 
     def gram(self, W: np.ndarray) -> np.ndarray:
-        """``W' C W`` for columns ``W`` (k x k)."""
+        """``W' C W`` for columns ``W`` (k x k).
+
+        Parameters
+        ----------
+        W : ndarray, shape (n_features, k)
+            Vectors as columns.
+
+        Returns
+        -------
+        ndarray, shape (k, k)
+            ``W' C W``.
+        """
         if self.matrix is not None:
             return W.T @ (self.matrix @ W)
         Y = self.data @ W
         return Y.T @ Y
 
     def dense(self) -> np.ndarray:
-        """The ``n_features x n_features`` matrix (formed once and kept)."""
+        """The ``n_features x n_features`` matrix (formed once and kept).
+
+        Returns
+        -------
+        ndarray, shape (n_features, n_features)
+            ``C`` (the kept matrix: do not modify it).
+        """
         if self.matrix is None:
             self.matrix = self.data.T @ self.data
         return self.matrix
 
     def submatrix(self, idx) -> np.ndarray:
-        """``C[idx][:, idx]`` without forming ``C``."""
+        """``C[idx][:, idx]`` without forming ``C``.
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Feature indices.
+
+        Returns
+        -------
+        ndarray, shape (len(idx), len(idx))
+            ``C[idx][:, idx]``.
+        """
         idx = np.asarray(idx)
         if self.matrix is not None:
             return self.matrix[np.ix_(idx, idx)]
@@ -446,7 +497,18 @@ class Covariance:
         """The covariance of the features ``idx`` alone, ``C[idx][:, idx]``, as an operator: through the
         data's columns ``data[:, idx]`` (``N x K``) or the matrix ``C[idx][:, idx]`` (``K x K``), whichever
         backs this one (the matrix when both do), so its products cost ``N K`` or ``K^2`` instead of
-        ``N D`` or ``D^2``."""
+        ``N D`` or ``D^2``.
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Feature indices.
+
+        Returns
+        -------
+        Covariance
+            The operator of ``C[idx][:, idx]``.
+        """
         idx = np.asarray(idx)
         if self.matrix is not None:
             return Covariance(
@@ -455,13 +517,25 @@ class Covariance:
         return Covariance(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
 
     def column_norms(self) -> np.ndarray:
-        """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept)."""
+        """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept).
+
+        Returns
+        -------
+        ndarray, shape (n_features,)
+            ``sqrt(diag(C))`` (the kept array: do not modify it).
+        """
         if getattr(self, "_column_norms", None) is None:
             self._column_norms = np.sqrt(np.maximum(self.diag(), 0.0))
         return self._column_norms
 
     def diag(self) -> np.ndarray:
-        """The variances, ``diag(C)`` (through the data: one pass, computed once and kept)."""
+        """The variances, ``diag(C)`` (through the data: one pass, computed once and kept).
+
+        Returns
+        -------
+        ndarray, shape (n_features,)
+            ``diag(C)`` (a copy).
+        """
         if self.matrix is not None:
             return np.diag(self.matrix).copy()
         if getattr(self, "_diag", None) is None:
@@ -469,7 +543,13 @@ class Covariance:
         return self._diag.copy()
 
     def trace(self) -> float:
-        """Total variance ``tr(C)``."""
+        """Total variance ``tr(C)``.
+
+        Returns
+        -------
+        float
+            ``tr(C)``.
+        """
         return float(self.diag().sum())
 
     # ----- spectral
@@ -480,10 +560,17 @@ class Covariance:
         ``O(min(N, D)^2 max(N, D))``. Eigenvectors are columns with the canonical sign of
         :func:`canonical_sign`.
 
+        Parameters
+        ----------
+        k : int, optional
+            Number of eigenpairs, at most the rank bound ``min(n_samples, n_features)`` through the data.
+
         Returns
         -------
         values : ndarray, shape (k,)
+            Eigenvalues, descending.
         vectors : ndarray, shape (n_features, k)
+            Unit eigenvectors as columns.
         """
         D = self.n_features
         rank_bound = D if self.matrix is not None else min(D, self.data.shape[0])
@@ -505,6 +592,18 @@ class Covariance:
         ``method="schur"``: ``C - C w w' C / (w' C w)`` (Mackey 2008, Schur complement deflation).
         Data-backed operators stay data-backed: projection maps ``X -> X (I - ww')`` and Schur maps
         ``X -> (I - q q') X`` with ``q = X w / ||X w||``, which yield exactly those covariances.
+
+        Parameters
+        ----------
+        w : array_like, shape (n_features,)
+            Unit-norm direction to remove.
+        method : {"projection", "schur"}, default "projection"
+            The deflation (see above).
+
+        Returns
+        -------
+        Covariance
+            The deflated operator (``self`` is left as it is).
         """
         w = check_vector(w, "w", self.n_features)
         if method not in ("projection", "schur"):

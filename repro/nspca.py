@@ -555,7 +555,20 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
+        """Fit on ``X`` (n_samples, n_features); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         A, mean, n = _scatter(X, False)
         d = A.shape[0]
         k = check_int(self.n_components, "n_components", low=1, high=d)

@@ -924,7 +924,20 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         self.deflation = deflation
 
     def fit(self, X, y=None):
-        """Fit on data ``X`` (n_samples, n_features); returns self."""
+        """Fit on data ``X`` (n_samples, n_features); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         cov = Covariance.from_data(X)
         self._fit_cov(cov)

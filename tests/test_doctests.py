@@ -10,7 +10,8 @@
   (where it takes any), each described, its sections in numpydoc's order, a Returns section
   (functions), an Attributes section naming every attribute that ``fit`` sets (estimators: fitted here
   on small data, every ``vars(est)`` key ending in ``_``), and an Examples section whose doctest is
-  among those that the first test runs.
+  among those that the first test runs. Their public methods (``fit``, ``transform``, ...) have the
+  Parameters and Returns sections.
 """
 
 from __future__ import annotations
@@ -240,3 +241,33 @@ def test_public_name_is_documented(qualname):
 def test_every_estimator_is_fitted_here():
     estimators = {q for q, obj in PUBLIC.items() if inspect.isclass(obj) and hasattr(obj, "fit")}
     assert estimators == set(FITS)
+
+
+def _public_methods() -> dict[str, object]:
+    """The public methods of the public classes that this project defines (inherited ones included)."""
+    out: dict[str, object] = {}
+    for obj in PUBLIC.values():
+        if not inspect.isclass(obj):
+            continue
+        for name, meth in inspect.getmembers(obj, inspect.isfunction):
+            if not name.startswith("_") and _is_ours(meth):
+                out.setdefault(f"{meth.__module__}.{meth.__qualname__}", meth)
+    return out
+
+
+METHODS = _public_methods()
+
+
+@pytest.mark.parametrize("qualname", sorted(METHODS))
+def test_public_method_is_documented(qualname):
+    meth = METHODS[qualname]
+    doc = _doc(meth)
+    wanted = [n.lstrip("*") for n in _signature_names(meth) if n not in ("self", "cls")]
+    documented = [n.lstrip("*") for n in _documented(doc["Parameters"])]
+    problems = []
+    if sorted(wanted) != sorted(documented):
+        problems.append(f"Parameters name {documented}, the signature has {wanted}")
+    if not (doc["Returns"] or doc["Yields"]):
+        problems.append("no Returns section")
+    problems += [f"{code}: {msg}" for code, msg in validate(qualname)["errors"] if code in NUMPYDOC_CHECKS]
+    assert not problems, f"{qualname}: " + "; ".join(problems)

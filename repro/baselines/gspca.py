@@ -465,7 +465,20 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         self.deflation = deflation
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
+        """Fit on ``X`` (n_samples, n_features); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         if self.cardinality is None:
             raise ValueError("cardinality is required: the number of non-zero loadings per component.")

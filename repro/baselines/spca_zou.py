@@ -379,6 +379,18 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
 
         Data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power
         of two) with ``ridge / s^2``, which is the same problem, and the variances scaled back.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         X = check_array(X, "X", min_samples=2)
         check_has_variance(X, "SPCAZou")

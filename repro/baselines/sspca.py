@@ -413,7 +413,20 @@ class SSPCA(ProjectionMixin, BaseEstimator):
 
     @blas_limited
     def fit(self, X, y=None):
-        """Fit on ``X`` (centred here); returns self."""
+        """Fit on ``X`` (centred here); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = check_int(self.n_components, "n_components", low=1, high=min(n, p))

@@ -309,12 +309,36 @@ class EMPCA(TransformerMixin, BaseEstimator):
         return tags
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
+        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         res = em_pca(X, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
     def fit_blocks(self, blocks):
-        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
+        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self.
+
+        Parameters
+        ----------
+        blocks : callable or re-iterable
+            Row blocks of the data, as for :func:`em_pca_blocks`.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         res = em_pca_blocks(blocks, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
@@ -323,6 +347,16 @@ class EMPCA(TransformerMixin, BaseEstimator):
 
         Complete rows are projected, ``(x - mean_) @ components_.T``; a row with NaN gets the least-squares
         coordinates of its observed entries (the generalized e-step).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_components)
+            The coordinates.
         """
         check_is_fitted(self, "components_")
         if is_dask(X):  # one pass, chunk by chunk; the result (n_samples, n_components) in memory
@@ -344,7 +378,18 @@ class EMPCA(TransformerMixin, BaseEstimator):
         return Z
 
     def inverse_transform(self, Z):
-        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features)."""
+        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features).
+
+        Parameters
+        ----------
+        Z : array_like, shape (n_samples, n_components)
+            Coordinates in the principal subspace.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            The reconstructions.
+        """
         check_is_fitted(self, "components_")
         Z = check_latent(Z, self.components_.shape[0])
         return Z @ self.components_ + self.mean_
@@ -633,11 +678,35 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return self
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
+        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._store(sensible_pca(X, **self.get_params()))  # the parameters are its keywords
 
     def fit_blocks(self, blocks):
-        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
+        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self.
+
+        Parameters
+        ----------
+        blocks : callable or re-iterable
+            Row blocks of the data, as for :func:`em_pca_blocks`.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._store(sensible_pca_blocks(blocks, **self.get_params()))
 
     def __sklearn_tags__(self):
@@ -665,6 +734,16 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
 
         Not the PCA projection (Sec. 4): the posterior mean shrinks towards 0 by ``(L - eps)/L``. NaN
         entries are missing: such a row gets the posterior mean given its observed entries only.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_components)
+            The posterior means of the latent coordinates.
         """
         if is_dask(X):  # one pass, chunk by chunk
             check_is_fitted(self, "C_")
@@ -680,7 +759,18 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return Z
 
     def inverse_transform(self, Z):
-        """``mean + C z`` for latent rows ``Z`` (n_samples, k)."""
+        """``mean + C z`` for latent rows ``Z`` (n_samples, k).
+
+        Parameters
+        ----------
+        Z : array_like, shape (n_samples, n_components)
+            Latent coordinates.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            ``mean_ + Z C'``.
+        """
         check_is_fitted(self, "C_")
         Z = check_latent(Z, self.C_.shape[1])
         return Z @ self.C_.T + self.mean_
@@ -692,6 +782,16 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         Woodbury: ``(CC' + eps I)^-1 = (I - C M^-1 C')/eps``; determinant lemma:
         ``log|CC' + eps I| = (p - k) log eps + log|M|`` with ``M = C'C + eps I``. O(pk) per sample after an
         O(pk^2) set-up; no p x p matrix.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples,)
+            The log-density of each row (of its observed entries).
         """
         if is_dask(X):  # one pass, chunk by chunk
             check_is_fitted(self, "C_")
@@ -719,16 +819,48 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return out
 
     def score(self, X, y=None):
-        """Mean log-likelihood per sample of ``X``."""
+        """Mean log-likelihood per sample of ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        float
+            The mean of :meth:`score_samples`.
+        """
         return float(np.mean(self.score_samples(X)))
 
     def get_covariance(self):
-        """The model covariance ``CC' + eps I`` (n_features x n_features; dense, O(p^2) memory)."""
+        """The model covariance ``CC' + eps I`` (n_features x n_features; dense, O(p^2) memory).
+
+        Returns
+        -------
+        ndarray, shape (n_features, n_features)
+            ``CC' + eps I``.
+        """
         check_is_fitted(self, "C_")
         return self.C_ @ self.C_.T + self.noise_variance_ * np.eye(self.C_.shape[0])
 
     def sample(self, n_samples: int = 1, random_state=None):
-        """Draw "fantasy" data ``mean + C x + v``, ``x ~ N(0, I)``, ``v ~ N(0, eps I)`` (n_samples, p)."""
+        """Draw "fantasy" data ``mean + C x + v``, ``x ~ N(0, I)``, ``v ~ N(0, eps I)`` (n_samples, p).
+
+        Parameters
+        ----------
+        n_samples : int, default 1
+            Number of draws.
+        random_state : None, int or np.random.Generator
+            Seeds the draws.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            Samples of the fitted density.
+        """
         check_is_fitted(self, "C_")
         n_samples = check_int(n_samples, "n_samples", low=1)
         rng = check_random_state(random_state)

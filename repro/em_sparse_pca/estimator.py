@@ -104,7 +104,14 @@ class CardinalityPath:
         return len(self.cardinalities)
 
     def to_frame(self):
-        """A tidy ``pandas.DataFrame``: one row per cardinality."""
+        """A tidy ``pandas.DataFrame``: one row per cardinality.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``method``, ``cardinality``, ``nnz``, ``variance``, ``variance_opt``, ``n_iter``,
+            ``n_iter_total`` and ``time``.
+        """
         import pandas as pd
 
         return pd.DataFrame(
@@ -278,6 +285,16 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         A row with missing entries is first completed by its least-squares fit on the observed ones
         (``mean_ + components_' z`` with ``z`` the least-squares coordinates, Roweis' E-step), then
         projected, so complete rows give exactly the plain projection.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_components)
+            The projections.
         """
         from sklearn.utils.validation import check_is_fitted
 
@@ -301,7 +318,20 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features; NaN marks a missing entry; a ``dask.array`` is read in
-        chunks); returns self."""
+        chunks); returns self.
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         s = 1.0
         if not is_dask(X) and not isinstance(X, Covariance):
             X = _valid_data(X)
