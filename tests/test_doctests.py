@@ -1,12 +1,12 @@
 """The docstrings: their examples run, and every public name documents what it takes, returns and sets.
 
 * Every module of ``repro`` (``repro.baselines`` included) and ``data_fetch`` has its doctests run;
-  any failure fails the test with the doctest report. The loader examples read the data files, so that
-  module's test is marked ``data`` (see ``tests/conftest.py``: it skips without a mirror or cache, and
-  fails on a missing file when ``REPRO_DATA_MIRROR`` is set).
+  any failure fails the test with the doctest report. The data_fetch examples read the data files, so
+  their modules' tests are marked ``data`` (see ``tests/conftest.py``: they skip without a mirror or
+  cache, and fail on a missing file when ``REPRO_DATA_MIRROR`` is set).
 * Every public name (``repro.__all__``, ``repro.baselines.__all__``, ``repro.metrics.__all__``,
-  ``repro.linalg.__all__``, the ``data_fetch`` loaders and ``Dataset``) has a numpydoc docstring, parsed
-  by :mod:`numpydoc.docscrape`, with a Parameters section naming exactly the arguments of its signature
+  ``repro.linalg.__all__``, ``data_fetch.__all__``) has a numpydoc docstring, parsed by
+  :mod:`numpydoc.docscrape`, with a Parameters section naming exactly the arguments of its signature
   (where it takes any), each described, its sections in numpydoc's order, a Returns section
   (functions), an Attributes section naming every attribute that ``fit`` sets (estimators: fitted here
   on small data, every ``vars(est)`` key ending in ``_``), and an Examples section whose doctest is
@@ -50,7 +50,12 @@ def _modules() -> list[str]:
 MODULES = _modules()
 # Modules whose examples read dataset files: marked ``data`` with no names, i.e. every required registry
 # file (see tests/conftest.py).
-DATA_MODULES = {"data_fetch.loaders", "data_fetch.mnist_variations"}
+DATA_MODULES = {
+    "data_fetch._cli",
+    "data_fetch._registry",
+    "data_fetch.loaders",
+    "data_fetch.mnist_variations",
+}
 
 
 class _Finder(doctest.DocTestFinder):
@@ -90,7 +95,7 @@ def _public() -> dict[str, object]:
         (repro.baselines, repro.baselines.__all__),
         (repro.metrics, repro.metrics.__all__),
         (repro.linalg, repro.linalg.__all__),
-        (data_fetch, [n for n in data_fetch.__all__ if n.startswith("load_") or n == "Dataset"]),
+        (data_fetch, data_fetch.__all__),
     ]
     out: dict[str, object] = {}
     seen: set[int] = set()
