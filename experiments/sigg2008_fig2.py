@@ -266,7 +266,9 @@ def _line(ax, g, x, y, label):
         every = max(1, len(g) // 10)
         offset = {"emPCA": 0, "emPCAopt": every // 3, "PathSPCA": 2 * every // 3}.get(label, every // 2)
         st["markevery"] = (offset, every)
-    # PathSPCA below: emPCA(opt) coincides with it and would be hidden otherwise
+    # PathSPCA below as a wide pale band: emPCA(opt) coincides with it and runs visibly inside it
+    if label == "PathSPCA":
+        st.update(linewidth=4.0, alpha=0.45)
     ax.plot(g[x], g[y], label=label, zorder=1.5 if label == "PathSPCA" else 2, **st)
 
 
