@@ -60,7 +60,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from experiments import _common
 from experiments._asteris import (
     EM_RESTARTS,
     N_SAMPLES,
@@ -73,7 +72,8 @@ from experiments._asteris import (
     reading_rows,
     speed_rows,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
 
 SPEED_K = 180  # the k of the paper's certificate sentence
 SPEED_FOLD = 3.0  # "similar speed, both in the order of a few seconds": within a factor of 3 either way

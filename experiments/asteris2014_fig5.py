@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments import _common
 from experiments._asteris import (
     N_SAMPLES,
     at_k,
@@ -38,7 +37,8 @@ from experiments._asteris import (
     plot_curves,
     reading_rows,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 
 TITLE = "Asteris et al. (2014) Fig. 5: leukemia (12582 genes), normalized variance vs k, Alg. 3 vs EM"
 

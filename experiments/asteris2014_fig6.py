@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from experiments import _common
 from experiments._asteris import (
     N_SAMPLES,
     check_at_least,
@@ -33,7 +32,8 @@ from experiments._asteris import (
     plot_curves,
     reading_rows,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 
 CLIMB_FROM, CLIMB_TO = 20, 90  # "for k = 20 ... at least 86%; for values closer to k = 90 ... nearly 93%"
 NEARLY_93 = (0.91, 0.95)
