@@ -387,7 +387,9 @@ def check_at_least(k: int, published: float):
             "(bound_theorem2, certified_theorem2 in the CSV). "
             f"Readings of A at k={k} (Alg. 3 rerun on each): {readings}. "
             + (
-                f"The published {100 * published:g}% is matched within 1 point by the {near} reading "
+                ""
+                if near is None
+                else f"The published {100 * published:g}% is matched within 1 point by the {near} reading "
                 f"({100 * values[near]:.1f}%)."
                 if gap <= 0.01
                 else f"None gives the published {100 * published:g}% (nearest: {near}, "
