@@ -84,6 +84,11 @@ def plain_vem_iteration(X, M, S, u, alpha, s2):
     resid = float(np.sum(X * X)) - 2 * float(u @ b) + float((u * u) @ a)
     s2 = resid / (n * p)
     alpha = float(sum(np.trace(S[k]) + M[k] @ M[k] for k in range(p))) / (p * d)
+    for k in range(p):  # the scale step (repro.gsppca module docstring)
+        if u[k] > 0:
+            c = min(math.sqrt((np.trace(S[k]) + M[k] @ M[k]) / (alpha * d)), 1.0 / u[k])
+            u[k], M[k], S[k] = u[k] * c, M[k] / c, S[k] / c**2
+    alpha = float(sum(np.trace(S[k]) + M[k] @ M[k] for k in range(p))) / (p * d)
     return M, S, u, alpha, s2
 
 

@@ -46,9 +46,28 @@ gives all of them, ``S_k = Q diag(1 / (1/alpha + u_k^2 beta / sigma^2)) Q'``. Th
 
 Each step minimizes the free energy exactly in its block, so it never increases (``free_energy_``).
 
+Why the plain VEM crawls, and the scale step
+--------------------------------------------
+The likelihood sees ``u_k`` and ``w_k`` only through ``u_k w_k``: ``(u_k c, m_k / c, S_k / c^2)`` leaves
+every expectation of the likelihood (``u_k m_k``, ``u_k^2 (S_k + m_k m_k')``, so ``a_k u_k^2``, ``b_k u_k``
+and the residual) unchanged and moves the free energy only through the prior and the entropy of
+``q(w_k)``, by ``e_k (c^-2 - 1) / (2 alpha) + d log c`` with ``e_k = tr(S_k + m_k m_k')``. The optimum
+along this ridge has ``e_k = alpha d`` for every variable with ``u_k < 1``, but the alternating blocks
+(``u`` with ``q(W)`` fixed, then ``q(W)`` with ``u`` fixed) move along it by tiny steps, and the smaller the
+noise the tighter the coupling: at ``sigma = 0.1`` (Fig. 1) the plain VEM still lowered the free energy by
+a relative 4e-6 per iteration after 1000 iterations (the weights ``u`` of the active variables drifting
+down while their ``||m_k||`` grew), and hit its cap in 20/20 replicates. After the M-step each iteration
+therefore takes the exact minimizer along the ridge, ``c_k = min(sqrt(e_k / (alpha d)), 1 / u_k)``
+(``c_k = 1`` where ``u_k = 0``), and updates ``alpha`` again (parameter expansion, Liu, Rubin & Wu 1998;
+Qi & Jaakkola 2006 for variational Bayes). It is one more exact block minimization, so the free energy
+still never increases, and the fixed points are those of the plain VEM; the example of Fig. 1 then stops
+at tolerance 1e-6 after 297 iterations (plain: 2184) at a lower free energy.
+
 References
 ----------
 P.-A. Mattei, C. Bouveyron and P. Latouche. Globally sparse probabilistic PCA. AISTATS 2016.
+C. Liu, D. B. Rubin and Y. N. Wu. Parameter expansion to accelerate EM: the PX-EM algorithm.
+Biometrika 85(4), 1998. Y. Qi and T. S. Jaakkola. Parameter expanded variational Bayesian methods. NIPS 2006.
 N. M. Temme. Special functions: an introduction to the classical functions of mathematical physics.
 Wiley, 1996 (uniform asymptotic expansion of K_nu, Sec. 9.7); DLMF 10.41.
 """
@@ -564,6 +583,18 @@ def _vem_init(Xc: np.ndarray, d: int, rng: np.random.Generator):
     return M, s2
 
 
+def _scale_step(u: np.ndarray, e2: np.ndarray, alpha: float, d: int) -> np.ndarray:
+    """Factors ``c_k`` of the exact free-energy step along ``(u_k c, m_k / c, S_k / c^2)`` (module docstring).
+
+    ``e2``: ``tr(S_k + m_k m_k')``. The free energy moves by ``e2_k (c^-2 - 1) / (2 alpha) + d log c``,
+    minimized at ``c^2 = e2_k / (alpha d)`` and capped by ``u_k c <= 1``; ``c = 1`` where ``u_k = 0``.
+    """
+    with np.errstate(divide="ignore"):
+        cap = np.where(u > 0, 1.0 / np.where(u > 0, u, 1.0), 1.0)
+    c = np.minimum(np.sqrt(np.maximum(e2, 1e-300) / (alpha * d)), cap)
+    return np.where(u > 0, c, 1.0)
+
+
 def _vem_loop(X, M, u, alpha, s2, max_iter, tol):
     """The VEM iterations (NumPy; the products with ``X`` dominate). Returns every piece of the state."""
     n, p = X.shape
@@ -598,6 +629,12 @@ def _vem_loop(X, M, u, alpha, s2, max_iter, tol):
         u = np.clip(ratio, 0.0, 1.0)
         resid = xx - 2.0 * float(u @ b) + float((u * u) @ a)
         s2 = max(resid / (n * p), 1e-300)
+        alpha = max(float(E2.sum()) / (p * d), 1e-300)
+        # Parameter expansion along the scale ridge (u_k c, m_k / c, S_k / c^2): module docstring.
+        c = _scale_step(u, E2.sum(axis=1), alpha, d)
+        u, ratio = u * c, ratio * c
+        Mt, S, E2 = Mt / c[:, None], S / (c * c)[:, None], E2 / (c * c)[:, None]
+        M = Mt @ Q.T
         alpha = max(float(E2.sum()) / (p * d), 1e-300)
         # Free energy (Eq. 8) at the new parameters.
         _, logdet_sigma = np.linalg.slogdet(Sigma)

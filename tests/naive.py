@@ -297,6 +297,13 @@ def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
         )
         s2 = resid / (n * p)
         alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
+        # Scale step: minimize over c > 0 with u_k c <= 1 the free energy of (u_k c, m_k / c, S_k / c^2).
+        for k in range(p):
+            if u[k] > 0:
+                e2 = np.trace(S[k] + np.outer(M[k], M[k]))
+                c = min(np.sqrt(e2 / (alpha * d)), 1.0 / u[k])
+                u[k], M[k], S[k] = u[k] * c, M[k] / c, S[k] / c**2
+        alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
         # Free energy: -E log p(X, Y, W) - H(q), term by term.
         e_loglik = -0.5 * n * p * np.log(2 * np.pi * s2) - resid / (2 * s2)
         e_logy = -0.5 * n * d * np.log(2 * np.pi) - 0.5 * sum(np.trace(Sigma + np.outer(m, m)) for m in Mu)
