@@ -46,34 +46,47 @@ gives all of them, ``S_k = Q diag(1 / (1/alpha + u_k^2 beta / sigma^2)) Q'``. Th
 
 Each step minimizes the free energy exactly in its block, so it never increases (``free_energy_``).
 
-Why the plain VEM crawls, and the scale step
---------------------------------------------
-The likelihood sees ``u_k`` and ``w_k`` only through ``u_k w_k``: ``(u_k c, m_k / c, S_k / c^2)`` leaves
-every expectation of the likelihood (``u_k m_k``, ``u_k^2 (S_k + m_k m_k')``, so ``a_k u_k^2``, ``b_k u_k``
-and the residual) unchanged and moves the free energy only through the prior and the entropy of
-``q(w_k)``, by ``e_k (c^-2 - 1) / (2 alpha) + d log c`` with ``e_k = tr(S_k + m_k m_k')``. The optimum
-along this ridge has ``e_k = alpha d`` for every variable with ``u_k < 1``, but the alternating blocks
-(``u`` with ``q(W)`` fixed, then ``q(W)`` with ``u`` fixed) move along it by tiny steps, and the smaller the
-noise the tighter the coupling: at ``sigma = 0.1`` (Fig. 1) the plain VEM still lowered the free energy by
-a relative 4e-6 per iteration after 1000 iterations (the weights ``u`` of the active variables drifting
-down while their ``||m_k||`` grew), and hit its cap in 20/20 replicates. After the M-step each iteration
-therefore takes the exact minimizer along the ridge, ``c_k = min(sqrt(e_k / (alpha d)), 1 / u_k)``
-(``c_k = 1`` where ``u_k = 0``), and updates ``alpha`` again (parameter expansion, Liu, Rubin & Wu 1998;
-Qi & Jaakkola 2006 for variational Bayes). It is one more exact block minimization, so the free energy
-still never increases, and the fixed points are those of the plain VEM.
+Why the plain VEM crawls: the scale and rotation steps
+------------------------------------------------------
+The free energy has two families of directions along which the alternating blocks (``q(Y)``, then
+``q(W)``, then the parameters) move by tiny steps, the tinier the smaller the noise (the blocks are then
+tightly coupled):
+
+* **per-variable scale**: the likelihood sees ``u_k`` and ``w_k`` only through ``u_k w_k``, so
+  ``(u_k c, m_k / c, S_k / c^2)`` leaves it unchanged (``u_k m_k``, ``u_k^2 (S_k + m_k m_k')``, hence
+  ``a_k u_k^2``, ``b_k u_k`` and the residual) and moves the free energy only through the prior and the
+  entropy of ``q(w_k)``, by ``e_k (c^-2 - 1) / (2 alpha) + d log c`` (``e_k = tr(S_k + m_k m_k')``);
+* **latent rotation and scale**: ``y -> A y``, ``w_k -> A^-T w_k`` (any invertible ``A``) leaves every
+  expectation of the likelihood unchanged (``m_k' mu_i`` and ``tr((S_k + m_k m_k')(Sigma + mu_i mu_i'))``)
+  and moves only the priors and entropies of ``q(Y)`` and ``q(W)``: the mean-field ``q(Y) q(W)`` drifts
+  along it slowly, as in variational Bayesian PCA (Luttinen & Ilin 2010).
+
+At ``sigma = 0.1`` (Fig. 1) the plain VEM still lowered the free energy after 1000 iterations (the
+weights ``u`` of the active variables drifting down while their ``||m_k||`` grew) and hit its cap in 20/20
+replicates. After the M-step each iteration therefore takes the exact minimizer along both families
+(parameter expansion: Liu, Rubin & Wu 1998; Qi & Jaakkola 2006 for variational Bayes): the per-variable
+``c_k = min(sqrt(e_k / (alpha d)), 1 / u_k)`` (``c_k = 1`` where ``u_k = 0``), then ``A = D V' B^-1/2``
+(:func:`_rotation_step`, closed form up to a scalar fixed point in ``alpha``), each followed by the exact
+``alpha``. Both are exact block minimizations, so the free energy still never increases, and the fixed
+points are those of the plain VEM. Iterations to the stopping rule below (5 data sets each, the same
+starts): Fig. 1 setting (``n = 50, p = 30, d = 5, sigma = 0.1``) plain 3044-7629, scale step only 423-894,
+both 50-66; Fig. 2 setting (``n = 50, p = 150, d = 10, sigma = 0.05``) plain 5522-6229, scale only
+2242-3038, both 104-174, each time at the lowest free energy of the three (by 0.3-1.1 and 3.9-5.1 nats
+below the plain VEM's end point).
 
 Stopping rule: the VEM stops when an iteration lowers the free energy by less than ``tol`` nats per entry
-of ``X`` (``tol n p``, default ``tol = 1e-6``). The relative change ``|dF| / |F|`` used before (and by
+of ``X`` (``tol n p``, default ``tol = 1e-7``). The relative change ``|dF| / |F|`` used before (and by
 GSPPCA.R, at ``1e-5`` with at most 200 iterations) is not scale-free: scaling ``X`` by ``c`` shifts ``F`` by
-``n p log c``, so the same data in other units stopped at another iteration with another ``u``. On five
-Fig. 1 data sets (``sigma = 0.1``) the plain VEM needs 808-1018 iterations to meet this rule and stops 1.2
-to 2.3 nats above the free energy that the VEM with the scale step reaches in 59-276 iterations.
+``n p log c``, so the same data in other units stopped at another iteration with another ``u``.
 
 References
 ----------
 P.-A. Mattei, C. Bouveyron and P. Latouche. Globally sparse probabilistic PCA. AISTATS 2016.
-C. Liu, D. B. Rubin and Y. N. Wu. Parameter expansion to accelerate EM: the PX-EM algorithm.
-Biometrika 85(4), 1998. Y. Qi and T. S. Jaakkola. Parameter expanded variational Bayesian methods. NIPS 2006.
+J. Luttinen and A. Ilin. Transformations in variational Bayesian factor analysis to speed up learning.
+Neurocomputing 73, 2010.
+C. Liu, D. B. Rubin and Y. N. Wu. Parameter expansion to accelerate EM: the PX-EM algorithm. Biometrika 85(4),
+1998.
+Y. Qi and T. S. Jaakkola. Parameter expanded variational Bayesian methods. NIPS 2006.
 N. M. Temme. Special functions: an introduction to the classical functions of mathematical physics.
 Wiley, 1996 (uniform asymptotic expansion of K_nu, Sec. 9.7); DLMF 10.41.
 """
@@ -669,6 +682,43 @@ def _scale_step(u: np.ndarray, e2: np.ndarray, alpha: float, d: int) -> np.ndarr
     return np.where(u > 0, c, 1.0)
 
 
+def _rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
+    """The exact free-energy step over ``y -> A y``, ``w_k -> A^-T w_k`` (every invertible ``A``), ``alpha``.
+
+    ``B = n Sigma + Mu'Mu`` (``sum_i E[y_i y_i']``), ``Cw = sum_k (S_k + m_k m_k')``. With ``A = D V' B^-1/2``
+    (``V``, ``gamma``: eigenvectors and eigenvalues of ``B^1/2 Cw B^1/2``) the free energy moves by
+    ``sum_j [D_j^2 / 2 + gamma_j / (2 alpha D_j^2) + (p - n) log D_j] + const``, minimized at
+    ``D_j^2 = (n - p + sqrt((p - n)^2 + 4 gamma_j / alpha)) / 2`` jointly with ``alpha = sum_j gamma_j /
+    (D_j^2 p d)`` (a fixed point in ``alpha``); a left rotation of ``A`` changes nothing (module docstring).
+    Returns ``A``, ``A^-1``, the new ``alpha`` and the change of the free energy.
+    """
+    d = B.shape[0]
+    beta, Q = np.linalg.eigh(B)
+    sb = np.sqrt(np.maximum(beta, 1e-300))
+    Bh = (Q * sb) @ Q.T
+    gam, V = np.linalg.eigh(Bh @ Cw @ Bh)
+    gam = np.maximum(gam, 1e-300)
+    a = alpha
+    for _ in range(200):
+        D2 = 0.5 * ((n - p) + np.sqrt((p - n) ** 2 + 4.0 * gam / a))
+        a_new = float((gam / D2).sum()) / (p * d)
+        done = abs(a_new - a) <= 1e-13 * a
+        a = a_new
+        if done:
+            break
+    D2 = 0.5 * ((n - p) + np.sqrt((p - n) ** 2 + 4.0 * gam / a))
+    Ainv = (Bh @ V) / np.sqrt(D2)[None, :]
+    A = (np.sqrt(D2)[:, None] * V.T) @ ((Q / sb) @ Q.T)
+    dF = (
+        0.5 * (float(D2.sum()) - float(np.trace(B)))
+        + float((gam / D2).sum()) / (2.0 * a)
+        - float(np.trace(Cw)) / (2.0 * alpha)
+        + 0.5 * p * d * math.log(a / alpha)
+        + 0.5 * (p - n) * (float(np.log(D2).sum()) - float(np.log(sb * sb).sum()))
+    )
+    return A, Ainv, a, dF
+
+
 def _vem_loop(X, M, u, alpha, s2, max_iter, tol):
     """The VEM iterations (NumPy; the products with ``X`` dominate). Returns every piece of the state."""
     n, p = X.shape
@@ -728,6 +778,14 @@ def _vem_loop(X, M, u, alpha, s2, max_iter, tol):
         uMt = u[:, None] * Mt
         EWW = Q @ (uMt.T @ uMt + np.diag((u * u) @ S)) @ Q.T
         EWW = 0.5 * (EWW + EWW.T)
+        # Parameter expansion over the rotations and scales of the latent space (module docstring).
+        A, Ainv, alpha, dF = _rotation_step(B, (Q * S.sum(axis=0)) @ Q.T + M.T @ M, alpha, n, p)
+        M = M @ Ainv
+        Mu = Mu @ A.T
+        Sigma = A @ Sigma @ A.T
+        EWW = Ainv.T @ EWW @ Ainv
+        EWW = 0.5 * (EWW + EWW.T)
+        F[-1] += dF
         if len(F) > 1 and abs(F[-2] - F[-1]) <= tol * n * p:  # nats per entry: scale-free
             converged = True
             break
@@ -735,7 +793,7 @@ def _vem_loop(X, M, u, alpha, s2, max_iter, tol):
 
 
 @blas_limited
-def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-6, random_state=None) -> VEMResult:
+def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -> VEMResult:
     """Variational EM for the relaxed model ``x = U W y + eps`` (Eq. 7; Prop. 1, Eqs. 10-14 re-derived).
 
     ``X`` is centred (and fitted as ``X / s`` when badly scaled, :func:`_rescale`: the results are
@@ -852,7 +910,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         n_selected="evidence",
         sigma1="bc",
         max_iter=1000,
-        tol=1e-6,
+        tol=1e-7,
         random_state=None,
     ):
         self.n_components = n_components
