@@ -676,8 +676,9 @@ def _scale_step(u: np.ndarray, e2: np.ndarray, alpha: float, d: int) -> np.ndarr
     ``e2``: ``tr(S_k + m_k m_k')``. The free energy moves by ``e2_k (c^-2 - 1) / (2 alpha) + d log c``,
     minimized at ``c^2 = e2_k / (alpha d)`` and capped by ``u_k c <= 1``; ``c = 1`` where ``u_k = 0``.
     """
-    with np.errstate(divide="ignore"):
-        cap = np.where(u > 0, 1.0 / np.where(u > 0, u, 1.0), 1.0)
+    cap = np.full_like(u, np.inf)
+    with np.errstate(over="ignore"):  # 1 / u for a subnormal u: no cap
+        np.divide(1.0, u, out=cap, where=u > 0)
     c = np.minimum(np.sqrt(np.maximum(e2, 1e-300) / (alpha * d)), cap)
     return np.where(u > 0, c, 1.0)
 
