@@ -23,9 +23,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from experiments import _common
 from experiments._mattei import capped_note
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro import GSPPCA
 from repro.gsppca import make_globally_sparse
 
