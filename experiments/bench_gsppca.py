@@ -112,7 +112,7 @@ def plain_vem_iteration(X, M, S, u, alpha, s2):
     alpha = float(sum(np.trace(S[k]) + M[k] @ M[k] for k in range(p))) / (p * d)
     _, Ainv, alpha, _ = _rotation_step(B, S.sum(axis=0) + M.T @ M, alpha, n, p)  # the rotation step
     M = M @ Ainv
-    S = np.einsum("ji,kjl,lm->kim", Ainv, S, Ainv)
+    S = Ainv.T @ S @ Ainv  # every S_k transformed (broadcast over k)
     return M, S, u, alpha, s2
 
 
