@@ -15,7 +15,7 @@ import pytest
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from repro import EMPCA, NSPCA, EMSparsePCA, SensiblePCA
+from repro import EMPCA, GSPPCA, NSPCA, EMSparsePCA, SensiblePCA
 from repro.baselines import GSPCA, SSPCA, SPCAZou
 
 ESTIMATORS = [
@@ -35,6 +35,14 @@ ESTIMATORS = [
     SSPCA(n_components=1, n_selected=1, random_state=0),
     SSPCA(n_components=1, cv=3, random_state=0),
 ]
+
+# --- Mattei et al. (2016) estimators at their defaults (issue 20; kept apart from the list above for merges)
+ESTIMATORS += [
+    GSPPCA(random_state=0),
+    GSPPCA(sigma1="ml", random_state=0),
+    SSPCA(random_state=0),
+]
+# --- end of the Mattei et al. block
 
 
 def _expected_failures(estimator) -> dict:
