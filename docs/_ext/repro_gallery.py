@@ -136,27 +136,39 @@ def _cost(name: str, times) -> str:
     return "; ".join(parts)
 
 
+# Sphinx's roles, unknown to plain docutils: stand-ins while a docstring is checked (Sphinx resolves them).
+_SPHINX_ROLES = ("func", "class", "meth", "mod", "attr", "data", "obj", "exc", "ref", "doc", "math", "envvar")
+
+
 def _is_clean_rst(text: str) -> bool:
-    """Whether ``text`` parses as reStructuredText without any warning (else it is shown verbatim)."""
-    stream = io.StringIO()
+    """Whether ``text`` parses as reStructuredText without a warning (else it is shown verbatim)."""
+    from docutils.parsers.rst import roles
+
+    saved = dict(roles._roles)
+    for name in _SPHINX_ROLES:
+        roles.register_generic_role(name, nodes.literal)
     try:
         doctree = publish_doctree(
             text,
             settings_overrides={
                 "report_level": Reporter.SEVERE_LEVEL + 1,
                 "halt_level": Reporter.SEVERE_LEVEL + 1,
-                "warning_stream": stream,
+                "warning_stream": io.StringIO(),
             },
         )
     except Exception:
         return False
-    # roles and directives Sphinx adds (:func:, .. math::) are unknown to plain docutils: shown verbatim too
-    return not any(m["level"] >= Reporter.INFO_LEVEL for m in doctree.findall(nodes.system_message))
+    finally:
+        roles._roles.clear()
+        roles._roles.update(saved)
+    return not any(m["level"] >= Reporter.WARNING_LEVEL for m in doctree.findall(nodes.system_message))
 
 
 def _esc(text: str) -> str:
-    """``text`` with every reStructuredText markup character escaped (shown as written)."""
-    return "".join("\\" + ch if ch in "\\*`|_[]<>:" else ch for ch in text)
+    """``text`` shown as written: markup characters escaped, and the first character too (so that an
+    initial such as ``C. D. Sigg`` or a leading ``-`` never starts a list)."""
+    out = "".join("\\" + ch if ch in "\\*`|_[]<>:" else ch for ch in text)
+    return "\\" + out if text[:1].isalnum() or text[:1] in "-+#(" else out
 
 
 def _indent(text: str, prefix: str = "   ") -> str:
@@ -177,7 +189,7 @@ def render_page(exp: dict, times) -> str:
             "",
         ]
     lines += [
-        f":Paper: {reference}",
+        f":Paper: {_esc(reference)}",
         f":Reproduces: {_esc(title)}",
         f":Command: ``repro run {name}`` (a quick look that leaves ``figures/`` alone: "
         f"``repro run {name} --quick --out /tmp/repro``)",
@@ -299,7 +311,7 @@ def render_index(exps, thumbs: Path) -> str:
         group = [e for e in exps if e["paper"] == key]
         if not group:
             continue
-        lines += [heading, "-" * len(heading), "", reference, "", ".. container:: repro-thumbs", ""]
+        lines += [heading, "-" * len(heading), "", _esc(reference), "", ".. container:: repro-thumbs", ""]
         for e in group:
             thumb = _thumbnail(e["name"], thumbs)
             lines += ["   .. container:: repro-thumb", ""]
