@@ -61,7 +61,7 @@ def test_every_experiment_has_a_gallery_page_with_its_figure_and_claims():
         if not p.name.startswith("_") and re.search(r"^TITLE\s*=", p.read_text(encoding="utf-8"), flags=re.M)
     )
     assert sorted(e["name"] for e in exps) == modules
-    times = repro_gallery._runtimes()
+    times = repro_gallery.read_runtimes(repro_gallery.FIGURES)
     for e in exps:
         page = repro_gallery.render_page(e, times)
         assert f".. figure:: /../figures/{e['name']}.png" in page, e["name"]

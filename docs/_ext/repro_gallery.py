@@ -13,7 +13,6 @@ text is shown as written, never parsed as markup.
 
 from __future__ import annotations
 
-import ast
 import csv
 import io
 from pathlib import Path
@@ -22,6 +21,11 @@ from docutils import nodes
 from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive
 from docutils.utils import Reporter
+
+from experiments.runner import _describe
+from experiments.runner._runtimes import fmt_seconds
+from experiments.runner._runtimes import read as read_runtimes
+from experiments.runner.cli import experiment_names
 
 __all__ = ["PAPERS", "VERDICTS", "experiments", "read_claims", "setup", "write_pages"]
 
@@ -67,31 +71,15 @@ def paper_of(name: str) -> str:
     return prefix
 
 
-def experiments(root: Path = ROOT) -> list[dict]:
-    """Every experiment module (one that defines ``TITLE``), in the order of :data:`PAPERS`."""
-    out = []
-    for path in sorted((root / "experiments").glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        title = None
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "TITLE" for t in node.targets
-            ):
-                title = str(ast.literal_eval(node.value))
-        if title is None:
-            continue
-        name = path.stem
-        out.append(
-            {
-                "name": name,
-                "title": title,
-                "doc": ast.get_docstring(tree) or "",
-                "paper": paper_of(name),
-                "path": path,
-            }
-        )
+def experiments() -> list[dict]:
+    """Every experiment of ``repro list``, in the order of :data:`PAPERS`, with its title and docstring.
+
+    Read from the sources with ``ast`` by the runner (nothing is imported or run).
+    """
+    out = [
+        {"name": n, "title": _describe.title(n), "doc": _describe.docstring(n), "paper": paper_of(n)}
+        for n in experiment_names()
+    ]
     order = list(PAPERS)
     return sorted(out, key=lambda e: (order.index(e["paper"]), e["name"]))
 
@@ -104,34 +92,12 @@ def read_claims(name: str, figures: Path = FIGURES) -> list[dict]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
 
 
-def _runtimes(figures: Path = FIGURES) -> dict[tuple[str, bool], tuple[float, str]]:
-    path = figures / "runtimes.csv"
-    out = {}
-    if path.exists():
-        for row in csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))):
-            out[(row["experiment"], row["quick"].strip().lower() == "true")] = (
-                float(row["seconds"]),
-                row["date"],
-            )
-    return out
-
-
-def _fmt_seconds(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
-    if seconds < 3600:
-        m, s = divmod(round(seconds), 60)
-        return f"{m} min {s:02d} s"
-    h, m = divmod(round(seconds / 60), 60)
-    return f"{h} h {m:02d} min"
-
-
 def _cost(name: str, times) -> str:
     parts = []
     for quick, label in ((False, "full run"), (True, "with ``--quick``")):
         hit = times.get((name, quick))
         parts.append(
-            f"{_fmt_seconds(hit[0])} ({label}, recorded {hit[1]})" if hit else f"not recorded ({label})"
+            f"{fmt_seconds(hit[0])} ({label}, recorded {hit[1]})" if hit else f"not recorded ({label})"
         )
     return "; ".join(parts)
 
@@ -368,7 +334,7 @@ def write_pages(app, config=None) -> None:
     (folder / "source").mkdir(parents=True, exist_ok=True)
     (folder / "_thumbs").mkdir(exist_ok=True)
     exps = experiments()
-    times = _runtimes()
+    times = read_runtimes(FIGURES)
     pages = {folder / "index.rst": render_index(exps, folder / "_thumbs")}
     for e in exps:
         pages[folder / f"{e['name']}.rst"] = render_page(e, times)
