@@ -701,7 +701,10 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     free_energy_ : ndarray
         Free energy after each VEM iteration (non-increasing).
     n_iter_ : int
-    components_ : ndarray, shape ``(min(n_components, n_selected_), n_features)``
+        VEM iterations run.
+    vem_ : VEMResult
+        Everything the VEM returned (see :func:`gsppca_vem`).
+    components_ : ndarray, shape (``min(n_components, n_selected_)``, n_features)
         Principal axes of ``X[:, support_]`` (unit rows, zero outside the support).
     explained_variance_ : ndarray
         Their variances (ddof=1).

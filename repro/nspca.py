@@ -406,11 +406,11 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         A column of U driven to zero (possible for a large beta) stays a zero row.
     U_ : ndarray (n_features, n_components)
         The raw maximizer of Eq. 3 (same order as ``components_``); its columns are not unit norm.
-    objective_ : ndarray, shape ``(n_iter_ + 1,)``
+    objective_ : ndarray, shape (``n_iter_ + 1``,)
         Eq. 3 at the start and after each sweep (non-decreasing).
-    overlap_ : ndarray, shape ``(n_iter_ + 1,)``
+    overlap_ : ndarray, shape (``n_iter_ + 1``,)
         ``||I - U'U||_F`` per sweep (Fig. 3a of the paper uses the final value).
-    l0_ : ndarray, shape ``(n_iter_ + 1,)``
+    l0_ : ndarray, shape (``n_iter_ + 1``,)
         ``||U||_0`` per sweep (Fig. 3b uses the final value).
     n_iter_ : int
     converged_ : bool
