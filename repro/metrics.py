@@ -218,9 +218,9 @@ def certified_fraction(
     ndarray (n_components,)
         Certified fraction of the optimum, in ``(0, 1]`` for a unit-norm feasible component.
     """
-    from .spannogram import _as_cov, spannogram_bound
+    from .spannogram import _scaled_cov, spannogram_bound
 
-    cov = _as_cov(X)
+    cov = _scaled_cov(X, method="certified_fraction").cov  # X / s: the ratio does not depend on s
     W = _rows(components, cov.n_features)
     norms = np.linalg.norm(W, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-6):

@@ -333,7 +333,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="rank"):
         spannogram_path(X, [2], rank=0)
     with pytest.raises(ValueError, match="rank"):
-        spannogram_path(X, [2], rank=6)
+        spannogram_path(X, [2], rank=7)  # rank = n_features = 6 is allowed (A_d = A)
     with pytest.raises(ValueError, match="n_samples"):
         spannogram_path(X, [2], n_samples=0)
     with pytest.raises(ValueError, match="fewer cardinalities"):
