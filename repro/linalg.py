@@ -32,7 +32,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_array, check_covariance_args, check_int, check_symmetric, check_vector
+from ._validation import (
+    _all_finite,
+    check_array,
+    check_covariance_args,
+    check_int,
+    check_scale,
+    check_symmetric,
+    check_vector,
+    unscale,
+)
 from .kernels.em_sparse_pca import support_matvec
 
 __all__ = [
@@ -60,8 +69,16 @@ def center(X, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     mean : ndarray, shape (n_features,)
     """
     X = check_array(X, name)
-    mean = X.mean(axis=0)
-    return X - mean, mean
+    s = _column_scales(X)  # the sum of entries near 1.8e308 overflows: the mean of X / s, times s
+    mean = X.mean(axis=0) if s is None else (X / s).mean(axis=0) * s
+    with np.errstate(over="ignore"):
+        Xc = X - mean
+    if not _all_finite(Xc):
+        raise ValueError(
+            f"{name} is too large for float64: its centred values overflow (max 1.8e308). Divide {name} by a "
+            "constant c first (the centred data scale as c)."
+        )
+    return Xc, mean
 
 
 def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -77,8 +94,12 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
     mean, scale : ndarray, shape (n_features,)
     """
     X = check_array(X, name, min_samples=ddof + 1)
-    mean = X.mean(axis=0)
-    Xc = X - mean
+    # Squares of entries beyond 1e154 overflow and below 1e-154 underflow: standardize X / s (s a power
+    # of two per column, exact), which gives the same Z, and scale mean and scale back.
+    s = _column_scales(X)
+    Xs = X if s is None else X / s
+    mean = Xs.mean(axis=0)
+    Xc = Xs - mean
     scale = np.sqrt(np.einsum("ij,ij->j", Xc, Xc) / (X.shape[0] - ddof))
     # A column is constant when its spread is round-off relative to its magnitude.
     tiny = scale <= 1e-12 * np.maximum(1.0, np.abs(mean))
@@ -89,7 +110,31 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
             f"{name} has constant column(s) {shown}, which cannot be standardized; drop them first "
             f"(e.g. X[:, X.std(axis=0) > 0])."
         )
-    return Xc / scale, mean, scale
+    Z = Xc / scale
+    if s is None:
+        return Z, mean, scale
+    with np.errstate(over="ignore"):
+        scale = scale * s
+    if not _all_finite(scale):
+        raise ValueError(
+            f"{name} is too large for float64: the standard deviation of column(s) "
+            f"{np.flatnonzero(~np.isfinite(scale))[:10].tolist()} overflows (max 1.8e308). Divide {name} "
+            "by a constant c first (the standard deviations scale as c)."
+        )
+    return Z, mean * s, scale
+
+
+def _column_scales(X: np.ndarray) -> np.ndarray | None:
+    """Per column, the power of two :func:`repro._validation.check_scale` would divide it by; ``None``
+    when every column lies in the safe window ``[2^-256, 2^256]`` (or is zero), the usual case."""
+    if not X.size:
+        return None
+    top = np.maximum(X.max(axis=0), -X.min(axis=0))
+    inside = (top == 0) | ((top >= 2.0**-256) & (top <= 2.0**256))
+    if inside.all():
+        return None
+    exponent = np.clip(np.frexp(top)[1], -1074, 1023)
+    return np.where(inside, 1.0, np.ldexp(1.0, exponent))
 
 
 # --------------------------------------------------------------------------- the operator rule
@@ -384,14 +429,24 @@ class Covariance:
         D = self.n_features
         rank_bound = D if self.matrix is not None else min(D, self.data.shape[0])
         k = rank_bound if k is None else check_int(k, "k", low=1, high=rank_bound)
-        if self.matrix is not None or self.data.shape[0] >= D:
-            values, vectors = _top_eigh(self.dense(), k)
+        # Products of entries beyond 1e154 overflow and below 1e-154 underflow: decompose the operator
+        # of data / s (or matrix / s), s a power of two (exact), and scale the eigenvalues back.
+        what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
+        backing = self.data if self.data is not None else self.matrix
+        s = check_scale(backing, what) if backing.size else 1.0
+        op = self if s == 1.0 else Covariance(**{what: backing / s})
+        if op.matrix is not None or op.data.shape[0] >= D:
+            values, vectors = _top_eigh(op.dense(), k)
         else:
-            G = self.data @ self.data.T
+            G = op.data @ op.data.T
             values, U = _top_eigh(G, k)
             if values[-1] <= 1e-12 * max(values[0], 1e-300):
                 raise ValueError(f"k={k} exceeds the numerical rank of the data; ask for fewer eigenpairs.")
-            vectors = self.data.T @ (U / np.sqrt(values))
+            vectors = op.data.T @ (U / np.sqrt(values))
+        if s != 1.0:  # a positive leading eigenvalue float64 cannot hold is refused with the reason
+            power = 1 if what == "matrix" else 2
+            unscale(values[:1], s, power, "eigenvalues", what, underflow=False)
+            values = unscale(values, s, power, "eigenvalues", what)
         return values, canonical_sign(vectors)
 
     def deflate(self, w, method: str = "projection") -> Covariance:
