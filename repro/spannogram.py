@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -862,8 +863,16 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         Data outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of two) and the variances
         scaled back; data with no variance, and variances float64 cannot hold, are refused.
         """
-        sc = _scaled_cov(X, method="SpannogramPCA")
         X = check_array(X, "X", min_samples=2)
+        for name, value in (("n_components", self.n_components), ("cardinality", self.cardinality)):
+            entries = np.atleast_1d(value).tolist() if value is not None else []
+            top = max(entries) if entries and all(isinstance(v, numbers.Real) for v in entries) else 0
+            if top > X.shape[1]:  # the message scikit-learn's check_fit2d_1feature expects
+                raise ValueError(
+                    f"X has {X.shape[1]} feature(s) (shape={X.shape}) but {name}={value} needs at least "
+                    f"{top}; lower {name} or pass more features."
+                )
+        sc = _scaled_cov(X, method="SpannogramPCA")
         self._fit_cov(sc.cov)
         self.explained_variance_ = sc.variances(self.explained_variance_)
         self.upper_bound_ = sc.variances(self.upper_bound_)
