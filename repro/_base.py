@@ -10,7 +10,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array, check_n_features, check_scale, unscale
+from ._validation import check_array, check_n_features, unscale
 
 __all__ = [
     "ComponentNamesMixin",
@@ -141,10 +141,9 @@ class VarianceScoreMixin:
                 "X is too large for float64: X - mean_ overflows (max 1.8e308). Divide X (and refit) by a "
                 "constant c; the score scales as c^2."
             )
-        s = check_scale(Xc)  # squares of entries beyond 1e154 overflow: the score of Xc / s, times s^2
-        cov = Covariance(data=(Xc / s) / np.sqrt(X.shape[0]), n_samples=X.shape[0])
-        value = float(adjusted_variance(self.components_, cov)[-1])
-        return float(unscale(max(value, 0.0), s, 2, "explained variance", underflow=False))
+        # adjusted_variance works on the covariance scaled into the safe range of float64
+        cov = Covariance(data=Xc / np.sqrt(X.shape[0]), n_samples=X.shape[0])
+        return max(float(adjusted_variance(self.components_, cov)[-1]), 0.0)
 
 
 class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin):

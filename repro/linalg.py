@@ -413,6 +413,21 @@ class Covariance:
         """Total variance ``tr(C)``."""
         return float(self.diag().sum())
 
+    def rescaled(self) -> tuple[Covariance, float, int]:
+        """This operator divided into the safe range of float64: ``(op, s, power)`` with ``C = s**power op``.
+
+        ``s`` is the power of two of :func:`repro._validation.check_scale` for the backing array (the data,
+        ``power`` 2, or the given matrix, ``power`` 1); ``(self, 1.0, 2)`` for ordinarily scaled
+        operators. Quadratic forms, eigenvalues and bounds of ``op`` times ``s**power`` are those of
+        ``C`` (:func:`repro._validation.unscale` refuses what float64 cannot hold), loadings are the same.
+        """
+        what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
+        backing = self.data if self.data is not None else self.matrix
+        s = check_scale(backing, what) if backing.size else 1.0
+        if s == 1.0:
+            return self, 1.0, 2
+        return Covariance(**{what: backing / s}, n_samples=self.n_samples), s, 2 if what == "data" else 1
+
     # ----- spectral
     def eigh(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Leading ``k`` eigenpairs in descending order (all when ``k`` is None).
@@ -431,10 +446,7 @@ class Covariance:
         k = rank_bound if k is None else check_int(k, "k", low=1, high=rank_bound)
         # Products of entries beyond 1e154 overflow and below 1e-154 underflow: decompose the operator
         # of data / s (or matrix / s), s a power of two (exact), and scale the eigenvalues back.
-        what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
-        backing = self.data if self.data is not None else self.matrix
-        s = check_scale(backing, what) if backing.size else 1.0
-        op = self if s == 1.0 else Covariance(**{what: backing / s})
+        op, s, power = self.rescaled()
         if op.matrix is not None or op.data.shape[0] >= D:
             values, vectors = _top_eigh(op.dense(), k)
         else:
@@ -444,7 +456,7 @@ class Covariance:
                 raise ValueError(f"k={k} exceeds the numerical rank of the data; ask for fewer eigenpairs.")
             vectors = op.data.T @ (U / np.sqrt(values))
         if s != 1.0:  # a positive leading eigenvalue float64 cannot hold is refused with the reason
-            power = 1 if what == "matrix" else 2
+            what = "data" if power == 2 else "matrix"
             unscale(values[:1], s, power, "eigenvalues", what, underflow=False)
             values = unscale(values, s, power, "eigenvalues", what)
         return values, canonical_sign(vectors)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.cluster import pair_confusion_matrix
 
-from ._validation import as_float, check_array
+from ._validation import as_float, check_array, unscale
 from .linalg import as_covariance
 
 __all__ = [
@@ -25,6 +25,17 @@ __all__ = [
     "overlap",
     "qr_adjusted_variance",
 ]
+
+
+def _variances(compute, W, C) -> np.ndarray:
+    """``compute(W, op)`` on ``C = s**power op`` scaled into the safe range of float64, times ``s**power``.
+
+    Quadratic forms of a covariance of data near 1e160 overflow and near 1e-160 underflow; the measures
+    here are homogeneous of degree one in ``C``, so they are computed on the scaled operator and scaled
+    back, refusing values float64 cannot hold (rather than inf, NaN or a silent 0).
+    """
+    op, s, power = as_covariance(C).rescaled()
+    return unscale(compute(_rows(W, op.n_features), op), s, power, "variances", "C", underflow=False)
 
 
 def _rows(W, n_features: int | None = None) -> np.ndarray:
@@ -49,9 +60,7 @@ def explained_variance(W, C) -> np.ndarray:
     -------
     ndarray, shape (n_components,)
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
-    return np.atleast_1d(C.quad(W.T))
+    return _variances(lambda W, C: np.atleast_1d(C.quad(W.T)), W, C)
 
 
 def cumulative_variance(W, C) -> np.ndarray:
@@ -76,8 +85,10 @@ def adjusted_variance(W, C) -> np.ndarray:
     ndarray, shape (n_components,)
         Non-decreasing in ``i``.
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
+    return _variances(_adjusted, W, C)
+
+
+def _adjusted(W, C) -> np.ndarray:
     V = W.T
     G = V.T @ V
     M = C.gram(V)
@@ -94,8 +105,10 @@ def qr_adjusted_variance(W, C) -> np.ndarray:
     the variance of its score after regressing out the earlier ones. In covariance form ``R`` is the
     Cholesky factor of ``V' C V``. Returns per-component values (``np.cumsum`` gives the total).
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
+    return _variances(_qr_adjusted, W, C)
+
+
+def _qr_adjusted(W, C) -> np.ndarray:
     M = C.gram(W.T)
     out = np.empty(W.shape[0])
     # Sequential Gram-Schmidt in the C inner product: robust to rank deficiency, unlike cholesky.

@@ -152,16 +152,7 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
     a covariance with no variance at all are refused: every unit vector is then optimal, with value 0.
     """
     if isinstance(X, Covariance):
-        cov = _as_cov(X, name)
-        backing, power = (cov.data, 2) if cov.data is not None else (cov.matrix, 1)
-        s = check_scale(backing, name) if backing.size else 1.0
-        if s != 1.0:
-            scaled = backing / s
-            cov = (
-                Covariance(data=scaled, n_samples=cov.n_samples)
-                if power == 2
-                else Covariance(matrix=scaled, n_samples=cov.n_samples)
-            )
+        cov, s, power = _as_cov(X, name).rescaled()
         if not np.any(cov.diag() > 0):
             raise ValueError(
                 f"{name} has no variance (a zero covariance), so {method} has no component to find."
@@ -245,12 +236,16 @@ def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, fl
     -------
     x : ndarray, shape (n,)
         Unit norm, at most ``k`` non-zeros (fewer when ``v`` has fewer positive entries on its better side),
-        ``x >= 0`` if ``nonneg``; the zero vector when ``v = 0`` (every unit vector then gives 0).
+        ``x >= 0`` if ``nonneg``. ``v = 0`` is refused (every unit vector then gives 0).
     value : float
         ``(v'x)^2 = ||v_I||^2``.
     """
     v = check_vector(v, "v")
     k = check_int(cardinality, "cardinality", low=1, high=v.size)
+    if not v.any():
+        raise ValueError(
+            "v is all zeros: every unit vector gives the value 0, so there is no component to find."
+        )
     s = check_scale(v[None, :], "v")  # ||v_I||^2 of entries beyond 1e154 overflows, below 1e-154 underflows
     if s != 1.0:
         v = v / s

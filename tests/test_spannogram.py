@@ -72,8 +72,8 @@ def test_rank1_ties_and_few_positives():
     assert val == pytest.approx(25.25)
     np.testing.assert_array_equal(np.flatnonzero(x), [0, 3])  # 2 non-zeros, not padded to 4
     assert np.all(x >= 0)
-    x, val = rank1_solver(np.zeros(3), 2)
-    assert val == 0.0 and not x.any()
+    with pytest.raises(ValueError, match="v is all zeros"):  # every unit vector is optimal: refused
+        rank1_solver(np.zeros(3), 2)
 
 
 # --------------------------------------------------------------------------- kernels vs NumPy twins
