@@ -396,3 +396,123 @@ def test_spca_zou_equivariant_with_its_ridge(case):
     ref = SPCAZou(2, cardinality=3, ridge=1e-6 / s**2).fit(_data(0))
     assert _same_up_to_sign(got.components_, ref.components_)
     np.testing.assert_allclose(got.explained_variance_ / s**2, ref.explained_variance_, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- the issue's reproducers
+def _issue_data(shape=(60, 10), seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def test_issue20_spannogram_at_1e80_is_not_a_zero_component():
+    X = _issue_data()
+    ref = SpannogramPCA(cardinality=3, random_state=0).fit(X)
+    got = SpannogramPCA(cardinality=3, random_state=0).fit(X * 1e80)
+    assert list(got.n_nonzero_) == [3]  # was [0]: an all-zero component with variance 0
+    assert _same_up_to_sign(got.components_, ref.components_)
+    np.testing.assert_allclose(got.explained_variance_ / 1e160, ref.explained_variance_, rtol=1e-9)
+    np.testing.assert_allclose(got.upper_bound_ / 1e160, ref.upper_bound_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-100, 1e-150])
+def test_issue20_spannogram_at_tiny_scales_is_the_same_component(scale):
+    X = _issue_data()
+    ref = repro.spannogram_path(X, [3], random_state=0)
+    got = repro.spannogram_path(X * scale, [3], random_state=0)  # was 5.45 s^2 instead of 8.99 s^2
+    np.testing.assert_allclose(got.variance / scale**2, ref.variance, rtol=1e-9)
+    x0, v0 = repro.spannogram_exact(X, 3)
+    x, v = repro.spannogram_exact(X * scale, 3)  # was 8.60 instead of 8.89
+    assert _same_up_to_sign(x, x0)
+    assert v / scale**2 == pytest.approx(v0, rel=1e-9)
+
+
+def test_issue20_spannogram_deflation_running_out_of_features():
+    X = _issue_data()
+    with pytest.raises(ValueError, match="n_components=2 is too many"):  # was a second component of zeros
+        SpannogramPCA(2, cardinality=10, nonneg=False).fit(X)
+    for shape in ((67, 5), (55, 9)):
+        for seed in range(4):  # was zero components for some seeds, "X is too small" for others
+            Y = _issue_data(shape, seed)
+            for k in range(1, shape[1] + 1):
+                try:
+                    est = SpannogramPCA(3, cardinality=k, nonneg=False, n_samples=300, random_state=seed).fit(
+                        Y
+                    )
+                except ValueError as exc:
+                    assert "n_components=3 is too many" in str(exc)
+                    continue
+                np.testing.assert_allclose(np.linalg.norm(est.components_, axis=1), 1.0)
+                assert not (np.count_nonzero(est.components_, axis=0) > 1).any()  # disjoint supports
+
+
+@pytest.mark.parametrize("data", ["zeros", "constant", "1e-300"])
+def test_issue20_spannogram_refuses_data_without_usable_variance(data):
+    X = {"zeros": np.zeros((60, 10)), "constant": np.full((60, 10), 3.0), "1e-300": _issue_data() * 1e-300}[
+        data
+    ]
+    with pytest.raises(ValueError, match=r"no variance|too small"):
+        SpannogramPCA(cardinality=3).fit(X)
+
+
+def test_issue20_scale_for_does_not_overflow():
+    X = _issue_data() * 1e307
+    X[0, 0] = 1.7e308
+    with pytest.raises(ValueError, match="too large for float64"):  # was OverflowError (34, ...)
+        EMPCA(2).fit(X)
+    Y = _issue_data()
+    Y[:, 0] *= 1.7e308 / np.abs(Y[:, 0]).max()  # one huge column: the others keep their precision
+    Z, _mean, _scale = repro.standardize(Y)
+    np.testing.assert_allclose(Z[:, 1:], repro.standardize(_issue_data())[0][:, 1:], rtol=1e-12)
+
+
+def test_issue20_standardize_center_rank1_solver_overflow():
+    X = _issue_data()
+    Z, mean, scale = repro.standardize(X * 1e300)  # was std = inf
+    Z0, _mean0, scale0 = repro.standardize(X)
+    np.testing.assert_allclose(Z, Z0, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(scale / 1e300, scale0, rtol=1e-12)
+    _Xc, mean = repro.center((X + 3) * 1e307)  # was mean = inf
+    np.testing.assert_allclose(mean / 1e307, (X + 3).mean(axis=0), rtol=1e-12)
+    v = X[:, 0]
+    with pytest.raises(ValueError, match="v is too large"):  # ||v_I||^2 = 1e600: was inf
+        repro.rank1_solver(v * 1e300, 3)
+    x, value = repro.rank1_solver(v * 1e150, 3)
+    x0, value0 = repro.rank1_solver(v, 3)
+    np.testing.assert_array_equal(x, x0)
+    assert value / 1e300 == pytest.approx(value0, rel=1e-12)
+
+
+def test_issue20_covariance_eigh_at_extreme_scales():
+    X = _issue_data((12, 30))  # wide: through the Gram matrix
+    for Y in (X, _issue_data()):
+        v0, U0 = Covariance.from_data(Y).eigh(3)
+        v, U = Covariance.from_data(Y * 1e150).eigh(3)
+        np.testing.assert_allclose(v / 1e300, v0, rtol=1e-12)
+        np.testing.assert_allclose(U, U0, atol=1e-10)
+        with pytest.raises(ValueError, match="too large for float64"):  # was SciPy's infs-or-NaNs error
+            Covariance.from_data(Y * 1e300).eigh(3)
+
+
+def test_issue20_bound_is_an_upper_bound_in_floating_point():
+    """Rank-2 data, where the exact sweep's bound is tight: it stays above the brute-force optimum
+    (without the rounding margin, 66 of 2076 such cases were below it by up to 9e-16 relative)."""
+    import itertools
+
+    def optimum(A, k):  # max over supports of an eigenvalue with a one-signed eigenvector
+        best = 0.0
+        for r in range(1, k + 1):
+            for T in itertools.combinations(range(A.shape[0]), r):
+                w, U = np.linalg.eigh(A[np.ix_(T, T)])
+                for j in range(r - 1, -1, -1):
+                    if (U[:, j] > 0).all() or (U[:, j] < 0).all():
+                        best = max(best, w[j])
+                        break
+        return best
+
+    below = 0
+    for seed in range(12):
+        X = np.random.default_rng(seed).standard_normal((3, 9))
+        A = np.cov(X.T)
+        for k in (2, 4):
+            bound = repro.spannogram_bound(X, k, rank=2, net="exact")
+            below += bound < optimum(A, k)
+    assert below == 0
