@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from experiments import _atomic
+from experiments.runner import _atomic
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="no fcntl lock on Windows")
 
