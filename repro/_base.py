@@ -128,8 +128,7 @@ class VarianceScoreMixin:
             ``(1/n) sum_i ||P (x_i - mean_)||^2``, between 0 and the total variance of ``X`` about
             ``mean_``; higher is better.
         """
-        from .linalg import Covariance  # linalg imports this package's validation: not at import time
-        from .metrics import adjusted_variance
+        from .linalg import Covariance, span_variances  # linalg sits above this module
 
         check_is_fitted(self, "components_")
         X = check_array(X, "X")
@@ -141,9 +140,9 @@ class VarianceScoreMixin:
                 "X is too large for float64: X - mean_ overflows (max 1.8e308). Divide X (and refit) by a "
                 "constant c; the score scales as c^2."
             )
-        # adjusted_variance works on the covariance scaled into the safe range of float64
+        # span_variances works on the covariance scaled into the safe range of float64
         cov = Covariance(data=Xc / np.sqrt(X.shape[0]), n_samples=X.shape[0])
-        return max(float(adjusted_variance(self.components_, cov)[-1]), 0.0)
+        return max(float(span_variances(self.components_, cov)[-1]), 0.0)
 
 
 class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin):

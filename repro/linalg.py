@@ -55,6 +55,7 @@ __all__ = [
     "projection_deflate",
     "renormalize",
     "schur_deflate",
+    "span_variances",
     "standardize",
 ]
 
@@ -492,6 +493,33 @@ def as_covariance(C, name: str = "C") -> Covariance:
     if isinstance(C, Covariance):
         return C
     return Covariance.from_matrix(C, name=name)
+
+
+def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
+    """Variance of ``C`` in the span of the first ``i`` rows of ``W``, for every ``i``.
+
+    ``tr((V_i'V_i)^{-1} V_i' C V_i)`` with ``V_i`` the first ``i`` rows as columns (the adjusted
+    variance of Shen & Huang 2008, :func:`repro.metrics.adjusted_variance`; the default ``score`` of
+    the estimators). Computed on ``C`` scaled into the safe range of float64 (:meth:`Covariance.rescaled`)
+    and scaled back; values float64 cannot hold are refused naming ``C``.
+
+    Parameters
+    ----------
+    W : ndarray, shape (n_components, n_features)
+    C : Covariance
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+    """
+    op, s, power = C.rescaled()
+    V = W.T
+    G = V.T @ V
+    M = op.gram(V)
+    out = np.empty(W.shape[0])
+    for i in range(1, W.shape[0] + 1):
+        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
+    return unscale(out, s, power, "variances", "C", underflow=False)
 
 
 def leading_eigenpairs(C, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.metrics.cluster import pair_confusion_matrix
 
 from ._validation import as_float, check_array, unscale
-from .linalg import as_covariance
+from .linalg import as_covariance, span_variances
 
 __all__ = [
     "adjusted_variance",
@@ -85,17 +85,8 @@ def adjusted_variance(W, C) -> np.ndarray:
     ndarray, shape (n_components,)
         Non-decreasing in ``i``.
     """
-    return _variances(_adjusted, W, C)
-
-
-def _adjusted(W, C) -> np.ndarray:
-    V = W.T
-    G = V.T @ V
-    M = C.gram(V)
-    out = np.empty(W.shape[0])
-    for i in range(1, W.shape[0] + 1):
-        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
-    return out
+    C = as_covariance(C)
+    return span_variances(_rows(W, C.n_features), C)
 
 
 def qr_adjusted_variance(W, C) -> np.ndarray:
