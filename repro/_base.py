@@ -131,8 +131,13 @@ class VarianceScoreMixin:
         from .linalg import Covariance, span_variances  # linalg sits above this module
 
         check_is_fitted(self, "components_")
-        X = check_array(X, "X")
+        X = check_array(X, "X", allow_nan=True)
         check_n_features(self, X)
+        if np.isnan(X).any():
+            raise ValueError(
+                "X holds NaN: score needs complete rows (the variance of missing entries is not defined); "
+                "drop or impute those rows."
+            )
         with np.errstate(over="ignore"):
             Xc = X - self.mean_
         if not np.isfinite(Xc).all():

@@ -84,10 +84,6 @@ PENDING = {
     "SSPCA(2, alpha=0.1)": {*_HUGE, "1e-300", "1e-150", "1e-100", "zeros", "constant"},
 }
 
-#: em_pca_blocks lives in repro/em_pca.py, which the package restructuring of issue 20 splits; its fix
-#: (LinAlgError at 1e300) comes after that lands: an expected failure until then.
-PENDING_HOUSE = {"em_pca_blocks"}
-
 #: Not scale-equivariant by definition: absolute penalties (NSPCA's alpha and beta, SPCA's ridge, SSPCA's
 #: alpha, on the scale of X'X). Their scale cases check the properties; SPCA's equivariance with the
 #: ridge scaled as s^2 is checked in test_spca_zou_equivariant_with_its_ridge.
@@ -382,10 +378,6 @@ def test_matrix(name, case, seed, request):
                 reason="fixed on the 'mattei' branch of issue 20 (not merged here)", strict=False
             )
         )
-    if name in PENDING_HOUSE and case in ("1e300", "max1.7e308"):
-        request.applymarker(
-            pytest.mark.xfail(reason="repro/em_pca.py is being split (issue 20 restructuring)", strict=False)
-        )
     X, s = _case(_data(seed), case)
     try:
         out = _run(CALLS[name], X)
@@ -533,3 +525,23 @@ def test_issue20_bound_is_an_upper_bound_in_floating_point():
             bound = repro.spannogram_bound(X, k, rank=2, net="exact")
             below += bound < optimum(A, k)
     assert below == 0
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e80, 1e150])
+def test_issue20_blocks_are_read_rescaled(scale):
+    """em_pca_blocks / sensible_pca_blocks on blocks outside [2^-256, 2^256] (was LinAlgError at 1e300):
+    the blocks are read divided by a power of two and the results scaled back."""
+    from repro.em_pca import sensible_pca_blocks
+
+    X = _data(0)
+    ref = repro.em_pca_blocks([X[:20], X[20:]], 2, random_state=0)
+    got = repro.em_pca_blocks(lambda: iter([X[:20] * scale, X[20:] * scale]), 2, random_state=0)
+    assert _same_up_to_sign(got.components, ref.components)
+    np.testing.assert_allclose(got.explained_variance / scale**2, ref.explained_variance, rtol=1e-9)
+    np.testing.assert_allclose(got.mean / scale, ref.mean, rtol=1e-9, atol=1e-15)
+    s0 = sensible_pca_blocks([X[:20], X[20:]], 2, random_state=0)
+    s1 = sensible_pca_blocks([X[:20] * scale, X[20:] * scale], 2, random_state=0)
+    assert s1.noise_variance / scale**2 == pytest.approx(s0.noise_variance, rel=1e-9)
+    assert s1.log_likelihood == pytest.approx(s0.log_likelihood - X.size * np.log(scale), rel=1e-9)
+    with pytest.raises(ValueError, match="too large for float64"):
+        repro.em_pca_blocks([X * 1e300], 2, random_state=0)

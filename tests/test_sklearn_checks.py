@@ -108,12 +108,6 @@ def test_expected_failures_are_listed_with_reasons():
     assert not get_tags(EMPCA(n_oversamples=2)).input_tags.allow_nan
 
 
-#: score/get_feature_names_out for the classes of repro/em_pca.py come with the package restructuring
-#: (issue 20 asks for them after it lands: that module is being split); until then they are expected
-#: to fail here, and the entry must go once they pass.
-PENDING_CONTRACT = {"EMPCA": {"score", "names"}, "SensiblePCA": {"names"}}
-
-
 def _small_fit(cls):
     X = np.random.default_rng(5).standard_normal((40, 6)) @ np.diag([3.0, 2.0, 1.5, 1.0, 0.5, 0.2])
     est = cls()
@@ -129,14 +123,9 @@ def test_score_and_feature_names_out(cls):
         est, X = _small_fit(cls)
     except TypeError:
         pytest.xfail(f"{cls.__name__}() needs the 'mattei' branch of issue 20")
-    pending = PENDING_CONTRACT.get(cls.__name__, set())
-    if "score" in pending and not hasattr(est, "score"):
-        pytest.xfail(f"{cls.__name__}.score comes after the restructuring of repro/em_pca.py")
     est.fit(X)
     value = est.score(X)
     assert np.isfinite(value)
-    if "names" in pending and not hasattr(est, "get_feature_names_out"):
-        pytest.xfail(f"{cls.__name__}.get_feature_names_out comes after the restructuring of repro/em_pca.py")
     names = est.get_feature_names_out()
     k = est.components_.shape[0]
     assert list(names) == [f"{cls.__name__.lower()}{i}" for i in range(k)]
