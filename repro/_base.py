@@ -159,7 +159,18 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin)
     """
 
     def transform(self, X):
-        """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components)."""
+        """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data with the features seen by ``fit``.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_components)
+            The projections.
+        """
         check_is_fitted(self, "components_")
         X = check_array(X, "X")
         check_n_features(self, X)

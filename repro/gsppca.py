@@ -320,6 +320,7 @@ def log_evidence(X, support, *, n_components, alpha=None, sigma1=None, return_pa
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
+        The data (centred here).
     support : bool mask or int indices
         The active variables (``q = |support|`` in ``1..n_features``).
     n_components : int
@@ -335,6 +336,33 @@ def log_evidence(X, support, *, n_components, alpha=None, sigma1=None, return_pa
     Returns
     -------
     float, or (float, float, float)
+        The log evidence; with ``return_params``, also ``alpha`` and ``sigma1``.
+
+    See Also
+    --------
+    evidence_path : every nested model along a ranking, in one pass.
+    theorem1_density : the noisy model's density (Theorem 1).
+
+    References
+    ----------
+    Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA. AISTATS,
+    Theorem 2, Eq. (6) (corrected: see the module docstring).
+
+    Examples
+    --------
+    The true support has a larger evidence than the same support less or plus a variable:
+
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> np.flatnonzero(v).tolist()
+    [4, 6, 9, 10, 14]
+    >>> from repro import log_evidence
+    >>> true = log_evidence(X, v, n_components=2)
+    >>> less = log_evidence(X, [4, 6, 9, 10], n_components=2)
+    >>> more = log_evidence(X, [4, 6, 9, 10, 14, 0], n_components=2)
+    >>> bool(true > less), bool(true > more)
+    (True, True)
     """
     Xc, d, s2 = _prepare(X, n_components, sigma1)
     p = Xc.shape[1]
@@ -364,12 +392,18 @@ class EvidencePath:
     Attributes
     ----------
     order : ndarray of int, shape (p,)
+        The ranking of the variables, most relevant first.
     log_evidence : ndarray, shape (p,)
         Entry ``q - 1`` for the model of the first ``q`` variables (``-inf`` where degenerate: a row zero
         on the support).
     alpha : ndarray, shape (p,)
         The maximizing ``alpha`` of each model.
     sigma1 : float
+        The inactive noise standard deviation used by every model.
+
+    See Also
+    --------
+    evidence_path : the function that returns it (see there for an example).
     """
 
     order: np.ndarray
@@ -393,10 +427,44 @@ def evidence_path(X, order, *, n_components, sigma1=None) -> EvidencePath:
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
-    order : int array, a permutation of ``0..n_features-1`` (ranking, most relevant first)
+        The data (centred here).
+    order : int array, a permutation of ``0..n_features-1``
+        The ranking of the variables, most relevant first.
     n_components : int
+        ``d``, ``1 <= d < min(n_samples, n_features)``.
     sigma1 : float, optional
         As in :func:`log_evidence`.
+
+    Returns
+    -------
+    EvidencePath
+        ``log_evidence[q - 1]`` and ``alpha[q - 1]`` for the model of the first ``q`` variables of
+        ``order``; ``best_q`` the ``q`` of largest evidence.
+
+    See Also
+    --------
+    log_evidence : one model.
+    GSPPCA : ranks the variables by the VEM and selects ``best_q`` of them.
+
+    References
+    ----------
+    Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA. AISTATS,
+    Section 2.4 (the path of nested models) and Theorem 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> np.flatnonzero(v).tolist()
+    [4, 6, 9, 10, 14]
+    >>> from repro import evidence_path, log_evidence
+    >>> order = np.r_[np.flatnonzero(v), np.flatnonzero(~v)]  # the true variables first
+    >>> path = evidence_path(X, order, n_components=2)
+    >>> path.best_q
+    5
+    >>> bool(np.isclose(path.log_evidence[4], log_evidence(X, v, n_components=2)))
+    True
     """
     Xc, d, s2 = _prepare(X, n_components, sigma1)
     n, p = Xc.shape
@@ -449,6 +517,45 @@ def theorem1_density(x, support, *, n_components, alpha, sigma) -> float:
     ``p(x) = (2 pi sigma^2)^(-(p-q)/2) exp(-||x_vbar||^2 / (2 sigma^2)) (2 pi)^(-q/2) r^(1-q/2)
     int_0^inf u^(q/2) exp(-sigma^2 u^2 / 2) (1 + alpha u^2)^(-d/2) J_(q/2-1)(u r) du`` with ``r = ||x_v||``:
     a univariate oscillatory integral (``scipy.integrate.quad``), meant for small ``q``.
+
+    Parameters
+    ----------
+    x : array_like, shape (p,)
+        One observation.
+    support : bool mask or int indices
+        The active variables (``q`` of them).
+    n_components : int
+        ``d``.
+    alpha : float > 0
+        Variance of the loadings.
+    sigma : float > 0
+        Noise standard deviation (on every variable).
+
+    Returns
+    -------
+    float
+        The density ``p(x)``.
+
+    See Also
+    --------
+    log_evidence : the noiseless limit (Theorem 2), in closed form.
+
+    References
+    ----------
+    Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA. AISTATS,
+    Theorem 1, Eq. (4) (corrected: see the module docstring).
+
+    Examples
+    --------
+    As ``alpha -> 0`` the loadings vanish and ``x`` is the noise ``N(0, sigma^2 I)``:
+
+    >>> import numpy as np
+    >>> from scipy.stats import multivariate_normal
+    >>> from repro import theorem1_density
+    >>> x = np.array([0.3, -0.2, 0.1])
+    >>> density = theorem1_density(x, [0, 1], n_components=2, alpha=1e-9, sigma=0.5)
+    >>> bool(np.isclose(density, multivariate_normal(np.zeros(3), 0.25 * np.eye(3)).pdf(x), rtol=1e-6))
+    True
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     if not np.isfinite(x).all():
@@ -528,11 +635,19 @@ class VEMResult:
     Mu : ndarray, shape (n, d)
         Variational means ``mu_i`` of the latent vectors.
     Sigma : ndarray, shape (d, d)
+        The variational covariance of every latent vector.
     alpha, sigma2 : float
+        The fitted loading variance and noise variance.
     free_energy : ndarray, shape (n_iter,)
         The free energy (Eq. 8) after every iteration; non-increasing.
     n_iter : int
+        Iterations run.
     converged : bool
+        Whether the relative decrease fell below ``tol`` before ``max_iter``.
+
+    See Also
+    --------
+    gsppca_vem : the function that returns it (see there for an example).
     """
 
     u: np.ndarray
@@ -631,9 +746,47 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-6, random_state=None) -
     rotation ``R`` drawn from ``random_state``; ``alpha`` the mean squared loading. Stops when the relative
     decrease of the free energy falls below ``tol`` (ConvergenceWarning at ``max_iter``).
 
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features)
+        The data (centred here).
+    n_components : int
+        ``d``, ``1 <= d < min(n_samples, n_features)``.
+    max_iter : int, default 1000
+        Maximum number of VEM iterations.
+    tol : float, default 1e-6
+        Relative decrease of the free energy at which the iterations stop.
+    random_state : None, int or Generator
+        Seed of the random rotation of the start.
+
     Returns
     -------
     VEMResult
+        ``u`` (the relaxed selection weights), the variational parameters, ``alpha``, ``sigma2`` and the
+        free energy of every iteration.
+
+    See Also
+    --------
+    GSPPCA : the VEM, the evidence path and PCA on the selected variables.
+
+    References
+    ----------
+    Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA. AISTATS,
+    Eq. (7), Proposition 1 and Eqs. (8)-(14) (re-derived: see the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> np.flatnonzero(v).tolist()
+    [4, 6, 9, 10, 14]
+    >>> from repro import gsppca_vem
+    >>> res = gsppca_vem(X, 2, random_state=0)
+    >>> res.converged, bool(np.all(np.diff(res.free_energy) <= 0))
+    (True, True)
+    >>> sorted(np.argsort(-res.u)[:5].tolist())  # the five largest weights: the active variables
+    [4, 6, 9, 10, 14]
     """
     X = check_array(X, "X", min_samples=2)
     n, p = X.shape
@@ -680,7 +833,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int
-        ``d``, ``1 <= d < min(n_samples, n_features)``.
+        ``d``, ``1 <= d < min(n_samples, n_features)`` (required).
     n_selected : "evidence" or int
         ``"evidence"``: the model of largest evidence; an int forces ``q``.
     max_iter, tol : int, float
@@ -691,22 +844,60 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     Attributes
     ----------
     support_ : ndarray of bool, shape (n_features,)
+        The selected variables: the first ``n_selected_`` of ``ranking_``.
     n_selected_ : int
+        ``q``, the number of selected variables (of largest evidence, or as forced by ``n_selected``).
     u_ : ndarray, shape (n_features,)
+        The VEM's relaxed selection weights in ``[0, 1]`` (Eq. 7), one per variable.
     ranking_ : ndarray of int, shape (n_features,)
+        The variables by decreasing ``u_`` (ties by the unclipped ratio ``b/a``, then by index).
     evidence_path_ : ndarray, shape (n_features,)
         Log evidence of the model of the first ``q`` ranked variables, at index ``q - 1``.
     alpha_path_ : ndarray, shape (n_features,)
+        The evidence-maximizing loading variance ``alpha`` of each of those models.
     sigma1_ : float
+        The inactive noise standard deviation used by the evidence: the PPCA maximum-likelihood estimate
+        (root mean of the ``p - d`` smallest eigenvalues of ``Xc'Xc / n``).
     free_energy_ : ndarray
         Free energy after each VEM iteration (non-increasing).
     n_iter_ : int
-    components_ : ndarray, shape (min(n_components, n_selected_), n_features)
+        VEM iterations run.
+    vem_ : VEMResult
+        Everything the VEM returned (see :func:`gsppca_vem`).
+    components_ : ndarray, shape (``min(n_components, n_selected_)``, n_features)
         Principal axes of ``X[:, support_]`` (unit rows, zero outside the support).
     explained_variance_ : ndarray
         Their variances (ddof=1).
     mean_ : ndarray, shape (n_features,)
+        Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    gsppca_vem, evidence_path, log_evidence
+    repro.baselines.SSPCA : the structured sparse PCA baseline of the paper.
+
+    References
+    ----------
+    Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA. AISTATS,
+    Sections 2.3-2.4 (Eqs. 5-7, Theorem 2, Proposition 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> np.flatnonzero(v).tolist()
+    [4, 6, 9, 10, 14]
+    >>> from repro import GSPPCA
+    >>> est = GSPPCA(n_components=2, random_state=0).fit(X)
+    >>> est.n_selected_, np.flatnonzero(est.support_).tolist()
+    (5, [4, 6, 9, 10, 14])
+    >>> int(np.argmax(est.evidence_path_)) + 1 == est.n_selected_
+    True
+    >>> est.components_.shape, est.transform(X).shape
+    ((2, 20), (100, 2))
     """
 
     def __init__(self, n_components, *, n_selected="evidence", max_iter=1000, tol=1e-6, random_state=None):
@@ -717,7 +908,20 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), which is centred; returns self."""
+        """Fit on ``X`` (n_samples, n_features), which is centred; returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = _check_d(self.n_components, n, p)

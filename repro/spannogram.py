@@ -229,8 +229,11 @@ def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, fl
     Parameters
     ----------
     v : array_like, shape (n,)
+        The vector of the rank-1 matrix ``v v'``.
     cardinality : int, 1..n
-    nonneg : bool
+        ``k``, the largest number of non-zeros.
+    nonneg : bool, default True
+        Non-negative (Prop. 3.1) or signed support selection.
 
     Returns
     -------
@@ -239,6 +242,25 @@ def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, fl
         ``x >= 0`` if ``nonneg``. ``v = 0`` is refused (every unit vector then gives 0).
     value : float
         ``(v'x)^2 = ||v_I||^2``.
+
+    See Also
+    --------
+    spannogram_exact, spannogram_path
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Section 3.1, Proposition 3.1 and Eq. 9.
+
+    Examples
+    --------
+    >>> from repro import rank1_solver
+    >>> x, value = rank1_solver([3.0, -1.0, 2.0, -4.0], 2)  # -v's side: 4^2 + 1^2 > 3^2 + 2^2
+    >>> x.round(6).tolist(), round(value, 12)
+    ([0.0, 0.242536, 0.0, 0.970143], 17.0)
+    >>> x, value = rank1_solver([3.0, -1.0, 2.0, -4.0], 2, nonneg=False)
+    >>> x.round(6).tolist(), round(value, 12)
+    ([0.6, 0.0, 0.0, -0.8], 25.0)
     """
     v = check_vector(v, "v")
     k = check_int(cardinality, "cardinality", low=1, high=v.size)
@@ -412,7 +434,9 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
     X : array (n_samples, n_features) or Covariance
         Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinality : int, 1..n_features
-    rank : int, ``d``
+        ``k``, the largest number of non-zeros.
+    rank : int, default 2
+        ``d``, the rank of the approximation ``A_d`` that is solved exactly.
     nonneg : bool
         ``False``: the signed sparse PC (supports from the ``k`` largest ``|entries|``, Papailiopoulos et
         al. 2013).
@@ -423,6 +447,31 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
         Unit norm, ``x >= 0`` if ``nonneg``, at most ``k`` non-zeros.
     value : float
         ``x'Ax`` (the variance along ``x``; equals ``x'A_d x``, the maximized objective, when rank(A) <= d).
+
+    See Also
+    --------
+    spannogram_path : Algorithm 3 (sampled), every cardinality at once.
+    rho_d : the approximation factor when ``rank(A) > d``.
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Algorithms 1-2 and Theorem 1.
+
+    Examples
+    --------
+    A rank-2 matrix with non-negative entries is solved exactly; by Perron-Frobenius its optimum is the
+    largest ``lambda_max(A[S, S])`` over all supports ``|S| = 3``, found here by brute force:
+
+    >>> import numpy as np
+    >>> from itertools import combinations
+    >>> from repro import Covariance, spannogram_exact
+    >>> W = np.abs(np.random.default_rng(0).standard_normal((8, 2)))
+    >>> A = W @ W.T
+    >>> x, value = spannogram_exact(Covariance.from_matrix(A), 3, rank=2)
+    >>> best = max(np.linalg.eigvalsh(A[np.ix_(S, S)])[-1] for S in combinations(range(8), 3))
+    >>> bool(np.isclose(value, best)), int(np.count_nonzero(x)), bool((x >= 0).all())
+    (True, 3, True)
     """
     sc = _scaled_cov(X, method="spannogram_exact")
     cov = sc.cov
@@ -454,12 +503,32 @@ def rho_d(eigenvalues, cardinality, rank) -> float:
     ----------
     eigenvalues : array_like
         The spectrum of ``A`` (all ``n`` eigenvalues, any order; its length is ``n``).
-    cardinality : int, ``k``
-    rank : int, ``d`` (``lambda_{d+1} = 0`` when ``d >= n``)
+    cardinality : int
+        ``k``, ``1..n``.
+    rank : int
+        ``d`` (``lambda_{d+1} = 0`` when ``d >= n``).
 
     Returns
     -------
     float in (0, 1]
+        The guaranteed fraction of the optimum that the rank-``d`` spannogram reaches.
+
+    See Also
+    --------
+    spannogram_exact, spannogram_bound
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Theorem 1, Eq. 4.
+
+    Examples
+    --------
+    >>> from repro import rho_d
+    >>> rho_d([4.0, 1.0, 0.0, 0.0], 2, 1)  # max(2/8, 1 / (1 + 2 * 2 * 1/4))
+    0.5
+    >>> rho_d([4.0, 1.0, 0.0, 0.0], 2, 2)  # rank(A) = 2 <= d: exact
+    1.0
     """
     lam = np.sort(check_vector(eigenvalues, "eigenvalues"))[::-1]
     n = lam.size
@@ -646,13 +715,18 @@ def spannogram_path(
     Parameters
     ----------
     X : array (n_samples, n_features) or Covariance
+        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinalities : int or sequence of int, each in 1..n_features
-    rank : int, ``d``
+        The cardinalities ``k`` to return a component for.
+    rank : int, default 3
+        ``d``, the rank of the approximation ``A_d``.
     n_samples : int >= 1
         Samples ``c`` (``O(eps^-d log n)`` in Theorem 2; 1e4 for ``d = 3``, ``eps = 0.1``, as the authors).
         With ``net="grid"`` the largest cube-face grid with at most this many points.
-    nonneg : bool
+    nonneg : bool, default True
+        Non-negative components; ``False``: signed sparse PCA.
     random_state : None, int or Generator
+        Seed of the samples (``net="random"``).
     net : {"random", "grid", "exact"}
         "random": the paper's Gaussian samples. "grid": a deterministic net (rigorous bound). "exact": the
         exact rank-2 sweep (``rank`` must be 2).
@@ -664,6 +738,30 @@ def spannogram_path(
     SpannogramPath
         One unit vector per requested cardinality (so ask for a grid when ``n`` is large: 12582 genes x all
         12582 cardinalities would be 1.3 GB; more than 5e7 stored entries are refused).
+
+    See Also
+    --------
+    SpannogramPCA : several components, one after another.
+    spannogram_bound : the upper bound alone.
+    repro.metrics.certified_fraction : the certificate for another method's components.
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Algorithm 3, Theorem 2 and Figures 4-6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro import spannogram_path
+    >>> path = spannogram_path(X, [2, 4], n_samples=2000, random_state=0)
+    >>> path.n_nonzero.tolist(), bool((path.components >= 0).all())
+    ([2, 4], True)
+    >>> bool(np.all(path.variance <= path.upper_bound))  # the optimum lies between the two
+    True
     """
     t0 = time.perf_counter()
     sc = _scaled_cov(X, method="spannogram_path")
@@ -752,13 +850,42 @@ def spannogram_bound(
     Parameters
     ----------
     X : array (n_samples, n_features) or Covariance
+        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinality : int or sequence of int
         One ``k`` (returns a float) or several (returns an array); all come from one pass.
-    rank, n_samples, nonneg, net, random_state, failure_probability : see :func:`spannogram_path`.
+    rank, n_samples, nonneg, net, random_state, failure_probability : int, int, bool, str, int, float
+        As in :func:`spannogram_path` (but ``net="grid"`` by default, so that the bound is rigorous).
+    spectral_only : bool, default False
+        Use ``lambda_{d+1}`` alone for the residual (the weaker bound of Theorem 1's proof).
 
     Returns
     -------
     float or ndarray
+        The upper bound on ``OPT_k`` for each requested ``k``.
+
+    See Also
+    --------
+    spannogram_path, repro.metrics.certified_fraction
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Theorem 2 and Section 5 ("data dependent bounds"; the shaded areas of Figures 4-6).
+
+    Examples
+    --------
+    The unknown optimum lies between the variance a method reaches and the bound, which is at most the
+    trivial bound ``lambda_1``:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro import spannogram_bound, spannogram_path
+    >>> bound = spannogram_bound(X, 2, n_samples=2000)
+    >>> reached = spannogram_path(X, [2], n_samples=2000, random_state=0).variance[0]
+    >>> bool(reached <= bound <= np.linalg.eigvalsh(np.cov(X, rowvar=False))[-1])
+    True
     """
     sc = _scaled_cov(X, method="spannogram_bound")
     cov = sc.cov
@@ -795,7 +922,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int
+    n_components : int, default 1
         Components computed one after another (Sec. 7).
     cardinality : int, sequence of int, or None
         ``k`` for every component, or one per component. ``None`` (default): no sparsity constraint
@@ -810,6 +937,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     nonneg : bool
         ``False``: the signed sparse PC (Papailiopoulos et al. 2013).
     random_state : None, int or Generator
+        Seed of the samples (``net="random"``).
     net : {"random", "grid", "exact"}
         See :func:`spannogram_path` ("exact" needs ``rank=2``).
     deflation : {"remove", "mackey"}
@@ -820,6 +948,8 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     Attributes
     ----------
     components_ : ndarray (n_components, n_features)
+        Unit-norm sparse loadings as rows, at most ``cardinality`` non-zeros each, non-negative when
+        ``nonneg``; with ``deflation="remove"`` their supports are disjoint.
     explained_variance_ : ndarray (n_components,)
         ``w'Cw`` on the (undeflated) sample covariance of ``X``.
     upper_bound_ : ndarray (n_components,)
@@ -827,8 +957,37 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         rigorous for ``net`` "grid" and "exact", with probability ``1 - 1/n_features`` for "random"
         (the paper's Theorem 2; see the module docstring).
     n_nonzero_ : ndarray of int (n_components,)
+        Non-zeros of each component: fewer than its cardinality when the best sample's ``Vc`` has fewer
+        positive entries.
     mean_ : ndarray (n_features,)
+        Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    spannogram_path : one component for every cardinality.
+    repro.EMSparsePCA : the EM method the paper compares with.
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Algorithm 3 and Section 7 (several components).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro import SpannogramPCA
+    >>> est = SpannogramPCA(n_components=2, cardinality=3, n_samples=2000, random_state=0).fit(X)
+    >>> bool((est.n_nonzero_ <= 3).all()), bool((est.components_ >= 0).all())
+    (True, True)
+    >>> int(np.count_nonzero(est.components_[0] * est.components_[1]))  # disjoint supports
+    0
+    >>> bool(np.all(est.explained_variance_ <= est.upper_bound_))
+    True
     """
 
     def __init__(
@@ -857,6 +1016,18 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
 
         Data outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of two) and the variances
         scaled back; data with no variance, and variances float64 cannot hold, are refused.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         X = check_array(X, "X", min_samples=2)
         for name, value in (("n_components", self.n_components), ("cardinality", self.cardinality)):

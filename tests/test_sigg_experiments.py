@@ -8,13 +8,13 @@ import pytest
 from quickrun import check_outputs
 
 from experiments import (
-    _common,
     bench_em_sparse_pca,
     sigg2008_fig2,
     sigg2008_fig3,
     sigg2008_fig4,
     sigg2008_timing,
 )
+from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED
 
 CBCL = "cbcl_faces/CBCL_Face.mat"

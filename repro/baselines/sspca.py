@@ -55,6 +55,28 @@ def group_soft_threshold(Z, t: float) -> np.ndarray:
     """Proximal operator of ``t sum_j ||V_j||_2`` (rows): ``argmin_V (1/2)||V - Z||_F^2 + t sum_j ||V_j||_2``.
 
     Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``.
+
+    Parameters
+    ----------
+    Z : array_like, shape (n_rows, n_columns)
+        The matrix whose rows are shrunk.
+    t : float >= 0
+        The threshold.
+
+    Returns
+    -------
+    ndarray, shape (n_rows, n_columns)
+        Each row shrunk towards zero by ``t`` in Euclidean norm; rows of norm at most ``t`` become zero.
+
+    See Also
+    --------
+    sspca_fit : uses it as the proximal step of its V-update.
+
+    Examples
+    --------
+    >>> from repro.baselines import group_soft_threshold
+    >>> group_soft_threshold([[3.0, 4.0], [0.3, 0.4]], 1.0).round(12).tolist()  # norms 5 -> 4, 0.5 -> 0
+    [[2.4, 3.2], [0.0, 0.0]]
     """
     Z = np.asarray(Z, dtype=np.float64)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
@@ -63,7 +85,41 @@ def group_soft_threshold(Z, t: float) -> np.ndarray:
 
 
 def sspca_objective(X, U, V, alpha: float) -> float:
-    """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``."""
+    """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_samples, n_features)
+        The data as fitted (centre it first).
+    U : ndarray, shape (n_samples, n_components)
+        Codes.
+    V : ndarray, shape (n_features, n_components)
+        Loadings; their rows carry the group penalty.
+    alpha : float
+        The penalty.
+
+    Returns
+    -------
+    float
+        The objective of the SSPCA problem.
+
+    See Also
+    --------
+    sspca_fit
+
+    References
+    ----------
+    Jenatton, R., Obozinski, G. & Bach, F. (2010). Structured sparse principal component analysis.
+    AISTATS, Eq. (1) with one group per variable (the rows of ``V``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.baselines import sspca_objective
+    >>> X = np.eye(2)
+    >>> sspca_objective(X, np.eye(2), np.eye(2), 0.5)  # exact fit, two unit rows: 0 + 0.5 * 2
+    1.0
+    """
     R = X - U @ V.T
     return 0.5 * float(np.einsum("ij,ij->", R, R)) + alpha * float(np.sqrt(np.einsum("ij,ij->i", V, V)).sum())
 
@@ -158,8 +214,15 @@ def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, his
     Parameters
     ----------
     X : ndarray, shape (n_samples, n_features)
+        The data, used as given (centre it first).
     n_components : int
+        ``d``, ``1..min(n_samples, n_features)``.
     alpha : float >= 0
+        The group penalty.
+    max_iter : int, default 500
+        Outer (U then V) iterations.
+    tol : float, default 1e-6
+        Relative decrease of the objective at which the iterations stop.
     start : (U, V), optional
         Warm start (default: the SVD start).
     history : list, optional
@@ -168,8 +231,35 @@ def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, his
     Returns
     -------
     U : ndarray, shape (n_samples, n_components)
+        Codes, columns in the unit ball.
     V : ndarray, shape (n_features, n_components)
+        Loadings; the zero rows are the variables left out.
     n_iter : int
+        Outer iterations run.
+
+    See Also
+    --------
+    SSPCA : the estimator, which chooses ``alpha``.
+    sspca_path : several ``alpha`` with warm starts.
+
+    References
+    ----------
+    Jenatton, R., Obozinski, G. & Bach, F. (2010). Structured sparse principal component analysis.
+    AISTATS. Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). AISTATS, Section 3.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> Xc = X - X.mean(axis=0)
+    >>> from repro.baselines import sspca_fit, sspca_objective
+    >>> history = []
+    >>> U, V, n_iter = sspca_fit(Xc, 2, 5.0, history=history)
+    >>> np.flatnonzero(np.linalg.norm(V, axis=1)).tolist()  # one support for both components
+    [4, 6, 9, 10]
+    >>> bool(np.all(np.diff(history) <= 0)), bool(np.isclose(history[-1], sspca_objective(Xc, U, V, 5.0)))
+    (True, True)
     """
     X = check_array(X, "X")
     d = check_int(n_components, "n_components", low=1, high=min(X.shape))
@@ -182,9 +272,36 @@ def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, his
 def sspca_path(X, n_components, alphas, *, max_iter=500, tol=1e-6):
     """SSPCA along a decreasing sequence of ``alphas`` with warm starts.
 
+    Parameters
+    ----------
+    X : ndarray, shape (n_samples, n_features)
+        The data, used as given (centre it first).
+    n_components : int
+        ``d``, ``1..min(n_samples, n_features)``.
+    alphas : array_like
+        The penalties, in the order they are fitted (decreasing, for warm starts that help).
+    max_iter, tol : int, float
+        As in :func:`sspca_fit`, per ``alpha``.
+
     Returns
     -------
-    list of (U, V) : one per alpha.
+    list of (U, V)
+        One ``(U, V)`` per alpha.
+
+    See Also
+    --------
+    sspca_fit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> Xc = X - X.mean(axis=0)
+    >>> from repro.baselines import sspca_path
+    >>> path = sspca_path(Xc, 2, [50.0, 20.0, 5.0])
+    >>> [int((np.linalg.norm(V, axis=1) > 0).sum()) for U, V in path]  # the support grows as alpha falls
+    [0, 1, 4]
     """
     X = check_array(X, "X")
     d = check_int(n_components, "n_components", low=1, high=min(X.shape))
@@ -223,12 +340,13 @@ class SSPCA(ProjectionMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int
+        ``d``, ``1..min(n_samples, n_features)`` (required).
     alpha : float >= 0, optional
         The penalty. Default: chosen by ``cv``-fold cross-validation on the reconstruction error (SSPCA-CV),
         unless ``n_selected`` is given.
     n_selected : int, optional
         Find the ``alpha`` that selects this many variables (see the module docstring).
-    cv : int
+    cv : int, default 5
         Folds of the cross-validation (``>= 2``).
     max_iter, tol : int, float
         Outer iterations and relative objective tolerance.
@@ -240,12 +358,46 @@ class SSPCA(ProjectionMixin, BaseEstimator):
     components_ : ndarray, shape (n_components, n_features)
         Columns of ``V`` normalized to unit norm (zero rows where a column vanished).
     support_ : ndarray of bool, shape (n_features,)
+        The selected variables: the non-zero rows of ``V_``.
     n_selected_ : int
+        Their number.
     alpha_ : float
+        The penalty of the final fit.
     U_, V_ : ndarrays
-    cv_alphas_, cv_errors_ : ndarrays (SSPCA-CV only)
+        Codes ``(n_samples, n_components)`` and loadings ``(n_features, n_components)`` of the final fit.
+    cv_alphas_, cv_errors_ : ndarrays
+        The grid of ``alpha`` and its cross-validated reconstruction errors (SSPCA-CV only: set when
+        neither ``alpha`` nor ``n_selected`` is given).
+    n_iter_ : int
+        Outer iterations of the final fit (of the last one tried by the ``n_selected`` search).
     mean_ : ndarray
+        Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    sspca_fit : one ``alpha``, the function form.
+    repro.GSPPCA : the globally sparse probabilistic PCA it is compared with.
+
+    References
+    ----------
+    Jenatton, R., Obozinski, G. & Bach, F. (2010). Structured sparse principal component analysis.
+    AISTATS. Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA.
+    AISTATS, Section 3.3 (SSPCA-CV).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> Xc = X - X.mean(axis=0)
+    >>> from repro.baselines import SSPCA
+    >>> est = SSPCA(n_components=2, n_selected=5).fit(X)
+    >>> est.n_selected_, np.flatnonzero(est.support_).tolist()
+    (5, [4, 6, 9, 10, 14])
+    >>> est.components_.shape
+    (2, 20)
     """
 
     def __init__(
@@ -261,7 +413,20 @@ class SSPCA(ProjectionMixin, BaseEstimator):
 
     @blas_limited
     def fit(self, X, y=None):
-        """Fit on ``X`` (centred here); returns self."""
+        """Fit on ``X`` (centred here); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = check_int(self.n_components, "n_components", low=1, high=min(n, p))

@@ -70,6 +70,26 @@ def em_pca_blocks(
         The batch answer to round-off: each iteration accumulates ``A = sum_b Y_b'(Y_b Q)`` and
         ``G = sum_b (Y_b Q)'(Y_b Q)`` over the blocks, then the same ``O(pk^2)`` update. Memory
         ``O(kp + block)``; one extra pass for the mean.
+
+    See Also
+    --------
+    em_pca : data in memory or a Dask array.
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 (the EM needs only the products with
+    the data, one pass per iteration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> from repro import em_pca, em_pca_blocks
+    >>> blocks = [X[:100], X[100:]]  # or a callable returning fresh blocks, e.g. from a np.memmap
+    >>> res = em_pca_blocks(blocks, 2, random_state=0)
+    >>> bool(np.allclose(res.explained_variance, em_pca(X, 2, random_state=0).explained_variance))
+    True
     """
     source = BlockSource(blocks)
     res = _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
