@@ -120,7 +120,9 @@ class VarianceScoreMixin:
         Parameters
         ----------
         X : array_like, shape (n_samples, n_features)
-        y : ignored
+            Data with the fitted number of features (complete rows), e.g. a held-out fold.
+        y : None
+            Ignored (scikit-learn convention).
 
         Returns
         -------

@@ -601,10 +601,18 @@ class Covariance:
     def rescaled(self) -> tuple[Covariance, float, int]:
         """This operator divided into the safe range of float64: ``(op, s, power)`` with ``C = s**power op``.
 
-        ``s`` is the power of two of :func:`repro._validation.check_scale` for the backing array (the data,
-        ``power`` 2, or the given matrix, ``power`` 1); ``(self, 1.0, 2)`` for ordinarily scaled
-        operators. Quadratic forms, eigenvalues and bounds of ``op`` times ``s**power`` are those of
-        ``C`` (:func:`repro._validation.unscale` refuses what float64 cannot hold), loadings are the same.
+        Quadratic forms, eigenvalues and bounds of ``op`` times ``s**power`` are those of ``C``
+        (:func:`repro._validation.unscale` refuses what float64 cannot hold), loadings are the same.
+
+        Returns
+        -------
+        op : Covariance
+            ``self`` for ordinarily scaled operators, else one on the backing array divided by ``s``.
+        s : float
+            The power of two of :func:`repro._validation.check_scale` for the backing array (1.0 inside
+            ``[2^-256, 2^256]``).
+        power : int
+            2 when the data back the operator, 1 for a given matrix.
         """
         what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
         backing = self.data if self.data is not None else self.matrix
@@ -732,11 +740,22 @@ def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
     Parameters
     ----------
     W : ndarray, shape (n_components, n_features)
+        Loadings as rows (any norms; their spans are what counts).
     C : Covariance
+        The covariance whose variance is measured.
 
     Returns
     -------
     ndarray, shape (n_components,)
+        Non-decreasing; equals the cumulative ``w_j' C w_j`` for orthonormal rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.linalg import Covariance, span_variances
+    >>> C = Covariance.from_matrix(np.diag([3.0, 2.0, 1.0]))
+    >>> span_variances(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]), C).round(12).tolist()  # e1 + e2, e2
+    [2.5, 5.0]
     """
     op, s, power = C.rescaled()
     V = W.T
