@@ -32,7 +32,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_array, check_covariance_args, check_int, check_symmetric, check_vector
+from ._validation import (
+    _all_finite,
+    check_array,
+    check_covariance_args,
+    check_int,
+    check_scale,
+    check_symmetric,
+    check_vector,
+    unscale,
+)
 from .kernels.em_sparse_pca import support_matvec
 
 __all__ = [
@@ -46,6 +55,7 @@ __all__ = [
     "projection_deflate",
     "renormalize",
     "schur_deflate",
+    "span_variances",
     "standardize",
 ]
 
@@ -80,8 +90,16 @@ def center(X, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     ([[-1.0, -2.0], [1.0, 2.0]], [2.0, 4.0])
     """
     X = check_array(X, name)
-    mean = X.mean(axis=0)
-    return X - mean, mean
+    s = _column_scales(X)  # the sum of entries near 1.8e308 overflows: the mean of X / s, times s
+    mean = X.mean(axis=0) if s is None else (X / s).mean(axis=0) * s
+    with np.errstate(over="ignore"):
+        Xc = X - mean
+    if not _all_finite(Xc):
+        raise ValueError(
+            f"{name} is too large for float64: its centred values overflow (max 1.8e308). Divide {name} by a "
+            "constant c first (the centred data scale as c)."
+        )
+    return Xc, mean
 
 
 def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,8 +147,12 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
     ([-1.0, 0.0, 1.0], [2.0, 20.0], [1.0, 10.0])
     """
     X = check_array(X, name, min_samples=ddof + 1)
-    mean = X.mean(axis=0)
-    Xc = X - mean
+    # Squares of entries beyond 1e154 overflow and below 1e-154 underflow: standardize X / s (s a power
+    # of two per column, exact), which gives the same Z, and scale mean and scale back.
+    s = _column_scales(X)
+    Xs = X if s is None else X / s
+    mean = Xs.mean(axis=0)
+    Xc = Xs - mean
     scale = np.sqrt(np.einsum("ij,ij->j", Xc, Xc) / (X.shape[0] - ddof))
     # A column is constant when its spread is round-off relative to its magnitude.
     tiny = scale <= 1e-12 * np.maximum(1.0, np.abs(mean))
@@ -141,7 +163,31 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
             f"{name} has constant column(s) {shown}, which cannot be standardized; drop them first "
             f"(e.g. X[:, X.std(axis=0) > 0])."
         )
-    return Xc / scale, mean, scale
+    Z = Xc / scale
+    if s is None:
+        return Z, mean, scale
+    with np.errstate(over="ignore"):
+        scale = scale * s
+    if not _all_finite(scale):
+        raise ValueError(
+            f"{name} is too large for float64: the standard deviation of column(s) "
+            f"{np.flatnonzero(~np.isfinite(scale))[:10].tolist()} overflows (max 1.8e308). Divide {name} "
+            "by a constant c first (the standard deviations scale as c)."
+        )
+    return Z, mean * s, scale
+
+
+def _column_scales(X: np.ndarray) -> np.ndarray | None:
+    """Per column, the power of two :func:`repro._validation.check_scale` would divide it by; ``None``
+    when every column lies in the safe window ``[2^-256, 2^256]`` (or is zero), the usual case."""
+    if not X.size:
+        return None
+    top = np.maximum(X.max(axis=0), -X.min(axis=0))
+    inside = (top == 0) | ((top >= 2.0**-256) & (top <= 2.0**256))
+    if inside.all():
+        return None
+    exponent = np.clip(np.frexp(top)[1], -1074, 1023)
+    return np.where(inside, 1.0, np.ldexp(1.0, exponent))
 
 
 # --------------------------------------------------------------------------- the operator rule
@@ -552,6 +598,29 @@ class Covariance:
         """
         return float(self.diag().sum())
 
+    def rescaled(self) -> tuple[Covariance, float, int]:
+        """This operator divided into the safe range of float64: ``(op, s, power)`` with ``C = s**power op``.
+
+        Quadratic forms, eigenvalues and bounds of ``op`` times ``s**power`` are those of ``C``
+        (:func:`repro._validation.unscale` refuses what float64 cannot hold), loadings are the same.
+
+        Returns
+        -------
+        op : Covariance
+            ``self`` for ordinarily scaled operators, else one on the backing array divided by ``s``.
+        s : float
+            The power of two of :func:`repro._validation.check_scale` for the backing array (1.0 inside
+            ``[2^-256, 2^256]``).
+        power : int
+            2 when the data back the operator, 1 for a given matrix.
+        """
+        what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
+        backing = self.data if self.data is not None else self.matrix
+        s = check_scale(backing, what) if backing.size else 1.0
+        if s == 1.0:
+            return self, 1.0, 2
+        return Covariance(**{what: backing / s}, n_samples=self.n_samples), s, 2 if what == "data" else 1
+
     # ----- spectral
     def eigh(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Leading ``k`` eigenpairs in descending order (all when ``k`` is None).
@@ -575,14 +644,21 @@ class Covariance:
         D = self.n_features
         rank_bound = D if self.matrix is not None else min(D, self.data.shape[0])
         k = rank_bound if k is None else check_int(k, "k", low=1, high=rank_bound)
-        if self.matrix is not None or self.data.shape[0] >= D:
-            values, vectors = _top_eigh(self.dense(), k)
+        # Products of entries beyond 1e154 overflow and below 1e-154 underflow: decompose the operator
+        # of data / s (or matrix / s), s a power of two (exact), and scale the eigenvalues back.
+        op, s, power = self.rescaled()
+        if op.matrix is not None or op.data.shape[0] >= D:
+            values, vectors = _top_eigh(op.dense(), k)
         else:
-            G = self.data @ self.data.T
+            G = op.data @ op.data.T
             values, U = _top_eigh(G, k)
             if values[-1] <= 1e-12 * max(values[0], 1e-300):
                 raise ValueError(f"k={k} exceeds the numerical rank of the data; ask for fewer eigenpairs.")
-            vectors = self.data.T @ (U / np.sqrt(values))
+            vectors = op.data.T @ (U / np.sqrt(values))
+        if s != 1.0:  # a positive leading eigenvalue float64 cannot hold is refused with the reason
+            what = "data" if power == 2 else "matrix"
+            unscale(values[:1], s, power, "eigenvalues", what, underflow=False)
+            values = unscale(values, s, power, "eigenvalues", what)
         return values, canonical_sign(vectors)
 
     def deflate(self, w, method: str = "projection") -> Covariance:
@@ -651,6 +727,44 @@ def as_covariance(C, name: str = "C") -> Covariance:
     if isinstance(C, Covariance):
         return C
     return Covariance.from_matrix(C, name=name)
+
+
+def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
+    """Variance of ``C`` in the span of the first ``i`` rows of ``W``, for every ``i``.
+
+    ``tr((V_i'V_i)^{-1} V_i' C V_i)`` with ``V_i`` the first ``i`` rows as columns (the adjusted
+    variance of Shen & Huang 2008, :func:`repro.metrics.adjusted_variance`; the default ``score`` of
+    the estimators). Computed on ``C`` scaled into the safe range of float64 (:meth:`Covariance.rescaled`)
+    and scaled back; values float64 cannot hold are refused naming ``C``.
+
+    Parameters
+    ----------
+    W : ndarray, shape (n_components, n_features)
+        Loadings as rows (any norms; their spans are what counts).
+    C : Covariance
+        The covariance whose variance is measured.
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+        Non-decreasing; equals the cumulative ``w_j' C w_j`` for orthonormal rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.linalg import Covariance, span_variances
+    >>> C = Covariance.from_matrix(np.diag([3.0, 2.0, 1.0]))
+    >>> span_variances(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]), C).round(12).tolist()  # e1 + e2, e2
+    [2.5, 5.0]
+    """
+    op, s, power = C.rescaled()
+    V = W.T
+    G = V.T @ V
+    M = op.gram(V)
+    out = np.empty(W.shape[0])
+    for i in range(1, W.shape[0] + 1):
+        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
+    return unscale(out, s, power, "variances", "C", underflow=False)
 
 
 def leading_eigenpairs(C, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.cluster import pair_confusion_matrix
 
-from ._validation import as_float, check_array
-from .linalg import as_covariance
+from ._validation import as_float, check_array, unscale
+from .linalg import as_covariance, span_variances
 
 __all__ = [
     "adjusted_variance",
@@ -25,6 +25,17 @@ __all__ = [
     "overlap",
     "qr_adjusted_variance",
 ]
+
+
+def _variances(compute, W, C) -> np.ndarray:
+    """``compute(W, op)`` on ``C = s**power op`` scaled into the safe range of float64, times ``s**power``.
+
+    Quadratic forms of a covariance of data near 1e160 overflow and near 1e-160 underflow; the measures
+    here are homogeneous of degree one in ``C``, so they are computed on the scaled operator and scaled
+    back, refusing values float64 cannot hold (rather than inf, NaN or a silent 0).
+    """
+    op, s, power = as_covariance(C).rescaled()
+    return unscale(compute(_rows(W, op.n_features), op), s, power, "variances", "C", underflow=False)
 
 
 def _rows(W, n_features: int | None = None) -> np.ndarray:
@@ -76,9 +87,7 @@ def explained_variance(W, C) -> np.ndarray:
     >>> print(round(float(explained_variance(np.ones(3) / np.sqrt(3), C)[0]), 6))
     2.0
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
-    return np.atleast_1d(C.quad(W.T))
+    return _variances(lambda W, C: np.atleast_1d(C.quad(W.T)), W, C)
 
 
 def cumulative_variance(W, C) -> np.ndarray:
@@ -152,14 +161,7 @@ def adjusted_variance(W, C) -> np.ndarray:
     array([2., 2.])
     """
     C = as_covariance(C)
-    W = _rows(W, C.n_features)
-    V = W.T
-    G = V.T @ V
-    M = C.gram(V)
-    out = np.empty(W.shape[0])
-    for i in range(1, W.shape[0] + 1):
-        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
-    return out
+    return span_variances(_rows(W, C.n_features), C)
 
 
 def qr_adjusted_variance(W, C) -> np.ndarray:
@@ -198,8 +200,10 @@ def qr_adjusted_variance(W, C) -> np.ndarray:
     >>> print(np.round(qr_adjusted_variance(W, np.diag([2.0, 1.0])), 6))
     [2.  0.5]
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
+    return _variances(_qr_adjusted, W, C)
+
+
+def _qr_adjusted(W, C) -> np.ndarray:
     M = C.gram(W.T)
     out = np.empty(W.shape[0])
     # Sequential Gram-Schmidt in the C inner product: robust to rank deficiency, unlike cholesky.
@@ -458,9 +462,9 @@ def certified_fraction(
     >>> bool(0.0 < f[0] <= 1.0)
     True
     """
-    from .spannogram import _as_cov, spannogram_bound
+    from .spannogram import _scaled_cov, spannogram_bound
 
-    cov = _as_cov(X)
+    cov = _scaled_cov(X, method="certified_fraction").cov  # X / s: the ratio does not depend on s
     W = _rows(components, cov.n_features)
     norms = np.linalg.norm(W, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-6):

@@ -31,6 +31,7 @@ from ._threads import blas_limit
 from ._validation import (
     as_float,
     check_array,
+    check_has_variance,
     check_int,
     check_random_state,
     check_real,
@@ -55,6 +56,14 @@ __all__ = [
 _BLOCK = 32  # rows per deferred AU update in the sweep kernel (any value gives the same iterates)
 _REFRESH = 10  # sweeps between recomputations of the caches A U and U'U
 _MAX_DOUBLINGS = 200  # doublings of beta per restart while bracketing a target cardinality
+
+
+class NSPCAOverflowError(FloatingPointError, ValueError):
+    """The coefficients of Eq. 4 overflowed: ``X`` (or ``alpha``) is too large for float64.
+
+    A ``FloatingPointError`` (what it always was) and a ``ValueError`` (what every other bad-input
+    error of this library is: the fix is to rescale the input), so either ``except`` clause catches it.
+    """
 
 
 class CardinalityNotReached(ValueError):
@@ -275,9 +284,10 @@ def _scatter(X, precomputed: bool, name: str = "X"):
         A = check_symmetric(X, name)
         return np.ascontiguousarray(A), np.zeros(A.shape[0]), None
     X = check_array(X, name, min_samples=2)
-    mean = X.mean(axis=0)
-    Xc = X - mean
+    check_has_variance(X, "NSPCA", name)  # A = 0: every orthonormal U is optimal, nothing to find
     with np.errstate(over="ignore", invalid="ignore"):
+        mean = X.mean(axis=0)
+        Xc = X - mean
         A = Xc.T @ Xc
     if not np.isfinite(A).all():
         raise ValueError(
@@ -326,7 +336,7 @@ def _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng, *, warn=True) -> N
     if status < 0:
         flat = -status - 1
         where = f"entry u[{flat // k}, {flat % k}] (row, column)" if flat < d * k else "the objective"
-        raise FloatingPointError(
+        raise NSPCAOverflowError(
             f"NSPCA: {where} became non-finite in sweep {n_iter} (alpha={alpha:g}, beta={beta:g}, "
             f"max |A| = {np.max(np.abs(A)):.3g}); the coefficients of Eq. 4 overflowed. Rescale X or alpha."
         )

@@ -217,6 +217,10 @@ def _path_dense(C: np.ndarray, K: int, direction: str) -> GSPCAPath:
 def _single_dense(C: np.ndarray, K: int, direction: str):
     """One component of cardinality K (backward elimination stops at K)."""
     D = C.shape[0]
+    if K == D:  # the one support of size D: the leading eigenvector, whatever the search direction
+        S = np.arange(D)
+        w, lam = _leading_on(C, S)
+        return w, lam, S
     best = None
     if direction in ("both", "forward"):
         vals, order = _forward(C, K)
@@ -249,7 +253,7 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
     check_has_variance(X, "GSPCA")
     s = check_scale(X)
     cov = Covariance.from_data(X / s if s != 1.0 else X)
-    return np.array(cov.dense()), X.mean(axis=0), s
+    return np.array(cov.dense()), (X / s).mean(axis=0) * s, s  # the sum of X near 1.8e308 overflows
 
 
 def _check_direction(direction: str) -> str:
@@ -414,8 +418,11 @@ class GSPCA(ProjectionMixin, BaseEstimator):
     ----------
     n_components : int, default 1
         Number of components, found one after another by deflation.
-    cardinality : int or sequence of int
-        Non-zero loadings of each component (required).
+    cardinality : int, sequence of int, or None
+        Non-zero loadings of each component. ``None`` (default): no sparsity constraint, so each
+        component is the leading eigenvector of the (deflated) covariance, as for
+        :class:`repro.EMSparsePCA`; the one value valid for every data set without knowing its number of
+        features. Pass the cardinality you want for sparse components.
     direction : {'both', 'forward', 'backward'}, default 'both'
         Which greedy searches to run; each cardinality keeps the better.
     deflation : {'projection', 'schur'}, default 'projection'
@@ -480,8 +487,6 @@ class GSPCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         X = check_array(X, "X", min_samples=2)
-        if self.cardinality is None:
-            raise ValueError("cardinality is required: the number of non-zero loadings per component.")
         C, mean, s = _as_matrix(X, False)  # C of X / s for badly scaled X (see _as_matrix)
         res = gspca(
             C,

@@ -517,6 +517,12 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         if self.alpha is not None:
             alpha = check_real(self.alpha, "alpha", low=0.0) / sc
             U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
+            if not _support(V).any():  # an absolute penalty above the data's scale: no component
+                raise ValueError(
+                    f"alpha={self.alpha} selects no variable of X: the penalty is absolute, on the scale of X, "
+                    f"and alpha >= {float(unscale(amax, sc, 1, 'penalty')):.3g} removes every variable here. "
+                    "Use a smaller alpha, n_selected=, or neither (the cross-validated alpha)."
+                )
         elif self.n_selected is not None:
             q = check_int(self.n_selected, "n_selected", low=1, high=p)
             alpha, U, V, keep, n_iter = self._search(Xc, d, q, amax, U0, V0, max_iter, tol)

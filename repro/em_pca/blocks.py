@@ -25,6 +25,8 @@ from ._common import (
     _check_oversamples,
     _initial_C,
     _rotate,
+    _unscale_empca,
+    _unscale_spca,
 )
 from .missing import _em_missing, _spca_missing_loop
 from .sensible import (
@@ -90,7 +92,9 @@ def em_pca_blocks(
     True
     """
     source = BlockSource(blocks)
-    return _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
+    res = _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
+    # blocks outside [2^-256, 2^256] were read divided by a power of two: the results of X, or refused
+    return res if source.scale == 1.0 else _unscale_empca(res, source.scale, (source.n, source.p))
 
 
 def _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples, missing=False):
@@ -138,7 +142,8 @@ def sensible_pca_blocks(
 ) -> SensiblePCAResult:
     """:func:`sensible_pca` over row blocks read once per iteration (see :func:`em_pca_blocks`)."""
     source = BlockSource(blocks)
-    return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
+    res = _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
+    return res if source.scale == 1.0 else _unscale_spca(res, source.scale, (source.n, source.p))
 
 
 def _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback):

@@ -17,7 +17,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import with_expected_failures
+from .._base import ComponentNamesMixin, VarianceScoreMixin, with_expected_failures
 from .._chunked import DaskSource, DenseSource, is_dask
 from .._chunked import missing_structure as _missing_structure
 from .._rescale import rescaled
@@ -33,7 +33,7 @@ from .._validation import (
 )
 from ..kernels.em_pca import missing_estep as _missing_estep
 from ..linalg import Covariance
-from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol
+from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol, _unscale_empca, _unscale_spca
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
@@ -59,35 +59,6 @@ def _source_of(X, min_features: int = 1):
     if is_dask(X):
         return DaskSource(X, "X", min_samples=2, min_features=min_features)
     return DenseSource(X, "X")
-
-
-def _unscale_empca(res: EMPCAResult, s: float, shape) -> EMPCAResult:
-    """An EMPCAResult of ``X / s`` as that of ``X`` (see :func:`repro._validation.check_scale`)."""
-    h = dict(res.history)
-    h["reconstruction_error"] = unscale(h["reconstruction_error"], s, 2, "squared errors")
-    h["eigenvalues"] = unscale(h["eigenvalues"], s, 2, "variances")
-    return res._replace(
-        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
-        total_variance=float(unscale(res.total_variance, s, 2, "variances")),
-        mean=unscale(res.mean, s, 1, "means"),
-        history=h,
-    )
-
-
-def _unscale_spca(res: SensiblePCAResult, s: float, shape) -> SensiblePCAResult:
-    """A SensiblePCAResult of ``X / s`` as that of ``X``: the density of ``X`` is ``s^-p`` that of ``X/s``."""
-    n, p = shape
-    h = dict(res.history)
-    h["log_likelihood"] = h["log_likelihood"] - n * p * math.log(s)
-    h["noise_variance"] = unscale(h["noise_variance"], s, 2, "variances")
-    return res._replace(
-        C=unscale(res.C, s, 1, "loadings"),
-        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
-        noise_variance=float(unscale(res.noise_variance, s, 2, "variances", underflow=False)),
-        mean=unscale(res.mean, s, 1, "means"),
-        log_likelihood=res.log_likelihood - n * p * math.log(s),
-        history=h,
-    )
 
 
 def _unscale_ppca(res, s: float, shape):
@@ -188,7 +159,7 @@ def em_pca(
     return _em_pca_on(_source_of(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
 
 
-class EMPCA(TransformerMixin, BaseEstimator):
+class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstimator):
     """PCA by the EM algorithm of Roweis (1997): a few eigenvectors of large data, with missing values.
 
     Parameters
@@ -567,7 +538,7 @@ def sensible_pca(
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 
-class SensiblePCA(TransformerMixin, BaseEstimator):
+class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     """Sensible PCA (Roweis 1997, Sec. 4): the Gaussian model ``N(mean, CC' + eps I)`` fitted by EM.
 
     Its principal subspace is that of PCA; unlike PCA it is a density, so it can score new data
