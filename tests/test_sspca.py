@@ -168,7 +168,7 @@ def test_default_construction_and_score():
     Q = np.linalg.qr(C.T)[0]
     R = (Xn - m.mean_) - (Xn - m.mean_) @ Q @ Q.T
     assert m.score(Xn) == pytest.approx(-np.sum(R**2) / 7, rel=1e-12)
-    with pytest.raises(ValueError, match="alpha=1000000.0 selects no variable"):  # not a model of zeros
+    with pytest.raises(ValueError, match=r"alpha=1000000\.0 selects no variable"):  # not a model of zeros
         SSPCA(2, alpha=1e6).fit(X)
     with pytest.raises(ValueError, match="cv_score"):
         SSPCA(2, cv_score="held-out").fit(X)
