@@ -519,7 +519,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
             if not _support(V).any():  # an absolute penalty above the data's scale: no component
                 raise ValueError(
-                    f"alpha={self.alpha} selects no variable of X: the penalty is absolute (on the scale of X), "
+                    f"alpha={self.alpha} selects no variable of X: the penalty is absolute (scale of X), "
                     f"and alpha >= {float(unscale(amax, sc, 1, 'penalty')):.3g} removes every variable here. "
                     "Use a smaller alpha, n_selected=, or neither (the cross-validated alpha)."
                 )
