@@ -47,3 +47,41 @@ def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
     if r.status != COLLAPSED and r.h >= run.h:
         return r.w, r.h, r.mean, r.n_iter
     return run.w, run.h, run.mean, r.n_iter
+
+
+#: Most truncated-power steps of :func:`_refined` (each strictly raises the variance; 1-5 are typical).
+MAX_REFINE_STEPS = 50
+
+
+def _refined(op, K, nonneg, excluded, w, h, s: _Settings):
+    """Truncated-power refinement of a renormalized component: ``(w, h, iterations spent)``.
+
+    From ``w`` (optimal on its support), one step takes the support ``S`` of the ``K`` largest entries of
+    ``C w`` (largest magnitudes; largest positive entries when ``nonneg``; excluded features left out) and
+    the optimal weights on ``S`` (:func:`_renormalized`); the step is kept only when it raises ``w'Cw``,
+    so the result is never worse than ``w``. It moves the support where the soft-thresholded EM stalls:
+    the EM's fixed point is a fixed point of the soft threshold, not of the variance on its support (on
+    standardized CBCL faces, K = 100, non-negative, the EM converges to a support worth 73.17 that this
+    step leaves for one worth 73.36; nsprcomp reaches 73.22 by stopping its EM early, at 1e-3).
+    """
+    D = w.shape[0]
+    spent = 0
+    for _ in range(MAX_REFINE_STEPS):
+        f = op.products(w[None, :])[0][0]
+        a = np.maximum(f, 0.0) if nonneg else np.abs(f)
+        a[excluded] = 0.0
+        cand = np.flatnonzero(a > 0)
+        if cand.size > K:
+            cand = np.sort(cand[np.argpartition(a[cand], cand.size - K)[cand.size - K :]])
+        if cand.size == 0 or np.array_equal(cand, np.flatnonzero(w)):
+            break
+        z = np.zeros(D)
+        z[cand] = f[cand]
+        z /= np.linalg.norm(z)
+        hz = float(op.products(z[None, :])[1][0])
+        w2, h2, _, it = _renormalized(op, _Run(z, hz, 0, 0, np.empty(0)), nonneg, excluded, None, 0.0, s)
+        spent += 1 + it
+        if not h2 > h * (1 + 1e-12):
+            break
+        w, h = w2, h2
+    return w, h, spent
