@@ -135,18 +135,22 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     renormalize : {"refine", True, False}, default "refine"
         ``True``: "emPCAopt", optimal weights on the found support (Sec. 5.1): the leading eigenvector of
         the covariance restricted to the support (the non-negative EM on the support when ``nonneg``), for
-        the support of every restart, the best kept. ``"refine"`` (the default): emPCAopt, then
-        truncated-power steps from its result (the support of the ``K`` largest entries of ``C w``, with
-        optimal weights on it, kept only while the variance rises; not with missing values or
-        ``orthogonality="quasi"``, where it is ``True``). ``False``: the paper's plain emPCA (the
-        experiments that reproduce its figures pass it explicitly).
+        the support of every restart, the best kept. ``"refine"`` (the default): emPCAopt, plus
+        truncated-power steps (a step from ``w``: the support of the ``K`` largest entries of ``C w``,
+        with optimal weights on it): one from every start, then, from the best of those and emPCAopt's
+        result, steps kept only while the variance rises, so the result is never below emPCAopt's (not
+        with missing values or ``orthogonality="quasi"``, where it is ``True``). ``False``: the paper's
+        plain emPCA (the experiments that reproduce its figures pass it explicitly).
         Why this default: on standardized CBCL faces and Armstrong leukemia (K = 10, 50, 100, sparse and
         non-negative) the EM's own soft-thresholded loadings explain 0.69-0.92 of the variance that the
         authors' nsprcomp (which always renormalizes) explains; renormalized, at least as much in 11 of
         the 12 cases; refined, in all 12 (CBCL K = 100 non-negative: 73.36 against nsprcomp's 73.22 and
         emPCAopt's 73.17: the soft-thresholded EM converges to a support that is a fixed point of the
-        soft threshold but not the best at its size). The cost is one eigenproblem per distinct support
-        and 0-3 refinement steps (a few ms at most on those data).
+        soft threshold but not the best at its size). On small problems solved by brute force (12
+        features, K = 4, rank 3 plus noise, eight data sets) emPCAopt reaches 0.984 (sparse) and 0.970
+        (non-negative) of the optimum at worst, refined the optimum on all (see the tests). The cost is
+        one eigenproblem per distinct support, one block product and eigenproblem per start, and 0-3
+        refinement steps: 2-5 ms on those data (about 10-20% of a fit).
     orthogonality : {"deflation", "disjoint", "quasi"}
         ``"deflation"``: ``X <- X (I - ww')`` after each component (Eq. 18), plus, when ``nonneg``, disjoint
         supports (Eq. 19: non-negative orthogonal components cannot share a feature). ``"disjoint"``: only
