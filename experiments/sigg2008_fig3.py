@@ -207,6 +207,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             nonneg=nn,
             init="random" if nn else "pc",
             n_restarts=restarts if nn else None,
+            renormalize=False,
             random_state=cfg.rng(3, int(nn)),
         ).fit(X)
         rows += _cum_rows("middle", method, est.components_, C, seconds=time.perf_counter() - t0)
@@ -248,6 +249,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             init="random",
             min_angle_deg=MIN_ANGLE,
             n_restarts=1 if quick else None,
+            renormalize=False,
             random_state=cfg.rng(5),
         ).fit(X)
     rows += _cum_rows("right", "emPCA (nn)", q.components_, C, seconds=time.perf_counter() - t0)
@@ -310,6 +312,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 nonneg=nn,
                 init="random" if nn else "pc",
                 n_restarts=restarts if nn else None,
+                renormalize=False,
                 random_state=cfg.rng(8, j, int(nn)),
             ).fit(X)
             rows += _cum_rows(
@@ -332,6 +335,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 init="random",
                 min_angle_deg=angle,
                 n_restarts=1 if quick else None,
+                renormalize=False,
                 random_state=cfg.rng(9, j),
             ).fit(X)
         rows += _cum_rows(

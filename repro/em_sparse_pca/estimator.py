@@ -159,8 +159,25 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         random unit vectors. A start that collapses to the zero vector is replaced by a new random one
         (up to 50 times). With missing values the principal component is that of the data with missing
         entries set to the column means.
-    renormalize : bool
-        "emPCAopt": optimal weights on the found support (Sec. 5.1).
+    renormalize : {"refine", True, False}, default "refine"
+        ``True``: "emPCAopt", optimal weights on the found support (Sec. 5.1): the leading eigenvector of
+        the covariance restricted to the support (the non-negative EM on the support when ``nonneg``), for
+        the support of every restart, the best kept. ``"refine"`` (the default): emPCAopt, plus
+        truncated-power steps (a step from ``w``: the support of the ``K`` largest entries of ``C w``,
+        with optimal weights on it): one from every start, then, from the best of those and emPCAopt's
+        result, steps kept only while the variance rises, so the result is never below emPCAopt's (not
+        with missing values or ``orthogonality="quasi"``, where it is ``True``). ``False``: the paper's
+        plain emPCA (the experiments that reproduce its figures pass it explicitly).
+        Why this default: on standardized CBCL faces and Armstrong leukemia (K = 10, 50, 100, sparse and
+        non-negative) the EM's own soft-thresholded loadings explain 0.69-0.92 of the variance that the
+        authors' nsprcomp (which always renormalizes) explains; renormalized, at least as much in 11 of
+        the 12 cases; refined, in all 12 (CBCL K = 100 non-negative: 73.36 against nsprcomp's 73.22 and
+        emPCAopt's 73.17: the soft-thresholded EM converges to a support that is a fixed point of the
+        soft threshold but not the best at its size). On small problems solved by brute force (12
+        features, K = 4, rank 3 plus noise, eight data sets) emPCAopt reaches 0.984 (sparse) and 0.970
+        (non-negative) of the optimum at worst, refined the optimum on all (see the tests). The cost is
+        one eigenproblem per distinct support, one block product and eigenproblem per start, and 0-3
+        refinement steps: 2-5 ms on those data (about 10-20% of a fit).
     orthogonality : {"deflation", "disjoint", "quasi"}
         ``"deflation"``: ``X <- X (I - ww')`` after each component (Eq. 18), plus, when ``nonneg``, disjoint
         supports (Eq. 19: non-negative orthogonal components cannot share a feature). ``"disjoint"``: only
@@ -251,7 +268,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         nonneg=False,
         n_restarts=None,
         init=None,
-        renormalize=False,
+        renormalize="refine",
         orthogonality="deflation",
         min_angle_deg=None,
         penalty=1.0,
@@ -365,7 +382,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             nonneg=bool(self.nonneg),
             init=init,
             n_restarts=self.n_restarts,
-            renormalize=bool(self.renormalize),
+            renormalize=_check_renormalize(self.renormalize),
             orthogonality=orth,
             min_angle_deg=min_angle,
             penalty=penalty,
@@ -394,6 +411,16 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.n_features_in_ = D
         self.operator_ = "missing" if missing else op.operator
         return self
+
+
+def _check_renormalize(renormalize):
+    if isinstance(renormalize, str):
+        if renormalize != "refine":
+            raise ValueError(f"renormalize must be True, False or 'refine'; got {renormalize!r}.")
+        return renormalize
+    if not isinstance(renormalize, (bool, np.bool_, int, np.integer)):
+        raise ValueError(f"renormalize must be True, False or 'refine'; got {renormalize!r}.")
+    return bool(renormalize)
 
 
 def _valid_data(X) -> np.ndarray:
@@ -484,8 +511,9 @@ def em_sparse_pca_path(
         Each in ``1..n_features``; any order (results follow the given order).
     nonneg, n_restarts, tol, max_iter, random_state, operator
         As for :class:`EMSparsePCA`.
-    renormalize : bool
-        Also compute the renormalized ("emPCAopt") loadings and variances; NaN otherwise.
+    renormalize : {True, False, "refine"}
+        Also compute the renormalized ("emPCAopt") loadings and variances; NaN otherwise. ``"refine"``:
+        renormalized and refined as :class:`EMSparsePCA` does by default.
     init : None, "auto", "pc", "random", "warm" or ndarray (n_features,)
         The start, as for :class:`EMSparsePCA`, or ``"warm"`` (see above).
 
@@ -534,6 +562,7 @@ def em_sparse_pca_path(
     max_iter = check_int(max_iter, "max_iter", low=1)
     rng = check_random_state(random_state)
     nonneg = bool(nonneg)
+    renorm = _check_renormalize(renormalize)
     kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or "auto")
     R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
 
@@ -558,7 +587,7 @@ def em_sparse_pca_path(
         t1 = time.perf_counter()
         start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
         this_kind = kind if (prev is None or not warm) else prev
-        s = _Settings(nonneg, this_kind, R, bool(renormalize), tol, max_iter)
+        s = _Settings(nonneg, this_kind, R, renorm, tol, max_iter)
         c = _solve_component(
             op, int(ks[j]), s, excluded, start_rngs if prev is None or not warm else start_rngs[:1], pc
         )
