@@ -94,6 +94,22 @@ def cli(argv: list[str] | None = None, prog: str = "repro data") -> int:
     int
         0 when every required (non-optional) file is present with the right hash, 1 otherwise
         (missing or corrupt files, or a misconfigured mirror). Errors are printed, not raised.
+
+    See Also
+    --------
+    file_state, fetch
+
+    Examples
+    --------
+    The table of every registry file and its state; the example expects every required file in the mirror
+    ``REPRO_DATA_MIRROR`` (as in CI and the test suite) or the cache.
+
+    >>> import contextlib, io
+    >>> from data_fetch import cli
+    >>> with contextlib.redirect_stdout(io.StringIO()) as table:
+    ...     status = cli(["list"])
+    >>> status, "pitprops/pitprops.RData" in table.getvalue()
+    (0, True)
     """
     args = _parser(prog).parse_args(argv)
     try:

@@ -61,11 +61,55 @@ class DataUnavailableError(OSError):
     """A registry file cannot be had: not in the mirror or the cache, and not downloadable.
 
     The message names the file, its URL and the variables ``REPRO_DATA_MIRROR`` and ``REPRO_DATA_DIR``.
+
+    See Also
+    --------
+    DataHashMismatchError : the subclass for a copy with the wrong hash.
+    fetch
+
+    Examples
+    --------
+    A throw-away mirror and a registry of two files, downloads forbidden (``REPRO_OFFLINE=1``):
+
+    >>> import os, tempfile
+    >>> from pathlib import Path
+    >>> from data_fetch import Entry, fetch
+    >>> saved = {k: os.environ.get(k) for k in ("REPRO_DATA_MIRROR", "REPRO_OFFLINE")}
+    >>> mirror = Path(tempfile.mkdtemp())
+    >>> _ = (mirror / "a.txt").write_text("not what the registry pinned")
+    >>> os.environ.update(REPRO_DATA_MIRROR=str(mirror), REPRO_OFFLINE="1")
+    >>> pinned = {
+    ...     name: Entry(name, "sha256:" + "0" * 64, f"https://example.invalid/{name}")
+    ...     for name in ("a.txt", "b.txt")
+    ... }
+    >>> for name in ("a.txt", "b.txt"):  # a wrong copy in the mirror, and no copy at all
+    ...     try:
+    ...         fetch(name, registry=pinned)
+    ...     except DataUnavailableError as err:
+    ...         print(name, type(err).__name__, "REPRO_DATA_MIRROR" in str(err))
+    a.txt DataHashMismatchError True
+    b.txt DataUnavailableError True
+    >>> for key, value in saved.items():
+    ...     _ = os.environ.pop(key, None) if value is None else os.environ.update({key: value})
     """
 
 
 class DataHashMismatchError(DataUnavailableError):
-    """A local copy of a registry file has the wrong hash and is refused (never used)."""
+    """A local copy of a registry file has the wrong hash and is refused (never used).
+
+    See Also
+    --------
+    DataUnavailableError : its base class, whose example raises both.
+    fetch
+
+    Examples
+    --------
+    A wrong copy is one way a file cannot be had, so one ``except DataUnavailableError`` catches both:
+
+    >>> from data_fetch import DataHashMismatchError, DataUnavailableError
+    >>> issubclass(DataHashMismatchError, DataUnavailableError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -83,6 +127,17 @@ class Entry:
         Pinned download URL.
     optional : bool
         Whether the file may be missing without ``repro data`` failing.
+
+    See Also
+    --------
+    registry : reads the entries of a registry file.
+
+    Examples
+    --------
+    >>> from data_fetch import registry
+    >>> entry = registry()["pitprops/pitprops.RData"]
+    >>> entry.hash.startswith("sha256:"), entry.url.startswith("https://"), entry.optional
+    (True, True, False)
     """
 
     name: str
@@ -128,6 +183,17 @@ def registry(path: str | os.PathLike | None = None) -> dict[str, Entry]:
     ValueError
         A malformed line (not ``name algorithm:hex url``), an unknown hash algorithm, an absolute or
         ``..`` name, or a duplicate name; the message gives the line number.
+
+    See Also
+    --------
+    Entry, fetch, file_state
+
+    Examples
+    --------
+    >>> from data_fetch import registry
+    >>> entries = registry()
+    >>> "mnist/train-images-idx3-ubyte.gz" in entries, sorted({e.optional for e in entries.values()})
+    (True, [False, True])
     """
     path = Path(REGISTRY_PATH if path is None else path)
     entries: dict[str, Entry] = {}
@@ -185,10 +251,35 @@ def _lookup(name: str, registry_: RegistryLike) -> Entry:
 def mirror_dir() -> Path | None:
     """The read-only mirror folder from ``REPRO_DATA_MIRROR`` (absolute), or None when unset or empty.
 
+    Returns
+    -------
+    pathlib.Path or None
+        The mirror folder.
+
     Raises
     ------
     DataUnavailableError
         ``REPRO_DATA_MIRROR`` is set but is not a directory (a misconfiguration, never ignored).
+
+    See Also
+    --------
+    cache_dir, fetch
+
+    Examples
+    --------
+    >>> import os
+    >>> from data_fetch import DataUnavailableError, mirror_dir
+    >>> saved = os.environ.get("REPRO_DATA_MIRROR")
+    >>> os.environ["REPRO_DATA_MIRROR"] = os.path.join(os.sep, "no", "such", "folder")
+    >>> try:
+    ...     mirror_dir()
+    ... except DataUnavailableError as err:
+    ...     print("is not a directory" in str(err))
+    True
+    >>> os.environ["REPRO_DATA_MIRROR"] = ""
+    >>> mirror_dir() is None
+    True
+    >>> os.environ["REPRO_DATA_MIRROR"] = saved or ""
     """
     value = os.environ.get(MIRROR_ENV, "").strip()
     if not value:
@@ -203,7 +294,23 @@ def mirror_dir() -> Path | None:
 
 
 def cache_dir() -> Path:
-    """The writable cache folder: ``REPRO_DATA_DIR``, default ``pooch.os_cache("repro")``."""
+    """The writable cache folder: ``REPRO_DATA_DIR``, default ``pooch.os_cache("repro")``.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (absolute; it need not exist yet).
+
+    See Also
+    --------
+    mirror_dir, fetch
+
+    Examples
+    --------
+    >>> from data_fetch import cache_dir
+    >>> cache_dir().is_absolute()
+    True
+    """
     value = os.environ.get(CACHE_ENV, "").strip()
     return Path(os.path.abspath(Path(value).expanduser())) if value else Path(pooch.os_cache("repro"))
 
@@ -319,6 +426,21 @@ def fetch(name: str, *, registry: RegistryLike = None) -> Path:
         A copy in the mirror or the cache has the wrong hash (it is never used).
     DataUnavailableError
         No copy, and the download is disabled or failed.
+
+    See Also
+    --------
+    file_state : where a file would come from, without fetching it.
+    registry
+
+    Examples
+    --------
+    The example reads the mirror ``REPRO_DATA_MIRROR`` (set in CI and the test suite) or the cache, or
+    downloads the file.
+
+    >>> from data_fetch import fetch
+    >>> path = fetch("pitprops/pitprops.RData")
+    >>> path.name, path.is_file()
+    ('pitprops.RData', True)
     """
     entry = _lookup(name, registry)
     for where, path in _locations(entry):
@@ -342,6 +464,18 @@ def file_state(name: str, *, registry: RegistryLike = None) -> str:
     str
         ``"mirror"`` or ``"cached"`` (a verified copy there), ``"missing"`` (no copy), or ``"corrupt"``
         (the first copy found has the wrong hash, so :func:`fetch` would refuse it).
+
+    See Also
+    --------
+    fetch
+
+    Examples
+    --------
+    With the mirror ``REPRO_DATA_MIRROR`` set (as in CI and the test suite) or the file in the cache:
+
+    >>> from data_fetch import file_state
+    >>> file_state("pitprops/pitprops.RData") in ("mirror", "cached")
+    True
     """
     entry = _lookup(name, registry)
     for where, path in _locations(entry):

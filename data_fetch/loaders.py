@@ -83,6 +83,19 @@ class Dataset:
         What the data are, the citation of the original data and which local copy was read.
     meta : pandas.DataFrame or None
         Extra per-sample (or per-feature, as documented by the loader) fields, or None.
+
+    See Also
+    --------
+    load_cbcl_faces, load_cbcl_training, load_leukemia_armstrong, load_leukemia_golub, load_lrs,
+    load_mnist, data_fetch.load_mnist_variation
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from data_fetch import Dataset
+    >>> ds = Dataset(X=np.zeros((3, 2)), y=None, feature_names=["a", "b"], description="two columns")
+    >>> ds.X.shape, ds.feature_names
+    ((3, 2), ['a', 'b'])
     """
 
     X: np.ndarray
@@ -157,6 +170,29 @@ def load_cbcl_faces() -> Dataset:
         ``X``: (2429, 361) float64 pixel values, exact integers 0..255, each row a 19x19 image in
         row-major (C) order (``X[i].reshape(19, 19)`` shows the face upright). ``y``: None (all faces).
         ``feature_names``: ``"r{row}c{col}"``.
+
+    See Also
+    --------
+    load_cbcl_training : faces and non-faces.
+
+    Notes
+    -----
+    The face data of Zass & Shashua (2006, Figs. 2-3), Sigg & Buhmann (2008, Figs. 2-3) and Asteris et
+    al. (2014, Fig. 4).
+
+    References
+    ----------
+    MIT CBCL Face Database #1, Center for Biological and Computational Learning, MIT.
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> from data_fetch import load_cbcl_faces
+    >>> faces = load_cbcl_faces()
+    >>> faces.X.shape, float(faces.X.min()), float(faces.X.max()), faces.feature_names[:2]
+    ((2429, 361), 0.0, 255.0, ['r0c0', 'r0c1'])
     """
     from scipy.io import loadmat
 
@@ -247,6 +283,28 @@ def load_cbcl_training() -> Dataset:
         ``X``: (6977, 361) float64 pixel values 0..255, rows are 19x19 images in row-major order.
         ``y``: int64, 1 = face (2429, first), 0 = non-face (4548). The faces are the same set as
         :func:`load_cbcl_faces` but in a different order (the pickle keeps no file names).
+
+    See Also
+    --------
+    load_cbcl_faces : the faces alone, in file order.
+
+    Notes
+    -----
+    The faces and non-faces of Zass & Shashua (2006, Fig. 4).
+
+    References
+    ----------
+    MIT CBCL Face Database #1, Center for Biological and Computational Learning, MIT.
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> from data_fetch import load_cbcl_training
+    >>> data = load_cbcl_training()
+    >>> data.X.shape, int((data.y == 1).sum()), int((data.y == 0).sum())
+    ((6977, 361), 2429, 4548)
     """
     files = _get("cbcl_faces/training.pkl")
     path = files[0][0]
@@ -316,6 +374,29 @@ def load_leukemia_armstrong() -> Dataset:
         transform), the 57 rows of ``MLL_train.data`` then the 15 of ``MLL_test.data``. ``y``: str,
         ``"ALL"`` (24), ``"MLL"`` (20), ``"AML"`` (28). ``feature_names``: probe ids from ``MLL.names``.
         ``meta``: column ``part`` (``"train"``/``"test"``), the Kent Ridge split of each row.
+
+    See Also
+    --------
+    load_leukemia_golub : the other leukemia data set.
+
+    Notes
+    -----
+    The gene expression data of Sigg & Buhmann (2008, Figs. 2 and 4) and Asteris et al. (2014, Fig. 5).
+
+    References
+    ----------
+    Armstrong, S. A. et al. (2002). MLL translocations specify a distinct gene expression profile that
+    distinguishes a unique leukemia. Nature Genetics 30:41-47.
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> from data_fetch import load_leukemia_armstrong
+    >>> data = load_leukemia_armstrong()
+    >>> data.X.shape, [int((data.y == c).sum()) for c in ("ALL", "MLL", "AML")]
+    ((72, 12582), [24, 20, 28])
     """
     files = _get(
         "leukemia_armstrong_mll/MLL.names",
@@ -351,6 +432,31 @@ def load_leukemia_golub() -> Dataset:
         ``feature_names``: the Affymetrix probe ids (third column of ``golub.gnames``, unique), e.g.
         ``"AFFX-HUMISGF3A/M97935_MA_at"``. ``meta``: one row per gene, columns ``index`` (the original
         row number among the 7129 probes), ``description`` and ``probe_id``.
+
+    See Also
+    --------
+    load_leukemia_armstrong : the other leukemia data set.
+
+    Notes
+    -----
+    The data of Mattei et al. (2016, Fig. 3).
+
+    References
+    ----------
+    Golub, T. R. et al. (1999). Molecular classification of cancer: class discovery and class prediction
+    by gene expression monitoring. Science 286:531-537. Dudoit, S., Fridlyand, J. & Speed, T. P. (2002).
+    Comparison of discrimination methods for the classification of tumors using gene expression data.
+    JASA 97:77-87 (the preprocessing).
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> from data_fetch import load_leukemia_golub
+    >>> data = load_leukemia_golub()
+    >>> data.X.shape, int((data.y == "ALL").sum()), int((data.y == "AML").sum())
+    ((38, 3051), 27, 11)
     """
     files = _get("leukemia_golub/golub.RData")
     path = files[0][0]
@@ -427,6 +533,25 @@ def load_lrs() -> Dataset:
         class). ``feature_names``: ``"blue_<wavelength um>"`` / ``"red_<wavelength um>"`` from
         ``lrs.names``. ``meta``: the 10 header fields per spectrum (name, lrs_class, id_type, ra, dec,
         scale_factor, blue_base_1, blue_base_2, red_base_1, red_base_2).
+
+    Notes
+    -----
+    The spectra of Asteris et al. (2014, Fig. 6).
+
+    References
+    ----------
+    IRAS Low Resolution Spectrometer database (J. Stutz, NASA Ames, 1988), UCI Machine Learning
+    Repository.
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> from data_fetch import load_lrs
+    >>> data = load_lrs()
+    >>> data.X.shape, data.feature_names[0], data.meta.shape
+    ((531, 93), 'blue_7.8636', (531, 10))
     """
     files = _get("uci_lrs/lrs.data", "uci_lrs/lrs.names")
     (data_path, _), (names_path, _) = files
@@ -465,6 +590,29 @@ def load_pitprops() -> pd.DataFrame:
     pandas.DataFrame
         Float64, variable names (topdiam, length, ..., diaknot) as index and columns.
         ``attrs["n_samples"] = 180`` and ``attrs["description"]`` (citation and copy used).
+
+    See Also
+    --------
+    repro.Covariance.from_matrix : the operator the methods take for a given matrix.
+
+    Notes
+    -----
+    The data of Zass & Shashua (2006, Fig. 5).
+
+    References
+    ----------
+    Jeffers, J. N. R. (1967). Two case studies in the application of principal component analysis.
+    Applied Statistics 16:225-236.
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> from data_fetch import load_pitprops
+    >>> R = load_pitprops()
+    >>> R.shape, R.attrs["n_samples"], list(R.columns[:3]), float(R.iloc[0, 0])
+    ((13, 13), 180, ['topdiam', 'length', 'moist'], 1.0)
     """
     files = _get("pitprops/pitprops.RData")
     path = files[0][0]
@@ -565,6 +713,30 @@ def load_mnist(split: str = "train") -> Dataset:
     ------
     ValueError
         ``split`` is not ``"train"`` or ``"test"``.
+
+    See Also
+    --------
+    data_fetch.load_mnist_variation : one digit of an MNIST variation.
+
+    Notes
+    -----
+    The large real data set of this project's Roweis (1997) claims (EM PCA at 60000 x 784).
+
+    References
+    ----------
+    LeCun, Y., Bottou, L., Bengio, Y. & Haffner, P. (1998). Gradient-based learning applied to document
+    recognition. Proc. IEEE 86:2278-2324.
+
+    Examples
+    --------
+    The example reads the data file: from ``REPRO_DATA_MIRROR`` (set in CI and the test suite), the
+    cache, or a download (see :func:`data_fetch.fetch`).
+
+    >>> import numpy as np
+    >>> from data_fetch import load_mnist
+    >>> test = load_mnist(split="test")
+    >>> test.X.shape, np.bincount(test.y).tolist()[:3]
+    ((10000, 784), [980, 1135, 1032])
     """
     images, labels, files = mnist_uint8(split)
     X = images.astype(np.float64)

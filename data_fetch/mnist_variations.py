@@ -234,6 +234,13 @@ def load_mnist_variation(name: str, digit: int = 7, n: int = 500, random_state=N
         ``X``: (n, 784) float64 grey values 0..255 (row-major 28x28, upright), ``y``: ``digit`` repeated.
         ``description`` says whether the original zip was used or the data were recreated, and how.
 
+    Raises
+    ------
+    ValueError
+        Unknown ``name`` (the message lists the valid ones), ``digit`` not in 0..9, ``n`` out of range.
+    DataHashMismatchError
+        A local copy of the zip has the wrong hash (never used, never silently replaced by a recreation).
+
     Warns
     -----
     UserWarning
@@ -242,12 +249,32 @@ def load_mnist_variation(name: str, digit: int = 7, n: int = 500, random_state=N
         such call (callers may record it); besides, the first recreation in a process logs one plain
         line on the ``data_fetch`` logger (stderr by default) saying that and why.
 
-    Raises
-    ------
-    ValueError
-        Unknown ``name`` (the message lists the valid ones), ``digit`` not in 0..9, ``n`` out of range.
-    DataHashMismatchError
-        A local copy of the zip has the wrong hash (never used, never silently replaced by a recreation).
+    See Also
+    --------
+    data_fetch.load_mnist : the MNIST digits the variations are recreated from.
+
+    Notes
+    -----
+    The data of Mattei et al. (2016, Table 2).
+
+    References
+    ----------
+    Larochelle, H., Erhan, D., Courville, A., Bergstra, J. & Bengio, Y. (2007). An empirical evaluation
+    of deep architectures on problems with many factors of variation. ICML.
+
+    Examples
+    --------
+    The example reads the MNIST files (and the variation's zip where present) from ``REPRO_DATA_MIRROR``
+    (set in CI and the test suite), the cache, or a download; without the zip the images are recreated
+    with a UserWarning, silenced here.
+
+    >>> import warnings
+    >>> from data_fetch import load_mnist_variation
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     data = load_mnist_variation("basic", digit=7, n=20, random_state=0)
+    >>> data.X.shape, set(data.y.tolist()), float(data.X.min()) >= 0.0, float(data.X.max()) <= 255.0
+    ((20, 784), {7}, True, True)
     """
     from repro._validation import check_int, check_random_state  # lazy: keep `import data_fetch` light
 

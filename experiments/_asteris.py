@@ -19,8 +19,37 @@ from repro.nspca import CardinalityNotReached, nspca_for_cardinality
 from repro.spannogram import rho_d, spannogram_bound, spannogram_path
 
 RANK = 3
+EPS = 0.1  # the accuracy of Alg. 3 in Sec. 7 (d = 3, eps = 0.1)
 N_SAMPLES = 10000
 EM_RESTARTS = 5
+PREPROCESSINGS = ("center", "none", "standardize")  # the readings of "A" compared in the variant rows
+
+
+def theorem2_bound(cov: Covariance, components, *, rank: int = RANK, eps: float = EPS) -> np.ndarray:
+    """The paper's data-dependent bound, read from Theorem 2 and the output of Alg. 3 (Sec. 7).
+
+    Alg. 3's output ``x`` has ``x'A_d x >= (1 - eps) OPT_d`` (Theorem 2's net argument) and ``OPT <= OPT_d
+    + lambda_{d+1}`` (Theorem 1's proof), so ``OPT <= x'A_d x / (1 - eps) + lambda_{d+1}``, as written: not
+    capped at ``lambda_1`` (the paper calls ``lambda_1`` the trivial bound its own improves on).
+    Our own bound (:func:`repro.spannogram.spannogram_bound`) replaces ``1 / (1 - eps)`` by the
+    covering factor of the net actually used (``1 / cos^2 theta``, about 1.0006 for a 1e4-point grid at
+    ``d = 3``).
+
+    Parameters
+    ----------
+    cov : Covariance
+    components : ndarray (n_k, n_features)
+        Alg. 3's unit vectors, one per ``k``.
+    rank, eps : the ``d`` and ``eps`` of Alg. 3.
+
+    Returns
+    -------
+    ndarray (n_k,)
+    """
+    values, vectors = cov.eigh(rank + 1)
+    proj = np.atleast_2d(components) @ vectors[:, :rank]
+    value_d = (proj**2) @ values[:rank]
+    return value_d / (1.0 - eps) + values[rank]
 
 
 def curves(
@@ -51,6 +80,7 @@ def curves(
     bound = spannogram_bound(cov, ks, rank=RANK, n_samples=n_samples, net="grid")
     t_bound = time.perf_counter() - t0
     spectral = spannogram_bound(cov, ks, rank=RANK, n_samples=n_samples, net="grid", spectral_only=True)
+    thm2 = theorem2_bound(cov, path.components)
     rows = []
 
     def row(method, k, var, nnz, **extra):
@@ -66,8 +96,11 @@ def curves(
             "bound_normalized": b / lam1,
             "bound_spectral": float(spectral[k - 1]),
             "certified": float(var) / b,
+            "bound_theorem2": float(thm2[k - 1]),
+            "certified_theorem2": float(var) / float(thm2[k - 1]),
             "rho_d": rho_d(spectrum, k, RANK),  # the a-priori factor of Theorem 1 (Eq. 4)
             "lambda1": lam1,
+            "lambda_next_ratio": float(spectrum[RANK]) / lam1,
             **extra,
         }
 
@@ -135,7 +168,7 @@ def curves(
                     row("NSPCA", k, cov.quad(w), np.count_nonzero(w), found=True, alpha=nspca_alpha)
                     | {"seconds": time.perf_counter() - t0}
                 )
-            except CardinalityNotReached:
+            except CardinalityNotReached as miss:
                 rows.append(
                     {
                         "dataset": dataset,
@@ -145,9 +178,95 @@ def curves(
                         "alpha": nspca_alpha,
                         "lambda1": lam1,
                         "seconds": time.perf_counter() - t0,
+                        **_bracket(miss.seen, int(k)),
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def reading_rows(
+    X_raw, ks, *, dataset: str, cfg: _common.Config, n_samples: int, readings=PREPROCESSINGS
+) -> pd.DataFrame:
+    """Alg. 3 at the published ``k`` under each reading of ``A`` (:data:`PREPROCESSINGS`).
+
+    The paper says ``A = S S' / m`` for ``m`` zero-mean samples (Sec. 1): centred, which the figures use.
+    ``"none"`` is the uncentred second moment ``X'X / m``, ``"standardize"`` the correlation matrix. For
+    each: Alg. 3's value, its non-zeros, and the certificates with our bound and with Theorem 2's form.
+    """
+    rows = []
+    ks = np.asarray(ks)
+    for how in readings:
+        Xr = np.asarray(X_raw, dtype=np.float64)
+        if how == "standardize" and not (Xr.std(axis=0) > 0).all():
+            continue  # constant columns: the correlation matrix is not defined
+        cov = Covariance.from_data(
+            Xr if how == "none" else _common.preprocess(Xr, how), center=how != "none", ddof=0
+        )
+        path = spannogram_path(cov, ks, rank=RANK, n_samples=n_samples, random_state=cfg.rng(5))
+        bound = spannogram_bound(cov, ks, rank=RANK, n_samples=n_samples, net="grid")
+        thm2 = theorem2_bound(cov, path.components)
+        lam = cov.eigh(RANK + 1)[0]
+        for j, k in enumerate(ks):
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "method": "Alg. 3 (reading of A)",
+                    "preprocessing": how,
+                    "cardinality": int(k),
+                    "variance": float(path.variance[j]),
+                    "normalized": float(path.variance[j] / lam[0]),
+                    "nnz": int(path.n_nonzero[j]),
+                    "bound": float(bound[j]),
+                    "certified": float(path.variance[j] / bound[j]),
+                    "bound_theorem2": float(thm2[j]),
+                    "certified_theorem2": float(path.variance[j] / thm2[j]),
+                    "lambda1": float(lam[0]),
+                    "lambda_next_ratio": float(lam[RANK] / lam[0]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def speed_rows(X, k: int, *, cfg: _common.Config, repeats: int = 7) -> pd.DataFrame:
+    """Alg. 3 and EM timed one after the other on the same data, ``repeats`` times (Sec. 8's speed claim).
+
+    Both through their one-component estimators with default settings (Alg. 3: ``d = 3``, 1e4 samples;
+    EM: non-negative, its default random starts), each from the data matrix, so each includes its own set-up.
+    """
+    from repro import EMSparsePCA
+    from repro.spannogram import SpannogramPCA
+
+    def alg3(r):
+        return SpannogramPCA(n_components=1, cardinality=k, rank=RANK, random_state=cfg.rng(6, r)).fit(X)
+
+    def em(r):
+        return EMSparsePCA(n_components=1, cardinality=k, nonneg=True, random_state=cfg.rng(7, r)).fit(X)
+
+    alg3(0), em(0)  # compile and warm the caches outside the timed runs
+    rows = []
+    for r in range(repeats):
+        t = {}
+        for name, fit in (("Alg. 3", alg3), ("EM", em)):
+            t0 = time.perf_counter()
+            fit(r)
+            t[name] = time.perf_counter() - t0
+        rows.append({"method": "speed", "cardinality": int(k), "repeat": r, "seconds_alg3": t["Alg. 3"],
+                     "seconds_em": t["EM"], "ratio": t["Alg. 3"] / t["EM"]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _bracket(seen, target: int) -> dict:
+    """The tightest beta bracket of a search that missed ``target``: the two fits, one with fewer and one with
+    more non-zeros than ``target``, whose betas are closest (relative distance ``beta_gap``). A gap near the
+    search's ``rtol`` means the search converged and NSPCA's cardinality jumps over ``target`` there."""
+    best = {"nnz_below": np.nan, "nnz_above": np.nan, "beta_gap": np.nan}
+    for b1, c1 in seen:
+        for b2, c2 in seen:
+            if c1 < target < c2:
+                gap = abs(b1 - b2) / max(abs(b1), abs(b2), 1e-300)
+                if not gap >= best["beta_gap"]:  # also replaces the initial NaN
+                    best = {"nnz_below": c1, "nnz_above": c2, "beta_gap": gap}
+    return best
 
 
 def plot_curves(df: pd.DataFrame, title: str, *, logx: bool = False):
@@ -175,7 +294,8 @@ def plot_curves(df: pd.DataFrame, title: str, *, logx: bool = False):
     )
     if "EM (PC start)" in set(df.method):
         pcs = df[df.method == "EM (PC start)"].sort_values("cardinality")
-        ax.plot(pcs.cardinality, pcs.normalized, ls="none", marker="x", color="tab:gray", ms=3,
+        # drawn over the EM dots (black crosses, on top) so the series stays visible where the two coincide
+        ax.plot(pcs.cardinality, pcs.normalized, ls="none", marker="x", color="k", ms=4, mew=0.8, zorder=5,
                 label="EM from the first PC (not the paper's)")  # fmt: skip
     if "NSPCA" in set(df.method):
         ns = df[(df.method == "NSPCA") & df.found.fillna(False).astype(bool)].sort_values("cardinality")
@@ -189,6 +309,9 @@ def plot_curves(df: pd.DataFrame, title: str, *, logx: bool = False):
     ax.set_title(title)
     ax.legend(loc="upper left" if logx else "lower right")
     ax2.plot(sp.cardinality, sp.certified, color="tab:red", label="Alg. 3: value / bound (certified)")
+    if "certified_theorem2" in sp:
+        ax2.plot(sp.cardinality, sp.certified_theorem2, color="tab:red", ls=":", lw=1.2,
+                 label=r"Alg. 3: value / $x^TA_dx/(1-\epsilon) + \lambda_{d+1}$ (paper's form)")  # fmt: skip
     ax2.plot(em.cardinality, em.certified, ls="none", label="EM: value / bound", **st)
     ax2.plot(
         sp.cardinality,
@@ -205,7 +328,7 @@ def plot_curves(df: pd.DataFrame, title: str, *, logx: bool = False):
     ax2.set_xlabel("Sparsity k")
     ax2.set_ylabel("fraction of the optimum, guaranteed")
     ax2.set_title("Guarantees: data-dependent vs a priori")
-    ax2.legend(loc="lower right")
+    ax2.legend(loc="upper center" if logx else "lower right", fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -218,22 +341,86 @@ def at_k(df, method, k, col="certified"):
     return float(sub.loc[k, col])
 
 
+def _readings_text(df, k: int) -> tuple[str, list[float]]:
+    """The certificates at ``k`` under each reading of ``A`` (rows of :func:`reading_rows`)."""
+    rd = df[(df.method == "Alg. 3 (reading of A)") & (df.cardinality == k)]
+    names = {"center": "centred", "none": "uncentred X'X/m", "standardize": "correlation"}
+    parts, values = [], {}
+    for r in rd.itertuples():
+        name = names[r.preprocessing]
+        parts.append(
+            f"{name}: {100 * r.certified:.1f}% (Theorem 2's form "
+            f"{100 * r.certified_theorem2:.1f}%, {int(r.nnz)} non-zeros)"
+        )
+        values[f"{name}, our bound"] = float(r.certified)
+        values[f"{name}, Theorem 2's form"] = float(r.certified_theorem2)
+    return "; ".join(parts), values
+
+
 def check_at_least(k: int, published: float):
     def check(df):
         v = at_k(df, "Spannogram", k)
+        t2 = at_k(df, "Spannogram", k, "certified_theorem2")
         spec = at_k(df, "Spannogram", k, "variance") / at_k(df, "Spannogram", k, "bound_spectral")
         rho = at_k(df, "Spannogram", k, "rho_d")
         ok = v >= published
+        readings, values = _readings_text(df, k)
+        near = min(values, key=lambda name: abs(values[name] - published)) if values else None
+        gap = abs(values[near] - published) if near else float("inf")
+        same_spec = abs(spec - v) < 5e-4
         return Outcome(
-            f"{100 * v:.1f}% certified at k={k} (bound with lambda_(d+1) alone: {100 * spec:.1f}%; a-priori "
-            f"(1 - eps) rho_d of Theorem 2: {100 * 0.9 * rho:.1f}%)",
+            f"{100 * v:.1f}% certified at k={k} (Theorem 2's form x'A_d x / (1 - eps) + lambda_(d+1): "
+            f"{100 * t2:.1f}%; lambda_(d+1) alone as the residual: {100 * spec:.1f}%; a-priori "
+            f"(1 - eps) rho_d: {100 * (1 - EPS) * rho:.1f}%)",
             REPRODUCED if ok else (PARTIAL if v >= 0.9 * published else NOT_REPRODUCED),
             f"value of Alg. 3 / rigorous upper bound at k={k}; reproduced if >= {100 * published:g}% (the "
-            "sentence's 'at least'), partly if within 10% of it. Our bound also uses the k largest residual "
-            "variances, so it can be tighter than the paper's",
+            "sentence's 'at least'), partly if within 10% of it. Why ours is higher than the published "
+            "value: "
+            + (
+                "not the residual variances (the bound with lambda_(d+1) alone gives the same value, "
+                "bound_spectral in the CSV) but the net factor: "
+                if same_spec
+                else "partly the residual variances (bound_spectral), and the net factor: "
+            )
+            + "our bound divides Alg. 3's rank-d value by the covering factor of the 1e4-point grid actually "
+            "used (cos^2 theta, about 0.999), the paper's reading of Theorem 2 by 1 - eps = 0.9 "
+            "(bound_theorem2, certified_theorem2 in the CSV). "
+            f"Readings of A at k={k} (Alg. 3 rerun on each): {readings}. "
+            + (
+                ""
+                if near is None
+                else f"The published {100 * published:g}% is matched within 1 point by the {near} reading "
+                f"({100 * values[near]:.1f}%)."
+                if gap <= 0.01
+                else f"None gives the published {100 * published:g}% (nearest: {near}, "
+                f"{100 * values[near]:.1f}%): the "
+                "paper's number cannot be obtained from its stated bound on these data; the paper's "
+                "supplement, which gives the bound it used, is not available."
+            ),
         )
 
     return check
+
+
+def check_vs_apriori(df):
+    """Abstract: the data-dependent bound is significantly tighter than the a-priori bound (Eq. 4-5)."""
+    sp = df[df.method == "Spannogram"].sort_values("cardinality")
+    apriori = (1.0 - EPS) * sp.rho_d
+    gain = sp.certified_theorem2 - apriori
+    gain_ours = sp.certified - apriori
+    every = bool((gain > 0).all())
+    med = float(gain.median())
+    return Outcome(
+        f"data-dependent guarantee minus a-priori (1 - eps) rho_d over k = 1..{int(sp.cardinality.max())}: "
+        f"median {100 * med:+.1f} points, min {100 * gain.min():+.1f} "
+        f"(k={int(sp.cardinality[gain.idxmin()])}) with Theorem 2's form; {100 * gain_ours.median():+.1f} / "
+        f"{100 * gain_ours.min():+.1f} with our bound",
+        REPRODUCED if (every and med >= 0.10) else (PARTIAL if med >= 0.10 or every else NOT_REPRODUCED),
+        "a priori: the guarantee of Theorem 2, (1 - eps) max{k/2n, 1/(1 + 2 (n/k) lambda_(d+1)/lambda_1)} "
+        "(Eq. 4-5); data dependent: Alg. 3's value / the bound from its output (Theorem 2's form, the "
+        "paper's). 'Significantly tighter' read as: higher at every k of the curve and by at least 10 "
+        "points in the median (partly: one of the two)",
+    )
 
 
 def check_similar(df, tol_max=0.02, tol_median=0.01):

@@ -19,6 +19,20 @@ Setup and choices (the paper leaves them open)
   (``certified`` = value / bound). The bound from Algorithm 3's own random samples (it holds with probability
   ``1 - 1/n`` per ``k``, the form of Theorem 2) and the one with ``lambda_{d+1}`` alone as the residual
   (Theorem 1's route) are in the CSV (``bound_random``, ``bound_spectral``).
+* **The paper's bound** (Sec. 7 computes it "based on Theorem 2 and the output of Alg. 3"; its supplement is
+  not available): read as ``OPT <= x'A_d x / (1 - eps) + lambda_{d+1}`` with ``eps = 0.1``
+  (:func:`experiments._asteris.theorem2_bound`; ``bound_theorem2``, ``certified_theorem2``). It differs from
+  ours by the net factor only (``1 / (1 - eps)`` against the grid's ``1 / cos^2 theta``, about 1.0006):
+  ``bound_spectral`` equals ``bound`` at the published ``k``, so our use of the residual variances is not why
+  our certificate is higher. **Readings of A** (rows "Alg. 3 (reading of A)" at ``k = 180``): centred
+  (the paper's, Sec. 1), uncentred ``X'X/m`` and the correlation matrix, each with both certificates.
+* **NSPCA misses**: for each ``k`` NSPCA does not reach, the tightest beta bracket of the search
+  (``nnz_below``, ``nnz_above``, ``beta_gap``): the claim checks that every miss is a jump of NSPCA's
+  cardinality over ``k`` at a converged bracket, which is what "does not allow a precise control" says.
+* **Speed** (Sec. 8, rows "speed"): one component at ``k = 180`` by :class:`repro.spannogram.SpannogramPCA`
+  and :class:`repro.EMSparsePCA` (non-negative), both with default settings from the data matrix,
+  interleaved, 9 repeats; "similar speed" read as within 3x, decided with a 15% band (a timing row). The
+  paper's "a few seconds" (MATLAB, its machine) is not compared in seconds.
 * **EM**: :func:`repro.em_sparse_pca.em_sparse_pca_path` with ``nonneg=True``, best of 5 random non-negative
   restarts (the paper: "best results over multiple random restarts"), on ``k = 10, 20, ..., 360``. The curve
   (``variance``) is EM's support with its optimal non-negative weights (renormalized: the non-negative EM
@@ -43,6 +57,7 @@ M. Asteris, D. Papailiopoulos and A. Dimakis. Nonnegative sparse PCA with provab
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from experiments._asteris import (
@@ -51,11 +66,17 @@ from experiments._asteris import (
     check_at_least,
     check_certified_range,
     check_similar,
+    check_vs_apriori,
     curves,
     plot_curves,
+    reading_rows,
+    speed_rows,
 )
 from experiments.runner import _common
-from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
+
+SPEED_K = 180  # the k of the paper's certificate sentence
+SPEED_FOLD = 3.0  # "similar speed, both in the order of a few seconds": within a factor of 3 either way
 
 TITLE = (
     "Asteris et al. (2014) Fig. 4: CBCL, normalized variance vs k, Alg. 3 vs EM vs NSPCA, certified region"
@@ -71,7 +92,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         faces = faces[cfg.rng(0).choice(faces.shape[0], 600, replace=False)]
     X = _common.preprocess(faces, "unit-center")
     q = cfg.quick
-    return curves(
+    df = curves(
         X,
         dataset="CBCL",
         kmax=X.shape[1],
@@ -83,6 +104,9 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         nspca_restarts=1 if q else 2,
         nspca_iter=100 if q else 300,
     )
+    readings = reading_rows(faces / 255.0, [180], dataset="CBCL", cfg=cfg, n_samples=1000 if q else N_SAMPLES)
+    speed = speed_rows(X, SPEED_K, cfg=cfg, repeats=3 if q else 9)
+    return pd.concat([df, readings, speed], ignore_index=True)
 
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
@@ -92,15 +116,55 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
 def _check_nspca(df):
     ns = df[df.method == "NSPCA"]
     found = ns[ns.found.fillna(False).astype(bool)]
-    sp = df[df.method == "Spannogram"].set_index("cardinality")["variance"]
-    below = int((found.variance.to_numpy() <= sp.loc[found.cardinality].to_numpy() * (1 + 1e-9)).sum())
-    ok = 0 < len(found) < len(ns)
+    missed = ns[~ns.found.fillna(False).astype(bool)]
+    # a miss is NSPCA's, not the search's, when the bisection closed in on one beta (relative bracket
+    # below 1e-3) whose two sides give fewer and more than k non-zeros: the cardinality jumps over k
+    jump = (missed.nnz_below < missed.cardinality) & (missed.nnz_above > missed.cardinality)
+    jump &= missed.beta_gap <= 1e-3
+    widths = (missed.nnz_above - missed.nnz_below).dropna()
+    ok = len(found) > 0 and len(missed) > 0 and bool(jump.all())
     return Outcome(
-        f"NSPCA reached {len(found)}/{len(ns)} target k; at {below}/{len(found)} of them at or below Alg. 3",
+        f"NSPCA reached {len(found)}/{len(ns)} target k; at {int(jump.sum())}/{len(missed)} of the missed k "
+        f"the cardinality jumps over k within a beta bracket narrower than 1e-3 (jump widths "
+        f"{int(widths.min()) if len(widths) else 0}-{int(widths.max()) if len(widths) else 0} non-zeros)",
+        REPRODUCED if ok else (PARTIAL if len(found) and len(missed) else NOT_REPRODUCED),
+        "Sec. 7: 'NSPCA does not allow for a precise control of the sparsity of its output; beta was "
+        "determined via binary search for each target k; we plot only those k for which a k-sparse component "
+        "was extracted': reproduced if the search reaches some k, misses others, and every miss is a jump "
+        "of NSPCA's cardinality over k at a converged bracket of beta (so the imprecision is NSPCA's, not "
+        "the search's); partly if some misses are not converged jumps",
+    )
+
+
+def _check_nspca_values(df):
+    ns = df[(df.method == "NSPCA") & df.found.fillna(False).astype(bool)]
+    sp = df[df.method == "Spannogram"].set_index("cardinality")["variance"]
+    rel = (sp.loc[ns.cardinality].to_numpy() - ns.variance.to_numpy()) / sp.loc[ns.cardinality].to_numpy()
+    lo, hi = (100 * rel.min(), 100 * rel.max()) if len(rel) else (np.nan, np.nan)
+    vals = ", ".join(f"k={int(k)}: {v:.3f}" for k, v in zip(ns.cardinality, ns.normalized, strict=True))
+    ok = len(rel) > 0 and bool((rel >= -0.01).all())
+    return Outcome(
+        f"NSPCA x'Ax / lambda_1 at the k it reached: {vals or 'none'}; (Alg. 3 - NSPCA) / Alg. 3: min "
+        f"{lo:+.1f}%, max {hi:+.1f}%",
         REPRODUCED if ok else NOT_REPRODUCED,
-        "Sec. 7: 'NSPCA does not allow for a precise control of the sparsity ... we plot only those k for "
-        "which a k-sparse component was extracted': reproduced if beta-bisection misses some target k but "
-        "not all",
+        "Fig. 4 draws NSPCA's points; the paper's summary (Sec. 1, 8): Alg. 3 'matches or outperforms the "
+        "previous state of the art'. Read as: NSPCA no more than 1% above Alg. 3 at every k it reached",
+    )
+
+
+def _check_speed(df):
+    sp = df[df.method == "speed"]
+    fold = np.maximum(sp.ratio, 1.0 / sp.ratio)
+    call = call_timing(fold, SPEED_FOLD)
+    return Outcome(
+        f"Alg. 3 / EM time for one component at k={SPEED_K}: {call.text('.2f', 'x')} (median of "
+        f"{sp.ratio.median():.2f}x as Alg. 3 / EM)",
+        call.verdict,
+        f"Sec. 8: 'in practice we observed similar speed, both in the order of a few seconds' read as: the "
+        f"slower within {SPEED_FOLD:g}x of the faster (median of per-repeat ratios, interleaved, decided "
+        "with a 15% band); the seconds themselves are not compared (another machine, MATLAB); both "
+        "estimators "
+        "with default settings from the data matrix",
     )
 
 
@@ -124,6 +188,27 @@ CLAIMS = [
         "for the k it reaches",
         "",
         _check_nspca,
+    ),
+    Claim(
+        "cbcl-nspca-values",
+        "Sec. 7, Fig. 4: the NSPCA curve (best of restarts, only the k it reaches), with Alg. 3 matching or "
+        "outperforming the previous state of the art (Sec. 1, 8)",
+        "",
+        _check_nspca_values,
+    ),
+    Claim(
+        "cbcl-bound-vs-apriori",
+        "Abstract: the data-dependent bound is significantly tighter than a-priori bounds (CBCL)",
+        "",
+        check_vs_apriori,
+    ),
+    Claim(
+        "alg3-em-speed",
+        "Sec. 8: even though the theoretical running time of Alg. 3 scales better than EM, in practice we "
+        "observed similar speed, both in the order of a few seconds",
+        "similar",
+        _check_speed,
+        machine_dependent=True,
     ),
     Claim(
         "cbcl-within-40-90",

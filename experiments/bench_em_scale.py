@@ -255,6 +255,7 @@ def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
         cardinality=card,
         init="random",
         n_restarts=1,
+        renormalize=False,
         tol=1e-15,
         max_iter=n_timed + 1,
         random_state=0,

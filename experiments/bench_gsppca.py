@@ -29,6 +29,18 @@ The plain iteration is checked to give the same ``u`` as ours (``max_u_diff``), 
 model with the same evidence. Goal (the issue): the fit at least 10x faster than the plain implementation.
 The authors report ~91 s (Golub, ``d = 30``) and ~24 s (``d = 1``) for their R code; R is not run here.
 
+Part D, the authors' GSPPCA.R on Golub (``part == "vs-R"``, issue 23; not in ``--quick``): our
+``GSPPCA`` (default ``sigma1="bc"``, the bias-corrected noise estimate GSPPCA.R uses by default, and
+``sigma1="ml"``) at ``d = 1`` and ``d = 30`` on the whole Golub data, against the **recorded** results of
+GSPPCA.R (pamattei/GSPPCA @ 57de9a93, every default: ``nit = 200``, ``epsi = 1e-5``, ``method = "BC"``)
+from the peers' side-by-side run (``/work/shared/peers/results/gsppca/gsppca_side_by_side.json``; R is
+not run here): its selected ``q``, its largest log evidence (over ``q = d+1..p-1``, its range), its noise
+estimate, and its wall times (3 runs each; recorded on the peers' machine, so they are given, not turned
+into a verdict). Goals: our default selection within 5% of R's, and the best evidence along our VEM
+ranking at least R's under the same noise estimate (the evidence formulas agree to 5e-5 nats, measured by
+the peers). Under ``"ml"`` only R's ``q`` with its ranking is recorded (3046 at ``d = 30``, 595 at
+``d = 1``).
+
 Repeats: 5 (``--quick``: 2, with 150 Golub genes, 120 MNIST pixels and ``d = 5``).
 """
 
@@ -44,6 +56,7 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 from threadpoolctl import threadpool_limits
 
+from experiments._mattei import capped_note
 from experiments.runner import _common
 from experiments.runner.claims import (
     NOT_REPRODUCED,
@@ -55,7 +68,7 @@ from experiments.runner.claims import (
     call_timing,
 )
 from repro import GSPPCA
-from repro.gsppca import _row_log_density, _vem_init, _vem_loop, evidence_path, log_evidence
+from repro.gsppca import _rotation_step, _row_log_density, _vem_init, _vem_loop, evidence_path, log_evidence
 
 TITLE = "Benchmark: GSPPCA VEM iteration, evidence path and whole fit vs a plain NumPy implementation"
 
@@ -92,6 +105,14 @@ def plain_vem_iteration(X, M, S, u, alpha, s2):
     resid = float(np.sum(X * X)) - 2 * float(u @ b) + float((u * u) @ a)
     s2 = resid / (n * p)
     alpha = float(sum(np.trace(S[k]) + M[k] @ M[k] for k in range(p))) / (p * d)
+    for k in range(p):  # the scale step (repro.gsppca module docstring)
+        if u[k] > 0:
+            c = min(math.sqrt((np.trace(S[k]) + M[k] @ M[k]) / (alpha * d)), 1.0 / u[k])
+            u[k], M[k], S[k] = u[k] * c, M[k] / c, S[k] / c**2
+    alpha = float(sum(np.trace(S[k]) + M[k] @ M[k] for k in range(p))) / (p * d)
+    _, Ainv, alpha, _ = _rotation_step(B, S.sum(axis=0) + M.T @ M, alpha, n, p)  # the rotation step
+    M = M @ Ainv
+    S = Ainv.T @ S @ Ainv  # every S_k transformed (broadcast over k)
     return M, S, u, alpha, s2
 
 
@@ -145,9 +166,7 @@ def _bench(name, X, d, repeats):
     a0 = float(np.mean(M0 * M0))
     u0 = np.ones(p)
     # One real fit (its iterations and ranking are used below; its wall time is reported).
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_fit, est = _time(GSPPCA(d, random_state=0).fit, X)
+    t_fit, est = _time(GSPPCA(d, random_state=0).fit, X)
     iters = est.n_iter_
     order = est.ranking_
     s2 = est.sigma1_**2
@@ -209,12 +228,51 @@ def _bench(name, X, d, repeats):
     return df
 
 
+# GSPPCA.R on Golub, recorded by the peers (gsppca_side_by_side.json): d -> (q, largest log evidence over
+# q = d+1..p-1, sigma1 "BC", wall seconds of its 3 runs, q of its ranking under the "ML" noise).
+R_RECORDED = {
+    1: (595, -96389.39718928357, 0.5341218920137996, (30.43, 31.82, 28.07), 595),
+    30: (2803, -98247.9494901813, 0.19693339842604546, (151.47, 124.37, 139.52), 3046),
+}
+R_WITHIN = 0.05  # our default selection within 5% of GSPPCA.R's
+
+
+def _vs_r():
+    from data_fetch import load_leukemia_golub
+
+    X = load_leukemia_golub().X
+    p = X.shape[1]
+    rows = []
+    for d in R_RECORDED:
+        for noise in ("bc", "ml"):
+            t, m = _time(GSPPCA(d, sigma1=noise, random_state=0).fit, X)
+            ev = m.evidence_path_
+            rows.append(
+                {
+                    "dataset": "golub",
+                    "part": "vs-R",
+                    "d": d,
+                    "sigma1": noise,
+                    "q": m.n_selected_,
+                    "q_R_range": d + 1 + int(np.argmax(ev[d : p - 1])),
+                    "max_logev_R_range": float(ev[d : p - 1].max()),
+                    "sigma1_value": m.sigma1_,
+                    "n_iter": m.n_iter_,
+                    "capped": not m.vem_.converged,
+                    "fit_wall_s": t,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def compute(cfg: _common.Config) -> pd.DataFrame:
     repeats = 2 if cfg.quick else REPEATS
     frames = []
     with threadpool_limits(limits=1, user_api="blas"):
         for name, (X, d) in _datasets(cfg.quick).items():
             frames.append(_bench(name, X, d, repeats))
+        if not cfg.quick:
+            frames.append(_vs_r())
     return pd.concat(frames, ignore_index=True)
 
 
@@ -284,7 +342,72 @@ def _check_path(df):
     )
 
 
+def _vs_r_rows(df):
+    g = df[df.part == "vs-R"] if "part" in df else df.iloc[:0]
+    return None if g.empty else g.set_index(["d", "sigma1"])
+
+
+def _check_r_selection(df):
+    g = _vs_r_rows(df)
+    if g is None:
+        return Outcome("-", NOT_REPRODUCED, "the GSPPCA.R comparison runs only in a full run")
+    parts, ok = [], []
+    for d, (q_r, _, _, times, q_r_ml) in R_RECORDED.items():
+        q = int(g.loc[(d, "bc"), "q"])
+        rel = abs(q - q_r) / q_r
+        ok.append(rel <= R_WITHIN)
+        parts.append(
+            f"d = {d}: ours {q} vs R {q_r} ({100 * rel:.1f}%; 'ml': ours {int(g.loc[(d, 'ml'), 'q'])}, R's "
+            f"ranking {q_r_ml}); GSPPCA.R {np.median(times):.0f} s (recorded) vs ours "
+            f"{g.loc[(d, 'bc'), 'fit_wall_s']:.1f} s wall, {int(g.loc[(d, 'bc'), 'n_iter'])} VEM iterations"
+        )
+    return Outcome(
+        "; ".join(parts),
+        REPRODUCED if all(ok) else (PARTIAL if any(ok) else NOT_REPRODUCED),
+        f"goal: default (sigma1='bc') selection within {100 * R_WITHIN:g}% of GSPPCA.R's on Golub; R values "
+        "recorded by the peers (module docstring), times on different machines and not compared; "
+        + capped_note(g),
+    )
+
+
+def _check_r_evidence(df):
+    g = _vs_r_rows(df)
+    if g is None:
+        return Outcome("-", NOT_REPRODUCED, "the GSPPCA.R comparison runs only in a full run")
+    parts, ok = [], []
+    for d, (_, ev_r, s_r, _, _) in R_RECORDED.items():
+        ev = float(g.loc[(d, "bc"), "max_logev_R_range"])
+        ok.append(ev >= ev_r)
+        s_ours = g.loc[(d, "bc"), "sigma1_value"]
+        parts.append(
+            f"d = {d}: ours {ev:.2f} vs R {ev_r:.2f} ({ev - ev_r:+.2f} nats; sigma1 {s_ours:.6f} vs "
+            f"R {s_r:.6f})"
+        )
+    return Outcome(
+        "; ".join(parts),
+        REPRODUCED if all(ok) else (PARTIAL if any(ok) else NOT_REPRODUCED),
+        "goal: the largest log evidence along our VEM ranking (q = d+1..p-1, GSPPCA.R's range) at least "
+        "GSPPCA.R's recorded one, both under the bias-corrected noise; the VEM's fixed point is not an "
+        "evidence maximizer, so a ranking stopped elsewhere (R: 200 iterations or a relative change of 1e-5) "
+        "can score higher",
+    )
+
+
 CLAIMS = [
+    Claim(
+        "gsppca-r-selection",
+        "Issue 23: on Golub (d = 1, 30) the default selection within 5% of the authors' GSPPCA.R "
+        "(595 and 2803 genes, recorded)",
+        "595, 2803 (+-5%)",
+        _check_r_selection,
+    ),
+    Claim(
+        "gsppca-r-evidence",
+        "Issue 23: on Golub the best evidence along our VEM ranking at least GSPPCA.R's under the same noise "
+        "estimate (recorded)",
+        ">= -96389.40, -98247.95",
+        _check_r_evidence,
+    ),
     Claim(
         "fit-10x-plain",
         "Issue goal: the whole GSPPCA fit at least 10x faster than a plain NumPy implementation of the same "

@@ -171,6 +171,14 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             _image_rows(label, sevens.X[:4], 28),
             _eigen_rows(label, "center", "Mattei 2016", Covariance.from_data(sevens.X)),
         ]
+    # the pixel counts any rule of dropping constant pixels could give, for the paper's "p = 758"
+    mnist = data_fetch.load_mnist("train")
+    frames += [
+        _fact_rows(
+            "MNIST train, all sevens", n_nonconstant_pixels=int((mnist.X[mnist.y == 7].std(0) > 0).sum())
+        ),
+        _fact_rows("MNIST train, all digits", n_nonconstant_pixels=int((mnist.X.std(0) > 0).sum())),
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -258,21 +266,37 @@ def _facts_claim(dataset: str, expected: dict[str, int], note: str = ""):
     return check
 
 
+_PIXEL_SETS = (
+    "mnist-basic",
+    "mnist-back-rand",
+    "mnist-back-image",
+    "MNIST train, all sevens",
+    "MNIST train, all digits",
+)
+
+
 def _mnist_pixels(df: pd.DataFrame) -> Outcome:
-    p = int(_fact(df, "mnist-basic", "n_nonconstant_pixels"))
+    p = int(_fact(df, "mnist-basic", "n_features"))
+    counts = {name: int(_fact(df, name, "n_nonconstant_pixels")) for name in _PIXEL_SETS}
     recreated = bool(_fact(df, "mnist-basic", "recreated"))
     src = (
-        "recreated from MNIST (original zips unavailable)" if recreated else "original Larochelle et al. zip"
+        "variations recreated from MNIST (original zips unavailable)"
+        if recreated
+        else "original Larochelle et al. zips"
     )
-    if p == 758:
-        return Outcome(
-            f"784 pixels, {p} non-constant", REPRODUCED, f"p = 758 matches the non-constant pixels; {src}."
-        )
+    text = f"{p} pixels; non-constant: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+    hits = [k for k, v in counts.items() if v == 758]
+    if p == 758 or hits:
+        return Outcome(text, REPRODUCED, f"p = 758 is the number of non-constant pixels of {hits}; {src}.")
     return Outcome(
-        f"784 pixels, {p} non-constant",
+        text,
         NOT_REPRODUCED,
-        "MNIST images have 28 x 28 = 784 pixels; 758 is neither that nor the number of non-constant pixels "
-        f"in our 500 sevens, so the paper probably dropped pixels by a rule it does not state; {src}.",
+        "Every image has 28 x 28 = 784 pixels, and no pixel count the data give is 758: dropping the "
+        "constant pixels leaves the counts shown, none 758. So 758 is not a stated rule applied to these "
+        "data; "
+        "every Mattei et al. experiment here (Table 2 included) uses p = 784 and reads '758' as the paper's "
+        "typo for 784. The data rule out the constant-pixel rules tried; they cannot prove the typo. "
+        f"{src}.",
     )
 
 

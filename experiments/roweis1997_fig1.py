@@ -189,12 +189,20 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         its = d[d.kind == "iterate"].sort_values("iteration")
         last = int(its.iteration.max())
         shown = set(range(last + 1)) if last <= 6 else set(range(0, last - 2, 5)) | {last}
+        labels = []
         for r in its.itertuples():
             c = np.array([r.x1, r.x2]) * math.sqrt(r.eigenvalue)
             ax.plot(*np.c_[m - c, m + c], "-", color="tab:blue", linewidth=1.0, zorder=3)
             if int(r.iteration) in shown:
-                end = m + 1.12 * c
-                ax.text(end[0], end[1], str(int(r.iteration)), fontsize=6, ha="center", va="center", zorder=4)
+                labels.append((int(r.iteration), m + 1.15 * c))
+        placed = []
+        # the last iterate and the start first, then the others, skipping a number that would overlap one
+        for it, end in sorted(labels, key=lambda t: (t[0] not in (last, 0), -t[0])):
+            if all(np.hypot(*(end - p)) >= 0.16 for p in placed):
+                placed.append(end)
+                # a white box under each number keeps it legible over the data points
+                box = {"boxstyle": "round,pad=0.12", "fc": "white", "ec": "none", "alpha": 0.9}
+                ax.text(end[0], end[1], str(it), fontsize=6.5, ha="center", va="center", zorder=4, bbox=box)
         ax.set_title(title)
         ax.text(0.03, 0.03, f"|cos| >= 0.999 after {last} iterations", transform=ax.transAxes, fontsize=7)
         ax.set_xlabel("x1")

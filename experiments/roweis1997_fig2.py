@@ -316,11 +316,11 @@ def _complexity(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
-    fig, axes = plt.subplots(1, 3, figsize=(11.0, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(11.0, 4.4))
     cx = _complexity(df)
     for ax, col, title, ylabel in (
         (axes[0], "flops", "Time Complexity (operation counts)", "floating point operations"),
-        (axes[1], "seconds", "Time Complexity (measured)", "time relative to EM at smallest p"),
+        (axes[1], "seconds", "Time measured (NOT IN THE PAPER)", "time relative to EM at smallest p"),
     ):
         ref = cx[(cx.method == "EM method")].sort_values("p")["seconds"].iloc[0]
         for method in METHODS:
@@ -333,24 +333,28 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         ax.set_xlabel("dimensionality p (n = 10p)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-    axes[0].legend(loc="upper left")
+    axes[1].set_title("Time measured (NOT IN THE PAPER)", color="darkred")
+    # one legend for the two complexity panels, under them, so that no curve is covered
+    h, lab = axes[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", bbox_to_anchor=(0.34, 0.07), ncol=3, fontsize=7, frameon=False)
     cv = df[df.panel == "convergence"]
     g = cv.groupby("p")
-    # median and quartiles: the counts are skewed over decades, so mean +/- sd would reach below one
-    # iteration on this log axis
+    # mean +/- one standard deviation, as the paper's error bars; the counts are skewed over decades, so
+    # the lower bar is cut at 0.5 iterations on this log axis; the median is drawn too
+    mean, sd = g.iterations.mean(), g.iterations.std().fillna(0.0)
     med = g.iterations.median()
-    q1, q3 = g.iterations.quantile(0.25), g.iterations.quantile(0.75)
     ax = axes[2]
     ax.plot(cv.p, np.maximum(cv.iterations, 0.5), ".", color="tab:blue", alpha=0.25, markersize=3)
     ax.errorbar(
-        med.index,
-        med.values,
-        yerr=[(med - q1).values, (q3 - med).values],
+        mean.index,
+        mean.values,
+        yerr=[(mean - np.maximum(mean - sd, 0.5)).values, sd.values],
         fmt="-o",
         capsize=2,
         color="tab:blue",
-        label="EM, |<C/|C|, v>| >= 0.999 (median, quartiles; dots: runs)",
+        label="EM to |<C/|C|, v>| >= 0.999: mean +/- 1 sd\n(as the paper; cut at 0.5); dots: runs",
     )
+    ax.plot(med.index, med.values, "s", color="navy", ms=3.5, label="median")
     un = g.iterations_unnormalized.mean()
     ax.plot(
         un.index,
@@ -366,8 +370,8 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_xlabel("dimensionality p (n = 10p)")
     ax.set_ylabel("iterations to convergence")
     ax.set_title("Convergence Behaviour")
-    ax.legend(loc="upper left", fontsize=6.5)
-    fig.tight_layout()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), fontsize=6.5, ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
 
 

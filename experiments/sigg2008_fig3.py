@@ -207,6 +207,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             nonneg=nn,
             init="random" if nn else "pc",
             n_restarts=restarts if nn else None,
+            renormalize=False,
             random_state=cfg.rng(3, int(nn)),
         ).fit(X)
         rows += _cum_rows("middle", method, est.components_, C, seconds=time.perf_counter() - t0)
@@ -248,6 +249,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             init="random",
             min_angle_deg=MIN_ANGLE,
             n_restarts=1 if quick else None,
+            renormalize=False,
             random_state=cfg.rng(5),
         ).fit(X)
     rows += _cum_rows("right", "emPCA (nn)", q.components_, C, seconds=time.perf_counter() - t0)
@@ -310,6 +312,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 nonneg=nn,
                 init="random" if nn else "pc",
                 n_restarts=restarts if nn else None,
+                renormalize=False,
                 random_state=cfg.rng(8, j, int(nn)),
             ).fit(X)
             rows += _cum_rows(
@@ -332,6 +335,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 init="random",
                 min_angle_deg=angle,
                 n_restarts=1 if quick else None,
+                renormalize=False,
                 random_state=cfg.rng(9, j),
             ).fit(X)
         rows += _cum_rows(
@@ -365,6 +369,9 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- plot
 NSPCA_LINES = {1e5: ("-", "*"), 1e6: ("--", "s"), 1e7: (":", "D"), 1e8: ("-", "*")}
+# one colour per alpha in the left panel (the three curves nearly coincide), open markers of growing size
+NSPCA_COLORS = {1e5: "tab:orange", 1e6: "tab:red", 1e7: "tab:brown"}
+NSPCA_SIZES = {1e5: 9, 1e6: 6, 1e7: 4}
 
 
 def _exp_label(alpha: float) -> str:
@@ -386,7 +393,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     for alpha, g in ns.groupby("alpha"):
         ls, mk = NSPCA_LINES.get(alpha, ("-", "o"))
         g = g.sort_values("cardinality")
-        ax.plot(g.cardinality, g.variance, color=base["color"], ls=ls, marker=mk, label=_exp_label(alpha))
+        color = NSPCA_COLORS.get(alpha, base["color"])
+        ax.plot(g.cardinality, g.variance, color=color, ls=ls, lw=1.0, marker=mk, mfc="none",
+                ms=NSPCA_SIZES.get(alpha, 5), label=_exp_label(alpha))  # fmt: skip
     ax.set_xlabel("Cardinality")
     ax.set_ylabel("Variance")
     ax.set_xlim(0, em.cardinality.max())
@@ -436,7 +445,7 @@ def _plot_extra(df: pd.DataFrame, axes) -> None:
             ax.plot(
                 g.index, g.to_numpy(), label=label, **_common.method_style(method.replace(" (nn)", "(nn)"))
             )
-        ax.set_title(f"Orthogonal components, K = {k_each} each")
+        ax.set_title(f"NOT IN THE PAPER: orthogonal, K = {k_each} each", color="darkred")
         ax.set_xlabel("Number of Components")
         ax.set_ylabel("Cumulative Variance (adjusted)")
         ax.set_ylim(bottom=0)
@@ -449,7 +458,7 @@ def _plot_extra(df: pd.DataFrame, axes) -> None:
             st = _common.method_style(method.replace(" (nn)", "(nn)"))
             st["linestyle"] = ("-", "--", ":")[i % 3]
             ax.plot(g.index, g.to_numpy(), label=rf"{method}, $\geq {angle:g}^\circ$", **st)
-    ax.set_title("Quasi-orthogonal, other minimum angles")
+    ax.set_title("NOT IN THE PAPER: other minimum angles", color="darkred")
     ax.set_xlabel("Number of Components")
     ax.set_ylabel("Cumulative Variance (adjusted)")
     ax.set_ylim(bottom=0)

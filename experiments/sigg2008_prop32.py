@@ -83,6 +83,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                         nonneg=nonneg,
                         init=init,
                         n_restarts=1,
+                        renormalize=False,
                         max_iter=MAX_ITER,
                         random_state=cfg.rng(K, seed),
                     )

@@ -8,8 +8,9 @@ Two measurements (the paper has no figure for them; the plot summarizes the CSV)
   first principal component, for every ``K`` on the standardized CBCL faces (``K = 1..361``) and the
   standardized leukemia data (``K = 1..150``), with the library's convergence test
   ``1 - |w(t+1)'w(t)| < tol`` at ``tol = 1e-8`` (default; the claim) and, as a sensitivity check, at ``1e-6``
-  and ``1e-4`` (the paper does not state its tolerance). For emPCA (nn) (ten random starts) the iterations
-  per run are ``n_iter_total / 10``.
+  and ``1e-4`` (the paper's rule is Alg. 1's ``|w(t+1)'w(t)| > 1 - eps`` but it does not state ``eps``: the
+  claim is checked at ``1e-8`` and, as a second row, at ``1e-4``). For emPCA (nn) (ten random starts) the
+  iterations per run are ``n_iter_total / 10``.
 * **Running time** (Sec. 5.2: "average times for K in {1, ..., 100} were 0.4 s for emPCA (0.15 s standard
   deviation) and 24 s for NSPCA (14.7 s standard deviation)"): on the Fig. 3 setup (CBCL standardized,
   projected off the first principal component), seconds per cardinality of emPCA (nn) (best of ten random
@@ -222,8 +223,8 @@ def _check_iterations(df):
     return Outcome(
         txt,
         REPRODUCED if ok else NOT_REPRODUCED,
-        f"tested at the tolerance every figure uses, 1 - |w(t+1)'w(t)| < {CLAIM_TOL:g} (the paper does not "
-        "state its own)"
+        f"tested at the tolerance every figure uses, 1 - |w(t+1)'w(t)| < {CLAIM_TOL:g} (the paper's rule, "
+        "Alg. 1; the paper does not state its eps: the loose reading is em-iterations-below-10-loose-eps)"
         + (
             f"; the mean falls below 10 only at the loosest tolerance tried, {', '.join(holds_at)}, where "
             "the direction is still moving by about 1e-2 rad per step: not convergence in the sense of the "
@@ -231,6 +232,21 @@ def _check_iterations(df):
             if holds_at and not ok
             else ""
         ),
+    )
+
+
+def _check_iterations_loose(df):
+    tol = max(TOLS)
+    m = _iters(df, tol)
+    ok = bool((m < 10).all())
+    return Outcome(
+        "; ".join(f"{d}: {v:.1f}" for d, v in m.items()) + f" (tol {tol:g})",
+        REPRODUCED if ok else NOT_REPRODUCED,
+        f"the paper's stopping rule (Alg. 1: stop when |w(t+1)'w(t)| > 1 - eps) with the loosest eps tried, "
+        f"{tol:g} (a step of about {np.sqrt(2 * tol):.3f} rad). The paper does not state eps, so both "
+        "readings are rows: this one, and em-iterations-below-10 at the tolerance of the figures. For "
+        "context: the author's later R package nsprcomp stops on a relative change of the objective below "
+        "1e-3 (em_tol default, 100 iterations at most), another rule",
     )
 
 
@@ -328,6 +344,13 @@ CLAIMS = [
         "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence",
         "< 10",
         _check_iterations,
+    ),
+    Claim(
+        "em-iterations-below-10-loose-eps",
+        "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence (eps of the "
+        "stopping rule read as loose)",
+        "< 10",
+        _check_iterations_loose,
     ),
     Claim(
         "iterations-weak-in-K",

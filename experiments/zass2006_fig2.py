@@ -400,6 +400,22 @@ def _check_overlap_remains(df):
     )
 
 
+def _check_overlap_remains_raw(df):
+    oa, ob, oc = (_s(df, r, "overlap_offdiag") for r in "abc")
+    keeps, above_b = oc > 0.5 * oa, oc > 2 * ob
+    return Outcome(
+        f"off-diagonal of I - U'U: {oa:.3g} (a), {oc:.3g} (c, beta=2e6), {ob:.3g} (b): (c) keeps "
+        f"{oc / oa:.0%} of (a)'s and has {oc / ob:.2g}x (b)'s",
+        REPRODUCED if keeps and above_b else (PARTIAL if keeps or above_b else NOT_REPRODUCED),
+        "the second reading of 'overlap': the paper's own measure ||I - U'U|| (Sec. 2, Fig. 3a) on the raw "
+        "U, "
+        "its off-diagonal part only (the diagonal is 1 - |u_r|^2, the column norms, not overlap). Same rule "
+        "as overlap-remains-with-beta (unit-norm reading): more than half of (a)'s AND more than twice "
+        "(b)'s; partly if one. The two readings differ because beta also shrinks the column norms, which "
+        "the raw off-diagonal carries and the unit-norm factors do not",
+    )
+
+
 def _check_within_a(df):
     m = df[df.kind == "match"]
     if m.empty:
@@ -482,6 +498,13 @@ CLAIMS = [
         "Fig. 2(c): ... but the overlapping nature of the factors remains",
         "",
         _check_overlap_remains,
+    ),
+    Claim(
+        "overlap-remains-with-beta-raw-u",
+        "Fig. 2(c): ... but the overlapping nature of the factors remains (overlap measured on the raw U, "
+        "as the paper's ||I - U'U||)",
+        "",
+        _check_overlap_remains_raw,
     ),
     Claim(
         "beta-drops-within-a",

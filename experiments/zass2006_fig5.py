@@ -97,7 +97,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     comps["PCA"] = canonical_sign(vecs[:, ::-1][:, :N_COMP]).T
     comps["SPCA"], _ = spca_zou(C, N_COMP, cardinality=list(CARDS))
     comps["GSPCA"] = gspca(R, list(CARDS), N_COMP, precomputed=True).components
-    comps["emPCA"], _ = em_sparse_pca(C, N_COMP, cardinality=list(CARDS), init="pc")
+    comps["emPCA"], _ = em_sparse_pca(C, N_COMP, cardinality=list(CARDS), init="pc", renormalize=False)
     comps["PathSPCA"] = pathspca_components(R, CARDS)
     jr = nspca_for_cardinality(
         R,

@@ -6,15 +6,17 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 import numpy as np
-from sklearn.base import TransformerMixin
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_array, check_n_features, is_dask, unscale
 
 __all__ = [
+    "ComponentNamesMixin",
     "ProjectionMixin",
     "ReproTags",
+    "VarianceScoreMixin",
     "dask_rows",
     "unscale_fitted",
     "unscale_path",
@@ -99,16 +101,93 @@ def dask_rows(X, fn):
     return DaskSource(X, "X", first_pass=False).map_rows(fn)
 
 
-class ProjectionMixin(TransformerMixin):
+class ComponentNamesMixin(ClassNamePrefixFeaturesOutMixin):
+    """``get_feature_names_out``: one name per component, the lower-cased class name and its index.
+
+    ``EMSparsePCA`` gives ``["emsparsepca0", "emsparsepca1", ...]``, scikit-learn's convention for
+    transformers whose outputs are new features (``sklearn.decomposition.PCA`` does the same), so
+    ``set_output(transform="pandas")`` and pipelines with ``ColumnTransformer`` work.
+    """
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+
+class VarianceScoreMixin:
+    """``score(X)``: the variance of ``X`` that the fitted components explain (higher is better).
+
+    The default score of the estimators without a likelihood, so that model selection without labels
+    works (``GridSearchCV(estimator, grid).fit(X)``, ``cross_val_score``). It is the adjusted variance of
+    Shen & Huang (2008) (:func:`repro.metrics.adjusted_variance`) on ``X``, centred by the *fitted*
+    ``mean_``: ``(1/n) sum_i ||P (x_i - mean_)||^2`` with ``P`` the orthogonal projection on the span of
+    the components. It counts each direction once (non-orthogonal sparse loadings do not double-count),
+    is at most the total variance ``(1/n) sum_i ||x_i - mean_||^2`` and equals the explained variance
+    for orthonormal loadings on the training data (up to the ``n`` vs ``n - 1`` normalization). Compare
+    it across parameter values on the same held-out data; it scales as ``X`` squared. The probabilistic
+    models (``SensiblePCA``, ``GSPPCA``) override it with their mean log-likelihood.
+    """
+
+    def score(self, X, y=None):
+        """Variance of ``X`` explained by the span of the components (module docstring); ``y`` ignored.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data with the fitted number of features (complete rows), e.g. a held-out fold.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        float
+            ``(1/n) sum_i ||P (x_i - mean_)||^2``, between 0 and the total variance of ``X`` about
+            ``mean_``; higher is better.
+        """
+        from .linalg import Covariance, span_variances  # linalg sits above this module
+
+        check_is_fitted(self, "components_")
+        X = check_array(X, "X", allow_nan=True)
+        check_n_features(self, X)
+        if np.isnan(X).any():
+            raise ValueError(
+                "X holds NaN: score needs complete rows (the variance of missing entries is not defined); "
+                "drop or impute those rows."
+            )
+        with np.errstate(over="ignore"):
+            Xc = X - self.mean_
+        if not np.isfinite(Xc).all():
+            raise ValueError(
+                "X is too large for float64: X - mean_ overflows (max 1.8e308). Divide X (and refit) by a "
+                "constant c; the score scales as c^2."
+            )
+        # span_variances works on the covariance scaled into the safe range of float64
+        cov = Covariance(data=Xc / np.sqrt(X.shape[0]), n_samples=X.shape[0])
+        return max(float(span_variances(self.components_, cov)[-1]), 0.0)
+
+
+class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin):
     """``transform`` as the projection on the fitted loadings: ``(X - mean_) @ components_.T``.
 
-    For estimators whose ``fit`` sets ``components_`` (rows), ``mean_`` and ``n_features_in_``.
+    For estimators whose ``fit`` sets ``components_`` (rows), ``mean_`` and ``n_features_in_``; with
+    ``get_feature_names_out`` (:class:`ComponentNamesMixin`) and the default ``score``
+    (:class:`VarianceScoreMixin`).
     """
 
     def transform(self, X):
         """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components).
 
         A ``dask.array`` gives a ``dask.array`` (lazy, computed chunk by chunk where the data are).
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Data with the features seen by ``fit``.
+
+        Returns
+        -------
+        ndarray or dask.array.Array, shape (n_samples, n_components)
+            The projections (a Dask array for Dask input).
         """
         check_is_fitted(self, "components_")
         lazy = dask_rows(X, self.transform)

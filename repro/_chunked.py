@@ -403,8 +403,12 @@ class BlockSource:
                 "collection (list, tuple) of them; a one-shot iterator or generator cannot be read again "
                 "on every EM iteration (wrap it: blocks=lambda: make_generator())."
             )
+        from ._validation import _max_abs, _scale_for
+
+        self.scale = 1.0
         st = None
         offset = 0
+        top = 0.0
         for b, block in enumerate(self._factory()):
             B = check_array(block, f"block {b}", allow_nan=True)
             if st is None:
@@ -413,8 +417,18 @@ class BlockSource:
                 raise ValueError(f"block {b} has {B.shape[1]} features; the first block has {st.count.size}.")
             st.add(first_pass_chunk(B, offset))
             offset += B.shape[0]
+            top = max(top, _max_abs(B)) if B.size else top
         if st is None:
             raise ValueError("blocks produced no data; pass at least one block of shape (rows, n_features).")
+        scale = _scale_for(top)
+        # outside [2^-256, 2^256] every pass reads the blocks / scale (infinite entries: refused below)
+        if scale != 1.0 and not any(a.size for a in st.inf):
+            self.scale, self.n, self.p = scale, st.n, st.count.size  # the callers scale the results back
+            st = _Stats(self.p)
+            offset = 0
+            for B in self._chunks():
+                st.add(first_pass_chunk(B, offset))
+                offset += B.shape[0]
         st.finish(self, "blocks")
 
     def _chunks(self):
@@ -424,7 +438,7 @@ class BlockSource:
             if B.ndim != 2 or B.shape[1] != self.p:
                 raise ValueError(f"block {b} has shape {B.shape}; expected (rows, {self.p}).")
             n += B.shape[0]
-            yield B
+            yield B if self.scale == 1.0 else B / self.scale
         if n != self.n:
             raise ValueError(f"blocks produced {n} rows in a later pass but {self.n} in the first pass.")
 

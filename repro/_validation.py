@@ -22,6 +22,7 @@ holds it there), so the data sources (:mod:`repro._chunked`) and :mod:`repro.lin
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import sys
@@ -249,7 +250,10 @@ def _scale_for(top: float) -> float:
     """The power of two for data of largest magnitude ``top`` (1.0 inside the safe window or not finite)."""
     if not (0.0 < top < np.inf) or 2.0**-_SAFE_EXP <= top <= 2.0**_SAFE_EXP:
         return 1.0
-    return 2.0 ** int(np.round(np.log2(top)))
+    # math.frexp is exact (no log2 rounding); the exponent is capped at 1023 (2^1024 overflows: data with
+    # max|X| >= 2^1023.5 = 1.34e308 would round up to it) and floored at -1074 (the smallest subnormal)
+    exponent = min(max(math.frexp(top)[1], -1074), 1023)
+    return math.ldexp(1.0, exponent)
 
 
 def unscale(value, s: float, power: int, what: str, name: str = "X", *, underflow: bool = True):

@@ -32,7 +32,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_array, check_covariance_args, check_int, check_symmetric, check_vector
+from ._validation import (
+    _all_finite,
+    check_array,
+    check_covariance_args,
+    check_int,
+    check_scale,
+    check_symmetric,
+    check_vector,
+    unscale,
+)
 from .kernels.em_sparse_pca import support_matvec
 
 __all__ = [
@@ -46,6 +55,7 @@ __all__ = [
     "projection_deflate",
     "renormalize",
     "schur_deflate",
+    "span_variances",
     "standardize",
 ]
 
@@ -54,14 +64,42 @@ __all__ = [
 def center(X, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     """Subtract the column means.
 
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features)
+        The data, one sample per row.
+    name : str, default "X"
+        The argument's name in error messages.
+
     Returns
     -------
     Xc : ndarray, shape (n_samples, n_features)
+        ``X`` minus its column means (a new array).
     mean : ndarray, shape (n_features,)
+        The column means.
+
+    See Also
+    --------
+    standardize
+
+    Examples
+    --------
+    >>> from repro import center
+    >>> Xc, mean = center([[1.0, 2.0], [3.0, 6.0]])
+    >>> Xc.tolist(), mean.tolist()
+    ([[-1.0, -2.0], [1.0, 2.0]], [2.0, 4.0])
     """
     X = check_array(X, name)
-    mean = X.mean(axis=0)
-    return X - mean, mean
+    s = _column_scales(X)  # the sum of entries near 1.8e308 overflows: the mean of X / s, times s
+    mean = X.mean(axis=0) if s is None else (X / s).mean(axis=0) * s
+    with np.errstate(over="ignore"):
+        Xc = X - mean
+    if not _all_finite(Xc):
+        raise ValueError(
+            f"{name} is too large for float64: its centred values overflow (max 1.8e308). Divide {name} by a "
+            "constant c first (the centred data scale as c)."
+        )
+    return Xc, mean
 
 
 def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,15 +108,51 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
     A constant column has no scale to divide by; it is refused with the list of such columns rather
     than turned into NaN or silently dropped.
 
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features)
+        The data, one sample per row; at least ``ddof + 1`` rows.
+    ddof : int, default 1
+        Delta degrees of freedom of the standard deviation (``n - ddof`` in the denominator).
+    name : str, default "X"
+        The argument's name in error messages.
+
     Returns
     -------
     Z : ndarray, shape (n_samples, n_features)
         Standardized data: column means 0, column standard deviations 1.
     mean, scale : ndarray, shape (n_features,)
+        The column means and standard deviations, so that ``X = Z * scale + mean``.
+
+    Raises
+    ------
+    ValueError
+        If a column is constant (it is named, with how to drop it).
+
+    See Also
+    --------
+    center
+
+    Notes
+    -----
+    Sigg & Buhmann (2008, Section 5) and Asteris et al. (2014, Section 5) standardize their data sets
+    this way before the variance-versus-cardinality curves.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import standardize
+    >>> Z, mean, scale = standardize(np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]))
+    >>> Z[:, 0].tolist(), mean.tolist(), scale.tolist()
+    ([-1.0, 0.0, 1.0], [2.0, 20.0], [1.0, 10.0])
     """
     X = check_array(X, name, min_samples=ddof + 1)
-    mean = X.mean(axis=0)
-    Xc = X - mean
+    # Squares of entries beyond 1e154 overflow and below 1e-154 underflow: standardize X / s (s a power
+    # of two per column, exact), which gives the same Z, and scale mean and scale back.
+    s = _column_scales(X)
+    Xs = X if s is None else X / s
+    mean = Xs.mean(axis=0)
+    Xc = Xs - mean
     scale = np.sqrt(np.einsum("ij,ij->j", Xc, Xc) / (X.shape[0] - ddof))
     # A column is constant when its spread is round-off relative to its magnitude.
     tiny = scale <= 1e-12 * np.maximum(1.0, np.abs(mean))
@@ -89,7 +163,31 @@ def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.nd
             f"{name} has constant column(s) {shown}, which cannot be standardized; drop them first "
             f"(e.g. X[:, X.std(axis=0) > 0])."
         )
-    return Xc / scale, mean, scale
+    Z = Xc / scale
+    if s is None:
+        return Z, mean, scale
+    with np.errstate(over="ignore"):
+        scale = scale * s
+    if not _all_finite(scale):
+        raise ValueError(
+            f"{name} is too large for float64: the standard deviation of column(s) "
+            f"{np.flatnonzero(~np.isfinite(scale))[:10].tolist()} overflows (max 1.8e308). Divide {name} "
+            "by a constant c first (the standard deviations scale as c)."
+        )
+    return Z, mean * s, scale
+
+
+def _column_scales(X: np.ndarray) -> np.ndarray | None:
+    """Per column, the power of two :func:`repro._validation.check_scale` would divide it by; ``None``
+    when every column lies in the safe window ``[2^-256, 2^256]`` (or is zero), the usual case."""
+    if not X.size:
+        return None
+    top = np.maximum(X.max(axis=0), -X.min(axis=0))
+    inside = (top == 0) | ((top >= 2.0**-256) & (top <= 2.0**256))
+    if inside.all():
+        return None
+    exponent = np.clip(np.frexp(top)[1], -1074, 1023)
+    return np.where(inside, 1.0, np.ldexp(1.0, exponent))
 
 
 # --------------------------------------------------------------------------- the operator rule
@@ -125,9 +223,31 @@ def choose_operator(
     The covariance wins when ``D < 2N`` and the iterations amortize its formation; ``N < D`` always
     keeps the data (``C`` would be larger than ``X`` and each product dearer).
 
+    Parameters
+    ----------
+    n_samples, n_features : int
+        The shape ``(N, D)`` of the data.
+    n_vectors : int, default 1
+        Vectors per product (``R``; the number of components updated together).
+    n_iter : int, default DEFAULT_ITERATIONS
+        Expected number of products (``T``).
+
     Returns
     -------
     {"data", "covariance"}
+        The operator with the smaller modelled cost.
+
+    See Also
+    --------
+    Covariance.from_data
+
+    Examples
+    --------
+    >>> from repro.linalg import choose_operator
+    >>> choose_operator(100000, 100)  # many samples, few features: form C once
+    'covariance'
+    >>> choose_operator(72, 12582)  # gene expression, N << D: keep the data
+    'data'
     """
     N, D, R, T = float(n_samples), float(n_features), float(max(n_vectors, 1)), float(max(n_iter, 1))
     cost_data = T * 2.0 * N * D * R
@@ -142,6 +262,15 @@ class Covariance:
     Build it with :meth:`from_data` (keeps the centred data; ``C`` is formed only on request) or
     :meth:`from_matrix` (a given covariance or correlation matrix, e.g. Pit Props).
 
+    Parameters
+    ----------
+    data : ndarray, shape (n_samples, n_features), optional
+        Scaled centred data ``Z`` with ``C = Z' Z``; exactly one of ``data`` and ``matrix`` is given.
+    matrix : ndarray, shape (n_features, n_features), optional
+        A symmetric positive semi-definite matrix.
+    n_samples : int, optional
+        Number of samples behind the estimate, where known.
+
     Attributes
     ----------
     n_features : int
@@ -152,11 +281,32 @@ class Covariance:
     matrix : ndarray (n_features, n_features) or None
         The matrix, when given or once formed by :meth:`dense`.
 
+    See Also
+    --------
+    as_covariance, choose_operator, leading_eigenpairs
+
     Notes
     -----
     What is derived from ``data`` is computed once and kept (:meth:`dense`, :meth:`diag`,
     :meth:`column_norms`, and what an EM method keeps for its screening bound), so ``data`` must not be
     modified in place afterwards; build a new operator instead.
+
+    The operator is what the EM methods iterate on: ``C w`` through the data costs ``2 N D`` flops,
+    through the matrix ``D^2`` (Sigg & Buhmann 2008, Section 3: the ``D >> N`` case works on ``X``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import Covariance
+    >>> X = np.random.default_rng(0).standard_normal((50, 4))
+    >>> C = Covariance.from_data(X)
+    >>> C.shape, C.uses_data
+    ((4, 4), True)
+    >>> bool(np.allclose(C.dense(), np.cov(X, rowvar=False)))
+    True
+    >>> w = np.array([1.0, 0.0, 0.0, 0.0])
+    >>> bool(np.isclose(C.quad(w), np.var(X[:, 0], ddof=1)))
+    True
     """
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
@@ -236,7 +386,18 @@ class Covariance:
         return self.matrix is None
 
     def matvec(self, W: np.ndarray) -> np.ndarray:
-        """``C @ W`` for ``W`` of shape (n_features,) or (n_features, k)."""
+        """``C @ W`` for ``W`` of shape (n_features,) or (n_features, k).
+
+        Parameters
+        ----------
+        W : ndarray, shape (n_features,) or (n_features, k)
+            A vector or vectors as columns.
+
+        Returns
+        -------
+        ndarray, shape of ``W``
+            ``C @ W``.
+        """
         if self.matrix is not None:
             return self.matrix @ W
         return self.data.T @ (self.data @ W)
@@ -264,6 +425,7 @@ class Covariance:
         Parameters
         ----------
         W : ndarray, shape (R, n_features)
+            A block of ``R`` vectors as rows.
         rows : ignored
             The block's row labels, for operators that keep per-row state (the missing-value operator of
             :mod:`repro.em_sparse_pca`); a covariance has none.
@@ -310,7 +472,18 @@ class Covariance:
         return F, h
 
     def quad(self, W: np.ndarray) -> np.ndarray | float:
-        """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``."""
+        """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``.
+
+        Parameters
+        ----------
+        W : ndarray, shape (n_features,) or (n_features, k)
+            A vector or vectors as columns.
+
+        Returns
+        -------
+        float or ndarray, shape (k,)
+            ``w' C w``, or one value per column.
+        """
         if self.matrix is not None:
             CW = self.matrix @ W
             return float(W @ CW) if W.ndim == 1 else np.einsum("ij,ij->j", W, CW)
@@ -318,20 +491,48 @@ class Covariance:
         return float(Y @ Y) if W.ndim == 1 else np.einsum("ij,ij->j", Y, Y)
 
     def gram(self, W: np.ndarray) -> np.ndarray:
-        """``W' C W`` for columns ``W`` (k x k)."""
+        """``W' C W`` for columns ``W`` (k x k).
+
+        Parameters
+        ----------
+        W : ndarray, shape (n_features, k)
+            Vectors as columns.
+
+        Returns
+        -------
+        ndarray, shape (k, k)
+            ``W' C W``.
+        """
         if self.matrix is not None:
             return W.T @ (self.matrix @ W)
         Y = self.data @ W
         return Y.T @ Y
 
     def dense(self) -> np.ndarray:
-        """The ``n_features x n_features`` matrix (formed once and kept)."""
+        """The ``n_features x n_features`` matrix (formed once and kept).
+
+        Returns
+        -------
+        ndarray, shape (n_features, n_features)
+            ``C`` (the kept matrix: do not modify it).
+        """
         if self.matrix is None:
             self.matrix = self.data.T @ self.data
         return self.matrix
 
     def submatrix(self, idx) -> np.ndarray:
-        """``C[idx][:, idx]`` without forming ``C``."""
+        """``C[idx][:, idx]`` without forming ``C``.
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Feature indices.
+
+        Returns
+        -------
+        ndarray, shape (len(idx), len(idx))
+            ``C[idx][:, idx]``.
+        """
         idx = np.asarray(idx)
         if self.matrix is not None:
             return self.matrix[np.ix_(idx, idx)]
@@ -342,7 +543,18 @@ class Covariance:
         """The covariance of the features ``idx`` alone, ``C[idx][:, idx]``, as an operator: through the
         data's columns ``data[:, idx]`` (``N x K``) or the matrix ``C[idx][:, idx]`` (``K x K``), whichever
         backs this one (the matrix when both do), so its products cost ``N K`` or ``K^2`` instead of
-        ``N D`` or ``D^2``."""
+        ``N D`` or ``D^2``.
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Feature indices.
+
+        Returns
+        -------
+        Covariance
+            The operator of ``C[idx][:, idx]``.
+        """
         idx = np.asarray(idx)
         if self.matrix is not None:
             return Covariance(
@@ -351,13 +563,25 @@ class Covariance:
         return Covariance(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
 
     def column_norms(self) -> np.ndarray:
-        """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept)."""
+        """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept).
+
+        Returns
+        -------
+        ndarray, shape (n_features,)
+            ``sqrt(diag(C))`` (the kept array: do not modify it).
+        """
         if getattr(self, "_column_norms", None) is None:
             self._column_norms = np.sqrt(np.maximum(self.diag(), 0.0))
         return self._column_norms
 
     def diag(self) -> np.ndarray:
-        """The variances, ``diag(C)`` (through the data: one pass, computed once and kept)."""
+        """The variances, ``diag(C)`` (through the data: one pass, computed once and kept).
+
+        Returns
+        -------
+        ndarray, shape (n_features,)
+            ``diag(C)`` (a copy).
+        """
         if self.matrix is not None:
             return np.diag(self.matrix).copy()
         if getattr(self, "_diag", None) is None:
@@ -365,8 +589,37 @@ class Covariance:
         return self._diag.copy()
 
     def trace(self) -> float:
-        """Total variance ``tr(C)``."""
+        """Total variance ``tr(C)``.
+
+        Returns
+        -------
+        float
+            ``tr(C)``.
+        """
         return float(self.diag().sum())
+
+    def rescaled(self) -> tuple[Covariance, float, int]:
+        """This operator divided into the safe range of float64: ``(op, s, power)`` with ``C = s**power op``.
+
+        Quadratic forms, eigenvalues and bounds of ``op`` times ``s**power`` are those of ``C``
+        (:func:`repro._validation.unscale` refuses what float64 cannot hold), loadings are the same.
+
+        Returns
+        -------
+        op : Covariance
+            ``self`` for ordinarily scaled operators, else one on the backing array divided by ``s``.
+        s : float
+            The power of two of :func:`repro._validation.check_scale` for the backing array (1.0 inside
+            ``[2^-256, 2^256]``).
+        power : int
+            2 when the data back the operator, 1 for a given matrix.
+        """
+        what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
+        backing = self.data if self.data is not None else self.matrix
+        s = check_scale(backing, what) if backing.size else 1.0
+        if s == 1.0:
+            return self, 1.0, 2
+        return Covariance(**{what: backing / s}, n_samples=self.n_samples), s, 2 if what == "data" else 1
 
     # ----- spectral
     def eigh(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -376,22 +629,36 @@ class Covariance:
         ``O(min(N, D)^2 max(N, D))``. Eigenvectors are columns with the canonical sign of
         :func:`canonical_sign`.
 
+        Parameters
+        ----------
+        k : int, optional
+            Number of eigenpairs, at most the rank bound ``min(n_samples, n_features)`` through the data.
+
         Returns
         -------
         values : ndarray, shape (k,)
+            Eigenvalues, descending.
         vectors : ndarray, shape (n_features, k)
+            Unit eigenvectors as columns.
         """
         D = self.n_features
         rank_bound = D if self.matrix is not None else min(D, self.data.shape[0])
         k = rank_bound if k is None else check_int(k, "k", low=1, high=rank_bound)
-        if self.matrix is not None or self.data.shape[0] >= D:
-            values, vectors = _top_eigh(self.dense(), k)
+        # Products of entries beyond 1e154 overflow and below 1e-154 underflow: decompose the operator
+        # of data / s (or matrix / s), s a power of two (exact), and scale the eigenvalues back.
+        op, s, power = self.rescaled()
+        if op.matrix is not None or op.data.shape[0] >= D:
+            values, vectors = _top_eigh(op.dense(), k)
         else:
-            G = self.data @ self.data.T
+            G = op.data @ op.data.T
             values, U = _top_eigh(G, k)
             if values[-1] <= 1e-12 * max(values[0], 1e-300):
                 raise ValueError(f"k={k} exceeds the numerical rank of the data; ask for fewer eigenpairs.")
-            vectors = self.data.T @ (U / np.sqrt(values))
+            vectors = op.data.T @ (U / np.sqrt(values))
+        if s != 1.0:  # a positive leading eigenvalue float64 cannot hold is refused with the reason
+            what = "data" if power == 2 else "matrix"
+            unscale(values[:1], s, power, "eigenvalues", what, underflow=False)
+            values = unscale(values, s, power, "eigenvalues", what)
         return values, canonical_sign(vectors)
 
     def deflate(self, w, method: str = "projection") -> Covariance:
@@ -401,6 +668,18 @@ class Covariance:
         ``method="schur"``: ``C - C w w' C / (w' C w)`` (Mackey 2008, Schur complement deflation).
         Data-backed operators stay data-backed: projection maps ``X -> X (I - ww')`` and Schur maps
         ``X -> (I - q q') X`` with ``q = X w / ||X w||``, which yield exactly those covariances.
+
+        Parameters
+        ----------
+        w : array_like, shape (n_features,)
+            Unit-norm direction to remove.
+        method : {"projection", "schur"}, default "projection"
+            The deflation (see above).
+
+        Returns
+        -------
+        Covariance
+            The deflated operator (``self`` is left as it is).
         """
         w = check_vector(w, "w", self.n_features)
         if method not in ("projection", "schur"):
@@ -421,16 +700,101 @@ class Covariance:
 
 
 def as_covariance(C, name: str = "C") -> Covariance:
-    """Accept a :class:`Covariance` or a symmetric matrix and return a :class:`Covariance`."""
+    """Accept a :class:`Covariance` or a symmetric matrix and return a :class:`Covariance`.
+
+    Parameters
+    ----------
+    C : Covariance or array_like, shape (n_features, n_features)
+        Returned as is when a :class:`Covariance`; otherwise checked for symmetry and wrapped.
+    name : str, default "C"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    Covariance
+
+    See Also
+    --------
+    Covariance.from_matrix
+
+    Examples
+    --------
+    >>> from repro.linalg import as_covariance
+    >>> C = as_covariance([[2.0, 1.0], [1.0, 2.0]])
+    >>> C.shape, C.uses_data
+    ((2, 2), False)
+    """
     if isinstance(C, Covariance):
         return C
     return Covariance.from_matrix(C, name=name)
 
 
+def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
+    """Variance of ``C`` in the span of the first ``i`` rows of ``W``, for every ``i``.
+
+    ``tr((V_i'V_i)^{-1} V_i' C V_i)`` with ``V_i`` the first ``i`` rows as columns (the adjusted
+    variance of Shen & Huang 2008, :func:`repro.metrics.adjusted_variance`; the default ``score`` of
+    the estimators). Computed on ``C`` scaled into the safe range of float64 (:meth:`Covariance.rescaled`)
+    and scaled back; values float64 cannot hold are refused naming ``C``.
+
+    Parameters
+    ----------
+    W : ndarray, shape (n_components, n_features)
+        Loadings as rows (any norms; their spans are what counts).
+    C : Covariance
+        The covariance whose variance is measured.
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+        Non-decreasing; equals the cumulative ``w_j' C w_j`` for orthonormal rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.linalg import Covariance, span_variances
+    >>> C = Covariance.from_matrix(np.diag([3.0, 2.0, 1.0]))
+    >>> span_variances(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]), C).round(12).tolist()  # e1 + e2, e2
+    [2.5, 5.0]
+    """
+    op, s, power = C.rescaled()
+    V = W.T
+    G = V.T @ V
+    M = op.gram(V)
+    out = np.empty(W.shape[0])
+    for i in range(1, W.shape[0] + 1):
+        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
+    return unscale(out, s, power, "variances", "C", underflow=False)
+
+
 def leading_eigenpairs(C, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs (descending) of a symmetric matrix or a :class:`Covariance`.
 
-    Returns values (k,) and unit eigenvectors as columns (n_features, k), canonical signs.
+    Parameters
+    ----------
+    C : Covariance or array_like, shape (n_features, n_features)
+        The symmetric matrix.
+    k : int, optional
+        Number of eigenpairs; all of them by default.
+
+    Returns
+    -------
+    values : ndarray, shape (k,)
+        Eigenvalues in descending order.
+    vectors : ndarray, shape (n_features, k)
+        Unit eigenvectors as columns, each signed by :func:`canonical_sign`.
+
+    See Also
+    --------
+    canonical_sign, Covariance.eigh
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import leading_eigenpairs
+    >>> values, vectors = leading_eigenpairs(np.array([[2.0, 1.0], [1.0, 2.0]]), k=1)
+    >>> print(np.round(values, 6), np.round(vectors[:, 0], 6))
+    [3.] [0.707107 0.707107]
     """
     return as_covariance(C).eigh(k)
 
@@ -445,6 +809,23 @@ def canonical_sign(V: np.ndarray) -> np.ndarray:
     """Flip each column (or a single vector) so its largest-magnitude entry is positive.
 
     Eigenvectors are defined up to sign; this makes results reproducible and comparable.
+
+    Parameters
+    ----------
+    V : array_like, shape (n_features, k) or (n_features,)
+        Vectors as columns, or one vector.
+
+    Returns
+    -------
+    ndarray
+        A float64 copy of ``V`` with each column's largest-magnitude entry positive (the first
+        one on ties; a zero column is kept).
+
+    Examples
+    --------
+    >>> from repro.linalg import canonical_sign
+    >>> canonical_sign([0.2, -0.9, 0.1]).tolist()
+    [-0.2, 0.9, -0.1]
     """
     V = np.array(V, dtype=np.float64)
     if V.ndim == 1:
@@ -461,6 +842,37 @@ def projection_deflate(C, w) -> np.ndarray:
     """``(I - ww') C (I - ww')`` for unit ``w`` (Sigg & Buhmann 2008, Eq. 18; Mackey 2008, Eq. 2).
 
     Costs O(D^2): expanded as ``C - w (Cw)' - (Cw) w' + (w'Cw) w w'``.
+
+    Parameters
+    ----------
+    C : array_like, shape (n_features, n_features)
+        Symmetric matrix.
+    w : array_like, shape (n_features,)
+        Unit-norm direction to project out.
+
+    Returns
+    -------
+    ndarray, shape (n_features, n_features)
+        The deflated matrix; ``w`` is in its null space.
+
+    See Also
+    --------
+    schur_deflate, Covariance.deflate
+
+    References
+    ----------
+    Sigg, C. D. & Buhmann, J. M. (2008). Expectation-maximization for sparse and non-negative PCA.
+    ICML, Eq. 18. Mackey, L. (2008). Deflation methods for sparse PCA. NIPS 21, Eq. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.linalg import projection_deflate
+    >>> C = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> w = np.array([1.0, 1.0]) / np.sqrt(2.0)
+    >>> print(np.round(projection_deflate(C, w), 6))
+    [[ 0.5 -0.5]
+     [-0.5  0.5]]
     """
     C = check_symmetric(C)
     w = check_vector(w, "w", C.shape[0])
@@ -473,6 +885,40 @@ def schur_deflate(C, w) -> np.ndarray:
     """``C - C w w' C / (w' C w)`` (Mackey 2008, Schur complement deflation).
 
     Leaves ``C`` positive semi-definite and ``C w = 0`` for any ``w``, not only eigenvectors.
+
+    Parameters
+    ----------
+    C : array_like, shape (n_features, n_features)
+        Symmetric positive semi-definite matrix.
+    w : array_like, shape (n_features,)
+        The direction whose explained variance is removed (any norm).
+
+    Returns
+    -------
+    ndarray, shape (n_features, n_features)
+        The deflated matrix (a copy of ``C`` when ``w' C w <= 0``).
+
+    See Also
+    --------
+    projection_deflate
+
+    References
+    ----------
+    Mackey, L. (2008). Deflation methods for sparse PCA. NIPS 21, Section 2.3 (Schur complement
+    deflation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.linalg import schur_deflate
+    >>> C = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> w = np.array([1.0, 0.0])  # not an eigenvector
+    >>> D = schur_deflate(C, w)
+    >>> print(np.round(D, 6))
+    [[0.  0. ]
+     [0.  1.5]]
+    >>> bool(np.allclose(D @ w, 0.0))
+    True
     """
     C = check_symmetric(C)
     w = check_vector(w, "w", C.shape[0])
@@ -490,12 +936,38 @@ def renormalize(C, w) -> tuple[np.ndarray, float]:
     This is the "variational renormalization" of Moghaddam et al. (2006) used by Sigg & Buhmann (2008)
     for emPCAopt and SPCAopt. The sign is chosen so the result points the same way as ``w``.
 
+    Parameters
+    ----------
+    C : Covariance or array_like, shape (n_features, n_features)
+        The covariance.
+    w : array_like, shape (n_features,)
+        A vector whose non-zeros define the support ``S``; its values only fix the sign.
+
     Returns
     -------
     w_new : ndarray, shape (n_features,)
         Unit norm, zero outside ``S = {i : w_i != 0}``.
     variance : float
         ``w_new' C w_new``, the largest eigenvalue of ``C[S, S]``.
+
+    See Also
+    --------
+    repro.EMSparsePCA : its ``renormalize=True`` applies this to every component.
+
+    References
+    ----------
+    Moghaddam, B., Weiss, Y. & Avidan, S. (2006). Spectral bounds for sparse PCA: exact and greedy
+    algorithms. NIPS 18 (variational renormalization). Sigg, C. D. & Buhmann, J. M. (2008). ICML,
+    Section 2 and Figure 2 ("opt": variance after recomputing optimal weights on the support).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import renormalize
+    >>> C = np.array([[2.0, 1.0, 0.5], [1.0, 2.0, 0.5], [0.5, 0.5, 1.0]])
+    >>> w_new, variance = renormalize(C, np.array([0.9, 0.1, 0.0]))
+    >>> print(np.round(w_new, 6), round(variance, 6))
+    [0.707107 0.707107 0.      ] 3.0
     """
     C = as_covariance(C)
     w = check_vector(w, "w", C.n_features)

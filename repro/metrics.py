@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.cluster import pair_confusion_matrix
 
-from ._validation import as_float, check_array
-from .linalg import as_covariance
+from ._validation import as_float, check_array, unscale
+from .linalg import as_covariance, span_variances
 
 __all__ = [
     "adjusted_variance",
@@ -25,6 +25,17 @@ __all__ = [
     "overlap",
     "qr_adjusted_variance",
 ]
+
+
+def _variances(compute, W, C) -> np.ndarray:
+    """``compute(W, op)`` on ``C = s**power op`` scaled into the safe range of float64, times ``s**power``.
+
+    Quadratic forms of a covariance of data near 1e160 overflow and near 1e-160 underflow; the measures
+    here are homogeneous of degree one in ``C``, so they are computed on the scaled operator and scaled
+    back, refusing values float64 cannot hold (rather than inf, NaN or a silent 0).
+    """
+    op, s, power = as_covariance(C).rescaled()
+    return unscale(compute(_rows(W, op.n_features), op), s, power, "variances", "C", underflow=False)
 
 
 def _rows(W, n_features: int | None = None) -> np.ndarray:
@@ -45,13 +56,38 @@ def explained_variance(W, C) -> np.ndarray:
 
     This is the objective of sparse PCA for unit-norm ``w``; no normalization is applied here.
 
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+    C : Covariance or array_like, shape (n_features, n_features)
+        The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+
     Returns
     -------
     ndarray, shape (n_components,)
+        ``w' C w`` per row.
+
+    See Also
+    --------
+    cumulative_variance, adjusted_variance, qr_adjusted_variance
+
+    References
+    ----------
+    Sigg, C. D. & Buhmann, J. M. (2008). Expectation-maximization for sparse and non-negative PCA.
+    ICML. Eq. 1 (the variance ``w' C w`` that sparse PCA maximizes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.metrics import explained_variance
+    >>> C = np.diag([3.0, 2.0, 1.0])
+    >>> explained_variance(np.eye(3)[:2], C)
+    array([3., 2.])
+    >>> print(round(float(explained_variance(np.ones(3) / np.sqrt(3), C)[0]), 6))
+    2.0
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
-    return np.atleast_1d(C.quad(W.T))
+    return _variances(lambda W, C: np.atleast_1d(C.quad(W.T)), W, C)
 
 
 def cumulative_variance(W, C) -> np.ndarray:
@@ -59,6 +95,30 @@ def cumulative_variance(W, C) -> np.ndarray:
 
     The naive cumulative variance; it over-counts when components are not orthogonal (see
     :func:`adjusted_variance`).
+
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+    C : Covariance or array_like, shape (n_features, n_features)
+        The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+        Entry ``i`` is the sum of ``w_j' C w_j`` over the rows ``j <= i``.
+
+    See Also
+    --------
+    explained_variance, adjusted_variance
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.metrics import cumulative_variance
+    >>> W = np.array([[1.0, 0.0], [1.0, 0.0]])  # the same direction twice: counted twice
+    >>> cumulative_variance(W, np.diag([2.0, 1.0]))
+    array([2., 4.])
     """
     return np.cumsum(explained_variance(W, C))
 
@@ -71,20 +131,37 @@ def adjusted_variance(W, C) -> np.ndarray:
     ``tr(X_i'X_i) / (n - 1) = tr((V_i'V_i)^{-1} V_i' C V_i)``. It equals the plain cumulative
     variance for orthonormal loadings and never double-counts shared directions for others.
 
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+    C : Covariance or array_like, shape (n_features, n_features)
+        The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+
     Returns
     -------
     ndarray, shape (n_components,)
-        Non-decreasing in ``i``.
+        Entry ``i - 1`` is the variance explained by the span of the first ``i`` rows; non-decreasing.
+
+    See Also
+    --------
+    cumulative_variance, qr_adjusted_variance
+
+    References
+    ----------
+    Shen, H. & Huang, J. Z. (2008). Sparse principal component analysis via regularized low rank
+    matrix approximation. J. Multivariate Analysis 99:1015-1034, Section 2.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.metrics import adjusted_variance
+    >>> W = np.array([[1.0, 0.0], [1.0, 0.0]])  # a repeated direction adds nothing
+    >>> adjusted_variance(W, np.diag([2.0, 1.0]))
+    array([2., 2.])
     """
     C = as_covariance(C)
-    W = _rows(W, C.n_features)
-    V = W.T
-    G = V.T @ V
-    M = C.gram(V)
-    out = np.empty(W.shape[0])
-    for i in range(1, W.shape[0] + 1):
-        out[i - 1] = np.trace(np.linalg.lstsq(G[:i, :i], M[:i, :i], rcond=None)[0])
-    return out
+    return span_variances(_rows(W, C.n_features), C)
 
 
 def qr_adjusted_variance(W, C) -> np.ndarray:
@@ -93,9 +170,40 @@ def qr_adjusted_variance(W, C) -> np.ndarray:
     The scores ``Z = X V`` are decomposed ``Z = Q R``; component ``j`` is credited ``R_jj^2 / (n-1)``,
     the variance of its score after regressing out the earlier ones. In covariance form ``R`` is the
     Cholesky factor of ``V' C V``. Returns per-component values (``np.cumsum`` gives the total).
+
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+    C : Covariance or array_like, shape (n_features, n_features)
+        The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+
+    Returns
+    -------
+    ndarray, shape (n_components,)
+        ``R_jj^2 / (n - 1)`` per component (zero for a component in the span of the earlier ones).
+
+    See Also
+    --------
+    adjusted_variance
+
+    References
+    ----------
+    Zou, H., Hastie, T. & Tibshirani, R. (2006). Sparse principal component analysis. J. Computational
+    and Graphical Statistics 15:265-286, Section 3.4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.metrics import qr_adjusted_variance
+    >>> W = np.array([[1.0, 0.0], [1.0, 1.0]]) / np.array([[1.0], [np.sqrt(2.0)]])
+    >>> print(np.round(qr_adjusted_variance(W, np.diag([2.0, 1.0])), 6))
+    [2.  0.5]
     """
-    C = as_covariance(C)
-    W = _rows(W, C.n_features)
+    return _variances(_qr_adjusted, W, C)
+
+
+def _qr_adjusted(W, C) -> np.ndarray:
     M = C.gram(W.T)
     out = np.empty(W.shape[0])
     # Sequential Gram-Schmidt in the C inner product: robust to rank deficiency, unlike cholesky.
@@ -109,7 +217,26 @@ def qr_adjusted_variance(W, C) -> np.ndarray:
 
 
 def cardinality(W, tol: float = 0.0) -> np.ndarray:
-    """Number of entries with ``|w_i| > tol`` in each row."""
+    """Number of entries with ``|w_i| > tol`` in each row.
+
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+    tol : float, default 0.0
+        Entries of absolute value at most ``tol`` count as zero.
+
+    Returns
+    -------
+    ndarray of int, shape (n_components,)
+        The number of non-zeros of each row.
+
+    Examples
+    --------
+    >>> from repro.metrics import cardinality
+    >>> cardinality([[0.6, 0.0, 0.8], [1e-9, 1.0, 0.0]], tol=1e-6).tolist()
+    [2, 1]
+    """
     W = _rows(W)
     return np.count_nonzero(np.abs(W) > tol, axis=1)
 
@@ -118,6 +245,34 @@ def overlap(W) -> float:
     """Departure from orthonormality ``||I - U'U||_F`` with ``U`` the loadings as columns.
 
     Zass & Shashua (2006), Figure 3(a). Zero exactly when the rows of ``W`` are orthonormal.
+
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+
+    Returns
+    -------
+    float
+        The Frobenius norm ``||I - W W'||_F``.
+
+    See Also
+    --------
+    min_angle_deg
+
+    References
+    ----------
+    Zass, R. & Shashua, A. (2006). Nonnegative sparse PCA. NIPS 19, Figure 3(a) (the orthonormality
+    term ``||I - U'U||^2`` of Eq. 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.metrics import overlap
+    >>> overlap(np.eye(3)[:2])
+    0.0
+    >>> print(round(overlap([[1.0, 0.0], [0.6, 0.8]]), 6))
+    0.848528
     """
     W = _rows(W)
     return float(np.linalg.norm(np.eye(W.shape[0]) - W @ W.T))
@@ -131,9 +286,32 @@ def min_angle_deg(W) -> float:
     quasi-orthogonal components, Sigg & Buhmann 2008, Eq. 20 and Sec. 5.2). A zero row is orthogonal
     to every row; with fewer than two rows the result is 90.
 
+    Parameters
+    ----------
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
+
     Returns
     -------
     float
+        The smallest pairwise angle, in degrees, in ``[0, 90]``.
+
+    See Also
+    --------
+    overlap
+
+    References
+    ----------
+    Sigg, C. D. & Buhmann, J. M. (2008). Expectation-maximization for sparse and non-negative PCA.
+    ICML, Eq. 20 and Section 5.2.
+
+    Examples
+    --------
+    >>> from repro.metrics import min_angle_deg
+    >>> print(round(min_angle_deg([[1.0, 0.0], [1.0, 1.0]]), 6))
+    45.0
+    >>> min_angle_deg([[1.0, 0.0], [0.0, -2.0]])
+    90.0
     """
     W = np.array(_rows(W), dtype=np.float64)
     norms = np.linalg.norm(W, axis=1)
@@ -150,6 +328,29 @@ def jaccard_score(labels_true, labels_pred) -> float:
 
     ``n11 / (n11 + n10 + n01)`` where ``n11`` counts the pairs of samples grouped together in both
     clusterings and ``n10``, ``n01`` those grouped together in only one. Invariant to relabelling.
+
+    Parameters
+    ----------
+    labels_true, labels_pred : array_like, shape (n_samples,)
+        Two cluster labellings of the same samples.
+
+    Returns
+    -------
+    float
+        The Jaccard index in ``[0, 1]``; 1.0 when neither clustering groups any pair.
+
+    References
+    ----------
+    Sigg, C. D. & Buhmann, J. M. (2008). Expectation-maximization for sparse and non-negative PCA.
+    ICML, Figure 4 (clustering by non-negative PCA, scored by the Jaccard index).
+
+    Examples
+    --------
+    >>> from repro.metrics import jaccard_score
+    >>> jaccard_score([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> print(round(jaccard_score([0, 0, 0, 1], [0, 0, 1, 1]), 4))
+    0.25
     """
     a = np.asarray(labels_true)
     b = np.asarray(labels_pred)
@@ -170,6 +371,27 @@ def fscore_selection(selected, relevant, n_features: int | None = None) -> float
     ----------
     selected, relevant : array_like
         Either boolean masks of length ``n_features`` or integer index sets.
+    n_features : int, optional
+        When given, the length that boolean masks must have.
+
+    Returns
+    -------
+    float
+        ``2 P R / (P + R)`` with precision ``P`` and recall ``R``; 0.0 when no selected variable is
+        relevant.
+
+    References
+    ----------
+    Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA. AISTATS,
+    Section 3.2 and Figure 2 (the F-score of the selected variables).
+
+    Examples
+    --------
+    >>> from repro.metrics import fscore_selection
+    >>> print(round(fscore_selection([0, 1, 2], [1, 2, 3, 4]), 4))
+    0.5714
+    >>> fscore_selection([True, True, False], [True, True, False], n_features=3)
+    1.0
     """
     sel = _as_index_set(selected, n_features, "selected")
     rel = _as_index_set(relevant, n_features, "relevant")
@@ -217,10 +439,32 @@ def certified_fraction(
     -------
     ndarray (n_components,)
         Certified fraction of the optimum, in ``(0, 1]`` for a unit-norm feasible component.
-    """
-    from .spannogram import _as_cov, spannogram_bound
 
-    cov = _as_cov(X)
+    See Also
+    --------
+    repro.spannogram_bound, repro.SpannogramPCA
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Theorem 2 and Section 5 (the data-dependent upper bound that places a solution
+    within a fraction of the unknown optimum).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.metrics import certified_fraction
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 6)) @ np.diag([3.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    >>> w = np.zeros(6)
+    >>> w[0] = 1.0
+    >>> f = certified_fraction(X, w, cardinality=2, net="random", random_state=0)
+    >>> bool(0.0 < f[0] <= 1.0)
+    True
+    """
+    from .spannogram import _scaled_cov, spannogram_bound
+
+    cov = _scaled_cov(X, method="certified_fraction").cov  # X / s: the ratio does not depend on s
     W = _rows(components, cov.n_features)
     norms = np.linalg.norm(W, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-6):

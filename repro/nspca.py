@@ -31,6 +31,7 @@ from ._threads import blas_limit
 from ._validation import (
     as_float,
     check_array,
+    check_has_variance,
     check_int,
     check_random_state,
     check_real,
@@ -57,8 +58,33 @@ _REFRESH = 10  # sweeps between recomputations of the caches A U and U'U
 _MAX_DOUBLINGS = 200  # doublings of beta per restart while bracketing a target cardinality
 
 
+class NSPCAOverflowError(FloatingPointError, ValueError):
+    """The coefficients of Eq. 4 overflowed: ``X`` (or ``alpha``) is too large for float64.
+
+    A ``FloatingPointError`` (what it always was) and a ``ValueError`` (what every other bad-input
+    error of this library is: the fix is to rescale the input), so either ``except`` clause catches it.
+    """
+
+
 class CardinalityNotReached(ValueError):
     """No beta gave NSPCA components with exactly the target number of non-zeros.
+
+    Parameters
+    ----------
+    target : int
+        The wanted number of non-zeros.
+    below, above : int or None
+        The nearest cardinalities found below and above ``target``.
+    seen : list of (beta, cardinality)
+        Every fit of the search.
+    alpha : float
+        The orthonormality penalty of the search (for the message).
+    rtol : float
+        The relative bracket length at which the bisection stopped (for the message).
+    n_components : int, default 1
+        Components fitted jointly (for the message).
+    closest : NSPCACardinalityResult, optional
+        The nearest fit.
 
     Attributes
     ----------
@@ -71,6 +97,22 @@ class CardinalityNotReached(ValueError):
     closest : NSPCACardinalityResult or None
         The fit :func:`nspca_for_cardinality` returns with ``exact=False``: the nearest cardinality, then the
         best score (its ``exact`` field is False).
+
+    See Also
+    --------
+    nspca_for_cardinality
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import CardinalityNotReached, nspca_for_cardinality
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 8)) + np.linspace(0, 2, 8) * rng.standard_normal((60, 1))
+    >>> try:
+    ...     nspca_for_cardinality(X, 3, alpha=1e3, random_state=0)
+    ... except CardinalityNotReached as err:
+    ...     print(err.target, err.below, err.above, err.closest.cardinality)
+    3 2 4 4
     """
 
     def __init__(
@@ -242,9 +284,10 @@ def _scatter(X, precomputed: bool, name: str = "X"):
         A = check_symmetric(X, name)
         return np.ascontiguousarray(A), np.zeros(A.shape[0]), None
     X = check_array(X, name, min_samples=2)
-    mean = X.mean(axis=0)
-    Xc = X - mean
+    check_has_variance(X, "NSPCA", name)  # A = 0: every orthonormal U is optimal, nothing to find
     with np.errstate(over="ignore", invalid="ignore"):
+        mean = X.mean(axis=0)
+        Xc = X - mean
         A = Xc.T @ Xc
     if not np.isfinite(A).all():
         raise ValueError(
@@ -301,7 +344,7 @@ def _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng, *, warn=True) -> N
     if status < 0:
         flat = -status - 1
         where = f"entry u[{flat // k}, {flat % k}] (row, column)" if flat < d * k else "the objective"
-        raise FloatingPointError(
+        raise NSPCAOverflowError(
             f"NSPCA: {where} became non-finite in sweep {n_iter} (alpha={alpha:g}, beta={beta:g}, "
             f"max |A| = {np.max(np.abs(A)):.3g}); the coefficients of Eq. 4 overflowed. Rescale X or alpha."
         )
@@ -345,13 +388,15 @@ def nspca(
     init : 'random' or array (n_features, n_components)
         Start: non-negative uniform entries with unit-norm columns, or a given non-negative U.
     random_state : None, int or numpy Generator
+        Seed of the random start.
     precomputed : bool
         Whether ``X`` is the scatter matrix ``A``.
 
     Returns
     -------
     NSPCAResult
-        ``U`` (d x k raw), per-sweep ``objective``, ``overlap``, ``l0``, ``n_iter``, ``converged``.
+        ``U`` (d x k raw), per-sweep ``objective``, ``overlap``, ``l0``, ``n_iter``, ``converged``;
+        ``components`` gives the unit-norm rows.
 
     Raises
     ------
@@ -360,9 +405,27 @@ def nspca(
     FloatingPointError
         An update became non-finite (overflow of the quartic's coefficients).
 
+    See Also
+    --------
+    NSPCA : the estimator form.
+    nspca_objective : Eq. 3 evaluated directly.
+    nspca_for_cardinality, nspca_for_min_angle : searches over beta and alpha.
+
     References
     ----------
     R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006, Eq. 3-5 and Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import nspca
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 8)) + np.linspace(0, 2, 8) * rng.standard_normal((60, 1))
+    >>> res = nspca(X, 2, alpha=1e3, beta=1.0, random_state=0)
+    >>> res.U.shape, res.converged, bool((res.U >= 0).all())
+    ((8, 2), True, True)
+    >>> bool(np.all(np.diff(res.objective) >= 0))  # coordinate ascent never lowers Eq. 3
+    True
     """
     A, _, _ = _scatter(X, precomputed)
     d = A.shape[0]
@@ -377,6 +440,40 @@ def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool 
 
     ``U`` has the principal vectors as columns (n_features, n_components); ``A`` is the scatter matrix of
     the centred ``X`` (or ``X`` itself when ``precomputed``).
+
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_features), or (d, d) with ``precomputed=True``
+        Data (rows are samples, centred here), or the scatter matrix ``A`` itself.
+    U : array_like, shape (n_features, n_components) or (n_features,)
+        The principal vectors as columns (not necessarily unit norm).
+    alpha : float
+        Orthonormality penalty.
+    beta : float, default 0.0
+        Sparsity penalty.
+    precomputed : bool, default False
+        Whether ``X`` is the scatter matrix ``A``.
+
+    Returns
+    -------
+    float
+        The value of Eq. 3 at ``U``.
+
+    See Also
+    --------
+    nspca : its ``objective`` traces this value sweep by sweep.
+
+    References
+    ----------
+    R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006, Eq. 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import nspca_objective
+    >>> A = np.diag([4.0, 1.0])
+    >>> nspca_objective(A, np.array([1.0, 0.0]), alpha=10.0, beta=0.5, precomputed=True)  # 2 - 0 - 0.5
+    1.5
     """
     A, _, _ = _scatter(X, precomputed)
     U = as_float(U, "U")
@@ -396,7 +493,8 @@ class NSPCA(ProjectionMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default 1
-    alpha : float > 0
+        k, the number of principal vectors fitted jointly, ``1..n_features``.
+    alpha : float > 0, default 1.0
         Orthonormality penalty (Eq. 3). Its scale is that of ``A = Xc'Xc`` (not divided by n).
     beta : float >= 0, default 0
         Sparsity penalty (Eq. 3).
@@ -405,7 +503,9 @@ class NSPCA(ProjectionMixin, BaseEstimator):
     tol : float, default 1e-8
         Relative objective gain per sweep below which the fit stops.
     init : 'random' or array (n_features, n_components)
+        Start: non-negative uniform entries with unit-norm columns, or a given non-negative U.
     random_state : None, int or numpy Generator
+        Seed of the random start.
 
     Attributes
     ----------
@@ -414,17 +514,32 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         A column of U driven to zero (possible for a large beta) stays a zero row.
     U_ : ndarray (n_features, n_components)
         The raw maximizer of Eq. 3 (same order as ``components_``); its columns are not unit norm.
-    objective_ : ndarray (n_iter_ + 1,)
+    objective_ : ndarray, shape (``n_iter_ + 1``,)
         Eq. 3 at the start and after each sweep (non-decreasing).
-    overlap_ : ndarray (n_iter_ + 1,)
+    overlap_ : ndarray, shape (``n_iter_ + 1``,)
         ``||I - U'U||_F`` per sweep (Fig. 3a of the paper uses the final value).
-    l0_ : ndarray (n_iter_ + 1,)
+    l0_ : ndarray, shape (``n_iter_ + 1``,)
         ``||U||_0`` per sweep (Fig. 3b uses the final value).
     n_iter_ : int
+        Sweeps done.
     converged_ : bool
+        Whether the relative gain fell below ``tol`` before ``max_iter`` sweeps.
     mean_ : ndarray (n_features,)
+        Column means of the training data (subtracted by ``transform``).
     explained_variance_ : ndarray (n_components,)
         ``w' C w`` for each row ``w`` of ``components_``, ``C = Xc'Xc / (n - 1)``.
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    nspca : the function form (raw ``U`` and per-sweep traces).
+    nspca_for_cardinality : beta for an exact number of non-zeros.
+    repro.EMSparsePCA : non-negative sparse PCA with a cardinality instead of a penalty.
+
+    References
+    ----------
+    R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006, Eq. 3 and Algorithm 1.
 
     Examples
     --------
@@ -434,10 +549,8 @@ class NSPCA(ProjectionMixin, BaseEstimator):
     >>> est = NSPCA(n_components=2, alpha=1e3, random_state=0).fit(X)
     >>> est.components_.shape, bool((est.components_ >= 0).all())
     ((2, 6), True)
-
-    References
-    ----------
-    R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006.
+    >>> est.transform(X).shape
+    (50, 2)
     """
 
     def __init__(
@@ -460,13 +573,25 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features; or a ``dask.array``); returns self.
+        """Fit on ``X`` (n_samples, n_features); returns self.
 
         A ``dask.array`` stays on the workers (or wherever its scheduler keeps it): one distributed pass
         forms its column means and its ``p x p`` scatter matrix ``A = Xc'Xc``
         (:func:`repro._chunked.dask_covariance`), and the client holds only those, then fits on ``A``
         as for in-memory data. ``p`` is limited by ``repro._chunked.CLIENT_LIMIT_BYTES`` (a clear error
         above it).
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         from ._validation import is_dask
 
@@ -560,9 +685,11 @@ def nspca_for_cardinality(
     n_restarts : int
         Random starts (Sigg & Buhmann used ten).
     random_state : None, int or numpy Generator
+        Seed of the random starts.
     rtol : float > 0
         Relative length of the beta bracket at which the bisection gives up.
-    max_iter, tol : see :func:`nspca`.
+    max_iter, tol : int, float
+        As in :func:`nspca`.
     exact : bool
         Whether a search that does not reach ``target`` raises (True) or returns the nearest fit (False).
     score : callable or None
@@ -587,11 +714,25 @@ def nspca_for_cardinality(
     ValueError
         Bad input (target outside ``1..d k``, alpha <= 0, rtol <= 0, ...).
 
+    See Also
+    --------
+    nspca, CardinalityNotReached, repro.EMSparsePCA
+
     References
     ----------
     R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006.
     C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008,
     Sec. 5.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import nspca_for_cardinality
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 8)) + np.linspace(0, 2, 8) * rng.standard_normal((60, 1))
+    >>> res = nspca_for_cardinality(X, 2, alpha=1e3, random_state=0)
+    >>> res.cardinality, res.exact, np.flatnonzero(res.component).tolist()
+    (2, True, [6, 7])
     """
     A, _, n = _scatter(X, precomputed)
     d = A.shape[0]
@@ -699,7 +840,9 @@ def nspca_for_min_angle(
     ratio : float > 1
         Bisection stops when the bracket ``hi / lo`` is at most this.
     random_state : None, int or numpy Generator
-    max_iter, tol : see :func:`nspca`.
+        Seed of the one random start shared by every fit.
+    max_iter, tol : int, float
+        As in :func:`nspca`.
     strict : bool
         Whether a search whose largest alpha misses the angle raises (True) or returns that fit with
         ``reached=False`` (False).
@@ -716,11 +859,25 @@ def nspca_for_min_angle(
     ValueError
         Bad input, or (``strict=True``) no alpha of the range meets the angle.
 
+    See Also
+    --------
+    nspca, repro.metrics.min_angle_deg
+
     References
     ----------
     R. Zass and A. Shashua. Nonnegative sparse PCA. NIPS 19, 2006, Sec. 2.
     C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008,
     Sec. 5.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import nspca_for_min_angle
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 8)) + np.linspace(0, 2, 8) * rng.standard_normal((60, 1))
+    >>> res = nspca_for_min_angle(X, 2, 80.0, random_state=0)
+    >>> res.reached, bool(res.angle >= 80.0), res.components.shape
+    (True, True, (2, 8))
     """
     A, _, n = _scatter(X, precomputed)
     d = A.shape[0]

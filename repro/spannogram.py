@@ -42,6 +42,13 @@ entries of R)`` (for ``|I| <= k``, ``x'Rx <= lambda_max(R_II) <= tr(R_II)``). ``
   is ``failure_probability`` (default ``1/n``, as in Theorem 2) -- the bound holds for each ``k`` with
   probability at least ``1 - failure_probability`` over the samples.
 
+Every bound is rounded upward by ``8 (n + m) eps`` (of itself and of ``lambda_1``; ``m`` the rows of the
+data) for the rounding of the float64 eigenpairs and sums, so a bound that is tight in exact arithmetic
+(``rank(A) <= d``, the rank-2 sweep) stays above the optimum in floating point. The random net's bound
+remains a probabilistic one: it can fall below the optimum with probability ``failure_probability``
+(measured: 2 of 80 fits at ``p = 1/12`` on rank-3 data with 12 features, by up to 3e-4 relative);
+``net="grid"`` or ``"exact"`` for a certificate.
+
 Because the bound does not depend on which method produced ``x``, ``x'Ax / bound`` certifies any method's
 output (:func:`repro.metrics.certified_fraction`).
 
@@ -57,8 +64,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,10 +78,14 @@ from ._threads import blas_limited
 from ._validation import (
     check_array,
     check_cardinalities,
+    check_cardinality,
+    check_has_variance,
     check_int,
     check_random_state,
     check_real,
+    check_scale,
     check_vector,
+    unscale,
 )
 from .em_sparse_pca import CardinalityPath
 from .kernels.spannogram import allk_pass, rank1_solve, sorted_side, sweep2
@@ -113,11 +124,57 @@ def _as_cov(X, name: str = "X") -> Covariance:
     return Covariance.from_data(check_array(X, name, min_samples=2), name=name)
 
 
+@dataclass
+class _Scaled:
+    """A covariance ``A / f`` scaled into the safe range of float64, and how to undo it on a variance.
+
+    ``A = f * A_scaled`` with ``f = s ** power``: ``s`` a power of two (exact), ``power`` 2 when the data
+    were divided by ``s``, 1 when a given matrix was. Loadings are unchanged by the scaling.
+    """
+
+    cov: Covariance
+    s: float = 1.0
+    power: int = 2
+    name: str = "X"
+
+    def variances(self, values):
+        """Variances of the scaled problem as variances of ``A``; refuses what float64 cannot hold."""
+        return unscale(values, self.s, self.power, "variances", self.name, underflow=False)
+
+
+def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
+    """:func:`_as_cov` on ``X / s`` (``s`` a power of two) when ``X`` lies outside ``[2^-256, 2^256]``.
+
+    Squares of entries near 1e-160 underflow and near 1e160 overflow, so the eigenpairs, the rank-1
+    values and the bound of unscaled data were wrong there (an all-zero component at 1e80, a worse one at
+    1e-100); the spannogram is scale-equivariant (loadings unchanged, variances times ``s^2``), so it runs
+    on the scaled data and the variances are scaled back (refused when float64 cannot hold them). Data or
+    a covariance with no variance at all are refused: every unit vector is then optimal, with value 0.
+    """
+    if isinstance(X, Covariance):
+        cov, s, power = _as_cov(X, name).rescaled()
+        if not np.any(cov.diag() > 0):
+            raise ValueError(
+                f"{name} has no variance (a zero covariance), so {method} has no component to find."
+            )
+        return _Scaled(cov, s, power, name)
+    X = check_array(X, name, min_samples=2)
+    check_has_variance(X, method, name)
+    s = check_scale(X, name)
+    cov = Covariance.from_data(X / s if s != 1.0 else X, name=name)
+    if not np.any(cov.diag() > 0):  # constant up to round-off of the mean
+        raise ValueError(
+            f"{name} has no variance (every column is constant), so {method} has no component to find."
+        )
+    return _Scaled(cov, s, 2, name)
+
+
 def _check_rank(rank, cov: Covariance) -> int:
+    """``d`` in ``1..rank(A)`` at most: ``n_samples - 1`` (centred data) and ``n_features``."""
     n_s = cov.data.shape[0] if cov.data is not None else cov.n_features + 1
-    high = min(n_s, cov.n_features) - 1
+    high = min(n_s - 1, cov.n_features)
     if high < 1:
-        raise ValueError("X is too small: the spannogram needs min(n_samples, n_features) >= 2.")
+        raise ValueError("X is too small: the spannogram needs at least 2 samples.")
     return check_int(rank, "rank", low=1, high=high)
 
 
@@ -128,6 +185,7 @@ class _LowRank:
     lam_next: float  # lambda_{d+1} (0 when A has rank <= d)
     resid_diag: np.ndarray  # diag(A - A_d) >= 0
     diag: np.ndarray  # diag(A)
+    n_rows: int = 0  # rows of the data behind A (0 for a given matrix): for the rounding margin
 
 
 def _low_rank(cov: Covariance, d: int, support=None) -> _LowRank:
@@ -138,11 +196,16 @@ def _low_rank(cov: Covariance, d: int, support=None) -> _LowRank:
         else:
             cov = Covariance(matrix=cov.matrix[np.ix_(support, support)], n_samples=cov.n_samples)
     n_max = cov.n_features if cov.data is None else min(cov.n_features, cov.data.shape[0])
-    want = min(d + 1, n_max)
-    try:
-        vals, U = cov.eigh(want)
-    except ValueError:  # the data have rank <= d: lambda_{d+1} = 0
-        vals, U = cov.eigh(min(d, n_max))
+    for want in range(
+        min(d + 1, n_max), 0, -1
+    ):  # the data may have rank <= d: lambda_{d+1} = 0, and fewer columns
+        try:
+            vals, U = cov.eigh(want)
+            break
+        except ValueError:  # want exceeds the numerical rank of the data (Gram route)
+            continue
+    else:
+        vals, U = np.zeros(0), np.zeros((cov.n_features, 0))
     vals = np.clip(vals, 0.0, None)
     lam_next = float(vals[d]) if vals.size > d else 0.0
     dd = min(d, vals.size)
@@ -151,7 +214,7 @@ def _low_rank(cov: Covariance, d: int, support=None) -> _LowRank:
         V = np.ascontiguousarray(np.hstack([V, np.zeros((V.shape[0], d - V.shape[1]))]))
     diag = cov.diag()
     resid = np.clip(diag - np.einsum("ij,ij->i", V, V), 0.0, None)
-    return _LowRank(V, vals[:dd], lam_next, resid, diag)
+    return _LowRank(V, vals[:dd], lam_next, resid, diag, 0 if cov.data is None else cov.data.shape[0])
 
 
 # --------------------------------------------------------------------------- rank 1 (Sec. 3.1)
@@ -166,22 +229,51 @@ def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, fl
     Parameters
     ----------
     v : array_like, shape (n,)
+        The vector of the rank-1 matrix ``v v'``.
     cardinality : int, 1..n
-    nonneg : bool
+        ``k``, the largest number of non-zeros.
+    nonneg : bool, default True
+        Non-negative (Prop. 3.1) or signed support selection.
 
     Returns
     -------
     x : ndarray, shape (n,)
         Unit norm, at most ``k`` non-zeros (fewer when ``v`` has fewer positive entries on its better side),
-        ``x >= 0`` if ``nonneg``; the zero vector when ``v = 0`` (every unit vector then gives 0).
+        ``x >= 0`` if ``nonneg``. ``v = 0`` is refused (every unit vector then gives 0).
     value : float
         ``(v'x)^2 = ||v_I||^2``.
+
+    See Also
+    --------
+    spannogram_exact, spannogram_path
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Section 3.1, Proposition 3.1 and Eq. 9.
+
+    Examples
+    --------
+    >>> from repro import rank1_solver
+    >>> x, value = rank1_solver([3.0, -1.0, 2.0, -4.0], 2)  # -v's side: 4^2 + 1^2 > 3^2 + 2^2
+    >>> x.round(6).tolist(), round(value, 12)
+    ([0.0, 0.242536, 0.0, 0.970143], 17.0)
+    >>> x, value = rank1_solver([3.0, -1.0, 2.0, -4.0], 2, nonneg=False)
+    >>> x.round(6).tolist(), round(value, 12)
+    ([0.6, 0.0, 0.0, -0.8], 25.0)
     """
     v = check_vector(v, "v")
     k = check_int(cardinality, "cardinality", low=1, high=v.size)
+    if not v.any():
+        raise ValueError(
+            "v is all zeros: every unit vector gives the value 0, so there is no component to find."
+        )
+    s = check_scale(v[None, :], "v")  # ||v_I||^2 of entries beyond 1e154 overflows, below 1e-154 underflows
+    if s != 1.0:
+        v = v / s
     x = np.empty_like(v)
     value, _ = rank1_solve(v, k, bool(nonneg), x, np.empty_like(v))
-    return x, float(value)
+    return x, float(unscale(value, s, 2, "value ||v_I||^2", "v", underflow=False))
 
 
 # --------------------------------------------------------------------------- Section 5
@@ -342,7 +434,9 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
     X : array (n_samples, n_features) or Covariance
         Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinality : int, 1..n_features
-    rank : int, ``d``
+        ``k``, the largest number of non-zeros.
+    rank : int, default 2
+        ``d``, the rank of the approximation ``A_d`` that is solved exactly.
     nonneg : bool
         ``False``: the signed sparse PC (supports from the ``k`` largest ``|entries|``, Papailiopoulos et
         al. 2013).
@@ -353,8 +447,34 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
         Unit norm, ``x >= 0`` if ``nonneg``, at most ``k`` non-zeros.
     value : float
         ``x'Ax`` (the variance along ``x``; equals ``x'A_d x``, the maximized objective, when rank(A) <= d).
+
+    See Also
+    --------
+    spannogram_path : Algorithm 3 (sampled), every cardinality at once.
+    rho_d : the approximation factor when ``rank(A) > d``.
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Algorithms 1-2 and Theorem 1.
+
+    Examples
+    --------
+    A rank-2 matrix with non-negative entries is solved exactly; by Perron-Frobenius its optimum is the
+    largest ``lambda_max(A[S, S])`` over all supports ``|S| = 3``, found here by brute force:
+
+    >>> import numpy as np
+    >>> from itertools import combinations
+    >>> from repro import Covariance, spannogram_exact
+    >>> W = np.abs(np.random.default_rng(0).standard_normal((8, 2)))
+    >>> A = W @ W.T
+    >>> x, value = spannogram_exact(Covariance.from_matrix(A), 3, rank=2)
+    >>> best = max(np.linalg.eigvalsh(A[np.ix_(S, S)])[-1] for S in combinations(range(8), 3))
+    >>> bool(np.isclose(value, best)), int(np.count_nonzero(x)), bool((x >= 0).all())
+    (True, 3, True)
     """
-    cov = _as_cov(X)
+    sc = _scaled_cov(X, method="spannogram_exact")
+    cov = sc.cov
     d = _check_rank(rank, cov)
     k = check_int(cardinality, "cardinality", low=1, high=cov.n_features)
     lr = _low_rank(cov, d)
@@ -372,7 +492,7 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
                 "intersections; use rank=2 (the O(n^2 log n) sweep) or SpannogramPCA (Algorithm 3)."
             )
         x, _ = _exact_general(lr.V, k, nonneg)
-    return x, float(cov.quad(x))
+    return x, float(sc.variances(cov.quad(x)))
 
 
 # --------------------------------------------------------------------------- Theorem 1
@@ -383,12 +503,32 @@ def rho_d(eigenvalues, cardinality, rank) -> float:
     ----------
     eigenvalues : array_like
         The spectrum of ``A`` (all ``n`` eigenvalues, any order; its length is ``n``).
-    cardinality : int, ``k``
-    rank : int, ``d`` (``lambda_{d+1} = 0`` when ``d >= n``)
+    cardinality : int
+        ``k``, ``1..n``.
+    rank : int
+        ``d`` (``lambda_{d+1} = 0`` when ``d >= n``).
 
     Returns
     -------
     float in (0, 1]
+        The guaranteed fraction of the optimum that the rank-``d`` spannogram reaches.
+
+    See Also
+    --------
+    spannogram_exact, spannogram_bound
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Theorem 1, Eq. 4.
+
+    Examples
+    --------
+    >>> from repro import rho_d
+    >>> rho_d([4.0, 1.0, 0.0, 0.0], 2, 1)  # max(2/8, 1 / (1 + 2 * 2 * 1/4))
+    0.5
+    >>> rho_d([4.0, 1.0, 0.0, 0.0], 2, 2)  # rank(A) = 2 <= d: exact
+    1.0
     """
     lam = np.sort(check_vector(eigenvalues, "eigenvalues"))[::-1]
     n = lam.size
@@ -496,7 +636,14 @@ def _bound(lr: _LowRank, opt_d_upper: np.ndarray, ks: np.ndarray) -> tuple[np.nd
     full = np.minimum.reduce(
         [np.full(ks.size, lam1), top_diag, opt_d_upper + np.minimum(lr.lam_next, top_res)]
     )
-    return full, np.minimum(spectral, lam1)
+    # Rounded upward: every term is computed in float64 (eigenvalues and V to about m eps lambda_1,
+    # sums of squares to about m eps of themselves, for m the larger side of the data), so a bound that
+    # is tight in exact arithmetic (rank(A) <= d, a rank-2 sweep) can fall an ulp or more below the
+    # optimum. The margin, 8 (n + m) eps of the bound plus of lambda_1, covers that with room: about 1e-11
+    # relative for 12582 features.
+    n, m = lr.V.shape[0], max(lr.n_rows, lr.V.shape[0])
+    tau = 8.0 * (n + m) * np.finfo(np.float64).eps
+    return full * (1.0 + tau) + tau * lam1, np.minimum(spectral, lam1) * (1.0 + tau) + tau * lam1
 
 
 # --------------------------------------------------------------------------- path
@@ -568,13 +715,18 @@ def spannogram_path(
     Parameters
     ----------
     X : array (n_samples, n_features) or Covariance
+        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinalities : int or sequence of int, each in 1..n_features
-    rank : int, ``d``
+        The cardinalities ``k`` to return a component for.
+    rank : int, default 3
+        ``d``, the rank of the approximation ``A_d``.
     n_samples : int >= 1
         Samples ``c`` (``O(eps^-d log n)`` in Theorem 2; 1e4 for ``d = 3``, ``eps = 0.1``, as the authors).
         With ``net="grid"`` the largest cube-face grid with at most this many points.
-    nonneg : bool
+    nonneg : bool, default True
+        Non-negative components; ``False``: signed sparse PCA.
     random_state : None, int or Generator
+        Seed of the samples (``net="random"``).
     net : {"random", "grid", "exact"}
         "random": the paper's Gaussian samples. "grid": a deterministic net (rigorous bound). "exact": the
         exact rank-2 sweep (``rank`` must be 2).
@@ -586,9 +738,34 @@ def spannogram_path(
     SpannogramPath
         One unit vector per requested cardinality (so ask for a grid when ``n`` is large: 12582 genes x all
         12582 cardinalities would be 1.3 GB; more than 5e7 stored entries are refused).
+
+    See Also
+    --------
+    SpannogramPCA : several components, one after another.
+    spannogram_bound : the upper bound alone.
+    repro.metrics.certified_fraction : the certificate for another method's components.
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Algorithm 3, Theorem 2 and Figures 4-6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro import spannogram_path
+    >>> path = spannogram_path(X, [2, 4], n_samples=2000, random_state=0)
+    >>> path.n_nonzero.tolist(), bool((path.components >= 0).all())
+    ([2, 4], True)
+    >>> bool(np.all(path.variance <= path.upper_bound))  # the optimum lies between the two
+    True
     """
     t0 = time.perf_counter()
-    cov = _as_cov(X)
+    sc = _scaled_cov(X, method="spannogram_path")
+    cov = sc.cov
     d = _check_rank(rank, cov)
     ks = check_cardinalities(cardinalities, cov.n_features)
     S = check_int(n_samples, "n_samples", low=1)
@@ -626,6 +803,8 @@ def spannogram_path(
     var = np.atleast_1d(cov.quad(comps.T)) if ks.size else np.zeros(0)
     elapsed = time.perf_counter() - t1
     ub, ub_spec = _bound(lr, opt_upper, ks)
+    ub, ub_spec = np.maximum(ub, var), np.maximum(ub_spec, var)
+    var, ub, ub_spec = sc.variances(var), sc.variances(ub), sc.variances(ub_spec)
     nnz = np.count_nonzero(comps, axis=1)
     return SpannogramPath(
         method="Spannogram" if nonneg else "Spannogram (signed)",
@@ -637,8 +816,8 @@ def spannogram_path(
         n_iter=np.full(ks.size, S_used, dtype=np.int64),
         time=np.full(ks.size, elapsed / max(ks.size, 1)),
         init_time=init_time,
-        upper_bound=np.maximum(ub, var),
-        upper_bound_spectral=np.maximum(ub_spec, var),
+        upper_bound=ub,
+        upper_bound_spectral=ub_spec,
         n_nonzero=nnz,
         rank=d,
         n_samples=S_used,
@@ -671,15 +850,45 @@ def spannogram_bound(
     Parameters
     ----------
     X : array (n_samples, n_features) or Covariance
+        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinality : int or sequence of int
         One ``k`` (returns a float) or several (returns an array); all come from one pass.
-    rank, n_samples, nonneg, net, random_state, failure_probability : see :func:`spannogram_path`.
+    rank, n_samples, nonneg, net, random_state, failure_probability : int, int, bool, str, int, float
+        As in :func:`spannogram_path` (but ``net="grid"`` by default, so that the bound is rigorous).
+    spectral_only : bool, default False
+        Use ``lambda_{d+1}`` alone for the residual (the weaker bound of Theorem 1's proof).
 
     Returns
     -------
     float or ndarray
+        The upper bound on ``OPT_k`` for each requested ``k``.
+
+    See Also
+    --------
+    spannogram_path, repro.metrics.certified_fraction
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Theorem 2 and Section 5 ("data dependent bounds"; the shaded areas of Figures 4-6).
+
+    Examples
+    --------
+    The unknown optimum lies between the variance a method reaches and the bound, which is at most the
+    trivial bound ``lambda_1``:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro import spannogram_bound, spannogram_path
+    >>> bound = spannogram_bound(X, 2, n_samples=2000)
+    >>> reached = spannogram_path(X, [2], n_samples=2000, random_state=0).variance[0]
+    >>> bool(reached <= bound <= np.linalg.eigvalsh(np.cov(X, rowvar=False))[-1])
+    True
     """
-    cov = _as_cov(X)
+    sc = _scaled_cov(X, method="spannogram_bound")
+    cov = sc.cov
     d = _check_rank(rank, cov)
     scalar = np.ndim(cardinality) == 0
     ks = check_cardinalities(cardinality, cov.n_features)
@@ -697,7 +906,7 @@ def spannogram_bound(
         ps = _run_pass(lr.V, kmax, bool(nonneg), net, S, check_random_state(random_state), fp)
         upper = ps.f[ks - 1] / ps.cos2
     full, spec = _bound(lr, upper, ks)
-    out = spec if spectral_only else full
+    out = sc.variances(spec if spectral_only else full)
     return float(out[0]) if scalar else out
 
 
@@ -713,17 +922,22 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int
+    n_components : int, default 1
         Components computed one after another (Sec. 7).
-    cardinality : int or sequence of int
-        ``k`` for every component, or one per component.
+    cardinality : int, sequence of int, or None
+        ``k`` for every component, or one per component. ``None`` (default): no sparsity constraint
+        (``k = n_features``), the non-negative (or plain) principal component, as for
+        :class:`repro.EMSparsePCA`: the one choice that fits any data without knowing its size; pass the
+        cardinality you want for a sparse component.
     rank : int
-        ``d`` (the paper's experiments use 3).
+        ``d`` (the paper's experiments use 3; lowered to the rank the data can have when they have fewer
+        features or samples).
     n_samples : int
         Samples ``c`` per component (1e4 for ``d = 3``, ``eps = 0.1``).
     nonneg : bool
         ``False``: the signed sparse PC (Papailiopoulos et al. 2013).
     random_state : None, int or Generator
+        Seed of the samples (``net="random"``).
     net : {"random", "grid", "exact"}
         See :func:`spannogram_path` ("exact" needs ``rank=2``).
     deflation : {"remove", "mackey"}
@@ -734,20 +948,53 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     Attributes
     ----------
     components_ : ndarray (n_components, n_features)
+        Unit-norm sparse loadings as rows, at most ``cardinality`` non-zeros each, non-negative when
+        ``nonneg``; with ``deflation="remove"`` their supports are disjoint.
     explained_variance_ : ndarray (n_components,)
         ``w'Cw`` on the (undeflated) sample covariance of ``X``.
     upper_bound_ : ndarray (n_components,)
-        Upper bound on the optimum of each component's problem (on the matrix it was computed from).
+        Upper bound on the optimum of each component's problem (on the matrix it was computed from):
+        rigorous for ``net`` "grid" and "exact", with probability ``1 - 1/n_features`` for "random"
+        (the paper's Theorem 2; see the module docstring).
     n_nonzero_ : ndarray of int (n_components,)
+        Non-zeros of each component: fewer than its cardinality when the best sample's ``Vc`` has fewer
+        positive entries.
     mean_ : ndarray (n_features,)
+        Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    spannogram_path : one component for every cardinality.
+    repro.EMSparsePCA : the EM method the paper compares with.
+
+    References
+    ----------
+    Asteris, M., Papailiopoulos, D. & Dimakis, A. G. (2014). Nonnegative sparse PCA with provable
+    guarantees. ICML, Algorithm 3 and Section 7 (several components).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro import SpannogramPCA
+    >>> est = SpannogramPCA(n_components=2, cardinality=3, n_samples=2000, random_state=0).fit(X)
+    >>> bool((est.n_nonzero_ <= 3).all()), bool((est.components_ >= 0).all())
+    (True, True)
+    >>> int(np.count_nonzero(est.components_[0] * est.components_[1]))  # disjoint supports
+    0
+    >>> bool(np.all(est.explained_variance_ <= est.upper_bound_))
+    True
     """
 
     def __init__(
         self,
         n_components=1,
         *,
-        cardinality,
+        cardinality=None,
         rank=3,
         n_samples=10000,
         nonneg=True,
@@ -765,12 +1012,27 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         self.deflation = deflation
 
     def fit(self, X, y=None):
-        """Fit on data ``X`` (n_samples, n_features; or a ``dask.array``); returns self.
+        """Fit on data ``X`` (n_samples, n_features); returns self.
+
+        Data outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of two) and the variances
+        scaled back; data with no variance, and variances float64 cannot hold, are refused.
 
         A ``dask.array`` stays on the workers (or wherever its scheduler keeps it): one distributed pass
         forms its column means and ``p x p`` covariance (:func:`repro._chunked.dask_covariance`), and the
         client holds only those and runs the spannogram on the covariance. ``p`` is limited by
         ``repro._chunked.CLIENT_LIMIT_BYTES`` (a clear error above it).
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         from ._chunked import dask_covariance
         from ._validation import is_dask
@@ -781,24 +1043,26 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
             self.mean_ = mean
             return self
         X = check_array(X, "X", min_samples=2)
-        cov = Covariance.from_data(X)
-        self._fit_cov(cov)
-        self.mean_ = X.mean(axis=0)
+        for name, value in (("n_components", self.n_components), ("cardinality", self.cardinality)):
+            entries = np.atleast_1d(value).tolist() if value is not None else []
+            top = max(entries) if entries and all(isinstance(v, numbers.Real) for v in entries) else 0
+            if top > X.shape[1]:  # the message scikit-learn's check_fit2d_1feature expects
+                raise ValueError(
+                    f"X has {X.shape[1]} feature(s) (shape={X.shape}) but {name}={value} needs at least "
+                    f"{top}; lower {name} or pass more features."
+                )
+        sc = _scaled_cov(X, method="SpannogramPCA")
+        self._fit_cov(sc.cov)
+        self.explained_variance_ = sc.variances(self.explained_variance_)
+        self.upper_bound_ = sc.variances(self.upper_bound_)
+        self.mean_ = (X / sc.s).mean(axis=0) * sc.s  # the sum of entries near 1.8e308 overflows
         return self
 
     @blas_limited
     def _fit_cov(self, cov: Covariance):
         D = cov.n_features
         L = check_int(self.n_components, "n_components", low=1, high=D)
-        ks = np.atleast_1d(self.cardinality)
-        if ks.size == 1:
-            ks = np.repeat(ks, L)
-        if ks.size != L:
-            raise ValueError(
-                f"cardinality has {ks.size} entries but n_components is {L}; pass one int or one per "
-                "component."
-            )
-        ks = np.array([check_int(k, "cardinality", low=1, high=D) for k in ks], dtype=np.int64)
+        ks = check_cardinality(self.cardinality, D, L)
         if self.deflation not in _DEFLATIONS:
             raise ValueError(f"deflation must be one of {_DEFLATIONS}; got {self.deflation!r}.")
         rng = check_random_state(self.random_state)
@@ -809,24 +1073,26 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         for j in range(L):
             if self.deflation == "remove":
                 idx = np.flatnonzero(active)
-                if idx.size == 0:
-                    warnings.warn(
-                        f"SpannogramPCA: every feature is used by the first {j} components; the remaining "
-                        "components are zero.",
-                        stacklevel=3,
-                    )
-                    break
-                sub = (
-                    Covariance(data=np.ascontiguousarray(cov.data[:, idx]), n_samples=cov.n_samples)
-                    if cov.data is not None
-                    else Covariance(matrix=cov.matrix[np.ix_(idx, idx)], n_samples=cov.n_samples)
-                )
+                sub = cov.restrict(idx)
             else:
                 idx = np.arange(D)
                 sub = work
+            # what is left is round-off (a constant column's centring, a Schur complement of rank 0)
+            if idx.size == 0 or not np.any(sub.diag() > 1e-13 * cov.trace()):
+                left = "no feature is left" if idx.size == 0 else "what is left has no variance"
+                how = "features of earlier components removed" if self.deflation == "remove" else "Schur"
+                raise ValueError(
+                    f"n_components={L} is too many: after {j} component(s) {left} (deflation="
+                    f"{self.deflation!r}, {how}). Lower n_components"
+                    + (
+                        " or the cardinality, or use deflation='mackey'."
+                        if self.deflation == "remove"
+                        else "."
+                    )
+                )
             k = int(min(ks[j], idx.size))
             n_rows = sub.data.shape[0] if sub.data is not None else sub.n_features + 1
-            d = min(int(self.rank), max(min(sub.n_features, n_rows) - 1, 1))  # few features left: lower d
+            d = min(int(self.rank), min(sub.n_features, n_rows - 1))  # few features left: lower d
             path = spannogram_path(
                 sub, [k], rank=d, n_samples=self.n_samples, nonneg=self.nonneg, random_state=rng, net=self.net
             )

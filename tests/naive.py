@@ -7,6 +7,7 @@ compare the two on a fixed and a seeded random case. Sections are per kernel mod
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import sqrtm
 
 
 # --------------------------------------------------------------------------- repro.kernels.em_pca
@@ -296,6 +297,28 @@ def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
             for k in range(p)
         )
         s2 = resid / (n * p)
+        alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
+        # Scale step: minimize over c > 0 with u_k c <= 1 the free energy of (u_k c, m_k / c, S_k / c^2).
+        for k in range(p):
+            if u[k] > 0:
+                e2 = np.trace(S[k] + np.outer(M[k], M[k]))
+                c = min(np.sqrt(e2 / (alpha * d)), 1.0 / u[k])
+                u[k], M[k], S[k] = u[k] * c, M[k] / c, S[k] / c**2
+        alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
+        # Rotation step: y -> A y, w_k -> A^-T w_k with A = D V' B^-1/2 (B^1/2 by scipy's sqrtm), D and alpha
+        # by alternating their exact minimizers until alpha is stable; then every moment transformed.
+        Bh = np.real(sqrtm(B))
+        C = sum(S[k] + np.outer(M[k], M[k]) for k in range(p))
+        gam, V = np.linalg.eigh(Bh @ C @ Bh)
+        for _ in range(200):
+            D2 = ((n - p) + np.sqrt((p - n) ** 2 + 4 * gam / alpha)) / 2
+            alpha = np.sum(gam / D2) / (p * d)
+        A = np.diag(np.sqrt(D2)) @ V.T @ np.linalg.inv(Bh)
+        Ai = np.linalg.inv(A)
+        M = M @ Ai
+        S = [Ai.T @ S[k] @ Ai for k in range(p)]
+        Mu = Mu @ A.T
+        Sigma = A @ Sigma @ A.T
         alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
         # Free energy: -E log p(X, Y, W) - H(q), term by term.
         e_loglik = -0.5 * n * p * np.log(2 * np.pi * s2) - resid / (2 * s2)

@@ -32,6 +32,8 @@ def _curve_checks(df):
     assert (ok.certified <= 1 + 1e-9).all() and (ok.certified > 0).all()  # value <= bound, for every method
     assert (sp.bound <= sp.bound_spectral + 1e-9).all()
     assert (sp.bound_normalized <= 1 + 1e-9).all()
+    # Theorem 2's form bounds Alg. 3's own value (x'Ax <= x'A_d x + lambda_(d+1)) and is looser than ours
+    assert (sp.certified_theorem2 <= 1 + 1e-9).all() and (sp.bound_theorem2 >= sp.bound - 1e-9).all()
 
 
 @pytest.mark.data(CBCL)
@@ -49,8 +51,12 @@ def test_fig3_quick(tmp_path):
 def test_fig4_quick(tmp_path):
     assert asteris2014_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "asteris2014_fig4", asteris2014_fig4)
-    assert {"Spannogram", "EM", "EM (PC start)", "NSPCA"} == set(df.method)
+    assert {"Spannogram", "EM", "EM (PC start)", "NSPCA", "Alg. 3 (reading of A)", "speed"} == set(df.method)
     _curve_checks(df)
+    miss = df[(df.method == "NSPCA") & (df.found == False)]  # noqa: E712
+    assert ((miss.nnz_below < miss.cardinality) & (miss.nnz_above > miss.cardinality)).all()
+    sp = df[df.method == "speed"]
+    np.testing.assert_allclose(sp.ratio, sp.seconds_alg3 / sp.seconds_em)
 
 
 @pytest.mark.data(*LEUK)
@@ -65,6 +71,27 @@ def test_fig6_quick(tmp_path):
     assert asteris2014_fig6.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "asteris2014_fig6", asteris2014_fig6)
     _curve_checks(df)
+    rd = df[df.method == "Alg. 3 (reading of A)"]
+    assert set(rd.dataset) == {"LRS", "CBCL", "leukemia"}
+    assert (rd.certified <= 1 + 1e-9).all() and (rd.certified_theorem2 <= 1 + 1e-9).all()
+
+
+def test_theorem2_bound_closed_form():
+    """x'A_d x / (1 - eps) + lambda_(d+1), from a full eigendecomposition."""
+    from experiments._asteris import theorem2_bound
+    from repro.linalg import Covariance
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 9)) @ np.diag(np.linspace(3, 0.2, 9))
+    cov = Covariance.from_data(X)
+    lam, U = np.linalg.eigh(np.cov(X, rowvar=False))
+    lam, U = lam[::-1], U[:, ::-1]
+    x = np.abs(rng.standard_normal((3, 9)))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    want = ((x @ U[:, :2]) ** 2 @ lam[:2]) / 0.8 + lam[2]
+    np.testing.assert_allclose(theorem2_bound(cov, x, rank=2, eps=0.2), want, rtol=1e-10)
+    e1 = U[:, 0]
+    assert theorem2_bound(cov, e1[None], rank=2, eps=0.2)[0] == pytest.approx(lam[0] / 0.8 + lam[2])
 
 
 @pytest.mark.data(CBCL, *LEUK)
@@ -78,7 +105,7 @@ def _frame(span, em, cert):
     ks = np.arange(1, len(span) + 1)
     rows = [
         {"method": "Spannogram", "cardinality": k, "variance": v, "certified": c, "bound_spectral": v / c,
-         "bound_normalized": 0.5, "rho_d": 0.5}
+         "bound_normalized": 0.5, "rho_d": 0.5, "certified_theorem2": 0.9 * c}
         for k, v, c in zip(ks, span, cert, strict=True)
     ]  # fmt: skip
     rows += [
@@ -98,3 +125,65 @@ def test_claim_checks_can_fail():
     assert asteris2014_fig4.check_at_least(3, 0.52)(same).verdict == PARTIAL
     assert asteris2014_fig4.check_certified_range(same).verdict == REPRODUCED
     assert asteris2014_fig4.check_certified_range(worse).verdict == NOT_REPRODUCED
+
+
+def test_new_asteris_checks_can_fail():
+    from experiments import _asteris
+
+    good = _frame([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [0.9, 0.9, 0.9])  # Theorem 2 form 0.81 vs a priori 0.45
+    bad = good.assign(certified_theorem2=0.4)
+    assert _asteris.check_vs_apriori(good).verdict == REPRODUCED
+    assert _asteris.check_vs_apriori(bad).verdict == NOT_REPRODUCED
+
+    def nspca(rows):
+        return pd.DataFrame(
+            [{"method": "NSPCA", "cardinality": k, "found": f, "nnz_below": b, "nnz_above": a, "beta_gap": g}
+             for k, f, b, a, g in rows]
+        )  # fmt: skip
+
+    jumps = nspca([(10, True, np.nan, np.nan, np.nan), (30, False, 20, 40, 1e-6)])
+    unconverged = nspca([(10, True, np.nan, np.nan, np.nan), (30, False, 20, 40, 0.1)])
+    all_found = nspca([(10, True, np.nan, np.nan, np.nan)])
+    assert asteris2014_fig4._check_nspca(jumps).verdict == REPRODUCED
+    assert asteris2014_fig4._check_nspca(unconverged).verdict == PARTIAL
+    assert asteris2014_fig4._check_nspca(all_found).verdict == NOT_REPRODUCED
+
+    def speed(ratios):
+        return pd.DataFrame({"method": "speed", "ratio": ratios})
+
+    assert asteris2014_fig4._check_speed(speed([1.5, 0.8, 1.2, 1.9, 1.1])).verdict == REPRODUCED
+    assert asteris2014_fig4._check_speed(speed([8.0, 9.0, 12.0, 10.0, 7.0])).verdict == NOT_REPRODUCED
+    assert asteris2014_fig4._check_speed(speed([1 / 8.0, 1 / 9.0, 1 / 12.0])).verdict == NOT_REPRODUCED
+
+
+def _lrs_curve(cert, cert2, nnz, method="Spannogram", how=None):
+    ks = np.arange(1, 94)
+    return pd.DataFrame(
+        {"dataset": "LRS", "method": method, "preprocessing": how, "cardinality": ks, "certified": cert(ks),
+         "certified_theorem2": cert2(ks), "nnz": nnz(ks)}
+    )  # fmt: skip
+
+
+def test_lrs_climb_check_reads_the_curve():
+    flat = _lrs_curve(lambda k: 0.948 + 0 * k, lambda k: 0.858 + 0 * k, lambda k: np.minimum(k, 11))
+    climb = _lrs_curve(lambda k: 0.86 + 0.07 * k / 93, lambda k: 0.8 + 0 * k, lambda k: k)
+    overshoot = _lrs_curve(lambda k: 0.86 + 0.14 * k / 93, lambda k: 0.8 + 0 * k, lambda k: k)
+    assert asteris2014_fig6._check_k90(flat).verdict == NOT_REPRODUCED
+    assert asteris2014_fig6._check_k90(climb).verdict == REPRODUCED
+    assert asteris2014_fig6._check_k90(overshoot).verdict == NOT_REPRODUCED  # climbs, but to ~100%, not 93%
+    other = _lrs_curve(lambda k: 0.86 + 0.07 * k / 93, lambda k: 0.8 + 0 * k, lambda k: k,
+                       method="Alg. 3 (reading of A)", how="none")  # fmt: skip
+    assert asteris2014_fig6._check_k90(pd.concat([flat, other])).verdict == PARTIAL
+
+
+def test_decay_check_tests_both_halves():
+    def rows(name, lam, cert):
+        return {"dataset": name, "method": "Alg. 3 (reading of A)", "preprocessing": "center",
+                "lambda_next_ratio": lam, "certified": cert, "certified_theorem2": cert - 0.05}  # fmt: skip
+
+    both = pd.DataFrame([rows("LRS", 0.05, 0.95), rows("CBCL", 0.06, 0.8), rows("leukemia", 0.2, 0.5)])
+    neither = pd.DataFrame([rows("LRS", 0.3, 0.4), rows("CBCL", 0.06, 0.8), rows("leukemia", 0.2, 0.5)])
+    decay_only = pd.DataFrame([rows("LRS", 0.05, 0.4), rows("CBCL", 0.06, 0.8), rows("leukemia", 0.2, 0.5)])
+    assert asteris2014_fig6._check_decay(both).verdict == REPRODUCED
+    assert asteris2014_fig6._check_decay(neither).verdict == NOT_REPRODUCED
+    assert asteris2014_fig6._check_decay(decay_only).verdict == PARTIAL

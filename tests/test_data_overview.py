@@ -24,3 +24,23 @@ def test_data_overview_quick_run(tmp_path):
     pit = eig[eig.dataset == "Pit Props"]["value"].to_numpy()
     assert pit[:3] == pytest.approx([4.219, 2.378, 1.878], abs=5e-4)
     assert "data_overview" in (tmp_path / "CLAIMS.md").read_text()
+
+
+def test_mnist_pixels_check_says_what_the_counts_show():
+    import pandas as pd
+
+    from experiments import data_overview
+
+    def facts(counts, p=784):
+        rows = [{"kind": "fact", "dataset": "mnist-basic", "fact": "n_features", "value": p},
+                {"kind": "fact", "dataset": "mnist-basic", "fact": "recreated", "value": 1.0}]  # fmt: skip
+        rows += [
+            {"kind": "fact", "dataset": name, "fact": "n_nonconstant_pixels", "value": c}
+            for name, c in zip(data_overview._PIXEL_SETS, counts, strict=True)
+        ]
+        return pd.DataFrame(rows)
+
+    miss = data_overview._mnist_pixels(facts([499, 784, 784, 584, 717]))
+    hit = data_overview._mnist_pixels(facts([499, 784, 784, 758, 717]))
+    assert miss.verdict == "not reproduced" and "typo" in miss.note
+    assert hit.verdict == "reproduced" and "758" in hit.note

@@ -83,7 +83,9 @@ def _arrays(client, X, chunks=(CHUNK, P)):
 
 # Fixed iteration counts (tol=0, a small max_iter) where the method iterates over the data: the Dask fit
 # must follow the in-memory iterates exactly (to round-off), and the module stays fast (each pass over the
-# cluster is a scheduler round trip).
+# cluster is a scheduler round trip). The truncated sparse EM runs without the 'refine' renormalization
+# (as tests/test_em_sparse_pca.py's Dask tests do): refining from an unconverged iterate takes a different
+# path on the chunked data operator than in memory (differences of 1e-4 at 5 iterations).
 FAMILIES = {
     "EMPCA": (lambda: EMPCA(3, tol=0.0, max_iter=6, random_state=0), 0.0),
     "SensiblePCA": (lambda: SensiblePCA(3, tol=0.0, max_iter=6, random_state=0), 0.0),
@@ -92,11 +94,15 @@ FAMILIES = {
     "EMSparsePCA": (lambda: EMSparsePCA(2, cardinality=6, random_state=0), 0.0),
     "EMSparsePCA-nonneg": (lambda: EMSparsePCA(2, cardinality=6, nonneg=True, random_state=0), 0.0),
     "EMSparsePCA-data": (
-        lambda: EMSparsePCA(1, cardinality=6, operator="data", n_restarts=1, max_iter=5, tol=1e-14),
+        lambda: EMSparsePCA(
+            1, cardinality=6, operator="data", n_restarts=1, max_iter=5, tol=1e-14, renormalize=False
+        ),
         0.0,
     ),
     "EMSparsePCA-missing": (
-        lambda: EMSparsePCA(1, cardinality=6, nonneg=True, n_restarts=1, max_iter=5, tol=1e-14),
+        lambda: EMSparsePCA(
+            1, cardinality=6, nonneg=True, n_restarts=1, max_iter=5, tol=1e-14, renormalize=False
+        ),
         0.05,
     ),
     "NSPCA": (lambda: NSPCA(3, alpha=1e6, beta=10.0, max_iter=200, random_state=0), 0.0),

@@ -500,7 +500,7 @@ def test_prop32_holds_when_its_premise_holds_and_can_fail_otherwise():
 
 def test_history_is_the_reconstruction_error():
     X = _data(21, n=30, p=10)
-    est = EMSparsePCA(1, cardinality=4, tol=1e-12).fit(X)
+    est = EMSparsePCA(1, cardinality=4, tol=1e-12, renormalize=False).fit(X)
     Xc = X - X.mean(0)
     w = est.components_[0]
     err = np.sum((Xc - np.outer(Xc @ w, w)) ** 2) / (X.shape[0] - 1)
@@ -546,7 +546,7 @@ def test_path_equals_independent_runs(nonneg, n, p):
     path = em_sparse_pca_path(X, ks, nonneg=nonneg, renormalize=True, random_state=5)
     assert isinstance(path, CardinalityPath) and len(path) == len(ks)
     for j, K in enumerate(ks):
-        est = EMSparsePCA(1, cardinality=K, nonneg=nonneg, random_state=5).fit(X)
+        est = EMSparsePCA(1, cardinality=K, nonneg=nonneg, renormalize=False, random_state=5).fit(X)
         np.testing.assert_allclose(path.components[j], est.components_[0], atol=1e-12)
         np.testing.assert_allclose(path.variance[j], est.explained_variance_[0], rtol=1e-12)
         assert path.n_iter[j] == est.n_iter_[0]
@@ -563,10 +563,10 @@ def test_warm_path_starts_from_the_previous_solution():
     X = _data(45, n=30, p=14)
     ks = [2, 4, 7]
     path = em_sparse_pca_path(X, ks, init="warm", renormalize=False, random_state=1)
-    first = EMSparsePCA(1, cardinality=2, random_state=1).fit(X)
+    first = EMSparsePCA(1, cardinality=2, renormalize=False, random_state=1).fit(X)
     np.testing.assert_allclose(path.components[0], first.components_[0], atol=1e-12)
     for j in (1, 2):
-        est = EMSparsePCA(1, cardinality=ks[j], init=path.components[j - 1]).fit(X)
+        est = EMSparsePCA(1, cardinality=ks[j], init=path.components[j - 1], renormalize=False).fit(X)
         np.testing.assert_allclose(path.components[j], est.components_[0], atol=1e-12)
         assert np.count_nonzero(path.components[j]) <= ks[j]
     assert np.isnan(path.variance_opt).all()
@@ -743,7 +743,9 @@ def test_block_restarts_equal_sequential_restarts(nonneg):
             np.testing.assert_allclose(r.w, w_ref, atol=1e-9)
             assert abs(r.n_iter - it_ref) <= 1
     # the estimator keeps the best row of the block: the best of the sequential runs
-    est = EMSparsePCA(1, cardinality=4, nonneg=nonneg, init="random", n_restarts=6, random_state=2).fit(X)
+    est = EMSparsePCA(
+        1, cardinality=4, nonneg=nonneg, init="random", n_restarts=6, renormalize=False, random_state=2
+    ).fit(X)
     seeds = np.random.default_rng(2).integers(0, 2**63 - 1, size=6)
     best = -np.inf
     for sd in seeds:
@@ -797,26 +799,97 @@ def _brute_force_optimum(C, K):
     return max(np.linalg.eigvalsh(C[np.ix_(S, S)])[-1] for S in itertools.combinations(range(C.shape[0]), K))
 
 
-def test_default_starts_against_brute_force():
-    """11 features, K = 4, six random instances: the optimum over all 330 supports against the default
-    (PC start + random starts as one block, kept by renormalized variance), the PC start alone and ten
-    random starts. Measured: the default reaches the optimum on 3 of the 6 and 0.971 of it in the worst
-    case, never below either alternative. The misses are fixed points of the soft-thresholded EM itself:
-    100 random starts or the 11 coordinate vectors as starts end at the same supports."""
+def _brute_force_nonneg_optimum(C, K):
+    """max w'Cw over unit w >= 0 with at most K non-zeros, exactly: at the optimum, w restricted to its
+    support T is an eigenvector of C[T, T] with all entries positive (KKT on the face of the orthant), so
+    the optimum is the largest eigenvalue, over every T with |T| <= K, whose eigenvector has one sign."""
+    best = 0.0
+    for k in range(1, K + 1):
+        for T in itertools.combinations(range(C.shape[0]), k):
+            vals, vecs = np.linalg.eigh(C[np.ix_(T, T)])
+            for j in range(k):
+                v = vecs[:, j] * np.sign(vecs[:, j].sum())
+                if (v > 0).all():
+                    best = max(best, vals[j])
+    return best
+
+
+def _rank3_data(seed, n=40, p=12):
+    g = np.random.default_rng(seed)
+    return g.standard_normal((n, 3)) @ g.standard_normal((3, p)) + 0.3 * g.standard_normal((n, p))
+
+
+def test_brute_force_nonneg_optimum_is_exact():
+    # against a dense grid of the non-negative unit sphere on 3 features (K = 3: no cardinality bound)
+    C = np.cov(_rank3_data(0, p=3), rowvar=False)
+    t = np.linspace(0, np.pi / 2, 301)
+    a, b = np.meshgrid(t, t)
+    W = np.stack([np.cos(a) * np.cos(b), np.sin(a) * np.cos(b), np.sin(b)], -1).reshape(-1, 3)
+    grid = np.einsum("ij,jk,ik->i", W, C, W).max()
+    opt = _brute_force_nonneg_optimum(C, 3)
+    assert grid <= opt * (1 + 1e-12) and grid >= opt * (1 - 1e-4)
+
+
+def _brute_force_ratios(nonneg, **params):
     ratios = []
-    for seed in range(6):
-        X = np.random.default_rng(seed).standard_normal((30, 11))
+    for seed in range(8):
+        X = _rank3_data(seed)
         C = np.cov(X, rowvar=False)
-        opt = _brute_force_optimum(C, 4)
-        kw = dict(cardinality=4, renormalize=True, random_state=seed)
-        default = EMSparsePCA(1, **kw).fit(X).explained_variance_[0]
-        pc = EMSparsePCA(1, init="pc", **kw).fit(X).explained_variance_[0]
-        rand = EMSparsePCA(1, init="random", **kw).fit(X).explained_variance_[0]
-        assert default <= opt * (1 + 1e-12)
-        assert default >= pc * (1 - 1e-12) and default >= rand * (1 - 1e-12)
-        ratios.append(default / opt)
-    ratios = np.array(ratios)
-    assert (ratios > 1 - 1e-9).sum() >= 3 and ratios.min() > 0.97
+        opt = _brute_force_nonneg_optimum(C, 4) if nonneg else _brute_force_optimum(C, 4)
+        est = EMSparsePCA(1, cardinality=4, nonneg=nonneg, random_state=seed, **params).fit(X)
+        w = est.components_[0]
+        assert np.count_nonzero(w) <= 4 and (not nonneg or (w >= 0).all())
+        assert est.explained_variance_[0] <= opt * (1 + 1e-12)
+        ratios.append(est.explained_variance_[0] / opt)
+    return np.array(ratios)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_defaults_against_brute_force(nonneg):
+    """Issue 23: 12 features, K = 4, data of rank 3 plus noise, eight data sets; the defaults against the
+    exact optimum over every support: at least 0.999 of it on every set (measured: the optimum on all 16).
+    emPCAopt alone (renormalize=True) reaches 0.9837 (sparse) and 0.9696 (non-negative) at worst, and
+    more random starts (100) do not help: its misses are fixed points of the soft-thresholded EM; the
+    truncated-power steps of renormalize="refine" (one from every start, then from the best) leave them."""
+    assert _brute_force_ratios(nonneg).min() >= 0.999
+    assert _brute_force_ratios(nonneg, renormalize=True).min() < 0.99  # the case is not trivial
+
+
+def _refine_data(seed):
+    g = np.random.default_rng(seed)
+    return g.standard_normal((40, 3)) @ g.standard_normal((3, 20)) + 0.3 * g.standard_normal((40, 20))
+
+
+@pytest.mark.parametrize(
+    ("seed", "nonneg", "better"), [(12, False, True), (26, True, True), (3, False, False)]
+)
+def test_refine_is_never_worse_and_moves_the_support(seed, nonneg, better):
+    """The default renormalize="refine": truncated-power steps after emPCAopt, each kept only when it
+    raises w'Cw. Never below emPCAopt; above it on these seeds (1.042x, 1.015x; 9 of 120 such cases
+    found over seeds 0-59); the result is feasible and optimal on its own support."""
+    X = _refine_data(seed)
+    C = np.cov(X, rowvar=False)
+    opt = EMSparsePCA(1, cardinality=5, nonneg=nonneg, renormalize=True, random_state=0).fit(X)
+    ref = EMSparsePCA(1, cardinality=5, nonneg=nonneg, random_state=0).fit(X)
+    w, h = ref.components_[0], ref.explained_variance_[0]
+    assert h >= opt.explained_variance_[0] * (1 - 1e-12)
+    assert (h > opt.explained_variance_[0] * (1 + 1e-3)) == better
+    assert np.count_nonzero(w) <= 5 and abs(np.linalg.norm(w) - 1) < 1e-12
+    np.testing.assert_allclose(h, w @ C @ w, rtol=1e-10)
+    S = np.flatnonzero(w)
+    if nonneg:
+        assert (w >= 0).all()
+        assert h >= _brute_force_nonneg_optimum(C[np.ix_(S, S)], S.size) * (1 - 1e-7)
+    else:
+        np.testing.assert_allclose(h, np.linalg.eigvalsh(C[np.ix_(S, S)])[-1], rtol=1e-10)
+
+
+def test_renormalize_is_checked():
+    X = _refine_data(0)
+    with pytest.raises(ValueError, match="renormalize must be True, False or 'refine'"):
+        EMSparsePCA(1, cardinality=3, renormalize="yes").fit(X)
+    with pytest.raises(ValueError, match="renormalize"):
+        em_sparse_pca_path(X, [3], renormalize=None)
 
 
 # --------------------------------------------------------------------------- missing values
@@ -863,7 +936,7 @@ def test_missing_value_em_equals_complete_data_em_when_nothing_is_missing(nonneg
 def test_missing_values_recover_a_planted_sparse_component(nonneg):
     X, Xm, v = _planted(7, nonneg)
     assert 0.18 < np.isnan(Xm).mean() < 0.22
-    est = EMSparsePCA(1, cardinality=5, nonneg=nonneg, random_state=0).fit(Xm)
+    est = EMSparsePCA(1, cardinality=5, nonneg=nonneg, renormalize=False, random_state=0).fit(Xm)
     w = est.components_[0]
     np.testing.assert_array_equal(np.flatnonzero(w), np.flatnonzero(v))
     assert abs(w @ v) > 0.995
@@ -938,7 +1011,8 @@ def test_dask_reads_each_chunk_once_per_iteration(monkeypatch):
         return real(self, fn, args, indexed)
 
     monkeypatch.setattr(DaskSource, "_parts", counting)
-    est = EMSparsePCA(1, cardinality=5, init="pc", random_state=0).fit(da.from_array(Xm, chunks=(20, 30)))
+    est = EMSparsePCA(1, cardinality=5, init="pc", renormalize=False, random_state=0)
+    est.fit(da.from_array(Xm, chunks=(20, 30)))
     # one pass per EM iteration (all restarts together), plus the set-up passes (statistics, start, final
     # variances) and the final products of the block
     assert len(calls) <= est.n_iter_[0] + 6

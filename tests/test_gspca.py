@@ -183,6 +183,18 @@ def test_estimator():
     np.testing.assert_array_equal(GSPCA(2, cardinality=3).fit(X).components_, est.components_)
 
 
+@pytest.mark.parametrize("direction", ["both", "forward", "backward"])
+def test_default_cardinality_is_unconstrained_pca(direction):
+    """``GSPCA()`` (cardinality None): the leading eigenvectors of the deflated covariance, i.e. PCA."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(50, 7)) @ rng.normal(size=(7, 7))
+    est = GSPCA(2, direction=direction).fit(X)
+    vals, vecs = np.linalg.eigh(np.cov(X.T))
+    for j in range(2):
+        assert abs(abs(est.components_[j] @ vecs[:, -1 - j]) - 1.0) < 1e-10
+    np.testing.assert_allclose(est.explained_variance_, vals[::-1][:2], rtol=1e-10)
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -192,7 +204,7 @@ def test_estimator():
         (lambda X: gspca(X, 2, deflation="none"), "deflation"),
         (lambda X: gspca(X, [1, 2], 3), "cardinality"),
         (lambda X: gspca_path(X, 0), "max_cardinality"),
-        (lambda X: GSPCA(1).fit(X), "cardinality"),
+        (lambda X: GSPCA(1, cardinality=0).fit(X), "cardinality"),
         (lambda X: gspca(np.where(X > 1, np.nan, X), 2), "NaN"),
     ],
 )

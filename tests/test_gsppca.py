@@ -198,11 +198,13 @@ def test_free_energy_never_increases(seed):
     assert np.all((res.u >= 0) & (res.u <= 1))
 
 
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # slow at low noise
+@pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
 def test_low_noise_recovers_true_support():
+    # Issue 19: without the scale step the VEM hit its 1000-iteration cap at low noise in every replicate.
     for seed in range(3):
         X, v = model_data(50, 30, 5, 10, 0.05, seed)
         m = GSPPCA(5, random_state=0).fit(X)
+        assert m.vem_.converged and m.n_iter_ < 1000
         assert fscore_selection(m.support_, v) == 1.0
         assert m.n_selected_ == 10 == int(np.argmax(m.evidence_path_)) + 1
 
@@ -252,3 +254,101 @@ def test_bad_input():
         log_evidence(X, v, n_components=2, alpha=0.0)
     # Centring: shifted data give the same evidence.
     assert log_evidence(X + 3.0, v, n_components=2) == pytest.approx(log_evidence(X, v, n_components=2))
+
+
+# --------------------------------------------------------------------------- issue 20: scale, defaults, score
+@pytest.mark.parametrize("factor", [1e150, 1e-150])
+def test_scale_equivariance(factor):
+    X, _ = model_data(40, 20, 3, 6, 0.3, 1)
+    m = GSPPCA(3, random_state=0).fit(X)
+    mf = GSPPCA(3, random_state=0).fit(X * factor)
+    np.testing.assert_array_equal(mf.support_, m.support_)
+    np.testing.assert_allclose(mf.components_, m.components_, atol=1e-10)
+    np.testing.assert_allclose(mf.explained_variance_ / factor**2, m.explained_variance_, rtol=1e-8)
+    assert mf.sigma1_ / factor == pytest.approx(m.sigma1_, rel=1e-12)
+    np.testing.assert_allclose(mf.alpha_path_ / factor**2, m.alpha_path_, rtol=1e-8)
+    np.testing.assert_allclose(mf.evidence_path_ + 40 * 20 * math.log(factor), m.evidence_path_, rtol=1e-9)
+    assert mf.score(X * factor) + 20 * math.log(factor) == pytest.approx(m.score(X), rel=1e-9)
+
+
+def test_scale_extremes_give_the_answer_or_name_the_fix():
+    X, v = model_data(40, 20, 3, 6, 0.3, 1)
+    ev = log_evidence(X, v, n_components=3)
+    # The evidence of X * c is that of X minus n p log c: finite at any scale (was LinAlgError at 1e300).
+    for c in (1e300, 1e-300):
+        assert log_evidence(X * c, v, n_components=3) == pytest.approx(ev - 800 * math.log(c), rel=1e-12)
+    path = evidence_path(X * 1e-150, np.arange(20), n_components=3)
+    assert path.sigma1 / 1e-150 == pytest.approx(evidence_path(X, np.arange(20), n_components=3).sigma1)
+    for c in (1e300, 1e-300):  # alpha ~ 1e+-600 cannot be returned
+        with pytest.raises(ValueError, match=r"X is too (large|small) .*prior variances alpha"):
+            evidence_path(X * c, np.arange(20), n_components=3)
+    r0 = gsppca_vem(X, 2, random_state=0)
+    r = gsppca_vem(X * 1e-300, 2, random_state=0)  # was ZeroDivisionError
+    np.testing.assert_allclose(r.u, r0.u, atol=1e-12)
+    with pytest.raises(ValueError, match="X is too large for float64"):
+        gsppca_vem(X * 1e300, 2)  # sigma^2 ~ 1e600 cannot be returned
+    with pytest.raises(ValueError, match=r"X is too large for float64.*Divide X"):
+        GSPPCA(3).fit(X * 1e300)
+    with pytest.raises(ValueError, match=r"X is too small for float64.*Multiply X"):
+        GSPPCA(3).fit(X * 1e-300)
+    for bad in (np.zeros((10, 5)), np.full((10, 5), 3.0)):
+        with pytest.raises(ValueError, match="X has no variance"):
+            GSPPCA(2).fit(bad)
+        with pytest.raises(ValueError, match="X has no variance"):
+            gsppca_vem(bad, 2)
+        with pytest.raises(ValueError, match="sigma1 is zero"):
+            log_evidence(bad, [0, 1], n_components=2)
+
+
+def test_vem_stopping_rule_is_scale_free():
+    X, _ = model_data(40, 20, 3, 6, 0.3, 1)
+    r0 = gsppca_vem(X, 2, random_state=0)
+    r = gsppca_vem(X * 3.0, 2, random_state=0)
+    assert r.n_iter == r0.n_iter
+    np.testing.assert_allclose(r.u, r0.u, atol=1e-12)
+    np.testing.assert_allclose(r.free_energy - 800 * math.log(3.0), r0.free_energy, rtol=1e-10)
+
+
+def test_default_construction_and_score():
+    X, _ = model_data(40, 20, 3, 6, 0.3, 2)
+    m = GSPPCA().fit(X)
+    assert m.n_components == 1 and m.sigma1 == "bc" and m.components_.shape == (1, 20)
+    m = GSPPCA(3, random_state=0).fit(X)
+    q = m.n_selected_
+    Xn, _ = model_data(7, 20, 3, 6, 0.3, 3)
+    expected = log_density(
+        Xn - m.mean_, m.support_, n_components=3, alpha=m.alpha_path_[q - 1], sigma1=m.sigma1_
+    ).mean()
+    assert m.score(Xn) == pytest.approx(expected, rel=1e-12)
+    # On the training data the mean log-likelihood is the maximized evidence over n.
+    assert m.score(X) == pytest.approx(m.evidence_path_[q - 1] / 40, rel=1e-9)
+
+
+def test_noise_estimates():
+    X, _ = model_data(30, 80, 4, 10, 0.5, 4)
+    Xc = X - X.mean(axis=0)
+    _, ml = log_evidence(X, np.arange(10), n_components=4, sigma1="ml", return_params=True)[1:]
+    _, bc = log_evidence(X, np.arange(10), n_components=4, sigma1="bc", return_params=True)[1:]
+    lam = np.linalg.eigvalsh(Xc.T @ Xc / 30)[::-1]
+    assert ml**2 == pytest.approx(lam[4:].mean(), rel=1e-10)
+    # Passemier, Li & Yao (2017), written out for the largest d eigenvalues (GSPPCA.R's sdPPCA, "BC").
+    c, s = 80 / 30, ml**2
+    a = [0.5 * (math.sqrt(max((s * (c + 1) - x) ** 2 - 4 * c * s * s, 0)) - s * (c + 1) + x) for x in lam[:4]]
+    b = math.sqrt(c / 2) * (4 + s * sum(1 / aj for aj in a))
+    assert bc**2 == pytest.approx(s + b * s * math.sqrt(2 * c) / 76, rel=1e-10)
+    assert bc > ml
+    assert GSPPCA(4, sigma1="ml", random_state=0).fit(X).sigma1_ == pytest.approx(ml)
+    with pytest.raises(ValueError, match="sigma1 must be a positive float, 'bc'"):
+        GSPPCA(4, sigma1="js").fit(X)
+
+
+@pytest.mark.data("leukemia_golub/golub.RData")
+def test_noise_estimates_equal_gsppca_r_on_golub():
+    """The values GSPPCA.R's sdPPCA printed on Golub (recorded in /work/shared/peers/results/gsppca)."""
+    from data_fetch import load_leukemia_golub
+
+    X = load_leukemia_golub().X
+    order = np.arange(X.shape[1])
+    assert evidence_path(X, order, n_components=1).sigma1 == pytest.approx(0.5341218920137996, rel=1e-12)
+    assert evidence_path(X, order, n_components=30).sigma1 == pytest.approx(0.19693339842604546, rel=1e-12)
+    assert evidence_path(X, order, n_components=1, sigma1="ml").sigma1 == pytest.approx(0.5272144668186495)

@@ -84,4 +84,24 @@ def test_bench_quick(tmp_path):
     df, rows = check_outputs(tmp_path, "bench_gsppca", bench_gsppca)
     assert set(df.part) == {"iteration", "path", "fit"}
     assert (df.max_u_diff < 1e-8).all()  # the plain implementation computes the same iterations
-    assert rows.machine_dependent.all()
+    md = rows.set_index("id").machine_dependent
+    assert md[["fit-10x-plain", "path-reuses-work"]].all()  # the timings
+    assert not md[["gsppca-r-selection", "gsppca-r-evidence"]].any()  # selections, not timings
+
+
+def test_coherence_brute_force():
+    rng = np.random.default_rng(3)
+    sel = rng.random(784) < 0.3
+    img = sel.reshape(28, 28)
+    shares = []
+    for i, j in zip(*np.nonzero(img), strict=True):
+        nb = [(a, b) for a in (i - 1, i, i + 1) for b in (j - 1, j, j + 1) if (a, b) != (i, j)]
+        nb = [(a, b) for a, b in nb if 0 <= a < 28 and 0 <= b < 28]
+        shares.append(np.mean([img[a, b] for a, b in nb]))
+    assert mattei2016_table2.coherence(sel) == pytest.approx(np.mean(shares), rel=1e-12)
+    block = np.zeros((28, 28), bool)
+    block[:3, :3] = True  # a corner block: corner pixel 3/3, edge pixels 3/5 or 5/5 ...
+    assert 0.5 < mattei2016_table2.coherence(block.ravel()) < 1.0
+    lone = np.zeros(784, bool)
+    lone[[0, 100, 300]] = True
+    assert mattei2016_table2.coherence(lone) == 0.0

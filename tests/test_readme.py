@@ -11,7 +11,10 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def test_setup_commands_are_the_two_documented_ones():
     text = README.read_text()
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    assert blocks[0].strip() == "pip install -e . && repro run all"
+    main, quick = (line.split("#")[0].strip() for line in blocks[0].strip().splitlines())
+    assert main == "pip install -e . && repro run all"
+    assert quick.startswith("repro run all --quick")  # the quick variant next to the main command
+    assert "min" in blocks[0].splitlines()[0]  # its cost beside it
     assert blocks[1].strip() == 'pip install -e ".[test]" && pytest'
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'pip install -e ".[test]" && pytest' in ci

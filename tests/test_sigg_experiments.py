@@ -8,13 +8,13 @@ import pytest
 from quickrun import check_outputs
 
 from experiments import (
-    _common,
     bench_em_sparse_pca,
     sigg2008_fig2,
     sigg2008_fig3,
     sigg2008_fig4,
     sigg2008_timing,
 )
+from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
@@ -166,3 +166,17 @@ def test_timing_ratio_claim_thresholds():
     assert sigg2008_timing._check_ratio(frame(0.1, 6.0)).verdict == REPRODUCED  # 60x
     assert sigg2008_timing._check_ratio(frame(0.1, 1.0)).verdict == "partly reproduced"  # 10x
     assert sigg2008_timing._check_ratio(frame(0.1, 0.2)).verdict == NOT_REPRODUCED  # 2x
+
+
+def test_iteration_claims_read_each_eps():
+    rows = [
+        {"kind": "iterations", "method": "emPCA", "dataset": d, "tol": tol, "n_iter": n}
+        for d in ("a", "b")
+        for tol, n in ((1e-8, 20.0), (1e-6, 14.0), (1e-4, 9.0))
+    ]
+    rows.append({"kind": "time", "method": "emPCA (nn)", "dataset": "c", "tol": 1e-8, "n_iter": 20.0})
+    df = pd.DataFrame(rows)
+    assert sigg2008_timing._check_iterations(df).verdict == NOT_REPRODUCED
+    assert sigg2008_timing._check_iterations_loose(df).verdict == REPRODUCED
+    slow = df.assign(n_iter=df.n_iter + 5)
+    assert sigg2008_timing._check_iterations_loose(slow).verdict == NOT_REPRODUCED

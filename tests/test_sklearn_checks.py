@@ -10,31 +10,55 @@ The instances use small iteration budgets so that the whole module runs in secon
 scikit-learn's own small data sets (at most a few hundred samples, a handful of features).
 """
 
+import inspect
+
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from repro import EMPCA, NSPCA, EMSparsePCA, SensiblePCA
+import repro
+import repro.baselines
+from repro import EMPCA, GSPPCA, NSPCA, EMSparsePCA, SensiblePCA, SpannogramPCA
 from repro.baselines import GSPCA, SSPCA, SPCAZou
 
+#: Every estimator class of repro and repro.baselines (public names that are scikit-learn estimators).
+ESTIMATOR_CLASSES = sorted(
+    {
+        obj
+        for module in (repro, repro.baselines)
+        for name, obj in vars(module).items()
+        if not name.startswith("_") and inspect.isclass(obj) and issubclass(obj, BaseEstimator)
+    },
+    key=lambda cls: cls.__name__,
+)
+
 ESTIMATORS = [
-    EMPCA(random_state=0),
+    *(cls() for cls in ESTIMATOR_CLASSES),
     EMPCA(n_oversamples=1, random_state=0),
     SensiblePCA(random_state=0, max_iter=500),
-    EMSparsePCA(random_state=0),
     EMSparsePCA(cardinality=1, random_state=0),
     EMSparsePCA(nonneg=True, random_state=0),
     NSPCA(alpha=1.0, random_state=0, max_iter=200),
     NSPCA(alpha=1.0, beta=0.1, random_state=0, max_iter=200),
+    SpannogramPCA(cardinality=1, n_samples=500, random_state=0),
+    SpannogramPCA(2, cardinality=2, nonneg=False, deflation="mackey", n_samples=500, random_state=0),
     GSPCA(cardinality=1),
     GSPCA(cardinality=1, direction="forward", deflation="schur"),
-    SPCAZou(),
     SPCAZou(cardinality=1, ridge=np.inf),
     SSPCA(n_components=2, alpha=0.1, random_state=0),
     SSPCA(n_components=1, n_selected=1, random_state=0),
     SSPCA(n_components=1, cv=3, random_state=0),
 ]
+
+# --- Mattei et al. (2016) estimators at their defaults (issue 20; kept apart from the list above for merges)
+ESTIMATORS += [
+    GSPPCA(random_state=0),
+    GSPPCA(sigma1="ml", random_state=0),
+    SSPCA(random_state=0),
+]
+# --- end of the Mattei et al. block
 
 
 def _expected_failures(estimator) -> dict:
@@ -47,6 +71,20 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
+@pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
+def test_every_estimator_is_default_constructible(cls):
+    est = cls()
+    assert est.get_params() == cls().get_params()
+    assert any(type(e) is cls and e.get_params() == est.get_params() for e in ESTIMATORS)
+
+
+def test_estimator_list_is_complete():
+    """The classes found are the ones the README promises, so a new estimator cannot be missed."""
+    names = {cls.__name__ for cls in ESTIMATOR_CLASSES}
+    assert names >= {"EMPCA", "SensiblePCA", "EMSparsePCA", "NSPCA", "SpannogramPCA", "GSPPCA"}
+    assert names >= {"GSPCA", "SPCAZou", "SSPCA"}
+
+
 def test_expected_failures_are_listed_with_reasons():
     listed = {type(e).__name__ + str(e.get_params()): _expected_failures(e) for e in ESTIMATORS}
     assert sum(len(v) for v in listed.values()) == 1
@@ -54,3 +92,50 @@ def test_expected_failures_are_listed_with_reasons():
     assert "n_oversamples" in _expected_failures(EMPCA(n_oversamples=1))["check_estimators_nan_inf"]
     assert get_tags(EMPCA()).input_tags.allow_nan
     assert not get_tags(EMPCA(n_oversamples=2)).input_tags.allow_nan
+
+
+def _small_fit(cls):
+    X = np.random.default_rng(5).standard_normal((40, 6)) @ np.diag([3.0, 2.0, 1.5, 1.0, 0.5, 0.2])
+    est = cls()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)  # the refit below must give the same components
+    return est, X
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
+def test_score_and_feature_names_out(cls):
+    est, X = _small_fit(cls)
+    est.fit(X)
+    value = est.score(X)
+    assert np.isfinite(value)
+    names = est.get_feature_names_out()
+    k = est.components_.shape[0]
+    assert list(names) == [f"{cls.__name__.lower()}{i}" for i in range(k)]
+    frame = clone(est).set_output(transform="pandas").fit(X).transform(X)
+    assert list(frame.columns) == list(names)
+    np.testing.assert_allclose(frame.to_numpy(), est.transform(X), rtol=1e-7, atol=1e-9)
+
+
+def test_default_score_is_the_explained_variance_of_the_span():
+    """Orthonormal loadings (unconstrained EMSparsePCA = PCA) on the training data: the score is the
+    sum of the leading eigenvalues times (n - 1) / n; and it is the same for any basis of the span."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((50, 5)) @ np.diag([4.0, 2.0, 1.0, 0.5, 0.1])
+    est = EMSparsePCA(2, random_state=0).fit(X)
+    vals = np.linalg.eigvalsh(np.cov(X.T))[::-1]
+    assert est.score(X) == pytest.approx(vals[:2].sum() * 49 / 50, rel=1e-8)
+    est.components_ = np.array([est.components_[0] + est.components_[1], est.components_[1]])  # same span
+    assert est.score(X) == pytest.approx(vals[:2].sum() * 49 / 50, rel=1e-8)
+    Y = rng.standard_normal((7, 5))  # held out, centred by the fitted mean: at most its total variance
+    assert 0.0 <= est.score(Y) <= np.mean(np.sum((Y - est.mean_) ** 2, axis=1)) * (1 + 1e-12)
+
+
+def test_grid_search_without_labels():
+    from sklearn.model_selection import GridSearchCV
+
+    X = np.random.default_rng(8).standard_normal((60, 6)) @ np.diag([3.0, 2.0, 1.0, 0.5, 0.3, 0.1])
+    search = GridSearchCV(SpannogramPCA(n_samples=200, random_state=0), {"cardinality": [1, 3, 6]}, cv=3)
+    search.fit(X)
+    assert search.best_params_ == {"cardinality": 6}  # the unconstrained span explains the most
+    assert np.all(np.diff(search.cv_results_["mean_test_score"]) > 0)

@@ -106,3 +106,69 @@ def test_bad_input():
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         SSPCA(2, alpha=1.0).fit(bad)
+
+
+def test_refit_cv_error_is_the_projection_error_of_a_pca_refit():
+    """The "refit" held-out error equals a direct PCA on the selected training columns, by hand."""
+    from repro.baselines.sspca import _held_out_error
+
+    X, v = model_data(30, 12, 2, 4, 0.3, 7)
+    Xtr, Xte = X[:20] - X[:20].mean(0), X[20:] - X[:20].mean(0)
+    V = np.zeros((12, 2))
+    V[v] = 1.0
+    _, _, Vt = np.linalg.svd(Xtr[:, v], full_matrices=False)
+    P = Vt[:2].T @ Vt[:2]
+    recon = np.zeros_like(Xte)
+    recon[:, v] = Xte[:, v] @ P
+    assert _held_out_error(Xte, Xtr, V, 2, "refit") == pytest.approx(np.sum((Xte - recon) ** 2), rel=1e-12)
+    Vs = V * 0.5  # shrinkage does not change the refit error, only the support does
+    assert _held_out_error(Xte, Xtr, Vs, 2, "refit") == _held_out_error(Xte, Xtr, V, 2, "refit")
+    assert _held_out_error(Xte, Xtr, np.zeros((12, 2)), 2, "refit") == pytest.approx(np.sum(Xte**2))
+
+
+def test_refit_cv_selects_supports_where_the_shrunk_cv_over_selects():
+    """Issue 19: in Mattei et al.'s Table 1 setting the CV on shrunken loadings picks too many variables."""
+    X, v = model_data(50, 100, 10, 20, 0.6, 11)
+    refit = SSPCA(10, random_state=0).fit(X)
+    shrunk = SSPCA(10, cv_score="shrunk", random_state=0).fit(X)
+    assert fscore_selection(refit.support_, v) == 1.0
+    assert shrunk.n_selected_ > 25
+
+
+@pytest.mark.parametrize("factor", [2.0**996, 2.0**-996, 1e300, 1e-300])
+def test_scale_equivariance_and_no_variance(factor):
+    """Exact for a power-of-two factor; for 1e+-300 (X * 1e300 / s is X times a factor that is not a power of
+    two, so the iterates round differently) to the solver's own accuracy (objective tolerance 1e-6)."""
+    exact = np.frexp(factor)[0] == 0.5
+    atol, rtol = (1e-9, 1e-7) if exact else (5e-3, 5e-3)
+    X, _ = model_data(30, 15, 2, 5, 0.3, 8)
+    m = SSPCA(2, random_state=0).fit(X)
+    mf = SSPCA(2, random_state=0).fit(X * factor)
+    np.testing.assert_array_equal(mf.support_, m.support_)
+    np.testing.assert_allclose(mf.components_, m.components_, atol=atol)
+    assert mf.alpha_ / factor == pytest.approx(m.alpha_, rel=1e-9)
+    np.testing.assert_allclose(mf.V_ / factor, m.V_, rtol=rtol, atol=atol * np.abs(m.V_).max())
+    U, V, _ = sspca_fit(X * factor, 2, m.alpha_ * factor)
+    assert np.isfinite(U).all() and np.isfinite(V).all()
+    np.testing.assert_allclose(
+        V / factor, sspca_fit(X, 2, m.alpha_)[1], rtol=rtol, atol=atol * np.abs(V / factor).max()
+    )
+    for bad in (np.zeros((10, 5)), np.full((10, 5), 2.0), np.ones((10, 5)) * factor):
+        with pytest.raises(ValueError, match="X has no variance"):
+            SSPCA(2).fit(bad)
+
+
+def test_default_construction_and_score():
+    X, _ = model_data(30, 15, 2, 5, 0.3, 9)
+    m = SSPCA(random_state=0).fit(X)
+    assert m.n_components == 1 and m.cv_score == "refit" and m.components_.shape == (1, 15)
+    m = SSPCA(2, alpha=0.5).fit(X)
+    Xn = X[:7] + 0.1
+    C = m.components_
+    Q = np.linalg.qr(C.T)[0]
+    R = (Xn - m.mean_) - (Xn - m.mean_) @ Q @ Q.T
+    assert m.score(Xn) == pytest.approx(-np.sum(R**2) / 7, rel=1e-12)
+    with pytest.raises(ValueError, match=r"alpha=1000000\.0 selects no variable"):  # not a model of zeros
+        SSPCA(2, alpha=1e6).fit(X)
+    with pytest.raises(ValueError, match="cv_score"):
+        SSPCA(2, cv_score="held-out").fit(X)

@@ -151,3 +151,18 @@ def test_match_factors_recognises_dropped_pixels():
         w[np.argsort(w)[-18:]] = 0.0
     Wl /= np.linalg.norm(Wl, axis=1, keepdims=True)
     assert (zass2006_fig2.match_factors(Wl, Wa, Wa).efficiency < 0.8).all()
+
+
+def test_overlap_remains_raw_reading_can_fail():
+    import pandas as pd
+
+    from experiments import zass2006_fig2
+
+    def summary(a, c, b):
+        return pd.DataFrame(
+            [{"kind": "summary", "row": r, "overlap_offdiag": v} for r, v in (("a", a), ("c", c), ("b", b))]
+        )
+
+    assert zass2006_fig2._check_overlap_remains_raw(summary(54.2, 39.3, 2.26)).verdict == "reproduced"
+    assert zass2006_fig2._check_overlap_remains_raw(summary(54.2, 20.0, 2.26)).verdict == "partly reproduced"
+    assert zass2006_fig2._check_overlap_remains_raw(summary(54.2, 3.0, 2.26)).verdict == "not reproduced"

@@ -108,6 +108,25 @@ def lock_path(folder: str | os.PathLike) -> Path:
     return Path(tempfile.gettempdir()) / f"repro-{key}.lock"
 
 
+def _open_lock(path: Path) -> int:
+    """Open (or create) the lock file ``path`` without following a symlink.
+
+    The lock lives in the shared temporary directory, where anyone may plant a symlink under its name
+    to redirect the open (and a create) to a file of theirs; ``O_NOFOLLOW`` refuses that, and a symlink
+    found there is reported, not removed (it is not ours).
+    """
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags, 0o666)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise RuntimeError(
+                f"the lock file {path} is a symbolic link (to {os.readlink(path)!r}); refusing to follow it. "
+                "Remove the link (or set TMPDIR to a private folder) and run again."
+            ) from exc
+        raise
+
+
 @contextlib.contextmanager
 def folder_lock(folder: str | os.PathLike, timeout_s: float = 600.0) -> Iterator[None]:
     """Hold an exclusive advisory lock on the folder's :func:`lock_path` (waits up to ``timeout_s``).
@@ -122,7 +141,7 @@ def folder_lock(folder: str | os.PathLike, timeout_s: float = 600.0) -> Iterator
     except ImportError:  # pragma: no cover - Windows: no lock, writes are still atomic
         yield
         return
-    fd = os.open(lock_path(folder), os.O_RDWR | os.O_CREAT, 0o666)
+    fd = _open_lock(lock_path(folder))
     try:
         deadline = time.monotonic() + timeout_s
         while True:

@@ -55,13 +55,12 @@ from tqdm.auto import tqdm
 from . import _preflight, _runtimes
 from . import claims as ledger
 from ._atomic import atomic_path, atomic_write_text
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FIGURES_DIR = REPO_ROOT / "figures"
+from ._paths import FIGURES_DIR, REPO_ROOT, default_out, out_notice
 
 __all__ = [
     "FIGURES_DIR",
     "METHOD_STYLE",
+    "REPO_ROOT",
     "Config",
     "PanelDroppedWarning",
     "add_common_flags",
@@ -99,7 +98,7 @@ class Config:
 
     quick: bool = False
     seed: int = 0
-    out: Path = field(default=FIGURES_DIR)
+    out: Path = field(default_factory=default_out)
     render_ledger: bool = True
 
     def rng(self, *stream: int) -> np.random.Generator:
@@ -111,7 +110,10 @@ def add_common_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     """``--quick``, ``--seed`` and ``--out``, shared by every experiment and by ``repro run``."""
     parser.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
     parser.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
-    parser.add_argument("--out", type=Path, default=FIGURES_DIR, help="output folder (default figures/)")
+    parser.add_argument(
+        "--out", type=Path, default=default_out(),
+        help="output folder (default figures/ in a source checkout, else ./repro-figures)",
+    )
     return parser
 
 
@@ -144,13 +146,17 @@ def _guarded(step, name: str, what: str):
             ) from w
 
 
-def experiment_parser(module_name: str, module=None) -> argparse.ArgumentParser:
-    """The argument parser of one experiment, its ``--help`` explaining the experiment."""
+def experiment_parser(module_name: str, module=None, prog: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of one experiment, its ``--help`` explaining the experiment.
+
+    ``prog`` is the command shown in the usage line (default ``python -m experiments.NAME``; ``repro run
+    NAME`` passes its own).
+    """
     short = module_name.rsplit(".", 1)[-1]
     from ._describe import describe
 
     parser = argparse.ArgumentParser(
-        prog=f"python -m experiments.{short}",
+        prog=prog or f"python -m experiments.{short}",
         description=describe(short, module),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -172,6 +178,8 @@ def run(module_name: str, argv=None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    if notice := out_notice(cfg.out):
+        print(notice, file=sys.stderr)
     from ._progress import Progress
 
     prog = Progress([short], cfg.quick, 1, cfg.out)

@@ -83,7 +83,7 @@ def describe(name: str, module=None) -> str:
             lines += textwrap.wrap(text, 100, subsequent_indent="  ")
         lines.append("")
     lines += [
-        f"Outputs in --out (default figures/): {name}.csv, {name}.png, claims/{name}.csv, CLAIMS.md, "
-        "runtimes.csv.",
+        f"Outputs in --out (default figures/ in a source checkout, ./repro-figures outside one): {name}.csv, "
+        f"{name}.png, claims/{name}.csv, CLAIMS.md, runtimes.csv.",
     ]
     return "\n".join(lines)

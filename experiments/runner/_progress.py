@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 from . import _runtimes
+from ._paths import FIGURES_DIR
 
 __all__ = ["PROGRESS_ENV", "Progress"]
 
 PROGRESS_ENV = "REPRO_PROGRESS_INTERVAL"
-FIGURES_DIR = Path(__file__).resolve().parents[2] / "figures"
 
 
 def _interval() -> float:
@@ -79,8 +79,19 @@ class Progress:
             self.bar.update(1)
             self.bar.set_postfix_str(self.status(), refresh=True)
 
+    def _overdue(self, now: float) -> list[str]:
+        """The running experiments already past their recorded time."""
+        return [
+            n
+            for n, t in self.started.items()
+            if self.expected.get(n) is not None and now - t > self.expected[n]
+        ]
+
     def left(self) -> float | None:
-        """Seconds left by the recorded run times (None when one of the remaining is unrecorded)."""
+        """Seconds left by the recorded run times (None when one of the remaining is unrecorded).
+
+        An experiment past its recorded time counts 0 here; :meth:`status` says it is taking longer.
+        """
         now, total = time.monotonic(), 0.0
         for n in self.names:
             if n in self.done:
@@ -96,7 +107,15 @@ class Progress:
         with self.lock:
             running = ", ".join(f"{n} {_runtimes.fmt_seconds(now - t)}" for n, t in self.started.items())
             left = self.left()
-        est = f"about {_runtimes.fmt_seconds(left)} left" if left is not None else "time left unknown"
+            overdue = self._overdue(now)
+            others = [n for n in self.names if n not in self.done and n not in overdue]
+        if overdue:
+            recorded = ", ".join(f"{n}: {_runtimes.fmt_seconds(self.expected[n])}" for n in overdue)
+            est = f"taking longer than recorded ({recorded} recorded)"
+            if others:
+                est += f"; then about {_runtimes.fmt_seconds(left)} for the rest" if left else ""
+        else:
+            est = f"about {_runtimes.fmt_seconds(left)} left" if left is not None else "time left unknown"
         return f"running {running or '-'}; {est}"
 
     def line(self) -> str:

@@ -15,17 +15,20 @@ experiments' sources with ``ast``); NumPy, Numba and the library load when somet
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 from . import _describe, _runtimes
+from ._paths import FIGURES_DIR, default_out, out_notice
 from ._progress import PROGRESS_ENV, Progress
 
 _NOT_EXPERIMENTS = {"__main__"}
 _PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
-FIGURES_DIR = _PKG_DIR.parent / "figures"
-PAPERS = ("roweis1997", "sigg2008", "zass2006", "bench")
+__all__ = ["FIGURES_DIR", "experiment_names", "main", "out_notice", "papers"]
 
 
 def experiment_names() -> list[str]:
@@ -38,6 +41,15 @@ def experiment_names() -> list[str]:
         return (name != "data_overview", name.startswith("bench_"), name)
 
     return sorted(names, key=key)
+
+
+def papers() -> list[str]:
+    """The papers of ``--paper``: the name prefixes of the experiments (``sigg2008`` of ``sigg2008_fig2``)."""
+    return list(dict.fromkeys(_paper(n) for n in experiment_names()))
+
+
+def _paper(name: str) -> str:
+    return name.split("_", 1)[0]
 
 
 def _title(name: str) -> str:
@@ -110,6 +122,8 @@ def cmd_run(args) -> int:
     from . import _common
     from . import claims as ledger
 
+    if notice := out_notice(args.out):
+        print(notice, file=sys.stderr)
     _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
     cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
     failed: list[str] = []
@@ -173,26 +187,38 @@ def cmd_list(_args) -> int:
     names = experiment_names()
     times = _runtimes.read(FIGURES_DIR)
     width = max(len(n) for n in names)
-    print(f"{'experiment':<{width}}  {'full':>9}  {'--quick':>7}  title")
+    columns = _columns()
+    indent = " " * (width + 2 + 10 + 2 + 10 + 2)
+    print(f"{'experiment':<{width}}  {'full':>10}  {'--quick':>10}  title")
     for name in names:
         full = times.get((name, False))
         quick = times.get((name, True))
-        print(
-            f"{name:<{width}}  {_runtimes.fmt_seconds(full[0]) if full else '?':>9}  "
-            f"{_runtimes.fmt_seconds(quick[0]) if quick else '?':>7}  {_title(name)}"
+        head = (
+            f"{name:<{width}}  {_runtimes.fmt_seconds(full[0]) if full else '?':>10}  "
+            f"{_runtimes.fmt_seconds(quick[0]) if quick else '?':>10}  "
         )
+        # the title wrapped at word boundaries under its column, never cut
+        lines = textwrap.wrap(
+            _title(name), max(columns - len(indent), 20), break_long_words=False, break_on_hyphens=False
+        )
+        print(head + "\n".join([lines[0] if lines else "", *(indent + line for line in lines[1:])]))
     totals = []
     for quick, label in ((False, "full"), (True, "--quick")):
         got = [times[(n, quick)][0] for n in names if (n, quick) in times]
         if got:
             partial = "" if len(got) == len(names) else f" ({len(got)} of {len(names)} recorded)"
             totals.append(f"{_runtimes.fmt_seconds(sum(got))} {label}{partial}")
-    print(
-        "\nRun times recorded in figures/runtimes.csv, one after the other: "
-        f"{'; '.join(totals) or 'none yet'}."
-        " `repro run NAME --help` explains one experiment."
+    footer = (
+        "Run times recorded in figures/runtimes.csv, one after the other: "
+        f"{'; '.join(totals) or 'none yet'}. `repro run NAME --help` explains one experiment."
     )
+    print("\n" + textwrap.fill(footer, columns, break_long_words=False, break_on_hyphens=False))
     return 0
+
+
+def _columns() -> int:
+    """The terminal's width (``COLUMNS`` when set; 100 when not a terminal), at least 60."""
+    return max(shutil.get_terminal_size((100, 24)).columns, 60)
 
 
 def _experiment_help(names: list[str]) -> int:
@@ -206,7 +232,7 @@ def _experiment_help(names: list[str]) -> int:
     for i, name in enumerate(names):
         if i:
             print("\n" + "-" * 100 + "\n")
-        _common.experiment_parser(f"experiments.{name}").print_help()
+        _common.experiment_parser(f"experiments.{name}", prog=f"repro run {name}").print_help()
     return 0
 
 
@@ -263,7 +289,7 @@ def cmd_claims(args) -> int:
             return 2
         df = df[df.experiment.isin(args.names)]
     if args.paper:
-        df = df[df.experiment.str.startswith(tuple(args.paper))]
+        df = df[df.experiment.map(_paper).isin(args.paper)]
     if args.verdict:
         wanted = []
         for v in args.verdict:
@@ -287,20 +313,31 @@ def cmd_claims(args) -> int:
             cells = (r.experiment, r.id, r.claim, r.published, r.reproduced, r.verdict, r.note)
             print("| " + " | ".join(ledger._cell(c) for c in cells) + " |")
         return 0
-    import shutil
-
     width = max(shutil.get_terminal_size((120, 24)).columns, 80)
+
+    def whole(text: str, first: str = "    ") -> str:  # -v: the whole text, wrapped, never cut
+        return textwrap.fill(
+            " ".join(str(text).split()),
+            width,
+            initial_indent=first,
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+
     for r, t in zip(df.itertuples(index=False), timing, strict=True):
         mark = "T" if t else " "
         quick = " (quick)" if str(r.quick).lower() == "true" else ""
         head = f"{r.verdict:<17}  {mark}  {r.experiment}/{r.id}{quick}"
         print(head if len(head) <= width else head[: width - 3] + "...")
         detail = f"published {r.published or '(qualitative)'}; reproduced {r.reproduced}"
-        print("    " + _short(detail, width - 4))
         if args.verbose:
-            print("    " + _short(r.claim, width - 4))
+            print(whole(detail))
+            print(whole(r.claim))
             if r.note:
-                print("    note: " + _short(r.note, width - 10))
+                print(whole(r.note, "    note: "))
+        else:
+            print("    " + _short(detail, width - 4))
     counts = df.verdict.value_counts()
     summary = ", ".join(f"{int(counts[v])} {v}" for v in ledger.VERDICTS if v in counts) or "no rows"
     print(
@@ -338,8 +375,9 @@ def _parser() -> argparse.ArgumentParser:
     p_run.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
     p_run.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
     p_run.add_argument(
-        "--out", type=Path, default=FIGURES_DIR,
-        help="output folder (default figures/, the committed outputs; use another to keep them)",
+        "--out", type=Path, default=default_out(),
+        help="output folder (default figures/, the committed outputs, in a source checkout; ./repro-figures "
+        "outside one; use another to keep them)",
     )  # fmt: skip
     p_run.add_argument(
         "--jobs", type=int, default=1, help="experiments run in parallel processes (default 1)"
@@ -347,7 +385,7 @@ def _parser() -> argparse.ArgumentParser:
     p_run.set_defaults(redraw=False)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
     p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
-    p_redraw.add_argument("--out", type=Path, default=FIGURES_DIR)
+    p_redraw.add_argument("--out", type=Path, default=default_out())
     p_redraw.add_argument("--jobs", type=int, default=1)
     p_redraw.set_defaults(redraw=True, quick=False, seed=0)
     p_claims = sub.add_parser(
@@ -365,7 +403,7 @@ def _parser() -> argparse.ArgumentParser:
         "'too close to call', 'check failed'",
     )  # fmt: skip
     p_claims.add_argument(
-        "--paper", action="append", choices=PAPERS, help="only this paper's experiments (repeatable)"
+        "--paper", action="append", choices=papers(), help="only this paper's experiments (repeatable)"
     )
     g = p_claims.add_mutually_exclusive_group()
     g.add_argument("--timing", dest="timing", action="store_true", default=None, help="only timing claims")
@@ -373,8 +411,8 @@ def _parser() -> argparse.ArgumentParser:
     p_claims.add_argument("-v", "--verbose", action="store_true", help="also the claim's sentence and note")
     p_claims.add_argument("--markdown", action="store_true", help="Markdown table (no filter: CLAIMS.md)")
     p_claims.add_argument(
-        "--out", type=Path, default=FIGURES_DIR,
-        help="folder of the ledger (default figures/): the --out of the run that wrote it",
+        "--out", type=Path, default=default_out(),
+        help="folder of the ledger (default: that of `repro run`): the --out of the run that wrote it",
     )  # fmt: skip
     sub.add_parser(
         "data", help="dataset files and their state; --fetch downloads the missing", add_help=False
@@ -383,6 +421,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # the reader has what it wanted: no traceback, and no second error when Python flushes stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"] and ({"-h", "--help"} & set(argv)):
         available = experiment_names()

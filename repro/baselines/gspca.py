@@ -61,6 +61,26 @@ class GSPCAPath(NamedTuple):
         Sorted variable indices of each support.
     forward_variance, backward_variance : ndarray (K,)
         The two searches' values (NaN where a direction was not run).
+
+    See Also
+    --------
+    gspca_path : the function that returns it.
+
+    References
+    ----------
+    Moghaddam, B., Weiss, Y. & Avidan, S. (2006). Spectral bounds for sparse PCA: exact and greedy
+    algorithms. NIPS 18, Section 4 (bi-directional greedy search).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import gspca_path
+    >>> path = gspca_path(X, 3)
+    >>> path.components.shape, [S.tolist() for S in path.supports]
+    ((3, 10), [[0], [0, 1], [0, 1, 2]])
     """
 
     variance: np.ndarray
@@ -80,6 +100,27 @@ class GSPCAResult(NamedTuple):
     variance : ndarray (n_components,)
         ``w' C_i w`` on the deflated matrix ``C_i`` each component was found on.
     supports : list of ndarray
+        Sorted variable indices of each component's support.
+
+    See Also
+    --------
+    gspca : the function that returns it.
+
+    References
+    ----------
+    Moghaddam, B., Weiss, Y. & Avidan, S. (2006). Spectral bounds for sparse PCA: exact and greedy
+    algorithms. NIPS 18.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import gspca
+    >>> res = gspca(X, 3, n_components=2)
+    >>> res.components.shape, [S.tolist() for S in res.supports]
+    ((2, 10), [[0, 1, 2], [0, 1, 3]])
     """
 
     components: np.ndarray
@@ -176,6 +217,10 @@ def _path_dense(C: np.ndarray, K: int, direction: str) -> GSPCAPath:
 def _single_dense(C: np.ndarray, K: int, direction: str):
     """One component of cardinality K (backward elimination stops at K)."""
     D = C.shape[0]
+    if K == D:  # the one support of size D: the leading eigenvector, whatever the search direction
+        S = np.arange(D)
+        w, lam = _leading_on(C, S)
+        return w, lam, S
     best = None
     if direction in ("both", "forward"):
         vals, order = _forward(C, K)
@@ -208,7 +253,7 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
     check_has_variance(X, "GSPCA")
     s = check_scale(X)
     cov = Covariance.from_data(X / s if s != 1.0 else X)
-    return np.array(cov.dense()), X.mean(axis=0), s
+    return np.array(cov.dense()), (X / s).mean(axis=0) * s, s  # the sum of X near 1.8e308 overflows
 
 
 def _check_direction(direction: str) -> str:
@@ -241,11 +286,42 @@ def gspca_path(
     max_cardinality : int, optional
         Largest cardinality K (default: all ``n_features``).
     direction : {'both', 'forward', 'backward'}
+        Which searches to run; both (GSPCA) by default, each cardinality keeping the better.
     precomputed : bool
+        Whether ``X`` is the covariance matrix itself.
 
     Returns
     -------
     GSPCAPath
+        ``variance``, ``components`` and ``supports`` for every ``k = 1..K``, and each direction's values.
+
+    See Also
+    --------
+    gspca : components of one cardinality, several by deflation.
+    repro.baselines.pathspca : the approximate greedy path of d'Aspremont et al. (2008).
+
+    References
+    ----------
+    Moghaddam, B., Weiss, Y. & Avidan, S. (2006). Spectral bounds for sparse PCA: exact and greedy
+    algorithms. NIPS 18, Sections 3-4.
+
+    Examples
+    --------
+    On this small instance the greedy support of cardinality 3 is the best of all 120 supports:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from itertools import combinations
+    >>> from repro.baselines import gspca_path
+    >>> path = gspca_path(X, 4)
+    >>> [S.tolist() for S in path.supports]
+    [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
+    >>> C = np.cov(X, rowvar=False)
+    >>> best = max(np.linalg.eigvalsh(C[np.ix_(S, S)])[-1] for S in combinations(range(10), 3))
+    >>> bool(np.isclose(path.variance[2], best))
+    True
     """
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
@@ -277,12 +353,14 @@ def gspca(
         with ``precomputed=True``.
     cardinality : int or sequence of int
         Non-zeros of each component, ``1..n_features``.
-    n_components : int
+    n_components : int, default 1
+        Number of components, found one after another.
     direction : {'both', 'forward', 'backward'}
         Bi-directional (GSPCA) by default.
     deflation : {'projection', 'schur'}
         ``(I - ww') C (I - ww')`` or ``C - Cww'C / w'Cw`` between components.
     precomputed : bool
+        Whether ``X`` is the covariance matrix itself.
 
     Returns
     -------
@@ -290,10 +368,27 @@ def gspca(
         ``components`` (n_components, n_features) unit-norm rows, ``variance`` on the deflated matrices,
         ``supports``.
 
+    See Also
+    --------
+    GSPCA : the estimator form.
+    gspca_path : every cardinality of one component.
+    repro.linalg.projection_deflate, repro.linalg.schur_deflate
+
     References
     ----------
     B. Moghaddam, Y. Weiss and S. Avidan. Spectral bounds for sparse PCA: exact and greedy algorithms.
-    NIPS 18, 2006.
+    NIPS 18, 2006, Section 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import gspca
+    >>> res = gspca(X, 3, n_components=2)
+    >>> [S.tolist() for S in res.supports], np.linalg.norm(res.components, axis=1).round(12).tolist()
+    ([[0, 1, 2], [0, 1, 3]], [1.0, 1.0])
     """
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
@@ -322,26 +417,52 @@ class GSPCA(ProjectionMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default 1
-    cardinality : int or sequence of int
-        Non-zero loadings of each component.
+        Number of components, found one after another by deflation.
+    cardinality : int, sequence of int, or None
+        Non-zero loadings of each component. ``None`` (default): no sparsity constraint, so each
+        component is the leading eigenvector of the (deflated) covariance, as for
+        :class:`repro.EMSparsePCA`; the one value valid for every data set without knowing its number of
+        features. Pass the cardinality you want for sparse components.
     direction : {'both', 'forward', 'backward'}, default 'both'
+        Which greedy searches to run; each cardinality keeps the better.
     deflation : {'projection', 'schur'}, default 'projection'
+        How the covariance is deflated between components (see :func:`gspca`).
 
     Attributes
     ----------
     components_ : ndarray (n_components, n_features)
         Unit-norm sparse loadings as rows.
     supports_ : list of ndarray
+        Sorted variable indices of each component's support.
     explained_variance_ : ndarray (n_components,)
         ``w' C w`` of each component on the sample covariance ``C`` (ddof=1) of the training data.
     mean_ : ndarray (n_features,)
+        Column means of the training data (subtracted by ``transform``).
     n_iter_ : int
         Number of components (the search is not iterative).
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    gspca : the function form (also on a covariance).
+    gspca_path : every cardinality of one component.
 
     References
     ----------
     B. Moghaddam, Y. Weiss and S. Avidan. Spectral bounds for sparse PCA: exact and greedy algorithms.
-    NIPS 18, 2006.
+    NIPS 18, 2006, Section 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import GSPCA
+    >>> est = GSPCA(n_components=2, cardinality=3).fit(X)
+    >>> [S.tolist() for S in est.supports_], est.transform(X).shape
+    ([[0, 1, 2], [0, 1, 3]], (100, 2))
     """
 
     def __init__(self, n_components=1, *, cardinality=None, direction="both", deflation="projection"):
@@ -351,10 +472,21 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         self.deflation = deflation
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features); returns self."""
+        """Fit on ``X`` (n_samples, n_features); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
-        if self.cardinality is None:
-            raise ValueError("cardinality is required: the number of non-zero loadings per component.")
         C, mean, s = _as_matrix(X, False)  # C of X / s for badly scaled X (see _as_matrix)
         res = gspca(
             C,

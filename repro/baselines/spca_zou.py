@@ -75,16 +75,44 @@ def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tup
     Parameters
     ----------
     X : ndarray, shape (n_samples, n_features)
+        Design matrix (centre it first for a model without intercept).
     y : ndarray, shape (n_samples,)
+        Response.
     ridge : float >= 0 or np.inf
+        The elastic net's ``lambda2``.
     K : int, 1 <= K <= n_features
+        Number of active variables at which the path stops.
     max_steps : int, optional
         Cap on LARS steps (default ``8 * K + 100``).
 
     Returns
     -------
     b : ndarray, shape (n_features,)
+        The naive elastic-net coefficients, ``K`` non-zeros (fewer only at the end of the path).
     n_steps : int
+        LARS steps taken.
+
+    See Also
+    --------
+    spca_zou : SPCA, which solves one such problem per component and alternation.
+
+    References
+    ----------
+    Efron, B., Hastie, T., Johnstone, I. & Tibshirani, R. (2004). Least angle regression. Annals of
+    Statistics 32:407-499. Zou, H. & Hastie, T. (2005). Regularization and variable selection via the
+    elastic net. JRSS B 67:301-320, Lemma 1 (the augmented problem) and Section 3.4 (LARS-EN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import larsen_k
+    >>> y = X[:, 0] + 0.1 * rng.standard_normal(100)
+    >>> b, n_steps = larsen_k(X - X.mean(0), y - y.mean(), 0.0, 2)
+    >>> np.flatnonzero(b).tolist(), n_steps
+    ([0, 1], 2)
     """
     X = check_array(X, "X")
     y = check_vector(y, "y", X.shape[0])
@@ -281,7 +309,8 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int
+    n_components : int, default 1
+        Number of sparse components, ``1..n_features``.
     cardinality : int, sequence of int, or None
         Non-zeros per component (the LARS-EN stopping point). ``None``: all features.
     ridge : float >= 0 or np.inf
@@ -294,21 +323,45 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         ``max_iter=200`` are the defaults (``eps.conv``, ``max.iter``) of ``elasticnet::spca``. With a fixed
         number of non-zeros the l1 penalty changes at every alternation and the loadings can keep
         drifting slowly; stopping at ``max_iter`` then gives a ConvergenceWarning.
-    max_iter : int
+    max_iter : int, default 200
+        Maximum number of alternations.
 
     Attributes
     ----------
     components_ : ndarray, shape (n_components, n_features)
+        Unit-norm sparse loadings as rows, ``cardinality`` non-zeros each.
     explained_variance_ : ndarray, shape (n_components,)
         ``w'Cw`` (``C`` the sample covariance, ddof=1) of each component.
     n_iter_ : int
         Alternations run.
     mean_ : ndarray, shape (n_features,)
+        Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    spca_zou : the function form (also on a covariance).
+    spca_zou_path : the first component for every cardinality.
+    repro.EMSparsePCA : the EM method of Sigg & Buhmann (2008) compared with it.
 
     References
     ----------
-    H. Zou, T. Hastie and R. Tibshirani. Sparse principal component analysis. JCGS 15(2), 2006.
+    H. Zou, T. Hastie and R. Tibshirani. Sparse principal component analysis. JCGS 15(2), 2006,
+    Algorithm 1 (alternating elastic net and reduced-rank Procrustes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import SPCAZou
+    >>> est = SPCAZou(n_components=2, cardinality=3).fit(X)
+    >>> [np.flatnonzero(w).tolist() for w in est.components_]
+    [[0, 1, 2], [0, 1, 3]]
+    >>> est.transform(X).shape
+    (100, 2)
     """
 
     def __init__(
@@ -326,6 +379,18 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
 
         Data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power
         of two) with ``ridge / s^2``, which is the same problem, and the variances scaled back.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         X = check_array(X, "X", min_samples=2)
         check_has_variance(X, "SPCAZou")
@@ -366,10 +431,42 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
 def spca_zou(X, n_components=1, **params):
     """Function form of :class:`SPCAZou`; ``X`` may be a :class:`repro.linalg.Covariance`.
 
+    Parameters
+    ----------
+    X : array, shape (n_samples, n_features), or :class:`repro.linalg.Covariance`
+        Data (centred here) or a covariance.
+    n_components : int, default 1
+        Number of sparse components.
+    **params
+        The other parameters of :class:`SPCAZou` (``cardinality``, ``ridge``, ``renormalize``, ``tol``,
+        ``max_iter``).
+
     Returns
     -------
     components : ndarray, shape (n_components, n_features)
+        Unit-norm sparse loadings as rows.
     explained_variance : ndarray, shape (n_components,)
+        ``w'Cw`` of each component.
+
+    See Also
+    --------
+    SPCAZou, spca_zou_path
+
+    References
+    ----------
+    Zou, H., Hastie, T. & Tibshirani, R. (2006). Sparse principal component analysis. J. Computational
+    and Graphical Statistics 15:265-286, Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import spca_zou
+    >>> components, variance = spca_zou(X, 2, cardinality=3)
+    >>> components.shape, np.count_nonzero(components, axis=1).tolist()
+    ((2, 10), [3, 3])
     """
     return fit_function_form(SPCAZou(n_components, **params), X)
 
@@ -383,11 +480,49 @@ def spca_zou_path(
     Each ``K`` starts from the first principal component (computed once), as SPCA does; with
     ``warm_start=True`` each ``K`` (in increasing order) starts from the previous ``K``'s ``A`` instead.
 
+    Parameters
+    ----------
+    X : array, shape (n_samples, n_features), or :class:`repro.linalg.Covariance`
+        Data (centred here) or a covariance.
+    cardinalities : sequence of int
+        Each in ``1..n_features``.
+    ridge : float >= 0 or np.inf, default 1e-6
+        The elastic net's ``lambda2`` (see :class:`SPCAZou`).
+    renormalize : bool, default True
+        Also compute the optimal weights on each support ("SPCAopt").
+    warm_start : bool, default False
+        Start each ``K`` from the previous one's solution instead of the first principal component.
+    tol : float, default 1e-3
+        Stop when the normalized loadings change by less than ``tol`` (max abs).
+    max_iter : int, default 200
+        Maximum number of alternations per cardinality.
+
     Returns
     -------
     CardinalityPath
         ``components``: SPCA loadings; ``components_opt``: renormalized ("SPCAopt") when ``renormalize``;
         ``n_iter``: alternations.
+
+    See Also
+    --------
+    SPCAZou, repro.em_sparse_pca_path
+
+    References
+    ----------
+    Zou, H., Hastie, T. & Tibshirani, R. (2006). Sparse principal component analysis. J. Computational
+    and Graphical Statistics 15:265-286. Sigg, C. D. & Buhmann, J. M. (2008). ICML, Figure 2 (SPCA and
+    SPCAopt).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import spca_zou_path
+    >>> path = spca_zou_path(X, [2, 4])
+    >>> [np.flatnonzero(w).tolist() for w in path.components_opt]
+    [[0, 1], [0, 1, 2, 3]]
     """
     s = 1.0
     if not isinstance(X, Covariance):  # badly scaled data: X / s with ridge / s^2, the same problem

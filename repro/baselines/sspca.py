@@ -18,11 +18,30 @@ Start: ``U`` the first ``d`` left singular vectors of ``X``, ``V = X'U``. Every 
 objective (monotone, tested). ``alpha`` large enough (``alpha >= max_j ||(X'U)_j||``) gives ``V = 0``.
 
 The tuning parameter: ``SSPCA-CV`` (Mattei et al., Sec. 3.3) chooses ``alpha`` by 5-fold cross-validation
-on the reconstruction error: fit on four folds, reconstruct the held-out rows by least squares on the
-fitted loadings (``U_test = X_test V (V'V)^+``), error ``||X_test - U_test V'||_F^2``, summed over the folds,
-on a grid of ``alpha / alpha_max`` from 1 down to 1e-3 (geometric, warm starts). Or ``n_selected``: the
-``alpha`` whose support has ``n_selected`` rows, found by bisection in ``log alpha``; when the count jumps
-over ``n_selected`` the smallest larger support is fitted and its ``n_selected`` rows of largest norm kept.
+on the reconstruction error of the held-out rows, on a grid of ``alpha / alpha_max`` from 1 down to 1e-3
+(geometric, warm starts); the error is summed over the folds and divided by the held-out total sum of
+squares (``cv_errors_``, scale-free). How a held-out row is scored (``cv_score``):
+
+* ``"refit"`` (default): the penalty selects a support ``S`` (the non-zero rows of ``V``); unpenalized PCA
+  on the training rows of the variables ``S`` gives ``k = min(d, |S|)`` orthonormal loadings ``L``, and the
+  held-out rows are reconstructed by projection, error ``||X_test||^2 - ||X_test[:, S] L||^2`` (the
+  variables outside ``S`` are reconstructed by 0). The CV then compares *supports*: a spurious variable
+  gets an unshrunk loading fitted to training noise, which costs held-out error, so the error is lowest
+  near the true support. Decided for issue 19: the shrunken loadings of the penalized fit (``"shrunk"``)
+  make the held-out error keep falling past the true support (the group penalty shrinks the spurious
+  loadings towards 0, so including them costs little, while the smaller penalty shrinks the true ones
+  less), and CV then picks too small a penalty: 29-33 variables where 20 are true in Mattei et al.'s
+  Table 1 setting (F-score 0.78-0.84 against the published 0.94-1).
+* ``"shrunk"``: the held-out rows reconstructed by least squares on the penalized loadings ``V``
+  (``U_test = X_test V (V'V)^+``), error ``||X_test - U_test V'||^2``.
+
+Or ``n_selected``: the ``alpha`` whose support has ``n_selected`` rows, found by bisection in ``log alpha``;
+when the count jumps over ``n_selected`` the smallest larger support is fitted and its ``n_selected`` rows
+of largest norm kept.
+
+Scale: the problem is scale-equivariant (``X -> c X`` gives ``V -> c V``, ``alpha -> c alpha``, ``U``
+unchanged), so badly scaled data (largest magnitude outside ``[2^-256, 2^256]``) are fitted as ``X / s``
+and the results multiplied back; data with no variance are refused.
 
 The authors' MATLAB code is not used (it does not run here).
 
@@ -39,22 +58,55 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import ProjectionMixin
 from .._threads import blas_limited
-from .._validation import check_array, check_int, check_random_state, check_real
+from .._validation import (
+    check_array,
+    check_has_variance,
+    check_int,
+    check_n_features,
+    check_random_state,
+    check_real,
+    check_scale,
+    unscale,
+)
 
-__all__ = ["SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]
+__all__ = ["CV_SCORES", "SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]
 
 _GRID = 20  # CV grid size
 _GRID_LOW = 1e-3  # smallest alpha / alpha_max on the CV grid
 _MAX_BISECT = 40
+CV_SCORES = ("refit", "shrunk")
 
 
 def group_soft_threshold(Z, t: float) -> np.ndarray:
     """Proximal operator of ``t sum_j ||V_j||_2`` (rows): ``argmin_V (1/2)||V - Z||_F^2 + t sum_j ||V_j||_2``.
 
     Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``.
+
+    Parameters
+    ----------
+    Z : array_like, shape (n_rows, n_columns)
+        The matrix whose rows are shrunk.
+    t : float >= 0
+        The threshold.
+
+    Returns
+    -------
+    ndarray, shape (n_rows, n_columns)
+        Each row shrunk towards zero by ``t`` in Euclidean norm; rows of norm at most ``t`` become zero.
+
+    See Also
+    --------
+    sspca_fit : uses it as the proximal step of its V-update.
+
+    Examples
+    --------
+    >>> from repro.baselines import group_soft_threshold
+    >>> group_soft_threshold([[3.0, 4.0], [0.3, 0.4]], 1.0).round(12).tolist()  # norms 5 -> 4, 0.5 -> 0
+    [[2.4, 3.2], [0.0, 0.0]]
     """
     Z = np.asarray(Z, dtype=np.float64)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
@@ -63,7 +115,41 @@ def group_soft_threshold(Z, t: float) -> np.ndarray:
 
 
 def sspca_objective(X, U, V, alpha: float) -> float:
-    """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``."""
+    """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_samples, n_features)
+        The data as fitted (centre it first).
+    U : ndarray, shape (n_samples, n_components)
+        Codes.
+    V : ndarray, shape (n_features, n_components)
+        Loadings; their rows carry the group penalty.
+    alpha : float
+        The penalty.
+
+    Returns
+    -------
+    float
+        The objective of the SSPCA problem.
+
+    See Also
+    --------
+    sspca_fit
+
+    References
+    ----------
+    Jenatton, R., Obozinski, G. & Bach, F. (2010). Structured sparse principal component analysis.
+    AISTATS, Eq. (1) with one group per variable (the rows of ``V``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.baselines import sspca_objective
+    >>> X = np.eye(2)
+    >>> sspca_objective(X, np.eye(2), np.eye(2), 0.5)  # exact fit, two unit rows: 0 + 0.5 * 2
+    1.0
+    """
     R = X - U @ V.T
     return 0.5 * float(np.einsum("ij,ij->", R, R)) + alpha * float(np.sqrt(np.einsum("ij,ij->i", V, V)).sum())
 
@@ -158,42 +244,112 @@ def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, his
     Parameters
     ----------
     X : ndarray, shape (n_samples, n_features)
+        The data, used as given (centre it first).
     n_components : int
+        ``d``, ``1..min(n_samples, n_features)``.
     alpha : float >= 0
+        The group penalty.
+    max_iter : int, default 500
+        Outer (U then V) iterations.
+    tol : float, default 1e-6
+        Relative decrease of the objective at which the iterations stop.
     start : (U, V), optional
         Warm start (default: the SVD start).
     history : list, optional
-        The objective is appended after every outer iteration (for monotonicity checks).
+        The objective is appended after every outer iteration (for monotonicity checks; that of ``X / s``
+        when ``X`` is badly scaled, see the module docstring).
 
     Returns
     -------
     U : ndarray, shape (n_samples, n_components)
+        Codes, columns in the unit ball.
     V : ndarray, shape (n_features, n_components)
+        Loadings; the zero rows are the variables left out.
     n_iter : int
+        Outer iterations run.
+
+    See Also
+    --------
+    SSPCA : the estimator, which chooses ``alpha``.
+    sspca_path : several ``alpha`` with warm starts.
+
+    References
+    ----------
+    Jenatton, R., Obozinski, G. & Bach, F. (2010). Structured sparse principal component analysis.
+    AISTATS. Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). AISTATS, Section 3.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> Xc = X - X.mean(axis=0)
+    >>> from repro.baselines import sspca_fit, sspca_objective
+    >>> history = []
+    >>> U, V, n_iter = sspca_fit(Xc, 2, 5.0, history=history)
+    >>> np.flatnonzero(np.linalg.norm(V, axis=1)).tolist()  # one support for both components
+    [4, 6, 9, 10]
+    >>> bool(np.all(np.diff(history) <= 0)), bool(np.isclose(history[-1], sspca_objective(Xc, U, V, 5.0)))
+    (True, True)
     """
     X = check_array(X, "X")
     d = check_int(n_components, "n_components", low=1, high=min(X.shape))
     alpha = check_real(alpha, "alpha", low=0.0)
-    U, V = _init(X, d) if start is None else (start[0].copy(), start[1].copy())
-    return _fit(X, alpha, U, V, max_iter, tol, history)
+    sc = check_scale(X)
+    X = X / sc if sc != 1.0 else X
+    if start is None:
+        U, V = _init(X, d)
+    else:
+        U, V = start[0].copy(), start[1] / sc
+    U, V, n_iter = _fit(X, alpha / sc, U, V, max_iter, tol, history)
+    return U, unscale(V, sc, 1, "loadings"), n_iter
 
 
 @blas_limited
 def sspca_path(X, n_components, alphas, *, max_iter=500, tol=1e-6):
     """SSPCA along a decreasing sequence of ``alphas`` with warm starts.
 
+    Parameters
+    ----------
+    X : ndarray, shape (n_samples, n_features)
+        The data, used as given (centre it first).
+    n_components : int
+        ``d``, ``1..min(n_samples, n_features)``.
+    alphas : array_like
+        The penalties, in the order they are fitted (decreasing, for warm starts that help).
+    max_iter, tol : int, float
+        As in :func:`sspca_fit`, per ``alpha``.
+
     Returns
     -------
-    list of (U, V) : one per alpha.
+    list of (U, V)
+        One ``(U, V)`` per alpha.
+
+    See Also
+    --------
+    sspca_fit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> Xc = X - X.mean(axis=0)
+    >>> from repro.baselines import sspca_path
+    >>> path = sspca_path(Xc, 2, [50.0, 20.0, 5.0])
+    >>> [int((np.linalg.norm(V, axis=1) > 0).sum()) for U, V in path]  # the support grows as alpha falls
+    [0, 1, 4]
     """
     X = check_array(X, "X")
     d = check_int(n_components, "n_components", low=1, high=min(X.shape))
     alphas = np.asarray(alphas, dtype=np.float64)
+    sc = check_scale(X)
+    X = X / sc if sc != 1.0 else X
     U, V = _init(X, d)
     out = []
     for a in alphas:
-        U, V, _ = _fit(X, float(a), U, V, max_iter, tol)
-        out.append((U.copy(), V.copy()))
+        U, V, _ = _fit(X, float(a) / sc, U, V, max_iter, tol)
+        out.append((U.copy(), unscale(V, sc, 1, "loadings")))
     return out
 
 
@@ -201,20 +357,34 @@ def _support(V) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", V, V)) > 0
 
 
-def _cv_error(X, d, alphas, folds, max_iter, tol):
+def _held_out_error(Xte, Xtr, V, d, score):
+    """Squared error of the held-out rows ``Xte`` (module docstring, ``cv_score``)."""
+    total = float(np.einsum("ij,ij->", Xte, Xte))
+    S = _support(V)
+    if not S.any():
+        return total
+    if score == "refit":
+        k = min(d, int(S.sum()), Xtr.shape[0] - 1)
+        L = np.linalg.svd(Xtr[:, S], full_matrices=False)[2][:k].T
+        P = Xte[:, S] @ L
+        return total - float(np.einsum("ij,ij->", P, P))
+    Ut = Xte @ V @ np.linalg.pinv(V.T @ V)
+    R = Xte - Ut @ V.T
+    return float(np.einsum("ij,ij->", R, R))
+
+
+def _cv_error(X, d, alphas, folds, max_iter, tol, score="refit"):
+    """Held-out squared error per ``alpha`` summed over the folds, over the held-out total sum of squares."""
     err = np.zeros(len(alphas))
+    total = 0.0
     for test in folds:
         train = np.setdiff1d(np.arange(X.shape[0]), test)
         Xtr = X[train] - X[train].mean(axis=0)
         Xte = X[test] - X[train].mean(axis=0)
+        total += float(np.einsum("ij,ij->", Xte, Xte))
         for j, (_, V) in enumerate(sspca_path(Xtr, d, alphas, max_iter=max_iter, tol=tol)):
-            if not _support(V).any():
-                err[j] += float(np.einsum("ij,ij->", Xte, Xte))
-                continue
-            Ut = Xte @ V @ np.linalg.pinv(V.T @ V)
-            R = Xte - Ut @ V.T
-            err[j] += float(np.einsum("ij,ij->", R, R))
-    return err
+            err[j] += _held_out_error(Xte, Xtr, V, d, score)
+    return err / total
 
 
 class SSPCA(ProjectionMixin, BaseEstimator):
@@ -222,14 +392,18 @@ class SSPCA(ProjectionMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int
+    n_components : int, default 1
+        ``d``, the number of components sharing one support.
     alpha : float >= 0, optional
         The penalty. Default: chosen by ``cv``-fold cross-validation on the reconstruction error (SSPCA-CV),
         unless ``n_selected`` is given.
     n_selected : int, optional
         Find the ``alpha`` that selects this many variables (see the module docstring).
-    cv : int
+    cv : int, default 5
         Folds of the cross-validation (``>= 2``).
+    cv_score : "refit" or "shrunk", default "refit"
+        How the cross-validation scores a held-out row: on unpenalized PCA refitted on the selected
+        variables (selects supports), or on the penalized loadings (module docstring).
     max_iter, tol : int, float
         Outer iterations and relative objective tolerance.
     random_state : None, int or Generator
@@ -240,28 +414,89 @@ class SSPCA(ProjectionMixin, BaseEstimator):
     components_ : ndarray, shape (n_components, n_features)
         Columns of ``V`` normalized to unit norm (zero rows where a column vanished).
     support_ : ndarray of bool, shape (n_features,)
+        The selected variables: the non-zero rows of ``V_``.
     n_selected_ : int
+        Their number.
     alpha_ : float
+        The penalty of the final fit.
     U_, V_ : ndarrays
-    cv_alphas_, cv_errors_ : ndarrays (SSPCA-CV only)
+        Codes ``(n_samples, n_components)`` and loadings ``(n_features, n_components)`` of the final fit.
+    cv_alphas_, cv_errors_ : ndarrays (SSPCA-CV only: set when neither ``alpha`` nor ``n_selected`` is given)
+        The grid and the held-out squared error over the held-out total sum of squares (scale-free).
+    n_iter_ : int
+        Outer iterations of the final fit (of the last one tried by the ``n_selected`` search).
     mean_ : ndarray
+        Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    sspca_fit : one ``alpha``, the function form.
+    repro.GSPPCA : the globally sparse probabilistic PCA it is compared with.
+
+    Notes
+    -----
+    ``score(X)`` is minus the mean squared reconstruction error of the rows of ``X`` (centred by ``mean_``)
+    by their projection on the span of ``components_`` (higher is better; 0 for an exact reconstruction).
+
+    References
+    ----------
+    Jenatton, R., Obozinski, G. & Bach, F. (2010). Structured sparse principal component analysis.
+    AISTATS. Mattei, P.-A., Bouveyron, C. & Latouche, P. (2016). Globally sparse probabilistic PCA.
+    AISTATS, Section 3.3 (SSPCA-CV).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.gsppca import make_globally_sparse
+    >>> X, v = make_globally_sparse(100, 20, 2, 5, sigma=0.1, random_state=0)  # 5 of 20 variables active
+    >>> Xc = X - X.mean(axis=0)
+    >>> from repro.baselines import SSPCA
+    >>> est = SSPCA(n_components=2, n_selected=5).fit(X)
+    >>> est.n_selected_, np.flatnonzero(est.support_).tolist()
+    (5, [4, 6, 9, 10, 14])
+    >>> est.components_.shape
+    (2, 20)
     """
 
     def __init__(
-        self, n_components, *, alpha=None, n_selected=None, cv=5, max_iter=500, tol=1e-6, random_state=None
+        self,
+        n_components=1,
+        *,
+        alpha=None,
+        n_selected=None,
+        cv=5,
+        cv_score="refit",
+        max_iter=500,
+        tol=1e-6,
+        random_state=None,
     ):
         self.n_components = n_components
         self.alpha = alpha
         self.n_selected = n_selected
         self.cv = cv
+        self.cv_score = cv_score
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
 
     @blas_limited
     def fit(self, X, y=None):
-        """Fit on ``X`` (centred here); returns self."""
+        """Fit on ``X`` (centred here); returns self.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = check_int(self.n_components, "n_components", low=1, high=min(n, p))
@@ -269,14 +504,25 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         tol = check_real(self.tol, "tol", low=0.0)
         if self.alpha is not None and self.n_selected is not None:
             raise ValueError("pass either alpha or n_selected, not both.")
-        mean = X.mean(axis=0)
-        Xc = X - mean
+        if self.cv_score not in CV_SCORES:
+            raise ValueError(f"cv_score must be 'refit' or 'shrunk'; got {self.cv_score!r}.")
+        check_has_variance(X, "SSPCA")
+        sc = check_scale(X)
+        Xs = X / sc if sc != 1.0 else X
+        mean = Xs.mean(axis=0)
+        Xc = Xs - mean
         U0, V0 = _init(Xc, d)
         amax = _alpha_max(Xc, U0)
         keep = None
         if self.alpha is not None:
-            alpha = check_real(self.alpha, "alpha", low=0.0)
+            alpha = check_real(self.alpha, "alpha", low=0.0) / sc
             U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
+            if not _support(V).any():  # an absolute penalty above the data's scale: no component
+                raise ValueError(
+                    f"alpha={self.alpha} selects no variable of X: the penalty is absolute (scale of X), "
+                    f"and alpha >= {float(unscale(amax, sc, 1, 'penalty')):.3g} removes every variable here. "
+                    "Use a smaller alpha, n_selected=, or neither (the cross-validated alpha)."
+                )
         elif self.n_selected is not None:
             q = check_int(self.n_selected, "n_selected", low=1, high=p)
             alpha, U, V, keep, n_iter = self._search(Xc, d, q, amax, U0, V0, max_iter, tol)
@@ -285,23 +531,51 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             rng = check_random_state(self.random_state)
             folds = np.array_split(rng.permutation(n), k)
             alphas = amax * np.geomspace(1.0, _GRID_LOW, _GRID)
-            errors = _cv_error(Xc, d, alphas, folds, max_iter, tol)
+            errors = _cv_error(Xc, d, alphas, folds, max_iter, tol, self.cv_score)
             alpha = float(alphas[int(np.argmin(errors))])
-            self.cv_alphas_, self.cv_errors_ = alphas, errors
+            self.cv_alphas_, self.cv_errors_ = unscale(alphas, sc, 1, "penalties"), errors
             U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
         if keep is not None:
             V = V * keep[:, None]
         norms = np.linalg.norm(V, axis=0)
         comps = np.where(norms > 0, V / np.where(norms > 0, norms, 1.0), 0.0).T
-        self.U_, self.V_ = U, V
+        self.U_, self.V_ = U, unscale(V, sc, 1, "loadings")
         self.components_ = comps
         self.support_ = _support(V)
         self.n_selected_ = int(self.support_.sum())
-        self.alpha_ = float(alpha)
+        self.alpha_ = float(unscale(alpha, sc, 1, "penalty"))
         self.n_iter_ = int(n_iter)  # iterations of the final fit (of the last one tried by a search)
-        self.mean_ = mean
+        self.mean_ = unscale(mean, sc, 1, "means")
         self.n_features_in_ = p
         return self
+
+    def score(self, X, y=None):
+        """Minus the mean squared reconstruction error of the rows of ``X`` on ``components_`` (see Notes).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data with the training data's features.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        float
+            ``-mean ||x - mean_ - P (x - mean_)||^2`` with ``P`` the projection on the span of ``components_``
+            (higher is better; 0 for an exact reconstruction).
+        """
+        check_is_fitted(self, "components_")
+        X = check_array(X, "X")
+        check_n_features(self, X)
+        Xc = X - self.mean_
+        sc = check_scale(Xc)
+        Xc = Xc / sc if sc != 1.0 else Xc
+        C = self.components_[np.linalg.norm(self.components_, axis=1) > 0]
+        Q = np.linalg.qr(C.T)[0] if C.size else np.zeros((X.shape[1], 0))
+        R = Xc - (Xc @ Q) @ Q.T
+        err = float(np.einsum("ij,ij->", R, R)) / X.shape[0]
+        return -float(unscale(err, sc, 2, "squared errors"))
 
     @staticmethod
     def _search(Xc, d, q, amax, U0, V0, max_iter, tol):

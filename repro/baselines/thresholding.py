@@ -46,6 +46,30 @@ def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> Cardinal
     CardinalityPath
         ``components``: the thresholded, unit-norm first PC; ``components_opt``: optimal weights on that
         support. ``n_iter`` is 0.
+
+    See Also
+    --------
+    simple_thresholding : one cardinality.
+    repro.em_sparse_pca_path : the EM path of Sigg & Buhmann (2008) that it is compared with.
+
+    References
+    ----------
+    Cadima, J. & Jolliffe, I. T. (1995). Loadings and correlations in the interpretation of principal
+    components. J. Applied Statistics 22:203-214. Sigg, C. D. & Buhmann, J. M. (2008). ICML,
+    Figure 2 (middle), "Thresholding" after renormalization.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import thresholding_path
+    >>> path = thresholding_path(X, [1, 2, 3, 4])
+    >>> np.count_nonzero(path.components_opt, axis=1).tolist()
+    [1, 2, 3, 4]
+    >>> bool(np.all(np.diff(path.variance_opt) > 0))
+    True
     """
     A, _, _ = _as_data(X)
     D = A.shape[1]
@@ -88,12 +112,41 @@ def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> Cardinal
 def simple_thresholding(X, cardinality: int, *, renormalize: bool = True) -> tuple[np.ndarray, float]:
     """One cardinality of :func:`thresholding_path`.
 
+    Parameters
+    ----------
+    X : array, shape (n_samples, n_features), or :class:`repro.linalg.Covariance`
+        Data (centred here; covariance with ddof=1) or a covariance.
+    cardinality : int
+        Number of non-zeros, ``1..n_features``.
+    renormalize : bool, default True
+        Return the optimal weights on the thresholded support (else the thresholded PC at unit norm).
+
     Returns
     -------
     w : ndarray, shape (n_features,)
         Unit norm, ``cardinality`` non-zeros (renormalized unless ``renormalize=False``).
     variance : float
         ``w'Cw``.
+
+    See Also
+    --------
+    thresholding_path
+
+    References
+    ----------
+    Cadima, J. & Jolliffe, I. T. (1995). Loadings and correlations in the interpretation of principal
+    components. J. Applied Statistics 22:203-214.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 10)) @ np.diag(np.linspace(3, 0.5, 10))
+    >>> X[:, :4] += 2 * rng.standard_normal((100, 1))  # four correlated variables
+    >>> from repro.baselines import simple_thresholding
+    >>> w, variance = simple_thresholding(X, 3)
+    >>> np.flatnonzero(w).tolist(), round(float(np.linalg.norm(w)), 12)
+    ([0, 1, 2], 1.0)
     """
     p = thresholding_path(X, [cardinality], renormalize=renormalize)
     if renormalize:

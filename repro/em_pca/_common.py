@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from .._validation import as_float, check_int, check_n_components, check_real
+from .._validation import as_float, check_int, check_n_components, check_real, unscale
 from ..linalg import canonical_sign
 
 
@@ -205,3 +205,32 @@ def _rotate(Q: np.ndarray, G: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarra
     g, V = _ritz(G)
     W = canonical_sign(Q @ V)
     return np.ascontiguousarray(W.T), np.maximum(g, 0.0) / (n - 1)
+
+
+def _unscale_empca(res: EMPCAResult, s: float, shape) -> EMPCAResult:
+    """An EMPCAResult of ``X / s`` as that of ``X`` (see :func:`repro._validation.check_scale`)."""
+    h = dict(res.history)
+    h["reconstruction_error"] = unscale(h["reconstruction_error"], s, 2, "squared errors")
+    h["eigenvalues"] = unscale(h["eigenvalues"], s, 2, "variances")
+    return res._replace(
+        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+        total_variance=float(unscale(res.total_variance, s, 2, "variances")),
+        mean=unscale(res.mean, s, 1, "means"),
+        history=h,
+    )
+
+
+def _unscale_spca(res: SensiblePCAResult, s: float, shape) -> SensiblePCAResult:
+    """A SensiblePCAResult of ``X / s`` as that of ``X``: the density of ``X`` is ``s^-p`` that of ``X/s``."""
+    n, p = shape
+    h = dict(res.history)
+    h["log_likelihood"] = h["log_likelihood"] - n * p * math.log(s)
+    h["noise_variance"] = unscale(h["noise_variance"], s, 2, "variances")
+    return res._replace(
+        C=unscale(res.C, s, 1, "loadings"),
+        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+        noise_variance=float(unscale(res.noise_variance, s, 2, "variances", underflow=False)),
+        mean=unscale(res.mean, s, 1, "means"),
+        log_likelihood=res.log_likelihood - n * p * math.log(s),
+        history=h,
+    )

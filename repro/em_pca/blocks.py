@@ -25,6 +25,8 @@ from ._common import (
     _check_oversamples,
     _initial_C,
     _rotate,
+    _unscale_empca,
+    _unscale_spca,
 )
 from .missing import _em_missing, _spca_missing_loop
 from .sensible import (
@@ -68,9 +70,31 @@ def em_pca_blocks(
         The batch answer to round-off: each iteration accumulates ``A = sum_b Y_b'(Y_b Q)`` and
         ``G = sum_b (Y_b Q)'(Y_b Q)`` over the blocks, then the same ``O(pk^2)`` update. Memory
         ``O(kp + block)``; one extra pass for the mean.
+
+    See Also
+    --------
+    em_pca : data in memory or a Dask array.
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 (the EM needs only the products with
+    the data, one pass per iteration).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> from repro import em_pca, em_pca_blocks
+    >>> blocks = [X[:100], X[100:]]  # or a callable returning fresh blocks, e.g. from a np.memmap
+    >>> res = em_pca_blocks(blocks, 2, random_state=0)
+    >>> bool(np.allclose(res.explained_variance, em_pca(X, 2, random_state=0).explained_variance))
+    True
     """
     source = BlockSource(blocks)
-    return _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
+    res = _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback, n_oversamples)
+    # blocks outside [2^-256, 2^256] were read divided by a power of two: the results of X, or refused
+    return res if source.scale == 1.0 else _unscale_empca(res, source.scale, (source.n, source.p))
 
 
 def _em_setup(n, p, n_components, max_iter, tol, random_state, init, callback, n_oversamples, missing=False):
@@ -118,7 +142,8 @@ def sensible_pca_blocks(
 ) -> SensiblePCAResult:
     """:func:`sensible_pca` over row blocks read once per iteration (see :func:`em_pca_blocks`)."""
     source = BlockSource(blocks)
-    return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
+    res = _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
+    return res if source.scale == 1.0 else _unscale_spca(res, source.scale, (source.n, source.p))
 
 
 def _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback):

@@ -17,7 +17,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import with_expected_failures
+from .._base import ComponentNamesMixin, VarianceScoreMixin, with_expected_failures
 from .._chunked import DaskSource, DenseSource, is_dask
 from .._chunked import missing_structure as _missing_structure
 from .._rescale import rescaled
@@ -33,7 +33,7 @@ from .._validation import (
 )
 from ..kernels.em_pca import missing_estep as _missing_estep
 from ..linalg import Covariance
-from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol
+from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol, _unscale_empca, _unscale_spca
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
@@ -59,35 +59,6 @@ def _source_of(X, min_features: int = 1):
     if is_dask(X):
         return DaskSource(X, "X", min_samples=2, min_features=min_features)
     return DenseSource(X, "X")
-
-
-def _unscale_empca(res: EMPCAResult, s: float, shape) -> EMPCAResult:
-    """An EMPCAResult of ``X / s`` as that of ``X`` (see :func:`repro._validation.check_scale`)."""
-    h = dict(res.history)
-    h["reconstruction_error"] = unscale(h["reconstruction_error"], s, 2, "squared errors")
-    h["eigenvalues"] = unscale(h["eigenvalues"], s, 2, "variances")
-    return res._replace(
-        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
-        total_variance=float(unscale(res.total_variance, s, 2, "variances")),
-        mean=unscale(res.mean, s, 1, "means"),
-        history=h,
-    )
-
-
-def _unscale_spca(res: SensiblePCAResult, s: float, shape) -> SensiblePCAResult:
-    """A SensiblePCAResult of ``X / s`` as that of ``X``: the density of ``X`` is ``s^-p`` that of ``X/s``."""
-    n, p = shape
-    h = dict(res.history)
-    h["log_likelihood"] = h["log_likelihood"] - n * p * math.log(s)
-    h["noise_variance"] = unscale(h["noise_variance"], s, 2, "variances")
-    return res._replace(
-        C=unscale(res.C, s, 1, "loadings"),
-        explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
-        noise_variance=float(unscale(res.noise_variance, s, 2, "variances", underflow=False)),
-        mean=unscale(res.mean, s, 1, "means"),
-        log_likelihood=res.log_likelihood - n * p * math.log(s),
-        history=h,
-    )
 
 
 def _unscale_ppca(res, s: float, shape):
@@ -149,6 +120,14 @@ def em_pca(
     Returns
     -------
     EMPCAResult
+        ``components`` (k, n_features) and ``explained_variance`` (the leading eigenpairs of the sample
+        covariance), ``mean``, ``n_iter``, ``converged`` and the per-iteration ``history``.
+
+    See Also
+    --------
+    EMPCA : the estimator form.
+    em_pca_blocks : data read as row blocks.
+    sensible_pca : the noisy model of Sec. 4.
 
     Notes
     -----
@@ -160,12 +139,27 @@ def em_pca(
 
     References
     ----------
-    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2.
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 (Eqs. 1-2) and 3.2.
+
+    Examples
+    --------
+    The EM finds the leading eigenpairs of the sample covariance:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> from repro import em_pca
+    >>> res = em_pca(X, 2, random_state=0)
+    >>> values, vectors = np.linalg.eigh(np.cov(X, rowvar=False))
+    >>> res.converged, bool(np.allclose(res.explained_variance, values[::-1][:2]))
+    (True, True)
+    >>> np.abs(res.components @ vectors[:, ::-1][:, :2]).round(6).tolist()  # the eigenvectors up to sign
+    [[1.0, 0.0], [0.0, 1.0]]
     """
     return _em_pca_on(_source_of(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
 
 
-class EMPCA(TransformerMixin, BaseEstimator):
+class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstimator):
     """PCA by the EM algorithm of Roweis (1997): a few eigenvectors of large data, with missing values.
 
     Parameters
@@ -194,13 +188,30 @@ class EMPCA(TransformerMixin, BaseEstimator):
     explained_variance_ : ndarray, shape (n_components,)
         Eigenvalues of the sample covariance (``ddof=1``).
     explained_variance_ratio_ : ndarray, shape (n_components,)
+        ``explained_variance_`` over the total variance (the trace of the sample covariance).
     mean_ : ndarray, shape (n_features,)
         Column means (of the completed data when values are missing).
     n_iter_ : int
+        EM iterations (m-steps) run.
     converged_ : bool
+        Whether ``tol`` was met before ``max_iter``.
     history_ : dict of ndarray
         Per iteration (0 = initial condition): ``subspace_change``, ``reconstruction_error``,
         ``eigenvalues``; see :class:`EMPCAResult`.
+    n_components_ : int
+        Number of components fitted.
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    em_pca : the function form.
+    SensiblePCA : the density model of Sec. 4.
+    repro.EMSparsePCA : the same EM with cardinality and sign constraints (Sigg & Buhmann 2008).
+
+    References
+    ----------
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 3 and 3.2 (missing values).
 
     Examples
     --------
@@ -210,9 +221,17 @@ class EMPCA(TransformerMixin, BaseEstimator):
     >>> EMPCA(n_components=2, random_state=0).fit(X).components_.shape
     (2, 30)
 
-    References
-    ----------
-    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997.
+    With 20% of the entries missing (NaN), the EM recovers the principal subspace of the complete data:
+
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 2)) @ rng.standard_normal((2, 10))  # rank 2 ...
+    >>> X += 0.1 * rng.standard_normal((200, 10))  # ... plus noise
+    >>> holes = X.copy()
+    >>> holes[rng.random(X.shape) < 0.2] = np.nan
+    >>> full = EMPCA(n_components=2, random_state=0).fit(X)
+    >>> est = EMPCA(n_components=2, random_state=0).fit(holes)
+    >>> np.linalg.svd(est.components_ @ full.components_.T, compute_uv=False).round(3).tolist()  # cosines
+    [1.0, 1.0]
     """
 
     def __init__(
@@ -261,12 +280,36 @@ class EMPCA(TransformerMixin, BaseEstimator):
         return tags
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
+        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         res = em_pca(X, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
     def fit_blocks(self, blocks):
-        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
+        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self.
+
+        Parameters
+        ----------
+        blocks : callable or re-iterable
+            Row blocks of the data, as for :func:`em_pca_blocks`.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         res = em_pca_blocks(blocks, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
@@ -275,6 +318,16 @@ class EMPCA(TransformerMixin, BaseEstimator):
 
         Complete rows are projected, ``(x - mean_) @ components_.T``; a row with NaN gets the least-squares
         coordinates of its observed entries (the generalized e-step).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_components)
+            The coordinates.
         """
         check_is_fitted(self, "components_")
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
@@ -296,7 +349,18 @@ class EMPCA(TransformerMixin, BaseEstimator):
         return Z
 
     def inverse_transform(self, Z):
-        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features)."""
+        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features).
+
+        Parameters
+        ----------
+        Z : array_like, shape (n_samples, n_components)
+            Coordinates in the principal subspace.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            The reconstructions.
+        """
         check_is_fitted(self, "components_")
         Z = check_latent(Z, self.components_.shape[0])
         return Z @ self.components_ + self.mean_
@@ -309,7 +373,9 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
     Parameters
     ----------
     X : array_like, shape (n_samples, n_features)
+        Complete data (centred here).
     n_components : int
+        ``k``, ``1..min(n_samples - 1, n_features - 1)``.
 
     Returns
     -------
@@ -323,11 +389,32 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
         unbounded: ``eps`` is then clamped to the floor, the columns use ``max(l_j - eps, 0)``, and a
         :class:`LowRankWarning` says so. The result is then the ML model under ``eps >= floor``.
     mean : ndarray, shape (n_features,)
+        The column means.
 
     Raises
     ------
     ValueError
         When ``X`` has zero variance (e.g. all zeros): no Gaussian with ``eps > 0`` fits it.
+
+    See Also
+    --------
+    sensible_pca : reaches the same fixed point by EM.
+
+    References
+    ----------
+    M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B 61:611-622,
+    1999, Eqs. 7-8. S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> from repro import ppca_closed_form
+    >>> C, noise_variance, mean = ppca_closed_form(X, 2)
+    >>> values = np.linalg.eigvalsh(np.cov(X, rowvar=False, ddof=0))[::-1]
+    >>> C.shape, bool(np.isclose(noise_variance, values[2:].mean()))  # eps: the mean discarded eigenvalue
+    ((30, 2), True)
     """
     n, p = X.shape  # X was validated by the decorator (_valid_complete)
     k, _, _ = _check_common(n_components, 1, 0.0, n, p, spca=True)
@@ -382,7 +469,8 @@ def sensible_pca(
         (an ECM algorithm), the cost per iteration is the same two products over the data, and the scales
         and ``eps`` are exact for the current subspace, so the iterations are those of EM PCA: a few tens
         (34 for k = 5 on CBCL at ``tol=1e-5``, 0.06 s; 82 at ``tol=1e-8``), independent of the noise level.
-    max_iter : int
+    max_iter : int, default 5000
+        Largest number of iterations; reaching it gives a ConvergenceWarning.
     tol : float
         Stop when the relative residual of the likelihood's stationarity equations is below ``tol``:
         ``|S C - C (C'C + eps I)|_F / |S C|_F`` (for ``"em"`` also ``|tr S - tr C'C - p eps| / (p eps)``),
@@ -398,6 +486,13 @@ def sensible_pca(
     Returns
     -------
     SensiblePCAResult
+        ``components``, ``C``, ``explained_variance``, ``noise_variance``, ``mean``, ``log_likelihood``,
+        ``n_iter``, ``converged`` and the per-iteration ``history``.
+
+    Raises
+    ------
+    ValueError
+        For data with zero variance (e.g. all zeros).
 
     Warns
     -----
@@ -408,10 +503,10 @@ def sensible_pca(
         to ``1e-13 tr(S)`` and the result is the ML model under that constraint (:func:`ppca_closed_form`
         does the same).
 
-    Raises
-    ------
-    ValueError
-        For data with zero variance (e.g. all zeros).
+    See Also
+    --------
+    SensiblePCA : the estimator form (scores and samples the density).
+    ppca_closed_form : the fixed point in closed form.
 
     Notes
     -----
@@ -423,12 +518,27 @@ def sensible_pca(
     S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 4.
     M. E. Tipping and C. M. Bishop. Probabilistic principal component analysis. JRSS B, 1999.
     X.-L. Meng and D. B. Rubin. Maximum likelihood estimation via the ECM algorithm. Biometrika 80, 1993.
+
+    Examples
+    --------
+    The EM stops at the maximum-likelihood model of :func:`ppca_closed_form`:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> from repro import ppca_closed_form, sensible_pca
+    >>> res = sensible_pca(X, 2, random_state=0)
+    >>> C, noise_variance, _ = ppca_closed_form(X, 2)
+    >>> res.converged, bool(np.isclose(res.noise_variance, noise_variance))
+    (True, True)
+    >>> bool(np.allclose(np.abs(res.C), np.abs(C), atol=1e-6))  # the same columns up to sign
+    True
     """
     source = _source_of(X, min_features=2)
     return _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_state, init, callback)
 
 
-class SensiblePCA(TransformerMixin, BaseEstimator):
+class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     """Sensible PCA (Roweis 1997, Sec. 4): the Gaussian model ``N(mean, CC' + eps I)`` fitted by EM.
 
     Its principal subspace is that of PCA; unlike PCA it is a density, so it can score new data
@@ -445,11 +555,14 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         ``tol=1e-5``, 0.06 s). ``"em"``: the paper's EM as printed (6,201 iterations there, 7 s; it stalls as
         the noise goes to 0). Both stop at the ML fixed point; see :func:`sensible_pca`.
     max_iter : int, default 5000
+        Largest number of iterations; reaching it gives a ConvergenceWarning.
     tol : float, default 1e-8
         On the relative residual of the likelihood's stationarity equations (the distance to the ML fixed
         point, see :func:`sensible_pca`).
     random_state : None, int or np.random.Generator
+        Seeds the random initial ``C``.
     init : array_like (n_components, n_features), optional
+        Explicit initial ``C'``.
 
     Attributes
     ----------
@@ -463,11 +576,16 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
     noise_variance_ : float
         The global noise level ``eps`` (ML, ``ddof=0``).
     mean_ : ndarray, shape (n_features,)
+        Column means (the model's mean).
     log_likelihood_ : float
         Total training log-likelihood.
     n_iter_, converged_, history_
         As in :class:`EMPCA`; ``history_`` has ``log_likelihood``, ``noise_variance``, ``subspace_change``
         and ``residual`` (the stopping measure of each iteration).
+    n_components_ : int
+        Number of components fitted.
+    n_features_in_ : int
+        Number of features seen by ``fit``.
 
     Warns
     -----
@@ -477,9 +595,26 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         When the centred data lie in ``n_components`` or fewer dimensions (ML noise variance 0): the noise
         variance is kept at its floor (see :func:`sensible_pca`).
 
+    See Also
+    --------
+    sensible_pca : the function form.
+    EMPCA : the zero-noise limit (PCA).
+
     References
     ----------
-    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997.
+    S. Roweis. EM algorithms for PCA and SPCA. NIPS 10, 1997, Sec. 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 30)) * np.linspace(3, 1, 30)
+    >>> from repro import SensiblePCA
+    >>> model = SensiblePCA(n_components=2, random_state=0).fit(X)
+    >>> model.converged_, model.components_.shape, model.score_samples(X[:3]).shape
+    (True, (2, 30), (3,))
+    >>> model.sample(5, random_state=0).shape  # a density: it generates data
+    (5, 30)
     """
 
     def __init__(
@@ -514,11 +649,35 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return self
 
     def fit(self, X, y=None):
-        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values."""
+        """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n_samples, n_features)
+            Training data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._store(sensible_pca(X, **self.get_params()))  # the parameters are its keywords
 
     def fit_blocks(self, blocks):
-        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self."""
+        """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self.
+
+        Parameters
+        ----------
+        blocks : callable or re-iterable
+            Row blocks of the data, as for :func:`em_pca_blocks`.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         return self._store(sensible_pca_blocks(blocks, **self.get_params()))
 
     def __sklearn_tags__(self):
@@ -546,6 +705,16 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
 
         Not the PCA projection (Sec. 4): the posterior mean shrinks towards 0 by ``(L - eps)/L``. NaN
         entries are missing: such a row gets the posterior mean given its observed entries only.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_components)
+            The posterior means of the latent coordinates.
         """
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             check_is_fitted(self, "C_")
@@ -561,7 +730,18 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return Z
 
     def inverse_transform(self, Z):
-        """``mean + C z`` for latent rows ``Z`` (n_samples, k)."""
+        """``mean + C z`` for latent rows ``Z`` (n_samples, k).
+
+        Parameters
+        ----------
+        Z : array_like, shape (n_samples, n_components)
+            Latent coordinates.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            ``mean_ + Z C'``.
+        """
         check_is_fitted(self, "C_")
         Z = check_latent(Z, self.C_.shape[1])
         return Z @ self.C_.T + self.mean_
@@ -573,6 +753,16 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         Woodbury: ``(CC' + eps I)^-1 = (I - C M^-1 C')/eps``; determinant lemma:
         ``log|CC' + eps I| = (p - k) log eps + log|M|`` with ``M = C'C + eps I``. O(pk) per sample after an
         O(pk^2) set-up; no p x p matrix.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+
+        Returns
+        -------
+        ndarray, shape (n_samples,)
+            The log-density of each row (of its observed entries).
         """
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             check_is_fitted(self, "C_")
@@ -600,16 +790,48 @@ class SensiblePCA(TransformerMixin, BaseEstimator):
         return out
 
     def score(self, X, y=None):
-        """Mean log-likelihood per sample of ``X``."""
+        """Mean log-likelihood per sample of ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+            Data; NaN marks a missing entry.
+        y : None
+            Ignored (scikit-learn convention).
+
+        Returns
+        -------
+        float
+            The mean of :meth:`score_samples`.
+        """
         return float(np.mean(self.score_samples(X)))
 
     def get_covariance(self):
-        """The model covariance ``CC' + eps I`` (n_features x n_features; dense, O(p^2) memory)."""
+        """The model covariance ``CC' + eps I`` (n_features x n_features; dense, O(p^2) memory).
+
+        Returns
+        -------
+        ndarray, shape (n_features, n_features)
+            ``CC' + eps I``.
+        """
         check_is_fitted(self, "C_")
         return self.C_ @ self.C_.T + self.noise_variance_ * np.eye(self.C_.shape[0])
 
     def sample(self, n_samples: int = 1, random_state=None):
-        """Draw "fantasy" data ``mean + C x + v``, ``x ~ N(0, I)``, ``v ~ N(0, eps I)`` (n_samples, p)."""
+        """Draw "fantasy" data ``mean + C x + v``, ``x ~ N(0, I)``, ``v ~ N(0, eps I)`` (n_samples, p).
+
+        Parameters
+        ----------
+        n_samples : int, default 1
+            Number of draws.
+        random_state : None, int or np.random.Generator
+            Seeds the draws.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            Samples of the fitted density.
+        """
         check_is_fitted(self, "C_")
         n_samples = check_int(n_samples, "n_samples", low=1)
         rng = check_random_state(random_state)

@@ -49,7 +49,10 @@ with ``alpha`` tuned to the smallest value that meets a minimum angle to the ear
 ``renormalize=True`` is the paper's "emPCAopt": the optimal weights on the found support (leading
 eigenvector of the covariance restricted to it; for non-negative PCA the non-negative EM restricted to it,
 run on the support's own operator, ``N x K`` columns or the ``K x K`` block:
-:meth:`repro.linalg.Covariance.restrict`).
+:meth:`repro.linalg.Covariance.restrict`). ``renormalize="refine"``, the estimator's default, adds
+truncated-power steps (:func:`.renormalization._refined`): one from every start, then from the best of
+those and emPCAopt's result, each kept only when it raises ``w'Cw``; they leave supports that are fixed
+points of the soft-thresholded EM but not the best at their size.
 
 Notes
 -----

@@ -29,7 +29,7 @@ class _Settings:
     nonneg: bool
     init: object  # "auto", "pc", "random" or an ndarray (D,)
     n_restarts: int
-    renormalize: bool
+    renormalize: object  # True, False or "refine"
     tol: float
     max_iter: int
 

@@ -47,3 +47,65 @@ def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
     if r.status != COLLAPSED and r.h >= run.h:
         return r.w, r.h, r.mean, r.n_iter
     return run.w, run.h, run.mean, r.n_iter
+
+
+#: Most truncated-power steps of :func:`_refined` (each strictly raises the variance; 1-5 are typical).
+MAX_REFINE_STEPS = 50
+
+
+def _power_step(op, f, K, nonneg, excluded, s: _Settings):
+    """One truncated-power step from ``f = C w``: the support ``S`` of the ``K`` largest entries (largest
+    magnitudes; largest positive entries when ``nonneg``; excluded features left out) with the optimal
+    weights on it (:func:`_renormalized`). Returns ``(w, h, iterations, S)``, or None when no feature
+    qualifies."""
+    a = np.maximum(f, 0.0) if nonneg else np.abs(f)
+    a[excluded] = 0.0
+    cand = np.flatnonzero(a > 0)
+    if cand.size > K:
+        cand = np.sort(cand[np.argpartition(a[cand], cand.size - K)[cand.size - K :]])
+    if cand.size == 0:
+        return None
+    z = np.zeros(f.shape[0])
+    z[cand] = f[cand]
+    z /= np.linalg.norm(z)
+    # h = -inf: the renormalized weights are kept unless the EM on the support collapses
+    w, h, _, it = _renormalized(op, _Run(z, -np.inf, 0, 0, np.empty(0)), nonneg, excluded, None, 0.0, s)
+    return w, h, it, cand
+
+
+def _refined(op, K, nonneg, excluded, w, h, s: _Settings):
+    """Truncated-power refinement of a renormalized component: ``(w, h, iterations spent)``.
+
+    From ``w`` (optimal on its support), each step is :func:`_power_step` from ``C w``, kept only when it
+    raises ``w'Cw``, so the result is never worse than ``w``. It moves the support where the
+    soft-thresholded EM stalls: the EM's fixed point is a fixed point of the soft threshold, not of the
+    variance on its support (on standardized CBCL faces, K = 100, non-negative, the EM converges to a
+    support worth 73.17 that these steps leave for one worth 73.36; nsprcomp reaches 73.22 by stopping
+    its EM early, at a relative change of 1e-3).
+    """
+    spent = 0
+    for _ in range(MAX_REFINE_STEPS):
+        step = _power_step(op, op.products(w[None, :])[0][0], K, nonneg, excluded, s)
+        if step is None or np.array_equal(step[3], np.flatnonzero(w)):
+            break
+        spent += 1 + step[2]
+        if not step[1] > h * (1 + 1e-12):
+            break
+        w, h = step[0], step[1]
+    return w, h, spent
+
+
+def _best_start_step(op, W0, K, nonneg, excluded, s: _Settings):
+    """One truncated-power step from each start (the rows of ``W0``, one block product): the best as
+    ``(w, h, iterations spent)``, ``h = -inf`` when none qualifies. From the starts such a step reaches
+    supports the soft-thresholded EM misses (on 12 features, K = 4, rank 3 plus noise, it lifts the
+    defaults from 0.9837 / 0.9696 of the brute-force optimum to the optimum on all eight sets)."""
+    F = op.products(W0)[0]
+    best, spent = (None, -np.inf), 0
+    for f in F:
+        step = _power_step(op, np.array(f), K, nonneg, excluded, s)
+        if step is not None:
+            spent += 1 + step[2]
+            if step[1] > best[1]:
+                best = (step[0], step[1])
+    return best[0], best[1], spent

@@ -9,10 +9,10 @@ import numpy as np
 
 from .._validation import as_float, check_int
 from ..kernels.em_sparse_pca import COLLAPSED
-from ..linalg import canonical_sign
+from ..linalg import Covariance, canonical_sign
 from ._common import _MAX_REDRAWS, _Component, _Run, _Settings
 from .quasi import _em_quasi
-from .renormalization import _renormalized
+from .renormalization import _best_start_step, _refined, _renormalized
 from .solvers import _draw_start, _em_block
 
 
@@ -97,6 +97,15 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
                 pick = (r, h_r, w_r, mean_r)
         r, h, w, mean = pick
         w_em, h_em, best = r.w, r.h, r
+        if s.renormalize == "refine" and V is None and isinstance(op, Covariance):
+            # one truncated-power step from every start, then refinement from the better of that and the
+            # EM's renormalized result (each kept only when it raises the variance)
+            w1, h1, spent = _best_start_step(op, np.array([w0 for w0, _ in starts]), K, nonneg, excluded, s)
+            total += spent
+            if h1 > h * (1 + 1e-12):
+                w, h = w1, h1
+            w, h, spent = _refined(op, K, nonneg, excluded, w, h, s)
+            total += spent
     if not nonneg:  # the sign is arbitrary; fix it so the result does not depend on which start won
         w_em, w = canonical_sign(w_em), canonical_sign(w)
     return _Component(w, w_em, h, h_em, best.n_iter, total, best.status, best.history, rho, mean, best.mean)
