@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Outcome
 from repro.em_sparse_pca import em_sparse_pca_path
 from repro.linalg import Covariance
 from repro.nspca import CardinalityNotReached, nspca_for_cardinality

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments import _common
 from experiments._asteris import (
     EM_RESTARTS,
     N_SAMPLES,
@@ -55,7 +54,8 @@ from experiments._asteris import (
     curves,
     plot_curves,
 )
-from experiments.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome
 
 TITLE = (
     "Asteris et al. (2014) Fig. 4: CBCL, normalized variance vs k, Alg. 3 vs EM vs NSPCA, certified region"

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments import _common
 from experiments._asteris import (
     N_SAMPLES,
     at_k,
@@ -32,7 +31,8 @@ from experiments._asteris import (
     curves,
     plot_curves,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 
 TITLE = "Asteris et al. (2014) Fig. 5: leukemia (12582 genes), normalized variance vs k, Alg. 3 vs EM"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments import _common
 from experiments._asteris import (
     N_SAMPLES,
     at_k,
@@ -22,7 +21,8 @@ from experiments._asteris import (
     curves,
     plot_curves,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 
 TITLE = "Asteris et al. (2014) Fig. 6: LRS spectra (93 bands), normalized variance vs k, Alg. 3 vs EM"
 

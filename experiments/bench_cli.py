@@ -10,7 +10,7 @@ on how fast this machine starts Python. Goal: each at most a quarter of the libr
 The bare start is recorded for scale, not judged.
 
 Choices: 15 rounds (2 with ``--quick``); wall-clock time of the child process (it is what a user waits for),
-decided by :func:`experiments.claims.call_timing` on the per-round ratios with its 15% band.
+decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios with its 15% band.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import Claim, Outcome, call_timing
 
 TITLE = "Benchmark: repro --help and repro list start-up time against a bare Python start"
 

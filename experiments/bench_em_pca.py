@@ -51,7 +51,8 @@ Choices (and why)
   at 2.7 s next to EMPCA's blocked pass (which allocates no copy of a large matrix, so never pays the
   cost). The CPU clock then measures the work each solver does.
 * **Verdicts**: every claim here rests on measured times, so it is machine-dependent and decided by
-  :func:`experiments.claims.call_timing` on the per-repeat ratios (Part A: each repeat's iteration cost over
+  :func:`experiments.runner.claims.call_timing` on the per-repeat ratios
+  (Part A: each repeat's iteration cost over
   the same repeat's products; Part B: each round's solver time over the same round's EMPCA time), with
   a 15% band around the goal reported as "too close to call" instead of flipping between runs.
 """
@@ -68,8 +69,8 @@ import scipy.sparse.linalg
 from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import Claim, Outcome, call_timing
 from repro._validation import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 

@@ -84,8 +84,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome, call_timing
 from repro._validation import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 from repro.linalg import Covariance

@@ -83,8 +83,16 @@ import pandas as pd
 from sklearn.decomposition import SparsePCA
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    TOO_CLOSE,
+    Claim,
+    Outcome,
+    call_timing,
+)
 from repro import EMSparsePCA
 from repro.em_sparse_pca import DEFAULT_STARTS, em_sparse_pca, em_sparse_pca_path
 from repro.linalg import Covariance

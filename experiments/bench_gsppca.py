@@ -44,8 +44,16 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    TOO_CLOSE,
+    Claim,
+    Outcome,
+    call_timing,
+)
 from repro import GSPPCA
 from repro.gsppca import _row_log_density, _vem_init, _vem_loop, evidence_path, log_evidence
 

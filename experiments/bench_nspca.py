@@ -29,7 +29,8 @@ ratios of 3.7 and 8.2 for the same size, and fits 3x slower). A sweep measuremen
 from prepared copies of the start (at least ~5 ms), a product measurement several products (at least
 ~2 ms), so that timer resolution and short hiccups do not dominate.
 The claims are machine-dependent (``Claim(machine_dependent=True)``) and decide with
-:func:`experiments.claims.call_timing` on the repeats: a ratio (or, for the cost exponents, the growth per
+:func:`experiments.runner.claims.call_timing` on the repeats:
+a ratio (or, for the cost exponents, the growth per
 doubling of d or k from each repeat's joint log-log fit: of the sweep / (A @ U) ratio in d, of the sweep
 time in k, because at k <= 20 the time of ``A @ U`` is not proportional to k) is *met* or *missed* only when
 its median is outside a band around the threshold and its quartiles agree; otherwise the verdict is *too
@@ -48,8 +49,16 @@ import pandas as pd
 from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    TOO_CLOSE,
+    Claim,
+    Outcome,
+    call_timing,
+)
 from repro.kernels.nspca import nspca_sweep
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
 

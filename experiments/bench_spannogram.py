@@ -42,8 +42,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
 from repro.kernels.spannogram import sweep2
 from repro.linalg import Covariance
 from repro.spannogram import _low_rank, _random_net, _run_pass, spannogram_exact

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 import data_fetch
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome
 from repro.linalg import Covariance
 
 TITLE = "The papers' data sets: samples, spectra, eigenvalue decay and published facts"

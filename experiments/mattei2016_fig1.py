@@ -23,8 +23,8 @@ import warnings
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro import GSPPCA
 from repro.gsppca import make_globally_sparse
 

@@ -30,8 +30,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro import GSPPCA
 from repro.baselines import SSPCA
 from repro.gsppca import make_globally_sparse

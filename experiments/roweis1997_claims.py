@@ -77,8 +77,9 @@ import pandas as pd
 import scipy.stats
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import (
+from experiments.roweis1997_fig2 import boot_slopes
+from experiments.runner import _common
+from experiments.runner.claims import (
     NOT_REPRODUCED,
     PARTIAL,
     REPRODUCED,
@@ -87,7 +88,6 @@ from experiments.claims import (
     Outcome,
     call_timing,
 )
-from experiments.roweis1997_fig2 import boot_slopes
 from repro._validation import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, sensible_pca, subspace_sin
 

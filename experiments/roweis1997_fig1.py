@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Ellipse
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.em_pca import em_pca
 
 TITLE = "Roweis (1997) Fig. 1: EM iterations for the first principal component of 2-D data"

@@ -33,7 +33,7 @@ Choices the paper leaves open (and why)
   smallest p. Timing claims (machine-dependent rows) use log-log slopes over ``p >= 100`` (small sizes
   are dominated by call overheads) through the per-size medians, with quartiles from 400 bootstrap
   resamples of the repeats, and time ratios measured within a repeat; they are decided with
-  :func:`experiments.claims.call_timing` and its too-close-to-call band.
+  :func:`experiments.runner.claims.call_timing` and its too-close-to-call band.
 * **Equal accuracy** (claim ``em-more-favourable``): the same EM, from a random start, run until
   ``|cos|`` to the covariance method's eigenvector is at least 0.999 (the paper's criterion); its
   operation count uses the iterations it needed (``iters_equal_accuracy``, ``flops_equal_accuracy``).
@@ -58,8 +58,16 @@ import scipy.sparse.linalg
 import scipy.stats
 from threadpoolctl import threadpool_limits
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    TOO_CLOSE,
+    Claim,
+    Outcome,
+    call_timing,
+)
 from repro._validation import ConvergenceWarning
 from repro.em_pca import em_pca
 

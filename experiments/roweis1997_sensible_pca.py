@@ -43,8 +43,8 @@ import pandas as pd
 import scipy.stats
 from matplotlib.ticker import NullFormatter
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.em_pca import SensiblePCA, ppca_closed_form, subspace_sin
 
 TITLE = "Roweis (1997) Sec. 4: sensible PCA = ML PPCA, same subspace as PCA, a proper density"

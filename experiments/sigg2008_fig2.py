@@ -42,7 +42,7 @@ Choices the paper leaves open (and why)
   thread (:func:`repro.set_blas_threads`, default 1). Seven repeats, each timing every method in turn
   (interleaved); the figure draws the median per ``K``. The absolute seconds depend on the machine; the
   claims are about the *shape*: the ratio ``time(K=400) / time(K=10)``, one per repeat, decided by
-  :func:`experiments.claims.call_timing` (median and quartiles of the repeats, a 15% band around the
+  :func:`experiments.runner.claims.call_timing` (median and quartiles of the repeats, a 15% band around the
   threshold inside which the verdict is *too close to call*). These rows are marked machine-dependent.
 * **EM iterations** (the bump at ``10 <= K <= 25``): K = 1 is excluded from every mean (one start from the
   first PC converges at once there: the largest loading is the whole answer).
@@ -63,8 +63,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
 from repro.baselines.pathspca import pathspca
 from repro.baselines.spca_zou import spca_zou_path
 from repro.baselines.thresholding import thresholding_path

@@ -72,8 +72,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, verdict_from
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, verdict_from
 from repro.em_sparse_pca import EMSparsePCA, em_sparse_pca_path
 from repro.linalg import Covariance
 from repro.metrics import adjusted_variance, cumulative_variance, min_angle_deg

@@ -48,8 +48,8 @@ import pandas as pd
 from scipy import stats
 from sklearn.cluster import KMeans
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.baselines.cesr import ce_scores
 from repro.em_sparse_pca import em_sparse_pca_path
 from repro.metrics import jaccard_score

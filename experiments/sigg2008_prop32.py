@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 import data_fetch
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, verdict_from
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, verdict_from
 from repro import ConvergenceWarning, EMSparsePCA
 
 TITLE = "Sigg & Buhmann (2008), Prop. 3.2: monotone reconstruction error of constrained EM, measured"

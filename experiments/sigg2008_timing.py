@@ -45,8 +45,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE, Claim, Outcome, call_timing
+from experiments.runner import _common
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    TOO_CLOSE,
+    Claim,
+    Outcome,
+    call_timing,
+)
 from repro.em_sparse_pca import em_sparse_pca_path
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
 

@@ -70,7 +70,6 @@ import numpy as np
 import pandas as pd
 from sklearn.decomposition import NMF
 
-from experiments import _common
 from experiments._zass import (
     COORD_RTOL,
     MONOTONE_RTOL,
@@ -78,7 +77,8 @@ from experiments._zass import (
     convergence_summary,
     support_sharing,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.baselines.gspca import gspca
 from repro.linalg import Covariance, canonical_sign
 from repro.nspca import nspca

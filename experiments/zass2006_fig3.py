@@ -29,7 +29,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
 from experiments._zass import (
     COORD_RTOL,
     MONOTONE_RTOL,
@@ -37,7 +36,8 @@ from experiments._zass import (
     convergence_summary,
     support_sharing,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.nspca import nspca
 
 TITLE = "Zass & Shashua (2006) Fig. 3: NSPCA overlap vs alpha and cardinality vs beta (CBCL faces)"

@@ -50,8 +50,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import _common
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
+from experiments.runner import _common
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro.baselines.gspca import gspca
 from repro.baselines.pathspca import pathspca
 from repro.baselines.spca_zou import spca_zou

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ._validation import _head
+from ._validation import _head, is_dask
 
 __all__ = [
     "BLOCK_BYTES",
@@ -70,16 +70,6 @@ def missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(mask.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=mask.shape[0]), out=ptr[1:])
     return ptr, cols.astype(np.int64)
-
-
-def is_dask(X) -> bool:
-    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask when it is not loaded)."""
-    mod = type(X).__module__
-    if not mod.startswith("dask"):
-        return False
-    import dask.array as da
-
-    return isinstance(X, da.Array)
 
 
 def check_observed(name: str, empty_rows, count) -> None:

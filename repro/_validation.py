@@ -9,16 +9,19 @@ to their real part), scipy sparse matrices are refused with a pointer to ``.toar
 pandas nullable dtypes read as NaN, non-numeric entries raise :class:`NonNumericError` (a ``TypeError``
 and a ``ValueError``). Shape errors use scikit-learn's wording, so its estimator checks pass.
 
-Scale (:func:`check_scale`, :func:`unscale`, :func:`rescaled`): the PCA methods are scale-equivariant,
+Scale (:func:`check_scale`, :func:`unscale`; the decorator :func:`repro._rescale.rescaled`): the PCA
+methods are scale-equivariant,
 so data whose largest magnitude is outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of
 two: exact) and the outputs scaled back; outputs float64 cannot hold (variances above 1.8e308 or below
 the smallest normal 2.2e-308) are refused with that reason. Ordinarily scaled data are untouched.
 NSPCA is not scale-invariant (its penalties are absolute) and is never rescaled.
+
+This module is the bottom of the library: it imports nothing from :mod:`repro` (``tests/test_imports.py``
+holds it there), so the data sources (:mod:`repro._chunked`) and :mod:`repro.linalg` sit above it.
 """
 
 from __future__ import annotations
 
-import functools
 import numbers
 import os
 import sys
@@ -47,7 +50,7 @@ __all__ = [
     "check_scale",
     "check_symmetric",
     "check_vector",
-    "rescaled",
+    "is_dask",
     "unscale",
     "warn_not_converged",
 ]
@@ -104,6 +107,16 @@ def _as_float_array(X, name: str) -> np.ndarray:
 def as_float(x, name: str) -> np.ndarray:
     """``x`` as a float64 ndarray (any shape), refusing complex, sparse and non-numeric input by name."""
     return _as_float_array(x, name)
+
+
+def is_dask(X) -> bool:
+    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask when it is not loaded)."""
+    mod = type(X).__module__
+    if not mod.startswith("dask"):
+        return False
+    import dask.array as da
+
+    return isinstance(X, da.Array)
 
 
 def _is_sparse(X) -> bool:
@@ -265,43 +278,6 @@ def unscale(value, s: float, power: int, what: str, name: str = "X", *, underflo
             f"lost. Multiply {name} by a constant c before fitting (these results scale as c^{power})."
         )
     return out
-
-
-def rescaled(unscale_result, method: str | None = None):
-    """Decorate a function of data ``X`` (first argument) so badly scaled data are fitted as ``X / s``.
-
-    The wrapper validates ``X`` (NaN allowed; the function applies its own rules; a
-    :class:`repro.linalg.Covariance` is passed through as it is), refuses data with no variance when
-    ``method`` is given, and when :func:`check_scale` asks for it calls the function on
-    ``X / s`` and returns ``unscale_result(result, s, X.shape)``. Ordinarily scaled data are passed
-    through unchanged (``s = 1``), so results on them are exactly those of the undecorated function.
-    A ``callback`` of the function sees the rescaled quantities.
-    """
-
-    def deco(func):
-        @functools.wraps(func)
-        def wrapper(X, *args, **kwargs):
-            from ._chunked import is_dask
-            from .linalg import Covariance  # a given covariance is used as it is
-
-            if isinstance(X, Covariance) or is_dask(X):  # chunked data: read by the function
-                return func(X, *args, **kwargs)
-            # a float64 array is checked by the function itself (no second pass here)
-            float_array = isinstance(X, np.ndarray) and X.dtype == np.float64
-            arr = X if float_array else check_array(X, "X", allow_nan=True)
-            top = _max_abs(arr) if arr.ndim == 2 and arr.size else np.inf
-            if not np.isfinite(top):
-                return func(arr, *args, **kwargs)  # its own checks give the reason
-            if method is not None:
-                check_has_variance(arr, method)
-            s = _scale_for(top)
-            if s == 1.0:
-                return func(arr, *args, **kwargs)
-            return unscale_result(func(arr / s, *args, **kwargs), s, arr.shape)
-
-        return wrapper
-
-    return deco
 
 
 def check_has_variance(X: np.ndarray, method: str, name: str = "X") -> None:

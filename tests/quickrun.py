@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.claims import ERROR, VERDICTS
+from experiments.runner.claims import ERROR, VERDICTS
 
 
 def check_outputs(out, name: str, module, min_png_bytes: int = 5_000) -> tuple[pd.DataFrame, pd.DataFrame]:

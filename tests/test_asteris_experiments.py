@@ -14,7 +14,7 @@ from experiments import (
     asteris2014_fig6,
     bench_spannogram,
 )
-from experiments.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
 LEUK = (

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import claims as ledger
-from experiments._common import FIGURES_DIR
+from experiments.runner import claims as ledger
+from experiments.runner._common import FIGURES_DIR
 
 
 def _csv(name: str) -> pd.DataFrame:

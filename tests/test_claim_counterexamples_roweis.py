@@ -20,8 +20,8 @@ from experiments import (
     roweis1997_missing_data,
     roweis1997_sensible_pca,
 )
-from experiments._common import FIGURES_DIR
-from experiments.claims import REPRODUCED
+from experiments.runner._common import FIGURES_DIR
+from experiments.runner.claims import REPRODUCED
 
 _CACHE: dict[str, pd.DataFrame] = {}
 

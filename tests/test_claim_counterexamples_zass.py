@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from experiments import _zass, bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4, zass2006_fig5
-from experiments._common import FIGURES_DIR
-from experiments.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
+from experiments.runner._common import FIGURES_DIR
+from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 
 
 def _verdict(module, claim_id, df):

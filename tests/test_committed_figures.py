@@ -9,9 +9,9 @@ import importlib
 import pandas as pd
 import pytest
 
-from experiments import __main__ as cli
-from experiments import claims as ledger
-from experiments._common import FIGURES_DIR, Config, style
+from experiments.runner import claims as ledger
+from experiments.runner import cli
+from experiments.runner._common import FIGURES_DIR, Config, style
 
 EXPERIMENTS = [n for n in cli.experiment_names() if (FIGURES_DIR / f"{n}.csv").exists()]
 

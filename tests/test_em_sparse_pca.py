@@ -1134,6 +1134,7 @@ def test_screened_block_gives_the_plain_iterates(nonneg):
     import sys
 
     m = sys.modules["repro.em_sparse_pca"]
+    screening = sys.modules["repro.em_sparse_pca.screening"]  # where the screening threshold lives
     X = _wide(21, nonneg=nonneg)
     op = Covariance.from_data(X)
     D = op.n_features
@@ -1175,12 +1176,12 @@ def test_screened_block_gives_the_plain_iterates(nonneg):
     # the estimator: the same component either way
     kw = dict(cardinality=8, nonneg=nonneg, renormalize=True, random_state=3)
     fit_s = EMSparsePCA(2, **kw).fit(X)
-    saved = m.SCREEN_MIN_SAMPLES
-    m.SCREEN_MIN_SAMPLES = 10**9
+    saved = screening.SCREEN_MIN_SAMPLES
+    screening.SCREEN_MIN_SAMPLES = 10**9
     try:
         fit_p = EMSparsePCA(2, **kw).fit(X)
     finally:
-        m.SCREEN_MIN_SAMPLES = saved
+        screening.SCREEN_MIN_SAMPLES = saved
     np.testing.assert_allclose(fit_s.components_, fit_p.components_, atol=1e-10)
     np.testing.assert_allclose(fit_s.explained_variance_, fit_p.explained_variance_, rtol=1e-11)
     np.testing.assert_array_equal(fit_s.n_iter_, fit_p.n_iter_)

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import __main__ as cli
-from experiments import claims as ledger
-from experiments._common import Config, preprocess, run_module
+from experiments.runner import claims as ledger
+from experiments.runner import cli
+from experiments.runner._common import Config, preprocess, run_module
 
 TOY = textwrap.dedent(
     '''
@@ -16,8 +16,8 @@ TOY = textwrap.dedent(
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from experiments import _common
-    from experiments.claims import Claim, Outcome, REPRODUCED, NOT_REPRODUCED
+    from experiments.runner import _common
+    from experiments.runner.claims import Claim, Outcome, REPRODUCED, NOT_REPRODUCED
 
     TITLE = "Toy: y = 2x"
 
@@ -149,7 +149,7 @@ def test_preprocess_named_steps():
 
 
 def test_redraw_rebuilds_figure_and_ledger_from_csv(toy_module, tmp_path):
-    from experiments._common import redraw_module
+    from experiments.runner._common import redraw_module
 
     out = tmp_path / "figs"
     run_module(toy_module, Config(quick=True, out=out))

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments import __main__ as cli
-from experiments import _describe, _preflight, _runtimes
-from experiments import claims as ledger
-from experiments._common import FIGURES_DIR, Config, PanelDroppedError, run_module
+from experiments.runner import _describe, _preflight, _runtimes, cli
+from experiments.runner import claims as ledger
+from experiments.runner._common import FIGURES_DIR, Config, PanelDroppedError, run_module
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -28,8 +27,8 @@ TOY = textwrap.dedent(
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from experiments import _common
-    from experiments.claims import Claim, Outcome, REPRODUCED
+    from experiments.runner import _common
+    from experiments.runner.claims import Claim, Outcome, REPRODUCED
 
     TITLE = "Toy {name}"
     DATA = {data!r}
@@ -254,7 +253,7 @@ def test_data_help_uses_one_program_name(capsys):
 
 
 def test_redraw_names_a_damaged_csv_and_survives_a_damaged_claims_file(toys, tmp_path):
-    from experiments._common import redraw_module
+    from experiments.runner._common import redraw_module
 
     run_module("toycli.ok", Config(quick=True, out=tmp_path))
     (tmp_path / "claims" / "ok.csv").write_text("")  # torn by a kill of the old runner

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import __main__ as cli
-from experiments import _atomic, _runtimes
-from experiments import claims as ledger
+from experiments.runner import _atomic, _runtimes, cli
+from experiments.runner import claims as ledger
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,8 +34,8 @@ TOY = textwrap.dedent(
     import numpy as np
     import pandas as pd
 
-    from experiments import _common
-    from experiments.claims import Claim, Outcome, REPRODUCED
+    from experiments.runner import _common
+    from experiments.runner.claims import Claim, Outcome, REPRODUCED
 
     TITLE = "Toy {n}: y = {n} x"
     DATA = ()

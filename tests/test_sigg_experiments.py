@@ -15,7 +15,7 @@ from experiments import (
     sigg2008_fig4,
     sigg2008_timing,
 )
-from experiments.claims import NOT_REPRODUCED, REPRODUCED
+from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
 LEUK = (

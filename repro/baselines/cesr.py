@@ -27,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._base import scale_free
+from .._rescale import rescaled
 from .._threads import blas_limited
-from .._validation import check_array, check_int, rescaled
+from .._validation import check_array, check_int
 
 __all__ = ["ce_scores", "cesr_select", "svd_entropy"]
 

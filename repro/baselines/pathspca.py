@@ -29,8 +29,9 @@ import numpy as np
 import scipy.linalg
 
 from .._base import unscale_path
+from .._rescale import rescaled
 from .._threads import blas_limited
-from .._validation import check_cardinalities, check_int, rescaled
+from .._validation import check_cardinalities, check_int
 from ..em_sparse_pca import CardinalityPath, _as_data
 
 __all__ = ["pathspca"]

@@ -18,8 +18,9 @@ import time
 import numpy as np
 
 from .._base import unscale_path
+from .._rescale import rescaled
 from .._threads import blas_limited
-from .._validation import check_cardinalities, rescaled
+from .._validation import check_cardinalities
 from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
 
 __all__ = ["simple_thresholding", "thresholding_path"]

@@ -5,7 +5,7 @@ An experiment module (``experiments/<paper><year>_<fig|table><n>.py``) defines
 ``TITLE``
     One line: the paper and the figure or table it regenerates.
 ``CLAIMS``
-    A list of :class:`experiments.claims.Claim` checked on its CSV.
+    A list of :class:`experiments.runner.claims.Claim` checked on its CSV.
 ``compute(cfg: Config) -> pandas.DataFrame``
     All the work, returning one tidy frame (one row per method x setting x seed). ``cfg.quick`` asks
     for small sizes that finish in seconds (the test suite runs every experiment that way).
@@ -19,12 +19,12 @@ An experiment module (``experiments/<paper><year>_<fig|table><n>.py``) defines
     A tuple of the dataset files the full run reads: registry names (``"cbcl_faces/CBCL_Face.mat"``) or
     loader names (``"load_cbcl_faces"``); ``DATA_QUICK`` the same for ``--quick`` (default ``DATA``).
     Without it the runner maps the ``data_fetch`` loaders the module mentions (see
-    ``experiments._preflight``). Every file is checked before anything is computed.
+    ``experiments.runner._preflight``). Every file is checked before anything is computed.
 
 Nothing runs at import time; the module docstring states every choice the paper left open (it is shown,
 with the title, the claims and the recorded run time, by ``python -m experiments.NAME --help``).
 
-Outputs are written atomically (``experiments._atomic``): a kill never leaves a truncated CSV, PNG or
+Outputs are written atomically (``experiments.runner._atomic``): a kill never leaves a truncated CSV, PNG or
 table, and never loses the previous version. A panel a figure cannot draw is never dropped silently:
 raise :class:`PanelDroppedWarning` (or any ``UserWarning`` saying a panel was skipped or dropped) and
 the run fails instead of writing a figure with a hole in it.
@@ -56,7 +56,7 @@ from . import _preflight, _runtimes
 from . import claims as ledger
 from ._atomic import atomic_path, atomic_write_text
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 FIGURES_DIR = REPO_ROOT / "figures"
 
 __all__ = [

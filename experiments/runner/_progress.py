@@ -17,7 +17,7 @@ from . import _runtimes
 __all__ = ["PROGRESS_ENV", "Progress"]
 
 PROGRESS_ENV = "REPRO_PROGRESS_INTERVAL"
-FIGURES_DIR = Path(__file__).resolve().parent.parent / "figures"
+FIGURES_DIR = Path(__file__).resolve().parents[2] / "figures"
 
 
 def _interval() -> float:

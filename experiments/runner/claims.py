@@ -7,7 +7,7 @@ Checks look at the data only; they are written from the paper's sentence and nev
 
 After an experiment runs, its rows are written to ``<out>/claims/<experiment>.csv`` and
 ``<out>/CLAIMS.md`` is rebuilt from every such file, so running one experiment updates its rows and
-keeps the others. Every write is atomic (``experiments._atomic``) and the rebuild holds the folder's
+keeps the others. Every write is atomic (``experiments.runner._atomic``) and the rebuild holds the folder's
 lock; a damaged claims file is skipped and named in ``CLAIMS.md``, never fatal.
 """
 

@@ -14,7 +14,7 @@ from . import _runtimes
 
 __all__ = ["describe", "docstring", "runtime_line", "title"]
 
-_PKG_DIR = Path(__file__).resolve().parent
+_PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
 FIGURES_DIR = _PKG_DIR.parent / "figures"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 __all__ = ["check_data", "check_out", "declared_data"]
 
-_PKG_DIR = Path(__file__).resolve().parent
+_PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
 
 #: Declarations the runner holds for modules that declare nothing yet, used only when the module has no
 #: ``DATA``/``DATA_QUICK`` of its own (move them into the module and delete them here):

@@ -1,0 +1,406 @@
+"""Command line: ``python -m experiments`` or ``repro``.
+
+repro list                          the experiments, one line each, with their recorded run times
+repro run NAME... [--quick] [--out DIR] [--seed S] [--jobs N]
+repro run all [--quick] ...         every figure, table and benchmark, then figures/CLAIMS.md
+repro run NAME --help               what the experiment reproduces, its choices, claims and run time
+repro redraw NAME...|all            figures and claims again from the CSVs, no compute
+repro claims [NAME...] [--verdict V] [--paper P] [--timing|--no-timing] [--markdown] [--out DIR]
+repro data [--fetch]                dataset files and their state (mirror / cached / missing)
+
+Only the standard library is imported at start (``repro --help`` and ``repro list`` read the
+experiments' sources with ``ast``); NumPy, Numba and the library load when something runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import _describe, _runtimes
+from ._progress import PROGRESS_ENV, Progress
+
+_NOT_EXPERIMENTS = {"__main__"}
+_PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
+FIGURES_DIR = _PKG_DIR.parent / "figures"
+PAPERS = ("roweis1997", "sigg2008", "zass2006", "bench")
+
+
+def experiment_names() -> list[str]:
+    """Every experiment module: the data overview first, then papers in order, benchmarks last."""
+    names = [
+        p.stem for p in _PKG_DIR.glob("*.py") if not p.stem.startswith("_") and p.stem not in _NOT_EXPERIMENTS
+    ]
+
+    def key(name: str):
+        return (name != "data_overview", name.startswith("bench_"), name)
+
+    return sorted(names, key=key)
+
+
+def _title(name: str) -> str:
+    return _describe.title(name)
+
+
+def _module_name(name: str) -> str:
+    """``sigg2008_fig2`` -> ``experiments.sigg2008_fig2``; a dotted name is a module path used as is."""
+    return name if "." in name else f"experiments.{name}"
+
+
+def _stem(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _source(name: str) -> Path | None:
+    """The source file of experiment ``name`` (None when there is no such module), without importing it."""
+    if "." not in name:
+        path = _PKG_DIR / f"{name}.py"
+        return path if path.is_file() and name in experiment_names() else None
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin else None
+
+
+def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
+    import traceback
+
+    from . import _common
+
+    try:
+        fn = _common.redraw_module if redraw else _common.run_module
+        return name, True, fn(_module_name(name), cfg)
+    except Exception as exc:
+        if isinstance(exc, _common.PanelDroppedError):  # a known cause: one line, no traceback
+            return name, False, str(exc)
+        return name, False, traceback.format_exc()
+
+
+# --------------------------------------------------------------------------- run
+def cmd_run(args) -> int:
+    available = experiment_names()
+    names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
+    if args.redraw and args.names == ["all"]:
+        names = [n for n in available if (args.out / f"{n}.csv").exists()]
+    sources = {n: _source(n) for n in names}
+    unknown = [n for n, path in sources.items() if path is None]
+    if unknown:
+        print(
+            f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all {len(available)} "
+            "(a dotted name is taken as the module path of an experiment outside this package).",
+            file=sys.stderr,
+        )
+        return 2
+    from . import _atomic, _preflight
+
+    problem = _preflight.check_out(args.out)
+    if problem is None and not args.redraw:
+        problem = _preflight.check_data(
+            [_stem(n) for n in names], args.quick, {_stem(n): p for n, p in sources.items()}
+        )
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+
+    from . import _common
+    from . import claims as ledger
+
+    _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
+    cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
+    failed: list[str] = []
+    t0 = time.perf_counter()
+    prog = Progress(
+        names, args.quick, args.jobs, cfg.out, "redrawing" if args.redraw else "running", key=_stem
+    )
+    try:
+        if args.jobs > 1 and len(names) > 1:
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+                futures = {}
+                for n in names:
+                    futures[pool.submit(_run_one, n, cfg, args.redraw)] = n
+                for n in names[: args.jobs]:
+                    prog.start(n)
+                pending = names[args.jobs :]
+                for fut in as_completed(futures):
+                    _report(fut.result(), failed, prog)
+                    prog.finish(futures[fut])
+                    if pending:
+                        prog.start(pending.pop(0))
+        else:
+            for n in names:
+                prog.start(n)
+                _report(_run_one(n, cfg, args.redraw), failed, prog)
+                prog.finish(n)
+    finally:
+        prog.close()
+    took = time.perf_counter() - t0
+    if failed:
+        print(
+            f"{len(names) - len(failed)}/{len(names)} experiments ran in {took:.0f} s; failed: "
+            f"{', '.join(failed)}. {cfg.out / 'CLAIMS.md'} and README.md were left as they were (they are "
+            f"rewritten only by a run in which every selected experiment succeeded); the claims files of "
+            f"the others are in {cfg.out / 'claims'}.",
+            file=sys.stderr,
+        )
+        return 1
+    path = ledger.render_ledger(cfg.out)
+    if cfg.out.resolve() == _common.FIGURES_DIR.resolve():
+        readme = _common.REPO_ROOT / "README.md"
+        if readme.exists():
+            ledger.update_readme(readme, cfg.out, {n: _title(n) for n in available})
+    print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {path}")
+    return 0
+
+
+def _report(result, failed, prog) -> None:
+    name, ok, text = result
+    if ok:
+        prog.say(text)
+    else:
+        failed.append(name)
+        prog.say(f"{name} FAILED:\n{text.rstrip()}", err=True)
+
+
+# --------------------------------------------------------------------------- list, help
+def cmd_list(_args) -> int:
+    names = experiment_names()
+    times = _runtimes.read(FIGURES_DIR)
+    width = max(len(n) for n in names)
+    print(f"{'experiment':<{width}}  {'full':>9}  {'--quick':>7}  title")
+    for name in names:
+        full = times.get((name, False))
+        quick = times.get((name, True))
+        print(
+            f"{name:<{width}}  {_runtimes.fmt_seconds(full[0]) if full else '?':>9}  "
+            f"{_runtimes.fmt_seconds(quick[0]) if quick else '?':>7}  {_title(name)}"
+        )
+    totals = []
+    for quick, label in ((False, "full"), (True, "--quick")):
+        got = [times[(n, quick)][0] for n in names if (n, quick) in times]
+        if got:
+            partial = "" if len(got) == len(names) else f" ({len(got)} of {len(names)} recorded)"
+            totals.append(f"{_runtimes.fmt_seconds(sum(got))} {label}{partial}")
+    print(
+        "\nRun times recorded in figures/runtimes.csv, one after the other: "
+        f"{'; '.join(totals) or 'none yet'}."
+        " `repro run NAME --help` explains one experiment."
+    )
+    return 0
+
+
+def _experiment_help(names: list[str]) -> int:
+    available = experiment_names()
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all.", file=sys.stderr)
+        return 2
+    from . import _common
+
+    for i, name in enumerate(names):
+        if i:
+            print("\n" + "-" * 100 + "\n")
+        _common.experiment_parser(f"experiments.{name}").print_help()
+    return 0
+
+
+# --------------------------------------------------------------------------- claims
+_VERDICT_WORDS = {
+    "reproduced": "reproduced",
+    "partly": "partly reproduced",
+    "partly reproduced": "partly reproduced",
+    "partial": "partly reproduced",
+    "not": "not reproduced",
+    "not reproduced": "not reproduced",
+    "too close": "too close to call",
+    "too close to call": "too close to call",
+    "check failed": "check failed",
+    "failed": "check failed",
+    "error": "check failed",
+}
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: max(width - 3, 1)] + "..."
+
+
+def cmd_claims(args) -> int:
+    out = Path(args.out)
+    claims_dir = out / "claims"
+    if not claims_dir.is_dir() or not any(p for p in claims_dir.glob("*.csv") if not p.name.startswith(".")):
+        print(
+            f"no ledger in {out} (no {claims_dir}/*.csv). Make it with `repro run all` (writes figures/; "
+            f"`repro list` shows the time), or for a quick look `repro run all --quick --out /tmp/repro` "
+            f"then `repro claims --out /tmp/repro`.",
+            file=sys.stderr,
+        )
+        return 1
+    if args.markdown and not (args.names or args.verdict or args.paper or args.timing is not None):
+        path = out / "CLAIMS.md"
+        if path.exists():
+            print(path.read_text(), end="")
+            return 0
+    from . import claims as ledger
+
+    df = ledger.read_ledger(out)
+    for d in df.attrs.get("damaged", []):
+        print(f"skipped damaged claims file: {d}", file=sys.stderr)
+    if args.names:
+        unknown = [n for n in args.names if n not in set(df.experiment)]
+        if unknown:
+            print(
+                f"no claims for {', '.join(unknown)} in {out}; experiments with claims: "
+                f"{', '.join(sorted(set(df.experiment)))}.",
+                file=sys.stderr,
+            )
+            return 2
+        df = df[df.experiment.isin(args.names)]
+    if args.paper:
+        df = df[df.experiment.str.startswith(tuple(args.paper))]
+    if args.verdict:
+        wanted = []
+        for v in args.verdict:
+            key = v.strip().lower()
+            if key not in _VERDICT_WORDS:
+                print(
+                    f"--verdict {v!r} is not a verdict; use one of: {', '.join(ledger.VERDICTS)}.",
+                    file=sys.stderr,
+                )
+                return 2
+            wanted.append(_VERDICT_WORDS[key])
+        df = df[df.verdict.isin(wanted)]
+    timing = ledger.is_timing(df) if len(df) else df.experiment.astype(bool)
+    if args.timing is not None:
+        df = df[timing if args.timing else ~timing]
+        timing = ledger.is_timing(df) if len(df) else df.experiment.astype(bool)
+    if args.markdown:
+        print("| experiment | id | claim | published | reproduced | verdict | note |")
+        print("|---|---|---|---|---|---|---|")
+        for r in df.itertuples(index=False):
+            cells = (r.experiment, r.id, r.claim, r.published, r.reproduced, r.verdict, r.note)
+            print("| " + " | ".join(ledger._cell(c) for c in cells) + " |")
+        return 0
+    import shutil
+
+    width = max(shutil.get_terminal_size((120, 24)).columns, 80)
+    for r, t in zip(df.itertuples(index=False), timing, strict=True):
+        mark = "T" if t else " "
+        quick = " (quick)" if str(r.quick).lower() == "true" else ""
+        head = f"{r.verdict:<17}  {mark}  {r.experiment}/{r.id}{quick}"
+        print(head if len(head) <= width else head[: width - 3] + "...")
+        detail = f"published {r.published or '(qualitative)'}; reproduced {r.reproduced}"
+        print("    " + _short(detail, width - 4))
+        if args.verbose:
+            print("    " + _short(r.claim, width - 4))
+            if r.note:
+                print("    note: " + _short(r.note, width - 10))
+    counts = df.verdict.value_counts()
+    summary = ", ".join(f"{int(counts[v])} {v}" for v in ledger.VERDICTS if v in counts) or "no rows"
+    print(
+        f"\n{len(df)} claim(s): {summary}. T = timing claim (machine-dependent). Full text: --verbose, "
+        f"or {out / 'CLAIMS.md'}."
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------- main
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="repro",
+        description="Regenerate the papers' figures and tables and check their claims.",
+        epilog=(
+            "Examples: `repro list`; `repro run sigg2008_fig2 --help`; `repro run all --quick --out /tmp/q`; "
+            "`repro run all --jobs 2` (full run into figures/); `repro claims --verdict 'not reproduced'`. "
+            f"Environment: REPRO_DATA_MIRROR (read-only data folder), REPRO_DATA_DIR (cache), "
+            f"REPRO_OFFLINE=1 (never download), {PROGRESS_ENV} (seconds between progress lines in logs, "
+            "default 30)."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list the experiments with their recorded run times")
+    p_run = sub.add_parser(
+        "run",
+        help="run experiments by name, or `all`",
+        description=(
+            "Run experiments: compute, write <out>/NAME.csv and .png, check the claims, record the run "
+            "time; then rebuild <out>/CLAIMS.md (and README.md when --out is figures/) if every selected "
+            "experiment succeeded. `repro run NAME --help` explains one experiment."
+        ),
+    )
+    p_run.add_argument("names", nargs="+", help="experiment names, or `all`")
+    p_run.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
+    p_run.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
+    p_run.add_argument(
+        "--out", type=Path, default=FIGURES_DIR,
+        help="output folder (default figures/, the committed outputs; use another to keep them)",
+    )  # fmt: skip
+    p_run.add_argument(
+        "--jobs", type=int, default=1, help="experiments run in parallel processes (default 1)"
+    )
+    p_run.set_defaults(redraw=False)
+    p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
+    p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
+    p_redraw.add_argument("--out", type=Path, default=FIGURES_DIR)
+    p_redraw.add_argument("--jobs", type=int, default=1)
+    p_redraw.set_defaults(redraw=True, quick=False, seed=0)
+    p_claims = sub.add_parser(
+        "claims",
+        help="query the claims ledger",
+        description=(
+            "The claims ledger as a compact list: verdict, T for a timing (machine-dependent) claim, "
+            "experiment/id, published and reproduced values. Filters combine."
+        ),
+    )
+    p_claims.add_argument("names", nargs="*", help="only these experiments (e.g. sigg2008_fig3)")
+    p_claims.add_argument(
+        "--verdict", action="append",
+        help="only this verdict (repeatable): reproduced, 'partly reproduced', 'not reproduced', "
+        "'too close to call', 'check failed'",
+    )  # fmt: skip
+    p_claims.add_argument(
+        "--paper", action="append", choices=PAPERS, help="only this paper's experiments (repeatable)"
+    )
+    g = p_claims.add_mutually_exclusive_group()
+    g.add_argument("--timing", dest="timing", action="store_true", default=None, help="only timing claims")
+    g.add_argument("--no-timing", dest="timing", action="store_false", help="only non-timing claims")
+    p_claims.add_argument("-v", "--verbose", action="store_true", help="also the claim's sentence and note")
+    p_claims.add_argument("--markdown", action="store_true", help="Markdown table (no filter: CLAIMS.md)")
+    p_claims.add_argument(
+        "--out", type=Path, default=FIGURES_DIR,
+        help="folder of the ledger (default figures/): the --out of the run that wrote it",
+    )  # fmt: skip
+    sub.add_parser(
+        "data", help="dataset files and their state; --fetch downloads the missing", add_help=False
+    )
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"] and ({"-h", "--help"} & set(argv)):
+        available = experiment_names()
+        names = [a for a in argv[1:] if a in available]
+        if names:
+            return _experiment_help(names)
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "data":
+        from data_fetch._cli import cli
+
+        return cli(rest, prog="repro data")
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command in ("run", "redraw") and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""EM PCA on complete data (Roweis 1997, Sec. 3): the zero-noise EM iterations.
+
+e-step ``X = (C'C)^-1 C'Y``, m-step ``C_new = Y X'(XX')^-1``; with ``C = QR`` and one pass computing
+``U = Y Q``, ``A = Y'U``, ``G = U'U`` they are ``Z = U R^-T`` and ``C_new = A G^-1 R``
+(:func:`_em_complete`, any k, with the optional oversampled Rayleigh-Ritz step), and for k = 1 on in-memory
+data the fused rank-one iteration (:func:`_em_rank1`, kernel :func:`repro.kernels.em_pca.rank1_mstep`).
+Inputs are validated data sources (:mod:`repro._chunked`); nothing here re-checks ``X``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+
+from ..kernels.em_pca import rank1_mstep as _rank1_mstep
+from ._common import _chol, _finish_history, _new_history, _ritz, _sin_orth
+
+
+def _em_complete(source, C0, max_iter, tol, callback, k=None):
+    """EM PCA on complete data (Roweis 1997, Sec. 3), any k; ``source`` provides the passes.
+
+    ``C0`` may have more columns than the ``k`` components wanted (oversampling): the EM then runs on all
+    of them and convergence is measured on the span of the top-k Rayleigh-Ritz vectors of each pass.
+    Returns an orthonormal basis of the final (top-k) subspace and its Gram matrix ``(YQ)'(YQ)``.
+    """
+    n, ss = source.n, source.ss
+    k_fit = C0.shape[1]
+    k = k_fit if k is None else k
+    C = C0
+    Q, R = np.linalg.qr(C)
+    hist = _new_history()
+    change = math.nan
+    Qk_prev = None
+    n_iter = 0
+    converged = False
+    while True:
+        A, G = source.products(Q)  # U = Y Q; A = Y'U; G = U'U
+        g, V = _ritz(G)
+        lam = g[:k] / (n - 1)
+        Ck = C
+        if k < k_fit:  # oversampled: follow the top-k Ritz subspace
+            if not g[k - 1] > 1e-13 * g[0]:
+                _chol(
+                    np.zeros((1, 1)), "Y'Y restricted to the top-k Ritz subspace"
+                )  # raises, as for k = k_fit
+            Ck = Qk = Q @ V[:, :k]
+            if Qk_prev is not None:
+                change = _sin_orth(Qk_prev, Qk)
+                hist["subspace_change"].append(change)
+            Qk_prev = Qk
+        hist["reconstruction_error"].append(max(ss - float(g[:k].sum()), 0.0) / n)
+        hist["eigenvalues"].append(lam)
+        if callback is not None and callback(n_iter, Ck, lam):
+            converged = True
+            break
+        if change < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        if k < k_fit:
+            # oversampled block EM: span C_new = span A; orthonormalize A directly (no G^-1, so oversampled
+            # columns beyond the rank of the data are harmless: the Rayleigh-Ritz step ranks them last)
+            C_new = A
+        else:
+            # m-step C_new = Y X'(XX')^-1 = A G^-1 R  (e-step X = (C'C)^-1 C'Y = R^-1 Q'Y)
+            C_new = A @ scipy.linalg.cho_solve(_chol(G, "Y'Y restricted to the current subspace"), R)
+        Q_new, R = np.linalg.qr(C_new)
+        if k == k_fit:
+            change = _sin_orth(Q, Q_new)
+            hist["subspace_change"].append(change)
+        C, Q = C_new, Q_new
+        n_iter += 1
+    if k < k_fit:
+        return Q @ V[:, :k], np.diag(g[:k]), n_iter, converged, _finish_history(hist)
+    return Q, G, n_iter, converged, _finish_history(hist)
+
+
+def _em_rank1(source, c0, max_iter, tol, callback):
+    """EM PCA with k = 1 on complete in-memory data (a :class:`repro._chunked.DenseSource`): per iteration
+    two BLAS products (over the centred copy, or block by block for a large array) and one O(p) kernel."""
+    n, p, ss = source.n, source.p, source.ss
+    r = float(np.linalg.norm(c0))
+    q = np.ascontiguousarray(c0 / r)
+    q_new = np.empty(p)
+    u = np.empty(n)
+    a = np.empty(p)
+    errs, eigs, changes = [], [], [math.nan]
+    change = math.nan
+    n_iter = 0
+    converged = False
+    while True:
+        g = source.rank1(q, u, a)
+        lam = g / (n - 1)
+        errs.append(max(ss - g, 0.0) / n)
+        eigs.append(lam)
+        if callback is not None and callback(n_iter, (q * r)[:, None], np.array([lam])):
+            converged = True
+            break
+        if change < tol:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        if not g > 0.0:
+            raise ValueError("the data have zero variance along the current direction; cannot continue.")
+        # m-step: C_new = a r / g (Roweis 1997, Sec. 3, with x = u / r)
+        r, change = _rank1_mstep(a, g, r, q, q_new)
+        changes.append(change)
+        q, q_new = q_new, q
+        n_iter += 1
+    hist = {
+        "iteration": np.arange(len(errs)),
+        "subspace_change": np.array(changes[: len(errs)], dtype=float),
+        "reconstruction_error": np.array(errs, dtype=float),
+        "eigenvalues": np.array(eigs, dtype=float)[:, None],
+    }
+    return q[:, None], np.array([[g]]), n_iter, converged, hist

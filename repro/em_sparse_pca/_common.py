@@ -1,0 +1,49 @@
+"""Shared records of the sparse / non-negative EM (Sigg & Buhmann 2008): one EM run, the settings of a
+component's restarts, one fitted component, and the constants of the multi-component strategies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_ORTHOGONALITY = ("deflation", "disjoint", "quasi")
+_MAX_REDRAWS = 50  # random starts drawn to replace one that collapses to the zero vector
+_RHO_MAX = 1e12  # largest relative quasi-orthogonality penalty tried
+
+
+@dataclass
+class _Run:
+    w: np.ndarray
+    h: float  # w'Cw on the working operator
+    n_iter: int
+    status: int
+    history: np.ndarray  # h of every iterate, start included
+    n_iter_total: int = 0  # iterations including collapsed starts that were redrawn
+    mean: np.ndarray | None = None  # the run's mean (missing-value operator only)
+
+
+@dataclass
+class _Settings:
+    nonneg: bool
+    init: object  # "auto", "pc", "random" or an ndarray (D,)
+    n_restarts: int
+    renormalize: bool
+    tol: float
+    max_iter: int
+
+
+@dataclass
+class _Component:
+    w: np.ndarray  # final (renormalized if asked)
+    w_em: np.ndarray  # as EM found it
+    h: float
+    h_em: float
+    n_iter: int
+    n_iter_total: int
+    status: int
+    history: np.ndarray
+    rho: float = 0.0
+    mean: np.ndarray | None = None
+    mean_em: np.ndarray | None = None

@@ -1,0 +1,443 @@
+"""The public forms of the sparse / non-negative EM (Sigg & Buhmann 2008): :class:`EMSparsePCA`,
+:func:`em_sparse_pca`, :func:`em_sparse_pca_path` and the path record :class:`CardinalityPath`.
+
+``X`` is validated once here, at the public boundary, and the validated array goes inward
+(:mod:`.operators`, :mod:`.solvers`, :mod:`.components`), which do not check it again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._base import ProjectionMixin, unscale_fitted, unscale_path
+from .._chunked import DaskSource, is_dask
+from .._rescale import rescaled
+from .._threads import blas_limited
+from .._validation import (
+    check_array,
+    check_cardinalities,
+    check_has_variance,
+    check_int,
+    check_random_state,
+    check_real,
+    check_scale,
+    warn_not_converged,
+)
+from ..kernels.em_sparse_pca import MAX_ITER
+from ..linalg import Covariance
+from ._common import _Settings
+from .components import _check_params, _fit
+from .missing import _ObservedData
+from .operators import _prepare, _quad_rows, _rank_and_pc
+from .restarts import DEFAULT_STARTS, _check_init, _resolve_restarts, _solve_component
+
+
+@dataclass
+class CardinalityPath:
+    """One leading sparse component per cardinality, as a sparse-PCA method sweeps ``K``.
+
+    Shared by :func:`em_sparse_pca_path` and the baselines (thresholding, PathSPCA, SPCA).
+
+    Attributes
+    ----------
+    method : str
+    cardinalities : ndarray of int, shape (n_k,)
+    components : ndarray, shape (n_k, n_features)
+        Unit-norm loadings as the method found them (row ``j`` for ``cardinalities[j]``).
+    variance : ndarray, shape (n_k,)
+        ``w'Cw`` with ``C`` the sample covariance (``ddof=1``) of the input.
+    components_opt, variance_opt : ndarray, shapes (n_k, n_features), (n_k,)
+        After renormalization on the support (optimal weights for the sparsity pattern); equal to the
+        plain ones for methods that are optimal on their support by construction, NaN when not computed.
+    n_iter : ndarray of int, shape (n_k,)
+        Iterations of the kept run (EM iterations, SPCA alternations, greedy steps).
+    n_iter_total : ndarray of int, shape (n_k,)
+        Iterations spent for that ``K`` over all restarts (the cost driver).
+    time : ndarray, shape (n_k,)
+        Wall-clock seconds it cost to produce that ``K`` (renormalization included), given the shared
+        work in ``init_time``. For forward-greedy methods (PathSPCA) it is cumulative: the time of
+        steps ``1..K``.
+    init_time : float
+        Seconds of work shared by all ``K`` (e.g. the first principal component).
+    """
+
+    method: str
+    cardinalities: np.ndarray
+    components: np.ndarray
+    variance: np.ndarray
+    components_opt: np.ndarray
+    variance_opt: np.ndarray
+    n_iter: np.ndarray
+    time: np.ndarray
+    init_time: float = 0.0
+    n_iter_total: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        if self.n_iter_total is None:
+            self.n_iter_total = np.asarray(self.n_iter).copy()
+
+    def __len__(self) -> int:
+        return len(self.cardinalities)
+
+    def to_frame(self):
+        """A tidy ``pandas.DataFrame``: one row per cardinality."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "method": self.method,
+                "cardinality": self.cardinalities,
+                "nnz": (self.components != 0).sum(axis=1),
+                "variance": self.variance,
+                "variance_opt": self.variance_opt,
+                "n_iter": self.n_iter,
+                "n_iter_total": self.n_iter_total,
+                "time": self.time,
+            }
+        )
+
+
+class EMSparsePCA(ProjectionMixin, BaseEstimator):
+    """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
+
+    The restarts of a component run together as one block (:func:`_em_block`): each EM iteration
+    (Algorithms 1-2, Eqs. 13, 14, 17) is one matrix-matrix product with the covariance operator for all
+    active restarts, then the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
+
+    ``X`` may hold missing values (NaN), handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in
+    the zero-noise limit; see :class:`_ObservedData`), or be a ``dask.array`` (one pass over the data
+    per EM iteration, or one pass to form the covariance when the cost model prefers it).
+
+    Parameters
+    ----------
+    n_components : int
+        Number of components, computed one after another (Section 4).
+    cardinality : int, sequence of int, or None
+        Non-zeros per component (one for all, or one per component); ``None`` = no sparsity constraint.
+    nonneg : bool
+        Non-negative loadings (Eq. 17).
+    n_restarts : int or None
+        Starts per component, the best (largest variance) kept. ``None``: 5 for ``init="auto"``, 10 for
+        random starts (Sec. 5.2 uses the best of ten), 1 for the principal-component start.
+    init : None, "auto", "pc", "random", or ndarray of shape (n_features,) or (n_components, n_features)
+        Start. ``None`` or ``"auto"``: the first principal component of the (deflated) data (both signs
+        with ``nonneg``) plus random starts (non-negative ones with ``nonneg``), ``n_restarts`` in all, run
+        as one block; this beats both the paper's single PC start for sparse PCA (Sec. 3.1) and its random
+        starts for non-negative PCA (Sec. 3.2) on small brute-force problems (see the tests). ``"pc"``:
+        only the principal component (the paper's sparse PCA; both signs with ``nonneg``). ``"random"``:
+        random unit vectors. A start that collapses to the zero vector is replaced by a new random one
+        (up to 50 times). With missing values the principal component is that of the data with missing
+        entries set to the column means.
+    renormalize : bool
+        "emPCAopt": optimal weights on the found support (Sec. 5.1).
+    orthogonality : {"deflation", "disjoint", "quasi"}
+        ``"deflation"``: ``X <- X (I - ww')`` after each component (Eq. 18), plus, when ``nonneg``, disjoint
+        supports (Eq. 19: non-negative orthogonal components cannot share a feature). ``"disjoint"``: only
+        Eq. 19. ``"quasi"``: no deflation; the M-step QP gets the penalty ``alpha w'VV'w`` (Eq. 20) with
+        ``alpha = penalty * h`` (so ``penalty`` is scale free), tuned to ``min_angle_deg`` when given.
+    min_angle_deg : float or None
+        Minimum angle (degrees) to every earlier component for ``orthogonality="quasi"`` (Sec. 5.2 uses 85).
+        The penalty is then the smallest found (x10 steps, then bisection in log) that meets it.
+    penalty : float
+        The (initial) relative quasi-orthogonality penalty ``alpha / h``.
+    tol : float
+        Convergence: ``|w(t+1)' w(t)| > 1 - tol``.
+    max_iter : int
+    random_state : None, int or np.random.Generator
+    operator : {"auto", "data", "covariance"}
+        How the covariance is applied (:func:`repro.linalg.choose_operator`): ``"auto"`` iterates on the
+        ``D x D`` covariance when the cost model says it pays (``n_samples`` well above ``n_features``),
+        otherwise on the data. Same iterates to round-off either way. Data with missing values always
+        iterate on the data.
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+        Unit-norm loadings (rows).
+    explained_variance_ : ndarray, shape (n_components,)
+        ``w'Cw`` with ``C`` the sample covariance (ddof=1) of the training data (not deflated). With
+        missing values, ``C`` is the covariance of the data completed by the E-step of the first component
+        (missing entries filled with ``mean_ + y w_1``).
+    explained_variance_ratio_ : ndarray, shape (n_components,)
+        ``explained_variance_ / tr(C)`` (the same completed ``C`` with missing values).
+    n_iter_ : ndarray of int, shape (n_components,)
+        EM iterations of the kept run of each component.
+    history_ : list of ndarray
+        Per component, the reconstruction error ``||Xc - Xc w w'||_F^2 / (n - 1) = tr(C_l) - w'C_l w``
+        of every iterate of the kept run (start first, ``C_l`` the data the component was fitted on); with
+        missing values the squared error on the observed entries, over ``n - 1``.
+    penalty_ : ndarray, shape (n_components,)
+        Relative quasi-orthogonality penalty used per component (0 for the first and when not quasi).
+    mean_ : ndarray, shape (n_features,)
+        Column means (with missing values: estimated jointly with the first component).
+    n_features_in_ : int
+    operator_ : str
+        The operator used: ``"data"``, ``"covariance"`` or ``"missing"`` (the generalized E-step).
+
+    References
+    ----------
+    C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negative PCA. ICML 2008.
+    """
+
+    def __init__(
+        self,
+        n_components=1,
+        *,
+        cardinality=None,
+        nonneg=False,
+        n_restarts=None,
+        init=None,
+        renormalize=False,
+        orthogonality="deflation",
+        min_angle_deg=None,
+        penalty=1.0,
+        tol=1e-8,
+        max_iter=1000,
+        random_state=None,
+        operator="auto",
+    ):
+        self.n_components = n_components
+        self.cardinality = cardinality
+        self.nonneg = nonneg
+        self.n_restarts = n_restarts
+        self.init = init
+        self.renormalize = renormalize
+        self.orthogonality = orthogonality
+        self.min_angle_deg = min_angle_deg
+        self.penalty = penalty
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.operator = operator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN marks a missing entry (Roweis' generalized E-step)
+        return tags
+
+    def transform(self, X):
+        """Project ``X`` on the loadings, ``(X - mean_) @ components_.T``; NaN entries are missing.
+
+        A row with missing entries is first completed by its least-squares fit on the observed ones
+        (``mean_ + components_' z`` with ``z`` the least-squares coordinates, Roweis' E-step), then
+        projected, so complete rows give exactly the plain projection.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        from .._validation import check_n_features
+
+        check_is_fitted(self, "components_")
+        if is_dask(X):  # one pass, chunk by chunk; the result (n_samples, n_components) in memory
+            return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
+        X = check_array(X, "X", allow_nan=True)
+        check_n_features(self, X)
+        W = self.components_
+        Xc = X - self.mean_
+        miss = np.isnan(Xc)
+        if miss.any():
+            Xc = Xc.copy()
+            for i in np.flatnonzero(miss.any(axis=1)):
+                obs = ~miss[i]
+                z = np.linalg.lstsq(W[:, obs].T, Xc[i, obs], rcond=None)[0]
+                Xc[i, ~obs] = W[:, ~obs].T @ z
+        return Xc @ W.T
+
+    def fit(self, X, y=None):
+        """Fit on ``X`` (n_samples, n_features; NaN marks a missing entry; a ``dask.array`` is read in
+        chunks); returns self."""
+        s = 1.0
+        if not is_dask(X) and not isinstance(X, Covariance):
+            X = _valid_data(X)
+            check_has_variance(X, "EMSparsePCA")
+            s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
+            if s != 1.0:
+                X = X / s
+        n_vec = self.n_restarts if self.n_restarts is not None else DEFAULT_STARTS
+        n_vec = int(n_vec) if isinstance(n_vec, (int, np.integer)) else 1
+        op, mean, n = _prepare(X, self.operator, n_vec, checked=True)  # an array was checked above
+        self._fit_op(op, mean, n - 1)
+        unscale_fitted(self, s)
+        return self
+
+    def _fit_data(self, A, mean, rank_bound):
+        """Fit on a data factor ``A`` with ``A'A = C`` (used by :func:`fit_function_form`)."""
+        self._fit_op(Covariance(data=np.ascontiguousarray(A, dtype=np.float64)), mean, rank_bound)
+        return self
+
+    @blas_limited
+    def _fit_op(self, op, mean, rank_bound):
+        D = op.n_features
+        L, ks, orth, min_angle, penalty, tol, max_iter, init = _check_params(
+            self.get_params(), D, min(rank_bound, D)
+        )
+        rng = check_random_state(self.random_state)
+        comps = _fit(
+            op,
+            L,
+            ks,
+            nonneg=bool(self.nonneg),
+            init=init,
+            n_restarts=self.n_restarts,
+            renormalize=bool(self.renormalize),
+            orthogonality=orth,
+            min_angle_deg=min_angle,
+            penalty=penalty,
+            tol=tol,
+            max_iter=max_iter,
+            rng=rng,
+        )
+        W = np.array([c.w for c in comps])
+        missing = isinstance(op, _ObservedData)
+        if missing:
+            mean = comps[0].mean if comps[0].mean is not None else mean
+            ev, tr = op.completed_variance(W, W[0], mean)
+            total = np.full(L, tr)
+        else:
+            ev = _quad_rows(op, W)
+            total = np.full(L, op.trace())
+        self.components_ = W
+        self.explained_variance_ = ev
+        self.explained_variance_ratio_ = np.divide(ev, total, out=np.zeros(L), where=total > 0)
+        self.n_iter_ = np.array([c.n_iter for c in comps], dtype=np.int64)
+        # Reconstruction error tr(C_l) - h of every iterate, C_l the operator the component was fitted on.
+        self.history_ = [c.op.trace() - c.history for c in comps]
+        self.penalty_ = np.array([c.rho for c in comps])
+        self.cardinality_ = (W != 0).sum(axis=1)
+        self.mean_ = np.asarray(mean, dtype=np.float64)
+        self.n_features_in_ = D
+        self.operator_ = "missing" if missing else op.operator
+        return self
+
+
+def _valid_data(X) -> np.ndarray:
+    """The one check of an array ``X`` in a public call (NaN: missing entries)."""
+    return check_array(X, "X", min_samples=2, allow_nan=True)
+
+
+def em_sparse_pca(X, n_components=1, **params):
+    """Function form of :class:`EMSparsePCA`.
+
+    ``X`` is a data matrix (n_samples, n_features) or a :class:`repro.linalg.Covariance` (e.g. a given
+    correlation matrix, factored so the EM can run on it). Keyword parameters as for :class:`EMSparsePCA`.
+
+    Returns
+    -------
+    components : ndarray, shape (n_components, n_features)
+    explained_variance : ndarray, shape (n_components,)
+    """
+    est = EMSparsePCA(n_components, **params)
+    if isinstance(X, Covariance):
+        op, mean, n = _prepare(X, est.operator, 1)
+        est._fit_op(op, mean, min(n - 1, op.n_features))
+    else:
+        est.fit(X)
+    return est.components_, est.explained_variance_
+
+
+@blas_limited
+@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data)
+def em_sparse_pca_path(
+    X,
+    cardinalities,
+    *,
+    nonneg=False,
+    renormalize=True,
+    init=None,
+    n_restarts=None,
+    tol=1e-8,
+    max_iter=1000,
+    random_state=None,
+    operator="auto",
+) -> CardinalityPath:
+    """The first sparse (non-negative) component for every cardinality in one call.
+
+    The starts are computed once and reused for every ``K`` (Sec. 3.1: "as initialization is independent
+    of K, w(1) can be cached"): the first principal component and the same random starts (drawn once
+    from ``random_state``) -- so each ``K`` gives exactly what :class:`EMSparsePCA` gives for that ``K``
+    with the same arguments. ``init="warm"`` instead starts each ``K`` (in increasing order) from the
+    previous ``K``'s solution: fewer iterations, but possibly a different local optimum.
+
+    Parameters
+    ----------
+    X : array, shape (n_samples, n_features) (NaN: missing), dask.array, or Covariance
+    cardinalities : sequence of int
+        Each in ``1..n_features``; any order (results follow the given order).
+    nonneg, n_restarts, tol, max_iter, random_state, operator
+        As for :class:`EMSparsePCA`.
+    renormalize : bool
+        Also compute the renormalized ("emPCAopt") loadings and variances; NaN otherwise.
+    init : None, "auto", "pc", "random", "warm" or ndarray (n_features,)
+
+    Returns
+    -------
+    CardinalityPath
+        ``components`` are the EM loadings, ``components_opt`` the renormalized ones; ``time`` per ``K``
+        excludes the shared start (``init_time``).
+    """
+    t0 = time.perf_counter()
+    warm = isinstance(init, str) and init == "warm"
+    n_vec = n_restarts if isinstance(n_restarts, (int, np.integer)) else DEFAULT_STARTS
+    op, _, _ = _prepare(X, operator, int(n_vec), checked=True)  # an array was checked by the decorator
+    D = op.n_features
+    ks = check_cardinalities(cardinalities, D)
+    init_c = _check_init(None if warm else init, D, 1)
+    tol = check_real(tol, "tol", low=0.0, high=1.0, low_inclusive=False)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    rng = check_random_state(random_state)
+    nonneg = bool(nonneg)
+    kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or "auto")
+    R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
+
+    rank, pc = _rank_and_pc(op, need_rank=False)
+    if rank == 0:
+        raise ValueError("X has no variance (every column is constant); there is no component to find.")
+    seeds = rng.integers(0, 2**63 - 1, size=R)
+    excluded = np.zeros(D, dtype=bool)
+    init_time = time.perf_counter() - t0
+
+    n = ks.size
+    comps = np.zeros((n, D))
+    comps_opt = np.full((n, D), np.nan)
+    var = np.empty(n)
+    var_opt = np.full(n, np.nan)
+    n_iter = np.empty(n, dtype=np.int64)
+    n_total = np.empty(n, dtype=np.int64)
+    times = np.empty(n)
+    order = np.argsort(ks, kind="stable") if warm else np.arange(n)
+    prev = None
+    for j in order:
+        t1 = time.perf_counter()
+        start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
+        this_kind = kind if (prev is None or not warm) else prev
+        s = _Settings(nonneg, this_kind, R, bool(renormalize), tol, max_iter)
+        c = _solve_component(
+            op, int(ks[j]), s, excluded, start_rngs if prev is None or not warm else start_rngs[:1], pc
+        )
+        if c.status == MAX_ITER:
+            warn_not_converged("em_sparse_pca_path", max_iter, tol, f"(cardinality {ks[j]})")
+        comps[j], var[j] = c.w_em, c.h_em
+        if renormalize:
+            comps_opt[j], var_opt[j] = c.w, c.h
+        if isinstance(op, _ObservedData):  # report what EMSparsePCA reports: the completed data's variance
+            var[j] = op.completed_variance(c.w_em[None, :], c.w_em, c.mean_em)[0][0]
+            if renormalize:
+                var_opt[j] = op.completed_variance(c.w[None, :], c.w, c.mean)[0][0]
+        n_iter[j], n_total[j] = c.n_iter, c.n_iter_total
+        prev = c.w_em
+        times[j] = time.perf_counter() - t1
+    return CardinalityPath(
+        method="emPCA (nn)" if nonneg else "emPCA",
+        cardinalities=ks,
+        components=comps,
+        variance=var,
+        components_opt=comps_opt,
+        variance_opt=var_opt,
+        n_iter=n_iter,
+        time=times,
+        init_time=init_time,
+        n_iter_total=n_total,
+    )

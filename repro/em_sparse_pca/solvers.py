@@ -1,0 +1,137 @@
+"""The constrained EM (Sigg & Buhmann 2008, Algorithm 1 with the M-step of Algorithm 2 / Eq. 17).
+
+E-step ``y = X w / (w'w)``, M-step ``w* = X'y / (y'y)`` (Eq. 13) soft-thresholded at the (K+1)-th largest
+magnitude (cardinality, Eq. 14) or among the positive entries (non-negativity, Eq. 17), then normalized;
+the restarts of a component run together as one block (:func:`_em_block`) on a validated operator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
+from ..linalg import Covariance
+from ._common import _MAX_REDRAWS, _Run
+from .screening import _Screen
+
+
+def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True) -> list[_Run]:
+    """EM runs (Algorithms 1-2) from the rows of ``W0`` (R x D), all together.
+
+    One iteration of every active restart is one call ``op.products(W)`` (``W C`` and ``w'Cw`` for a block:
+    one matrix-matrix product) and the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` (the
+    O(D) projection per row). A restart that converges (``|w(t+1)' w(t)| > 1 - tol``) or reaches
+    ``max_iter`` leaves the block; one that collapses to the zero vector is replaced by a new random start
+    from its generator ``rngs[r]`` (up to 50 times) when given. Row ``r``'s iterates are those of a run
+    from ``W0[r]`` alone (to round-off: the block product sums in another order).
+    """
+    W = np.array(W0, dtype=np.float64, order="C", ndmin=2)
+    R, D = W.shape
+    K, nonneg, tol = int(K), bool(nonneg), float(tol)
+    if hasattr(op, "start"):
+        op.start(R)
+    state = np.zeros(R)
+    work = np.empty(D)
+    norms, cosines = np.empty(R), np.empty(R)
+    it = np.zeros(R, dtype=np.int64)  # iterations of each row's current run
+    spent = np.zeros(R, dtype=np.int64)  # iterations of runs that collapsed and were redrawn
+    tries = np.zeros(R, dtype=np.int64)
+    status = np.full(R, -1)
+    hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
+    active = np.arange(R)
+    scr = _Screen(op, W, K, nonneg, excluded) if screen and _Screen.applies(op, K, D) else None
+
+    def collapse(r, t_end):
+        if rngs is not None and rngs[r] is not None and tries[r] < _MAX_REDRAWS:
+            tries[r] += 1
+            spent[r] += t_end
+            W[r] = _draw_start(rngs[r], D, nonneg, excluded)
+            it[r] = 0
+            state[r] = 0.0
+            if hasattr(op, "restart_row"):
+                op.restart_row(r)
+            if scr is not None:
+                scr.reset(r, W)
+            return True
+        status[r] = COLLAPSED
+        it[r] = t_end
+        W[r] = 0.0
+        return False
+
+    while active.size:
+        if scr is None:
+            F, H = op.products(W if active.size == R else W[active], active)
+        else:
+            F, H = None, scr.products(W, active)
+        if it.max() + 1 >= hist.shape[1]:
+            hist = np.concatenate(
+                [hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1
+            )
+        hist[active, it[active]] = H
+        ok = H > 0
+        if not ok.all():
+            for r in active[~ok]:
+                collapse(r, it[r])
+            F, rows = (F[ok] if F is not None else None), active[ok]
+        else:
+            rows = active
+        if scr is None:
+            em_update_block(
+                np.ascontiguousarray(F), K, nonneg, excluded, W, work, state, rows, norms, cosines
+            )
+        else:
+            scr.update(W, rows, state, norms, cosines, work)
+        it[rows] += 1
+        m = rows.size
+        zero = norms[:m] == 0.0
+        if zero.any():
+            for r in rows[zero]:
+                collapse(r, it[r])
+        conv = ~zero & (cosines[:m] > 1.0 - tol)
+        status[rows[conv]] = CONVERGED
+        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+        active = active[status[active] < 0]
+    done = np.flatnonzero(status != COLLAPSED)
+    hfinal = np.zeros(R)
+    if done.size:
+        hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
+        hfinal[done] = hd
+        hist[done, it[done]] = hd
+    runs = []
+    for r in range(R):
+        n = int(it[r])
+        col = status[r] == COLLAPSED
+        hist_r = hist[r, : n + (0 if col else 1)].copy()
+        mean = op.row_mean(r) if hasattr(op, "row_mean") else None
+        runs.append(_Run(W[r].copy(), float(hfinal[r]), n, int(status[r]), hist_r, n + int(spent[r]), mean))
+    return runs
+
+
+def _em(op, w0, K, nonneg, excluded, tol, max_iter) -> _Run:
+    """One EM run from ``w0``: :func:`_em_block` with a block of one."""
+    return _em_block(op, np.asarray(w0)[None, :], K, nonneg, excluded, tol, max_iter)[0]
+
+
+def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
+    """The EM from ``w0`` with every feature off its support excluded (no cardinality bound), run on the
+    support's own operator (:meth:`repro.linalg.Covariance.restrict`: ``N K`` or ``K^2`` per iteration
+    instead of ``N D`` or ``D^2``); the same iterates as ``_em(op, w0, D, nonneg, w0 == 0, ...)`` to
+    round-off, mapped back to all ``D`` features."""
+    S = np.flatnonzero(w0)
+    r = _em(op.restrict(S), w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
+    w = np.zeros(w0.shape[0])
+    w[S] = r.w
+    r.w = w
+    return r
+
+
+def _draw_start(rng: np.random.Generator, D: int, nonneg: bool, excluded: np.ndarray) -> np.ndarray:
+    """A random unit start: Gaussian direction, folded into the non-negative orthant if ``nonneg``."""
+    w = rng.standard_normal(D)
+    if nonneg:
+        w = np.abs(w)
+    w[excluded] = 0.0
+    n = np.linalg.norm(w)
+    if n == 0:  # every feature excluded; the caller refuses this case
+        return w
+    return w / n

@@ -1,0 +1,161 @@
+"""The library's import graph: no cycle among the modules of ``repro``, and X validated once per call.
+
+The graph is read from the sources with ``ast`` (imports inside functions included, relative imports
+resolved), so a cycle hidden behind a deferred import fails here as well as one at module level. An
+edge ``from P import name`` goes to the module ``P.name`` when there is one, else to ``P`` itself; the
+implicit import of a parent package is not an edge (every submodule would otherwise depend on
+``repro/__init__``, which imports them all).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PKG = REPO / "repro"
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in PKG.rglob("*.py"):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        mods[".".join(parts)] = path
+    return mods
+
+
+def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    base = base if is_pkg else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """``module -> modules of repro it imports`` (anywhere in its source)."""
+    mods = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                src = _resolve(name, path.name == "__init__.py", node)
+                targets = [f"{src}.{a.name}" if f"{src}.{a.name}" in mods else src for a in node.names]
+            else:
+                continue
+            for t in targets:
+                while t and t not in mods:  # `import repro.x.y` of a name below a module
+                    t = t.rpartition(".")[0]
+                if t and t != name:
+                    edges.add(t)
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of modules (first repeated at the end), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(u):
+        state[u] = 1
+        stack.append(u)
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                return [*stack[stack.index(v) :], v]
+            if v not in state and (c := visit(v)):
+                return c
+        stack.pop()
+        state[u] = 2
+        return None
+
+    for u in sorted(graph):
+        if u not in state and (c := visit(u)):
+            return c
+    return None
+
+
+def test_cycle_finder_finds_cycles():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_graph_reads_deferred_and_relative_imports():
+    g = import_graph()
+    assert "repro._validation" in g["repro.linalg"]  # module level, relative
+    assert "repro.kernels.em_pca" in g["repro._chunked"]  # inside a function
+    assert "repro.kernels" in g["repro.kernels.em_pca"]  # `from . import njit`: the package's name
+
+
+def test_no_import_cycle_in_repro():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_validation_is_at_the_bottom():
+    assert import_graph()["repro._validation"] == set()
+
+
+# --------------------------------------------------------------------------- X validated once per public call
+def _count_checks(monkeypatch, shape) -> list:
+    """Wrap ``check_array`` wherever the library holds it; record the calls on an array of ``shape``."""
+    import sys
+
+    from repro import _validation
+
+    original = _validation.check_array
+    calls = []
+
+    def counting(X, *args, **kwargs):
+        if np.shape(X) == shape:
+            calls.append(kwargs.get("name", args[0] if args else "X"))
+        return original(X, *args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        in_repro = name == "repro" or name.startswith("repro.")
+        if in_repro and getattr(module, "check_array", None) is original:
+            monkeypatch.setattr(module, "check_array", counting)
+    return calls
+
+
+def _fits():
+    from repro import EMPCA, EMSparsePCA, SensiblePCA, em_pca, em_sparse_pca, em_sparse_pca_path
+    from repro.em_pca import ppca_closed_form, sensible_pca
+
+    return {
+        "EMPCA.fit": lambda X: EMPCA(2, random_state=0).fit(X),
+        "EMPCA.fit k=1": lambda X: EMPCA(1, random_state=0).fit(X),
+        "SensiblePCA.fit": lambda X: SensiblePCA(2, random_state=0).fit(X),
+        "EMSparsePCA.fit sparse": lambda X: EMSparsePCA(2, cardinality=3, random_state=0).fit(X),
+        "EMSparsePCA.fit nonneg": lambda X: EMSparsePCA(2, cardinality=3, nonneg=True, random_state=0).fit(X),
+        "em_pca": lambda X: em_pca(X, 2, random_state=0),
+        "sensible_pca": lambda X: sensible_pca(X, 2, random_state=0),
+        "ppca_closed_form": lambda X: ppca_closed_form(X, 2),
+        "em_sparse_pca": lambda X: em_sparse_pca(X, 1, cardinality=3, random_state=0),
+        "em_sparse_pca_path": lambda X: em_sparse_pca_path(X, [2, 4], random_state=0),
+    }
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["complete", "missing values"])
+@pytest.mark.parametrize("kind", ["float64", "list"])
+@pytest.mark.parametrize("call", list(_fits()))
+def test_x_is_validated_once_per_public_call(monkeypatch, call, kind, missing):
+    if missing and call == "ppca_closed_form":
+        pytest.skip("the closed form takes complete data only")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 8)) @ rng.standard_normal((8, 8))
+    if missing:
+        X[[1, 4, 7], [2, 5, 0]] = np.nan
+    data = X.tolist() if kind == "list" else X
+    calls = _count_checks(monkeypatch, X.shape)
+    _fits()[call](data)
+    assert len(calls) == 1, f"{call} checked X {len(calls)} times"
