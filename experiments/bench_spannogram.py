@@ -60,7 +60,15 @@ from threadpoolctl import threadpool_limits
 
 from experiments import _peers
 from experiments.runner import _common
-from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    TOO_CLOSE,
+    Claim,
+    Outcome,
+    call_timing,
+)
 from repro import SpannogramPCA, spannogram_path
 from repro.kernels.spannogram import sweep2
 from repro.linalg import Covariance
@@ -347,12 +355,12 @@ def _check_spanpc(df):
     live = set(d.peer_source) == {"live"}
     states = {c.state for c in calls.values()}
     var_ok = all(v >= 0.999 for v in vr.values())
-    if states == {"met"} and var_ok:
-        verdict = REPRODUCED if live else PARTIAL
-    elif "missed" in states or not var_ok:
-        verdict = NOT_REPRODUCED if not any(c.state == "met" for c in calls.values()) else PARTIAL
+    if "missed" in states or not var_ok:
+        verdict = PARTIAL if "met" in states else NOT_REPRODUCED
+    elif "too close" in states:
+        verdict = TOO_CLOSE  # one k inside the band decides: no verdict that could flip between runs
     else:
-        verdict = next(iter(calls.values())).verdict
+        verdict = REPRODUCED if live else PARTIAL
     src = (
         "spanpc run side by side in this run, interleaved (Octave tic/toc)"
         if live

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from experiments import _peers, bench_em_sparse_pca, bench_spannogram
-from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
 
 
 @pytest.fixture
@@ -72,6 +72,10 @@ def test_spanpc_verdicts():
     assert rec.verdict == PARTIAL and "RECORDED" in rec.note
     assert check(_spanpc_frame(5.0, "live")).verdict == NOT_REPRODUCED
     assert check(_spanpc_frame(40.0, "live", variance_ratio=0.99)).verdict != REPRODUCED
+    # one k inside the 15% band around 20x: too close to call, whatever the other k give
+    d = _spanpc_frame(40.0, "live")
+    d.loc[d.cardinality == bench_spannogram.PEER_KS[-1], "speedup"] = 20.4
+    assert check(d).verdict == TOO_CLOSE
 
 
 def _nsprcomp_frame(speedup, source):
