@@ -103,6 +103,14 @@ def test_sorted_side_twin():
                 np.testing.assert_array_equal(bufs[0][:m1], o2[:m2])
 
 
+def _allk(fn, V, C, kmax, nonneg):
+    """Run an all-k pass (kernel or twin) from the empty state; returns (best_val, best_f, sample, sign)."""
+    bv, bf = np.full(kmax, -np.inf), np.zeros(kmax)
+    bs, bg = np.zeros(kmax, dtype=np.int64), np.ones(kmax, dtype=np.int64)
+    fn(V, C, kmax, nonneg, bv, bf, bs, bg)
+    return bv, bf, bs, bg
+
+
 @pytest.mark.parametrize("nonneg", [True, False])
 def test_allk_pass_twin(nonneg):
     rng = np.random.default_rng(3)
@@ -111,15 +119,45 @@ def test_allk_pass_twin(nonneg):
     C = rng.standard_normal((40, 3))
     C /= np.linalg.norm(C, axis=1, keepdims=True)
     kmax = 30
-    outs = []
-    for fn in (K.allk_pass, naive.allk_pass):
-        bv, bf = np.full(kmax, -np.inf), np.zeros(kmax)
-        bs, bg = np.zeros(kmax, dtype=np.int64), np.ones(kmax, dtype=np.int64)
-        fn(V, C, kmax, nonneg, bv, bf, bs, bg)
-        outs.append((bv, bf, bs, bg))
+    outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K.allk_pass, naive.allk_pass)]
     np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
     np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)
     np.testing.assert_array_equal(outs[0][2], outs[1][2])
+
+
+@pytest.mark.parametrize("nonneg", [True, False])
+def test_allk_pass_pruned_equals_full(nonneg):
+    """The early-stopping pass (rows by decreasing norm) keeps exactly the entries of the sorting pass."""
+    rng = np.random.default_rng(31)
+    for _ in range(12):
+        n = int(rng.integers(20, 300))
+        V = rng.standard_normal((n, 3)) * rng.lognormal(0.0, 2.0, size=(n, 1))  # heavy-tailed row norms
+        V[5] = V[7]  # exact ties in every sample
+        V[14] = V[7]
+        V[11] = -V[9]  # ties across the two sides
+        V[13] = 0.0
+        V[15] = 2.0 * V[7]  # equal direction, larger norm
+        C = rng.standard_normal((40, 3))
+        C /= np.linalg.norm(C, axis=1, keepdims=True)
+        C[3] = C[2]  # a repeated sample: ties across samples
+        for kmax in (1, 2, 5, 17, max(1, n // K.PRUNE_FRACTION), n):
+            outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K._allk_pass_pruned, K._allk_pass_full)]
+            for got, want in zip(*outs, strict=True):
+                np.testing.assert_array_equal(got, want)
+
+
+def test_allk_pass_pruned_twin():
+    """Small ``kmax`` (the pruned pass behind :func:`allk_pass`) against the NumPy twin."""
+    rng = np.random.default_rng(32)
+    V = rng.standard_normal((1200, 3)) * rng.lognormal(0.0, 1.5, size=(1200, 1))
+    C = rng.standard_normal((60, 3))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    for nonneg in (True, False):
+        for kmax in (3, 40):
+            assert kmax * K.PRUNE_FRACTION <= V.shape[0]
+            outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K.allk_pass, naive.allk_pass)]
+            np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
+            np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)
 
 
 def test_sweep2_twin():

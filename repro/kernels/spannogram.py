@@ -8,7 +8,9 @@
     Algorithm 3 for every cardinality at once: per sample ``c`` the vector ``a = V c`` is sorted once (a
     distribution sort on the top bits of the values, O(n) expected; for few ``k``, a selection by the same
     buckets); prefix sums of ``a_i V_i`` (a d-vector) and ``a_i^2`` give ``||V'x_k||^2 = ||sum a_i V_i||^2 /
-    sum a_i^2`` for the candidate ``x_k = a_{I_k} / ||a_{I_k}||`` of every ``k`` in O(n d).
+    sum a_i^2`` for the candidate ``x_k = a_{I_k} / ||a_{I_k}||`` of every ``k`` in O(n d). For few ``k``
+    (``kmax <= n / PRUNE_FRACTION``) the rows are visited by decreasing norm and a sample stops as soon as
+    no later row can enter its top ``kmax`` (``|a_i| <= ||V_i||``): same result, a fraction of the rows.
 ``sweep2``
     The exact rank-2 spannogram by a kinetic sort: the ``n + 1`` curves ``v_i(phi) = V_i1 sin(phi) +
     V_i2 cos(phi)`` (row ``n`` the zero curve) are kept sorted while ``phi`` runs over ``[0, 2 pi)``; every
@@ -222,6 +224,256 @@ def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
 
 
 @njit
+def _beats(va, ia, vb, ib):
+    """Order of :func:`sorted_side`: value descending, then index ascending."""
+    return va > vb or (va == vb and ia < ib)
+
+
+@njit
+def _swap3(v, ix, rw, i, j):
+    v[i], v[j] = v[j], v[i]
+    ix[i], ix[j] = ix[j], ix[i]
+    rw[i], rw[j] = rw[j], rw[i]
+
+
+@njit
+def _select_best(v, ix, rw, m, k):
+    """Move the ``k`` best of the first ``m`` entries (order of :func:`_beats`) to the front, in O(m).
+
+    Quickselect on the parallel arrays (value ``v``, index ``ix``, payload ``rw``) with a median-of-three
+    pivot; the entries are distinct in (value, index), so the order is strict.
+    """
+    if m <= k:
+        return
+    lo = 0
+    hi = m - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        # median of three into position hi as the pivot
+        if _beats(v[mid], ix[mid], v[lo], ix[lo]):
+            _swap3(v, ix, rw, mid, lo)
+        if _beats(v[hi], ix[hi], v[lo], ix[lo]):
+            _swap3(v, ix, rw, hi, lo)
+        if _beats(v[mid], ix[mid], v[hi], ix[hi]):
+            _swap3(v, ix, rw, mid, hi)
+        pv = v[hi]
+        pi = ix[hi]
+        store = lo
+        for q in range(lo, hi):
+            if _beats(v[q], ix[q], pv, pi):
+                _swap3(v, ix, rw, q, store)
+                store += 1
+        _swap3(v, ix, rw, store, hi)
+        if store == k - 1 or store == k:
+            return
+        if store < k:
+            lo = store + 1
+        else:
+            hi = store - 1
+
+
+@njit
+def _sort_best(v, ix, rw, m):
+    """Insertion sort of the first ``m`` entries into the order of :func:`_beats` (m is small)."""
+    for q in range(1, m):
+        tv = v[q]
+        ti = ix[q]
+        tr = rw[q]
+        p = q - 1
+        while p >= 0 and _beats(tv, ti, v[p], ix[p]):
+            v[p + 1] = v[p]
+            ix[p + 1] = ix[p]
+            rw[p + 1] = rw[p]
+            p -= 1
+        v[p + 1] = tv
+        ix[p + 1] = ti
+        rw[p + 1] = tr
+
+
+@njit
+def _compact(v, ix, rw, m, k):
+    """Keep the ``k`` best of ``m`` buffered entries; returns the worst kept one (value, index)."""
+    _select_best(v, ix, rw, m, k)
+    wv = v[0]
+    wi = ix[0]
+    for q in range(1, k):
+        if _beats(wv, wi, v[q], ix[q]):
+            wv = v[q]
+            wi = ix[q]
+    return wv, wi
+
+
+@njit
+def _score_side(a_sorted, rows, m, Vp, kmax, sgn, s, best_val, best_f, best_sample, best_sign, u):
+    """Prefix sums over the ``m`` sorted entries (values ``a_sorted``, rows ``rows`` of ``Vp``); fold in."""
+    d = Vp.shape[1]
+    u[:] = 0.0
+    s2 = 0.0
+    val = 0.0
+    for k in range(kmax):
+        if k < m:
+            ai = a_sorted[k]
+            r = rows[k]
+            s2 += ai * ai
+            nu = 0.0
+            for j in range(d):
+                u[j] += ai * Vp[r, j]
+                nu += u[j] * u[j]
+            val = nu / s2
+        if val > best_val[k]:
+            best_val[k] = val
+            best_sample[k] = s
+            best_sign[k] = 1 if sgn > 0 else -1
+        if s2 > best_f[k]:
+            best_f[k] = s2
+
+
+@njit(inline="always")  # inlined into the scan loop: a call there cost 1.6x
+def _offer(bv, bi, br, side, m, val, i, r, kmax, tv, ti, full):
+    """Buffer the entry (``val``, index ``i``, row ``r``) of one side if it beats (``tv``, ``ti``).
+
+    Row ``side`` of ``bv``/``bi``/``br`` is the side's buffer; it is cut to its ``kmax`` best when it fills
+    and when it first holds ``kmax`` entries; (``tv``, ``ti``) then becomes the worst kept entry and the side
+    is ``full``. Returns the new (count, tv, ti, full).
+    """
+    if not _beats(val, i, tv, ti):
+        return m, tv, ti, full
+    bv[side, m] = val
+    bi[side, m] = i
+    br[side, m] = r
+    m += 1
+    if m == bv.shape[1] or (m == kmax and not full):
+        tv, ti = _compact(bv[side], bi[side], br[side], m, kmax)
+        return kmax, tv, ti, True
+    return m, tv, ti, full
+
+
+@njit
+def _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
+    """:func:`allk_pass` for ``kmax`` small next to ``n``: rows visited by decreasing norm, stopped early.
+
+    ``|a_i| = |V_i c| <= ||V_i||`` for a unit ``c``, so once a side holds ``kmax`` entries at least as good
+    as ``t`` and the next row's norm is below ``t``, no later row can enter. Each side buffers the entries
+    better than its current ``t`` (the ``kmax``-th best at the last compaction; a quickselect keeps the
+    ``kmax`` best whenever the buffer fills, O(1) amortized per entry) and the scan stops when every side is
+    settled. On gene-expression data (heavy-tailed norms of ``V``'s rows) a sample then reads a few hundred
+    of 12582 rows for ``kmax = 10``. The kept entries and their order (value descending, index ascending, as
+    :func:`sorted_side`), hence every value, are those of the full pass (:func:`_allk_pass_full`).
+    """
+    n, d = V.shape
+    S = C.shape[0]
+    norms = np.empty(n)
+    for i in range(n):
+        acc = 0.0
+        for j in range(d):
+            acc += V[i, j] * V[i, j]
+        norms[i] = np.sqrt(acc)
+    perm = np.argsort(-norms)
+    Vp = np.empty((n, d))
+    nrm = np.empty(n)
+    for r in range(n):
+        Vp[r] = V[perm[r]]
+        # margin for the round-off of the dot product and of ||c|| = 1 (both far below 1e-12 relative)
+        nrm[r] = norms[perm[r]] * (1.0 + 1e-12)
+    n_sides = 2 if nonneg else 1
+    cap = 3 * kmax + 16
+    bv = np.empty((2, cap))
+    bi = np.empty((2, cap), dtype=np.int64)
+    br = np.empty((2, cap), dtype=np.int64)
+    sa = np.empty(kmax)
+    u = np.empty(d)
+    cnt = np.zeros(2, dtype=np.int64)
+    for s in range(S):
+        c0 = C[s, 0]
+        # per side: entries enter only if they beat (tv, ti), 0 until the first compaction; the side is
+        # settled (``full``) when it holds kmax entries at least as good as (tv, ti)
+        tv0 = 0.0
+        ti0 = n
+        tv1 = 0.0 if nonneg else np.inf
+        ti1 = n
+        n0 = 0
+        n1 = 0
+        stop = -1.0  # rows with a norm below ``stop`` cannot enter any side
+        full0 = False
+        full1 = not nonneg
+        for r in range(n):
+            if nrm[r] < stop:
+                break
+            acc = Vp[r, 0] * c0
+            for j in range(1, d):
+                acc += Vp[r, j] * C[s, j]
+            if acc > 0.0 or not nonneg:
+                val = abs(acc)
+                if val > tv0 or (val == tv0 and val > 0.0):
+                    n0, tv0, ti0, full0 = _offer(bv, bi, br, 0, n0, val, perm[r], r, kmax, tv0, ti0, full0)
+                    if full0 and full1:
+                        stop = min(tv0, tv1)
+            elif acc < 0.0:
+                val = -acc
+                if val > tv1 or (val == tv1 and val > 0.0):
+                    n1, tv1, ti1, full1 = _offer(bv, bi, br, 1, n1, val, perm[r], r, kmax, tv1, ti1, full1)
+                    if full0 and full1:
+                        stop = min(tv0, tv1)
+        cnt[0] = n0
+        cnt[1] = n1
+        for side in range(n_sides):
+            m = cnt[side]
+            if m == 0:
+                continue
+            if m > kmax:
+                _compact(bv[side], bi[side], br[side], m, kmax)
+                m = kmax
+            if m <= 32:
+                _sort_best(bv[side], bi[side], br[side], m)
+            else:
+                _sort_desc(bv[side], bi[side], br[side], m)
+            sgn = 1.0 if side == 0 else -1.0
+            for q in range(m):
+                r = br[side, q]
+                if nonneg:
+                    sa[q] = sgn * bv[side, q]
+                else:  # the signed mode sums a_i V_i with the sign of a_i
+                    acc = 0.0
+                    for j in range(d):
+                        acc += Vp[r, j] * C[s, j]
+                    sa[q] = acc
+            _score_side(sa, br[side], m, Vp, kmax, sgn, s, best_val, best_f, best_sample, best_sign, u)
+
+
+@njit
+def _sort_desc(v, ix, rw, m):
+    """Sort the first ``m`` entries into the order of :func:`_beats` (a heap sort, O(m log m))."""
+    # build a min-heap of the worst on top, then move the worst to the back repeatedly
+    for i in range((m >> 1) - 1, -1, -1):
+        _sift_worst(v, ix, rw, i, m)
+    for end in range(m - 1, 0, -1):
+        _swap3(v, ix, rw, 0, end)
+        _sift_worst(v, ix, rw, 0, end)
+
+
+@njit
+def _sift_worst(v, ix, rw, i, size):
+    """Sift down in a heap whose root is its worst entry (order of :func:`_beats`)."""
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        c = left
+        if left + 1 < size and _beats(v[left], ix[left], v[left + 1], ix[left + 1]):
+            c = left + 1
+        if not _beats(v[i], ix[i], v[c], ix[c]):
+            break
+        _swap3(v, ix, rw, i, c)
+        i = c
+
+
+# the pruned pass serves kmax <= n / PRUNE_FRACTION: on the leukemia V (12582 x 3, 1e4 samples, CPU time)
+# it took 0.03 / 0.15 / 0.54 s at kmax = 10 / 50 / 180 against 1.7 s for the sorting pass, and 3.1 s against
+# 2.1 s at kmax = 1000 (n / 12.6)
+PRUNE_FRACTION = 24
+
+
+@njit
 def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     """Algorithm 3 of Asteris et al. (2014) for every ``k = 1..kmax`` in one pass over the samples.
 
@@ -230,7 +482,9 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     a_(j) V_(j)`` and ``s_k = sum_{j<=k} a_(j)^2``, the candidate ``x_k = a_{I_k} / sqrt(s_k)`` has
     ``||V' x_k||^2 = ||u_k||^2 / s_k`` (the objective of Alg. 3's output line) and rank-1 value
     ``(c'V'x_k)^2 = s_k`` (the inner maximum of Eq. 13, used by the bound). Past the last positive entry
-    (``k > p``) the candidate is ``x_p``, with fewer non-zeros.
+    (``k > p``) the candidate is ``x_p``, with fewer non-zeros. For ``kmax <= n / PRUNE_FRACTION`` the
+    rows are visited by decreasing norm and each sample stops early (:func:`_allk_pass_pruned`); the
+    result is the same.
 
     Parameters
     ----------
@@ -243,6 +497,15 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     best_sample, best_sign : int64 (kmax,), in/out
         Sample index and side (+1 / -1; +1 when signed) of ``best_val``.
     """
+    if kmax * PRUNE_FRACTION <= V.shape[0]:
+        _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign)
+        return
+    _allk_pass_full(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign)
+
+
+@njit
+def _allk_pass_full(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
+    """:func:`allk_pass` by sorting every sample's side (:func:`sorted_side`)."""
     n, d = V.shape
     S = C.shape[0]
     a = np.empty(n)
@@ -250,6 +513,7 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     work = np.empty(n)
     idx = np.empty(n, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
+    sa = np.empty(n)
     u = np.empty(d)
     n_sides = 2 if nonneg else 1
     for s in range(S):
@@ -263,25 +527,9 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
             p = sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx)
             if p == 0:
                 continue
-            u[:] = 0.0
-            s2 = 0.0
-            val = 0.0
-            for k in range(kmax):
-                if k < p:
-                    i = order[k]
-                    ai = a[i]
-                    s2 += ai * ai
-                    nu = 0.0
-                    for j in range(d):
-                        u[j] += ai * V[i, j]
-                        nu += u[j] * u[j]
-                    val = nu / s2
-                if val > best_val[k]:
-                    best_val[k] = val
-                    best_sample[k] = s
-                    best_sign[k] = 1 if sgn > 0 else -1
-                if s2 > best_f[k]:
-                    best_f[k] = s2
+            for q in range(p):
+                sa[q] = a[order[q]]
+            _score_side(sa, order, p, V, kmax, sgn, s, best_val, best_f, best_sample, best_sign, u)
 
 
 # --------------------------------------------------------------------------- exact rank 2 (Sec. 4.1)

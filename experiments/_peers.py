@@ -1,0 +1,149 @@
+"""The authors' own code, run side by side with the project when it is installed (issue 23).
+
+The peers are nsprcomp (R; Sigg's EM-PCA), ``spanpc.m`` (Octave; the spannogram of Asteris et al.) and
+GSPPCA.R (R; Mattei et al.), installed by the recipe in ``../shared/peers/install.sh`` under ``PEERS_HOME``
+(default ``~/.cache/repro-peers``): ``Rlib/`` (nsprcomp, Bessel, RSpectra), ``spannogram/``, ``GSPPCA/``.
+None of their code is in this repository; this module only calls it.
+
+* :func:`available` says whether a peer can be run here (the interpreter on ``PATH`` and the peer's files
+  under ``PEERS_HOME``); ``REPRO_PEERS=off`` turns every peer off (the tests use it for the fallback).
+* :func:`run_nsprcomp` and :func:`run_spanpc` make one call of the peer in a child process (so in the
+  benchmark's process tree, between the project's own calls) and return the seconds the peer measured around
+  the call itself (R ``Sys.time``, Octave ``tic``/``toc``; interpreter start, data loading and an untimed
+  warm-up call excluded) and the vector it returned. One BLAS thread on both sides.
+* :func:`recorded` reads the peers' times of the last side-by-side run (``experiments/peers_recorded/``, with
+  their provenance); a benchmark that cannot run a peer uses these rows and marks its ratios ``recorded``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["PEERS", "available", "peers_home", "recorded", "run_nsprcomp", "run_spanpc", "source_note"]
+
+PEERS = ("nsprcomp", "spanpc", "gsppca")
+RECORDED_DIR = Path(__file__).with_name("peers_recorded")
+_FILES = {  # peer -> (interpreter, a file under PEERS_HOME that the install leaves)
+    "nsprcomp": ("Rscript", "Rlib/nsprcomp/DESCRIPTION"),
+    "spanpc": ("octave-cli", "spannogram/spanpc.m"),
+    "gsppca": ("Rscript", "GSPPCA/GSPPCA.R"),
+}
+_THREADS = {v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+TIMEOUT_S = 1800
+
+
+def peers_home() -> Path:
+    """``PEERS_HOME``, or the install recipe's default ``${XDG_CACHE_HOME:-~/.cache}/repro-peers``."""
+    if os.environ.get("PEERS_HOME"):
+        return Path(os.environ["PEERS_HOME"])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "repro-peers"
+
+
+def available(peer: str) -> bool:
+    """Whether ``peer`` (one of :data:`PEERS`) can be run here."""
+    if peer not in _FILES:
+        raise ValueError(f"peer must be one of {PEERS}; got {peer!r}.")
+    if os.environ.get("REPRO_PEERS", "").lower() in ("off", "0", "no"):
+        return False
+    exe, marker = _FILES[peer]
+    return shutil.which(exe) is not None and (peers_home() / marker).is_file()
+
+
+def recorded(peer: str) -> pd.DataFrame:
+    """The peer's rows of the last side-by-side run (``experiments/peers_recorded/<peer>.csv``)."""
+    if peer not in _FILES:
+        raise ValueError(f"peer must be one of {PEERS}; got {peer!r}.")
+    return pd.read_csv(RECORDED_DIR / f"{peer}.csv")
+
+
+def source_note(live: bool, peer: str) -> str:
+    """The words a ledger row uses for where the peer's time came from."""
+    if live:
+        return f"{peer} run side by side in this run, interleaved"
+    return (
+        f"{peer} not installed here (PEERS_HOME={peers_home()}): its RECORDED times of the last side-by-side "
+        "run (experiments/peers_recorded/, 2026-11-25, same kind of machine) against this run's times"
+    )
+
+
+def _write(X: np.ndarray, folder: str) -> tuple[int, int]:
+    """Column-major raw little-endian float64 (what R ``readBin`` and Octave ``fread`` read)."""
+    X = np.asarray(X, dtype="<f8")
+    np.asfortranarray(X).T.tofile(os.path.join(folder, "X.f64"))  # .T of F-order is C-order of the bytes
+    return X.shape
+
+
+def _run(cmd: list[str], folder: str, env_extra: dict) -> tuple[float, np.ndarray]:
+    env = {**os.environ, **_THREADS, **env_extra}
+    res = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    out = os.path.join(folder, "out.txt")
+    if res.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"{cmd[0]} failed (exit {res.returncode}): {(res.stderr or res.stdout)[-2000:]}")
+    vals = np.loadtxt(out, ndmin=1)
+    return float(vals[0]), vals[1:]
+
+
+_R_NSPRCOMP = """
+suppressMessages(library(nsprcomp))
+con <- file("X.f64", "rb")
+x <- readBin(con, "double", n = {n} * {p}, size = 8, endian = "little")
+close(con)
+X <- matrix(x, nrow = {n}, ncol = {p})
+f <- function() {{ set.seed(0); nsprcomp(X, ncomp = 1, k = {k}, nneg = {nneg}, nrestart = {nrestart},
+                                       center = TRUE, scale. = FALSE) }}
+invisible(f())  # untimed warm-up
+t0 <- Sys.time(); fit <- f(); t1 <- Sys.time()
+writeLines(format(c(as.numeric(difftime(t1, t0, units = "secs")), fit$rotation[, 1]), digits = 17), "out.txt")
+"""
+
+_OCTAVE_SPANPC = """
+addpath('{home}/spannogram');
+fid = fopen('X.f64', 'r', 'ieee-le'); X = reshape(fread(fid, Inf, 'double'), {n}, {p}); fclose(fid);
+p = struct('algorithm', 'nnsparse', 'nnz', {k}, 'apprxrank', {rank}, 'maxsamples', {samples},
+           'maxnoupditer', {samples}, 'centerdata', true, 'standardata', false, 'inputdata', 'rows',
+           'logfile', '', 'logfilelevel', 'off', 'logcwlevel', 'off');
+randn('seed', 0); rand('seed', 0);
+t0 = tic(); v = spanpc(X, p); t = toc(t0);
+fid = fopen('out.txt', 'w'); fprintf(fid, '%.17g\\n', [t; v(:)]); fclose(fid);
+"""
+
+
+def run_nsprcomp(X, k: int, nonneg: bool, *, nrestart: int = 5) -> tuple[float, np.ndarray]:
+    """One timed ``nsprcomp(X, ncomp=1, k, nneg, nrestart, center=TRUE, scale.=FALSE)`` after ``set.seed(0)``.
+
+    Returns (seconds measured in R around the call, the loading vector). ``X`` is passed as is (standardize
+    it first for Sigg & Buhmann's setting).
+    """
+    if not available("nsprcomp"):
+        raise RuntimeError(f"nsprcomp is not installed (R and {peers_home()}/Rlib/nsprcomp needed).")
+    with tempfile.TemporaryDirectory(prefix="repro-peer-") as d:
+        n, p = _write(X, d)
+        nn = "TRUE" if nonneg else "FALSE"
+        script = _R_NSPRCOMP.format(n=n, p=p, k=int(k), nneg=nn, nrestart=int(nrestart))
+        Path(d, "run.R").write_text(script)
+        return _run(["Rscript", "--vanilla", "run.R"], d, {"R_LIBS": str(peers_home() / "Rlib")})
+
+
+def run_spanpc(X, k: int, *, rank: int = 3, n_samples: int = 10000) -> tuple[float, np.ndarray]:
+    """One timed ``spanpc`` (nnsparse, ``rank``, ``n_samples`` samples, early stop off, centred) on ``X``.
+
+    The settings of Asteris et al.'s experiments, ``randn``/``rand`` seeded 0 before the call. Returns
+    (seconds measured in Octave around ``spanpc``, the vector it returned).
+    """
+    if not available("spanpc"):
+        raise RuntimeError(f"spanpc is not installed (octave-cli and {peers_home()}/spannogram needed).")
+    with tempfile.TemporaryDirectory(prefix="repro-peer-") as d:
+        n, p = _write(X, d)
+        script = _OCTAVE_SPANPC.format(
+            home=peers_home(), n=n, p=p, k=int(k), rank=int(rank), samples=int(n_samples)
+        )
+        Path(d, "run.m").write_text(script)
+        return _run(["octave-cli", "--norc", "--no-history", "-q", "run.m"], d, {})
