@@ -31,8 +31,9 @@ the number of passes a perfectly tuned ``tol`` would give), ``svd_compressed`` r
 over ``svd_compressed``'s; stated goal, fixed before the run: EMPCA no slower (ratio at most 1).
 The target is ``1e-4``: the first full run used ``1e-6``, where ``svd_compressed`` stalled at 4.5e-6
 (it never reached the target, so its time was only a lower bound) after calibration runs up to
-``n_power_iter = 8``, about 90 passes over the 732 MiB file, which made the benchmark cost 21 minutes on the
-loaded machine; at ``1e-4`` both methods reach the target with a few passes, so the ratio is at equal accuracy.
+``n_power_iter = 8``, about 90 passes over the 732 MiB file, which made the benchmark cost 21 minutes on
+the loaded machine; at ``1e-4`` both methods reach the target with a few passes, so the ratio is at equal
+accuracy.
 When ``svd_compressed`` does not reach the target even at ``n_power_iter`` = :data:`MAX_POWER_ITER` (8),
 it is timed at 8: its time is then a lower bound of its time at equal accuracy, so a ratio below the goal
 holds a fortiori and one above it decides nothing (too close to call). (The first full run met this case:
