@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from quickrun import check_outputs
 
@@ -105,3 +106,28 @@ def test_coherence_brute_force():
     lone = np.zeros(784, bool)
     lone[[0, 100, 300]] = True
     assert mattei2016_table2.coherence(lone) == 0.0
+
+
+def _fig3_frame(global_minus_local, spread=1.0):
+    """A Fig. 3 frame: local methods at 10, 10.5, 11 %; the global ones at the best local plus a margin per q."""
+    rows = []
+    for q, margin in zip([10, 20, 50, 100, 200, 300, 500, 1000], global_minus_local, strict=True):
+        local = [10.0, 10.0 + spread / 2, 10.0 + spread]
+        for m, v in zip(mattei2016_fig3.LOCAL, local, strict=True):
+            rows.append(dict(method=m, q=q, explained_percent=v, truncated=False))
+        for m in mattei2016_fig3.GLOBAL:
+            rows.append(dict(method=m, q=q, explained_percent=max(local) + margin, truncated=False))
+    return pd.DataFrame(rows)
+
+
+def test_fig3_gain_and_significance_checks_can_fail():
+    from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
+
+    ahead = _fig3_frame([6.0, 7.0, 8.0, 6.5, 9.0, 7.5, 8.5, 10.0])
+    mixed = _fig3_frame([1.0, -0.5, 0.8, -0.2, 0.3, -0.9, 0.4, -0.1])
+    small = _fig3_frame([2.0, 2.5, 1.5, 3.0, 2.2, 1.8, 2.6, 2.4])
+    assert mattei2016_fig3._check_significant(ahead).verdict == REPRODUCED
+    assert mattei2016_fig3._check_significant(mixed).verdict == NOT_REPRODUCED
+    assert mattei2016_fig3._check_global(ahead).verdict == REPRODUCED
+    assert mattei2016_fig3._check_global(small).verdict == PARTIAL  # above everywhere, but not by 5 points
+    assert mattei2016_fig3._check_global(mixed).verdict == NOT_REPRODUCED
