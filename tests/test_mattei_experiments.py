@@ -109,7 +109,7 @@ def test_coherence_brute_force():
 
 
 def _fig3_frame(global_minus_local, spread=1.0):
-    """A Fig. 3 frame: local methods at 10, 10.5, 11 %; the global ones at the best local plus a margin per q."""
+    """A Fig. 3 frame: local methods at 10, 10.5, 11 %; the global ones at the best local plus a margin."""
     rows = []
     for q, margin in zip([10, 20, 50, 100, 200, 300, 500, 1000], global_minus_local, strict=True):
         local = [10.0, 10.0 + spread / 2, 10.0 + spread]
