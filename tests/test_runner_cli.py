@@ -306,3 +306,11 @@ def test_in_a_terminal_messages_go_above_the_bar(toys, tmp_path):
     summaries = [p for p in pieces if p.startswith(("slow: 3 rows", "ok: 3 rows"))]
     assert len(summaries) == 2  # each on a line of its own, not glued to the bar
     assert not any("running toycli.slow ..." in p for p in pieces)  # no plain "running" line in a terminal
+
+
+def test_parallel_runs_take_the_longest_experiments_first():
+    from experiments.runner.cli import longest_first
+
+    expected = {"a": 5.0, "b": None, "c": 120.0, "d": 5.0, "e": 60.0}
+    assert longest_first(list(expected), expected) == ["b", "c", "e", "a", "d"]
+    assert longest_first([], {}) == []
