@@ -184,12 +184,11 @@ def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
     """
     n = a.shape[0]
     p = 0
-    for i in range(n):
+    for i in range(n):  # branch-free compaction: the sign of a_i is a coin flip, a branch mispredicts
         v = abs(a[i]) if not nonneg else sgn * a[i]
-        if v > 0.0:
-            vals[p] = v
-            idx[p] = i
-            p += 1
+        vals[p] = v
+        idx[p] = i
+        p += v > 0.0
     m = p
     if p > kmax:
         # selection by the same buckets: keep the buckets that hold the kmax largest (ties included)
