@@ -334,30 +334,34 @@ def _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_si
         tv1 = 0.0 if nonneg else np.inf
         ti1 = n
         stop = -1.0  # rows with a norm below ``stop`` cannot enter any side
+        thr = 0.0  # min(tv0, tv1): most rows fail this one test, which spares the sign's branch
         for r in range(n):
             if nrm[r] < stop:
                 break
             acc = Vp[r, 0] * c0
             for j in range(1, d):
                 acc += Vp[r, j] * C[s, j]
+            val = abs(acc)
+            if val < thr or val == 0.0:
+                continue
             if acc > 0.0 or not nonneg:
-                val = abs(acc)
-                if val > tv0 or (val == tv0 and val > 0.0 and perm[r] < ti0):
+                if val > tv0 or (val == tv0 and perm[r] < ti0):
                     n0 = _offer(hv0, hi0, n0, val, perm[r], kmax)
                     if n0 == kmax:
                         tv0 = hv0[0]
                         ti0 = hi0[0]
+                        thr = min(tv0, tv1)
                         if n1 == kmax or not nonneg:
-                            stop = min(tv0, tv1)
-            elif acc < 0.0:
-                val = -acc
-                if val > tv1 or (val == tv1 and val > 0.0 and perm[r] < ti1):
+                            stop = thr
+            else:
+                if val > tv1 or (val == tv1 and perm[r] < ti1):
                     n1 = _offer(hv1, hi1, n1, val, perm[r], kmax)
                     if n1 == kmax:
                         tv1 = hv1[0]
                         ti1 = hi1[0]
+                        thr = min(tv0, tv1)
                         if n0 == kmax:
-                            stop = min(tv0, tv1)
+                            stop = thr
         for side in range(n_sides):
             if side == 0:
                 hv, hi, m = hv0, hi0, n0
