@@ -1,8 +1,8 @@
 """Benchmark of the spannogram (Asteris et al. 2014): the all-k pass, a plain NumPy Algorithm 3, scaling in n.
 
 Every number is a ratio against a reference measured in the same run, interleaved, BLAS limited to one
-thread (``threadpoolctl``; the numba kernels are single-threaded) on this shared 2-core machine. Parts A, B
-and E time **CPU time of this process** per call, repeating a call until ``MIN_SECONDS`` (0.3 s) of CPU time
+thread (``threadpoolctl``; the numba kernels are single-threaded) on this shared 2-core machine. Parts A, B,
+C and E time **CPU time of this process** per call, repeating a call until ``MIN_SECONDS`` (0.3 s) of CPU time
 are spent (:func:`experiments.runner._common.cpu_seconds_per_call`): a pass or a fit takes 0.01-0.5 s, and
 one call per sample was mostly noise (the vs-spanpc verdict flipped between runs). Data: CBCL faces
 (2429 x 361, centred) and the Armstrong leukemia data (72 x 12582, centred); ``V`` from the 3 leading
@@ -26,9 +26,11 @@ reference needs for one ``k``) and the per-``k`` cost ``numpy (one k) / (ours (a
 The authors' MATLAB timings (0.8 s per ``k`` on CBCL, 10.6 s on leukemia for 1e4 samples) are not measured
 here.
 
-Part C, scaling in ``n`` (``part == "scaling"``): time per sample of the pass for one ``k = 50`` on random
-``V`` (``n`` = 2000, 8000, 32000, 128000, ``d = 3``), fitted exponent of time vs ``n`` per repeat (Theorem
-2: ``O(eps^-d n log n)``, near-linear). Reference in the same run: ``numpy.sort`` of ``n`` numbers.
+Part C, scaling in ``n`` (``part == "scaling"``): CPU time per sample of the pass for one ``k = 50`` on
+random ``V`` (``n`` = 2000, 8000, 32000, 128000, ``d = 3``; 200 samples a call, calls repeated as in Part
+A), fitted exponent of time vs ``n`` per repeat (Theorem 2: ``O(eps^-d n log n)``, near-linear). Reference
+in the same run: ``numpy.sort`` of ``n`` numbers. (Wall time of one call gave exponents 0.47 and 0.94 in
+two runs on a machine with a load of 11-20.)
 
 Part D, exact rank 2 (``part == "exact_time"``): the kinetic sweep (:func:`repro.kernels.spannogram.sweep2`,
 ``k <= 50``) on random ``V`` with ``n`` = 250 .. 2000: fitted exponent (``n^2 log n`` expected), and the
@@ -179,8 +181,8 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
             for n in ns:
                 V = rng.standard_normal((n, 3))
                 z = rng.standard_normal(n)
-                t = _time(lambda V=V: _run_pass_fixed(V, K_ONE, Cs))
-                t_sort = min(_time(lambda z=z: np.sort(z)) for _ in range(3))
+                t, _ = _cpu(lambda V=V: _run_pass_fixed(V, K_ONE, Cs), q)
+                t_sort, _ = _cpu(lambda z=z: np.sort(z), q)
                 rows.append({"part": "scaling", "n": n, "repeat": r, "seconds": t / len(Cs),
                              "reference_seconds": t_sort, "ratio": t / len(Cs) / t_sort})  # fmt: skip
         # Part D: exact rank 2
