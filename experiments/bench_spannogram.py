@@ -58,7 +58,8 @@ our one-``k`` fit.
 leukemia sweep; part E on the whole leukemia data for ``k = 10`` only, one repeat, against the recorded
 spanpc time.
 
-Cost of a full run: about 75 s on the shared 2-core machine, 45 s of it the three spanpc calls.
+Cost of a full run: about 78 s of CPU time, Octave included (the last quiet run before issue 23 item 3
+took 185 s of wall time), about 45 s of it the three spanpc calls.
 """
 
 from __future__ import annotations
