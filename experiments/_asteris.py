@@ -227,12 +227,18 @@ def reading_rows(
     return pd.DataFrame(rows)
 
 
-def speed_rows(X, k: int, *, cfg: _common.Config, repeats: int = 7) -> pd.DataFrame:
+def speed_rows(X, k: int, *, cfg: _common.Config, repeats: int = 5, min_seconds: float = 0.3) -> pd.DataFrame:
     """Alg. 3 and EM timed one after the other on the same data, ``repeats`` times (Sec. 8's speed claim).
 
     Both through their one-component estimators with default settings (Alg. 3: ``d = 3``, 1e4 samples;
     EM: non-negative, its default random starts), each from the data matrix, so each includes its own set-up.
+    A fit takes 0.01-0.1 s, so one fit per sample was mostly noise (the verdict flipped between runs): each
+    sample is the CPU time of this process per fit over at least ``min_seconds`` of fits
+    (:func:`experiments.runner._common.cpu_seconds_per_call`), BLAS on one thread (numba kernels are
+    single-threaded), the two methods interleaved.
     """
+    from threadpoolctl import threadpool_limits
+
     from repro import EMSparsePCA
     from repro.spannogram import SpannogramPCA
 
@@ -242,16 +248,16 @@ def speed_rows(X, k: int, *, cfg: _common.Config, repeats: int = 7) -> pd.DataFr
     def em(r):
         return EMSparsePCA(n_components=1, cardinality=k, nonneg=True, random_state=cfg.rng(7, r)).fit(X)
 
-    alg3(0), em(0)  # compile and warm the caches outside the timed runs
     rows = []
-    for r in range(repeats):
-        t = {}
-        for name, fit in (("Alg. 3", alg3), ("EM", em)):
-            t0 = time.perf_counter()
-            fit(r)
-            t[name] = time.perf_counter() - t0
-        rows.append({"method": "speed", "cardinality": int(k), "repeat": r, "seconds_alg3": t["Alg. 3"],
-                     "seconds_em": t["EM"], "ratio": t["Alg. 3"] / t["EM"]})  # fmt: skip
+    with threadpool_limits(1):
+        alg3(0), em(0)  # compile and warm the caches outside the timed runs
+        for r in range(repeats):
+            t, n = {}, {}
+            for name, fit in (("Alg. 3", alg3), ("EM", em)):
+                t[name], n[name] = _common.cpu_seconds_per_call(lambda fit=fit, r=r: fit(r), min_seconds)
+            rows.append({"method": "speed", "cardinality": int(k), "repeat": r, "seconds_alg3": t["Alg. 3"],
+                         "seconds_em": t["EM"], "ratio": t["Alg. 3"] / t["EM"], "calls_alg3": n["Alg. 3"],
+                         "calls_em": n["EM"]})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -31,8 +31,15 @@ Setup and choices (the paper leaves them open)
   cardinality over ``k`` at a converged bracket, which is what "does not allow a precise control" says.
 * **Speed** (Sec. 8, rows "speed"): one component at ``k = 180`` by :class:`repro.spannogram.SpannogramPCA`
   and :class:`repro.EMSparsePCA` (non-negative), both with default settings from the data matrix,
-  interleaved, 9 repeats; "similar speed" read as within 3x, decided with a 15% band (a timing row). The
-  paper's "a few seconds" (MATLAB, its machine) is not compared in seconds.
+  interleaved, 5 samples; "similar speed" read as within 3x, decided with a 15% band (a timing row). A fit
+  takes 0.02-0.1 s, so each sample is the CPU time of this process per fit over at least 0.3 s of repeated
+  fits, BLAS on one thread (the numba kernels are single-threaded): with one fit per sample the verdict
+  flipped between runs (4.76x too close to call, then 5.14x not reproduced). The claim is about the work
+  of our two implementations; the paper's "a few seconds" (MATLAB, its machine) is not compared in seconds.
+  Measured 2026-11-25 (issue 23): about 5x, so not reproduced: our Alg. 3 makes 1e4 samples of an O(n)
+  sort-and-score pass over the 361 pixels for every ``k <= 180`` at once, while our EM (numba, a few
+  iterations of an n x 361 product) is fast; the paper compared the authors' MATLAB codes, where
+  interpreter overhead can even out the two.
 * **EM**: :func:`repro.em_sparse_pca.em_sparse_pca_path` with ``nonneg=True``, best of 5 random non-negative
   restarts (the paper: "best results over multiple random restarts"), on ``k = 10, 20, ..., 360``. The curve
   (``variance``) is EM's support with its optimal non-negative weights (renormalized: the non-negative EM
@@ -77,6 +84,7 @@ from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim
 
 SPEED_K = 180  # the k of the paper's certificate sentence
 SPEED_FOLD = 3.0  # "similar speed, both in the order of a few seconds": within a factor of 3 either way
+SPEED_REPEATS = 5  # samples of the speed row, each the CPU time per fit over >= 0.3 s of fits
 
 TITLE = (
     "Asteris et al. (2014) Fig. 4: CBCL, normalized variance vs k, Alg. 3 vs EM vs NSPCA, certified region"
@@ -105,7 +113,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         nspca_iter=100 if q else 300,
     )
     readings = reading_rows(faces / 255.0, [180], dataset="CBCL", cfg=cfg, n_samples=1000 if q else N_SAMPLES)
-    speed = speed_rows(X, SPEED_K, cfg=cfg, repeats=3 if q else 9)
+    speed = speed_rows(X, SPEED_K, cfg=cfg, repeats=3 if q else SPEED_REPEATS, min_seconds=0.05 if q else 0.3)
     return pd.concat([df, readings, speed], ignore_index=True)
 
 
@@ -161,10 +169,11 @@ def _check_speed(df):
         f"{sp.ratio.median():.2f}x as Alg. 3 / EM)",
         call.verdict,
         f"Sec. 8: 'in practice we observed similar speed, both in the order of a few seconds' read as: the "
-        f"slower within {SPEED_FOLD:g}x of the faster (median of per-repeat ratios, interleaved, decided "
-        "with a 15% band); the seconds themselves are not compared (another machine, MATLAB); both "
-        "estimators "
-        "with default settings from the data matrix",
+        f"slower within {SPEED_FOLD:g}x of the faster (median of {len(sp)} interleaved samples, each the "
+        f"CPU time per fit over >= 0.3 s of fits, one thread; decided with a 15% band); the seconds "
+        "themselves are not compared (another machine, MATLAB); both estimators with default settings from "
+        "the data matrix. Our Alg. 3 scores every k <= 180 for 1e4 samples (an O(n) sort per sample), our EM "
+        "needs a few numba iterations: the authors' MATLAB codes may have been closer",
     )
 
 

@@ -14,7 +14,7 @@ from experiments import (
     asteris2014_fig6,
     bench_spannogram,
 )
-from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
+from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
 LEUK = (
@@ -125,6 +125,28 @@ def test_claim_checks_can_fail():
     assert asteris2014_fig4.check_at_least(3, 0.52)(same).verdict == PARTIAL
     assert asteris2014_fig4.check_certified_range(same).verdict == REPRODUCED
     assert asteris2014_fig4.check_certified_range(worse).verdict == NOT_REPRODUCED
+
+
+def test_allk_check_needs_both_data_sets():
+    """All k within 2x of one k must hold on each data set; a split is never the first data set's verdict."""
+
+    def frame(cbcl, leuk):
+        return pd.DataFrame(
+            [{"part": "allk", "dataset": n, "ratio": v} for n, v in (("CBCL", cbcl), ("leukemia", leuk))
+             for _ in range(3)]
+        )  # fmt: skip
+
+    check = bench_spannogram._check_allk
+    assert check(frame(1.2, 1.3)).verdict == REPRODUCED
+    assert check(frame(5.0, 6.0)).verdict == NOT_REPRODUCED
+    split = check(frame(1.2, 6.0))
+    assert split.verdict == PARTIAL and "met on CBCL, missed on leukemia" in split.note
+    assert check(frame(1.2, 2.0)).verdict == TOO_CLOSE  # was CBCL's "reproduced"
+    assert check(frame(2.0, 26.0)).verdict == NOT_REPRODUCED
+    # the time ratios of fig. 4's speed row: a clear 5x is not "similar", a clear 1.5x is
+    sp = pd.DataFrame({"method": "speed", "ratio": [5.0, 5.2, 5.3]})
+    assert asteris2014_fig4._check_speed(sp).verdict == NOT_REPRODUCED
+    assert asteris2014_fig4._check_speed(sp.assign(ratio=1 / sp.ratio * 7.5)).verdict == REPRODUCED
 
 
 def test_new_asteris_checks_can_fail():

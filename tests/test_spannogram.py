@@ -154,7 +154,7 @@ def test_allk_pass_pruned_twin():
     C /= np.linalg.norm(C, axis=1, keepdims=True)
     for nonneg in (True, False):
         for kmax in (3, 40):
-            assert kmax * K.PRUNE_FRACTION <= V.shape[0]
+            assert K.uses_pruned(V.shape[0], kmax)
             outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K.allk_pass, naive.allk_pass)]
             np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
             np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)

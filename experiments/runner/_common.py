@@ -64,6 +64,7 @@ __all__ = [
     "Config",
     "PanelDroppedWarning",
     "add_common_flags",
+    "cpu_seconds_per_call",
     "markdown_table",
     "minus_first_pc",
     "preprocess",
@@ -388,3 +389,37 @@ def minus_first_pc(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def progress(iterable: Iterable, desc: str, total: int | None = None) -> Iterable:
     """A progress bar on long loops (hidden when stderr is not a terminal, e.g. in CI logs)."""
     return tqdm(iterable, desc=desc, total=total, leave=False, disable=None, file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- timing
+def cpu_seconds_per_call(fn, min_seconds: float = 0.3) -> tuple[float, int]:
+    """CPU time of this process per call of ``fn()``, calling it until ``min_seconds`` of CPU time are spent.
+
+    For timing rows whose single call takes a few hundredths of a second: one call is then mostly noise
+    (timer, caches, the other load of a shared machine), and the average over enough calls is stable from
+    run to run. CPU time (``time.process_time``) counts the work of this process only; run it with BLAS
+    and numba on one thread so that it is the work of one thread.
+
+    Returns
+    -------
+    seconds : float
+        CPU seconds per call.
+    calls : int
+        How many calls were averaged.
+
+    Examples
+    --------
+    >>> sec, calls = cpu_seconds_per_call(lambda: sum(range(1000)), min_seconds=0.01)
+    >>> sec > 0 and calls >= 1
+    True
+    """
+    if not min_seconds > 0:
+        raise ValueError(f"min_seconds must be > 0; got {min_seconds!r}.")
+    calls = 0
+    t0 = time.process_time()
+    while True:
+        fn()
+        calls += 1
+        spent = time.process_time() - t0
+        if spent >= min_seconds:
+            return spent / calls, calls

@@ -9,8 +9,9 @@
     distribution sort on the top bits of the values, O(n) expected; for few ``k``, a selection by the same
     buckets); prefix sums of ``a_i V_i`` (a d-vector) and ``a_i^2`` give ``||V'x_k||^2 = ||sum a_i V_i||^2 /
     sum a_i^2`` for the candidate ``x_k = a_{I_k} / ||a_{I_k}||`` of every ``k`` in O(n d). For few ``k``
-    (``kmax <= n / PRUNE_FRACTION``) the rows are visited by decreasing norm and a sample stops as soon as
-    no later row can enter its top ``kmax`` (``|a_i| <= ||V_i||``): same result, a fraction of the rows.
+    (:func:`uses_pruned`) the rows are visited by decreasing norm, each side keeps its ``kmax`` best in a
+    heap, and a sample stops as soon as no later row can enter (``|a_i| <= ||V_i||``): same result, a
+    fraction of the rows.
 ``sweep2``
     The exact rank-2 spannogram by a kinetic sort: the ``n + 1`` curves ``v_i(phi) = V_i1 sin(phi) +
     V_i2 cos(phi)`` (row ``n`` the zero curve) are kept sorted while ``phi`` runs over ``[0, 2 pi)``; every
@@ -183,12 +184,11 @@ def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
     """
     n = a.shape[0]
     p = 0
-    for i in range(n):
+    for i in range(n):  # branch-free compaction: the sign of a_i is a coin flip, a branch mispredicts
         v = abs(a[i]) if not nonneg else sgn * a[i]
-        if v > 0.0:
-            vals[p] = v
-            idx[p] = i
-            p += 1
+        vals[p] = v
+        idx[p] = i
+        p += v > 0.0
     m = p
     if p > kmax:
         # selection by the same buckets: keep the buckets that hold the kmax largest (ties included)
@@ -230,77 +230,9 @@ def _beats(va, ia, vb, ib):
 
 
 @njit
-def _swap3(v, ix, rw, i, j):
+def _swap2(v, ix, i, j):
     v[i], v[j] = v[j], v[i]
     ix[i], ix[j] = ix[j], ix[i]
-    rw[i], rw[j] = rw[j], rw[i]
-
-
-@njit
-def _select_best(v, ix, rw, m, k):
-    """Move the ``k`` best of the first ``m`` entries (order of :func:`_beats`) to the front, in O(m).
-
-    Quickselect on the parallel arrays (value ``v``, index ``ix``, payload ``rw``) with a median-of-three
-    pivot; the entries are distinct in (value, index), so the order is strict.
-    """
-    if m <= k:
-        return
-    lo = 0
-    hi = m - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        # median of three into position hi as the pivot
-        if _beats(v[mid], ix[mid], v[lo], ix[lo]):
-            _swap3(v, ix, rw, mid, lo)
-        if _beats(v[hi], ix[hi], v[lo], ix[lo]):
-            _swap3(v, ix, rw, hi, lo)
-        if _beats(v[mid], ix[mid], v[hi], ix[hi]):
-            _swap3(v, ix, rw, mid, hi)
-        pv = v[hi]
-        pi = ix[hi]
-        store = lo
-        for q in range(lo, hi):
-            if _beats(v[q], ix[q], pv, pi):
-                _swap3(v, ix, rw, q, store)
-                store += 1
-        _swap3(v, ix, rw, store, hi)
-        if store == k - 1 or store == k:
-            return
-        if store < k:
-            lo = store + 1
-        else:
-            hi = store - 1
-
-
-@njit
-def _sort_best(v, ix, rw, m):
-    """Insertion sort of the first ``m`` entries into the order of :func:`_beats` (m is small)."""
-    for q in range(1, m):
-        tv = v[q]
-        ti = ix[q]
-        tr = rw[q]
-        p = q - 1
-        while p >= 0 and _beats(tv, ti, v[p], ix[p]):
-            v[p + 1] = v[p]
-            ix[p + 1] = ix[p]
-            rw[p + 1] = rw[p]
-            p -= 1
-        v[p + 1] = tv
-        ix[p + 1] = ti
-        rw[p + 1] = tr
-
-
-@njit
-def _compact(v, ix, rw, m, k):
-    """Keep the ``k`` best of ``m`` buffered entries; returns the worst kept one (value, index)."""
-    _select_best(v, ix, rw, m, k)
-    wv = v[0]
-    wi = ix[0]
-    for q in range(1, k):
-        if _beats(wv, wi, v[q], ix[q]):
-            wv = v[q]
-            wi = ix[q]
-    return wv, wi
 
 
 @njit
@@ -328,37 +260,40 @@ def _score_side(a_sorted, rows, m, Vp, kmax, sgn, s, best_val, best_f, best_samp
             best_f[k] = s2
 
 
-@njit(inline="always")  # inlined into the scan loop: a call there cost 1.6x
-def _offer(bv, bi, br, side, m, val, i, r, kmax, tv, ti, full):
-    """Buffer the entry (``val``, index ``i``, row ``r``) of one side if it beats (``tv``, ``ti``).
+@njit(inline="always")  # inlined into the scan loop
+def _offer(hv, hi, m, val, i, kmax):
+    """Offer the entry (``val``, index ``i``) to a heap of the ``kmax`` best, worst at the root.
 
-    Row ``side`` of ``bv``/``bi``/``br`` is the side's buffer; it is cut to its ``kmax`` best when it fills
-    and when it first holds ``kmax`` entries; (``tv``, ``ti``) then becomes the worst kept entry and the side
-    is ``full``. Returns the new (count, tv, ti, full).
+    ``hv``/``hi`` are one side's heap arrays, ``m`` its size; the caller offers only entries that beat
+    the root once the heap is full. Returns the new size.
     """
-    if not _beats(val, i, tv, ti):
-        return m, tv, ti, full
-    bv[side, m] = val
-    bi[side, m] = i
-    br[side, m] = r
-    m += 1
-    if m == bv.shape[1] or (m == kmax and not full):
-        tv, ti = _compact(bv[side], bi[side], br[side], m, kmax)
-        return kmax, tv, ti, True
-    return m, tv, ti, full
+    if m < kmax:  # filling: append, and heapify once full (O(kmax) in all)
+        hv[m] = val
+        hi[m] = i
+        m += 1
+        if m == kmax:
+            for q in range((m >> 1) - 1, -1, -1):
+                _sift_worst(hv, hi, q, m)
+        return m
+    hv[0] = val
+    hi[0] = i
+    _sift_worst(hv, hi, 0, kmax)
+    return kmax
 
 
 @njit
 def _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     """:func:`allk_pass` for ``kmax`` small next to ``n``: rows visited by decreasing norm, stopped early.
 
-    ``|a_i| = |V_i c| <= ||V_i||`` for a unit ``c``, so once a side holds ``kmax`` entries at least as good
-    as ``t`` and the next row's norm is below ``t``, no later row can enter. Each side buffers the entries
-    better than its current ``t`` (the ``kmax``-th best at the last compaction; a quickselect keeps the
-    ``kmax`` best whenever the buffer fills, O(1) amortized per entry) and the scan stops when every side is
-    settled. On gene-expression data (heavy-tailed norms of ``V``'s rows) a sample then reads a few hundred
-    of 12582 rows for ``kmax = 10``. The kept entries and their order (value descending, index ascending, as
-    :func:`sorted_side`), hence every value, are those of the full pass (:func:`_allk_pass_full`).
+    ``|a_i| = |V_i c| <= ||V_i||`` for a unit ``c``, so once a side holds ``kmax`` entries and the next
+    row's norm is below the worst of them, no later row can enter. Each side keeps its ``kmax`` best entries
+    in a heap with the worst at the root (O(log kmax) per entry that enters), so the threshold is always the
+    current ``kmax``-th best and the scan stops as soon as every side is settled. On gene-expression data
+    (heavy-tailed norms of ``V``'s rows) a sample then reads a few hundred of 12582 rows for ``kmax = 10``
+    and about 2000 for ``kmax = 180``. (Until issue 23 item 3 the sides were buffers cut to their ``kmax``
+    best only when full, so the threshold lagged and the scan read far more rows.) The kept entries and
+    their order (value descending, index ascending, as :func:`sorted_side`), hence every value, are those
+    of the full pass (:func:`_allk_pass_full`).
     """
     n, d = V.shape
     S = C.shape[0]
@@ -376,83 +311,83 @@ def _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_si
         # margin for the round-off of the dot product and of ||c|| = 1 (both far below 1e-12 relative)
         nrm[r] = norms[perm[r]] * (1.0 + 1e-12)
     n_sides = 2 if nonneg else 1
-    cap = 3 * kmax + 16
-    bv = np.empty((2, cap))
-    bi = np.empty((2, cap), dtype=np.int64)
-    br = np.empty((2, cap), dtype=np.int64)
+    hv0 = np.empty(kmax)
+    hi0 = np.empty(kmax, dtype=np.int64)
+    hv1 = np.empty(kmax)
+    hi1 = np.empty(kmax, dtype=np.int64)
     sa = np.empty(kmax)
     u = np.empty(d)
-    cnt = np.zeros(2, dtype=np.int64)
+    order = np.empty(kmax, dtype=np.int64)
+    rows = np.empty(kmax, dtype=np.int64)
+    bw = np.empty(2 * kmax)
+    inv = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        inv[perm[r]] = r
     for s in range(S):
         c0 = C[s, 0]
-        # per side: entries enter only if they beat (tv, ti), 0 until the first compaction; the side is
-        # settled (``full``) when it holds kmax entries at least as good as (tv, ti)
+        # per side: entries enter only if they beat the root (tv, ti) of its heap once it is full (0 / n
+        # before: any positive value); the signed mode has one side (side 1 never takes an entry)
+        n0 = 0
+        n1 = 0
         tv0 = 0.0
         ti0 = n
         tv1 = 0.0 if nonneg else np.inf
         ti1 = n
-        n0 = 0
-        n1 = 0
         stop = -1.0  # rows with a norm below ``stop`` cannot enter any side
-        full0 = False
-        full1 = not nonneg
+        thr = 0.0  # min(tv0, tv1): most rows fail this one test, which spares the sign's branch
         for r in range(n):
             if nrm[r] < stop:
                 break
             acc = Vp[r, 0] * c0
             for j in range(1, d):
                 acc += Vp[r, j] * C[s, j]
+            val = abs(acc)
+            if val < thr or val == 0.0:
+                continue
             if acc > 0.0 or not nonneg:
-                val = abs(acc)
-                if val > tv0 or (val == tv0 and val > 0.0):
-                    n0, tv0, ti0, full0 = _offer(bv, bi, br, 0, n0, val, perm[r], r, kmax, tv0, ti0, full0)
-                    if full0 and full1:
-                        stop = min(tv0, tv1)
-            elif acc < 0.0:
-                val = -acc
-                if val > tv1 or (val == tv1 and val > 0.0):
-                    n1, tv1, ti1, full1 = _offer(bv, bi, br, 1, n1, val, perm[r], r, kmax, tv1, ti1, full1)
-                    if full0 and full1:
-                        stop = min(tv0, tv1)
-        cnt[0] = n0
-        cnt[1] = n1
+                if val > tv0 or (val == tv0 and perm[r] < ti0):
+                    n0 = _offer(hv0, hi0, n0, val, perm[r], kmax)
+                    if n0 == kmax:
+                        tv0 = hv0[0]
+                        ti0 = hi0[0]
+                        thr = min(tv0, tv1)
+                        if n1 == kmax or not nonneg:
+                            stop = thr
+            else:
+                if val > tv1 or (val == tv1 and perm[r] < ti1):
+                    n1 = _offer(hv1, hi1, n1, val, perm[r], kmax)
+                    if n1 == kmax:
+                        tv1 = hv1[0]
+                        ti1 = hi1[0]
+                        thr = min(tv0, tv1)
+                        if n0 == kmax:
+                            stop = thr
         for side in range(n_sides):
-            m = cnt[side]
+            if side == 0:
+                hv, hi, m = hv0, hi0, n0
+            else:
+                hv, hi, m = hv1, hi1, n1
             if m == 0:
                 continue
-            if m > kmax:
-                _compact(bv[side], bi[side], br[side], m, kmax)
-                m = kmax
-            if m <= 32:
-                _sort_best(bv[side], bi[side], br[side], m)
-            else:
-                _sort_desc(bv[side], bi[side], br[side], m)
+            # a distribution sort by (value descending, index ascending): order[:m] the indices, bw[:m]
+            # the values (a heap sort here cost a third of the pass at kmax = 180 on leukemia)
+            _bucket_sort(hv, hi, m, order, bw)
             sgn = 1.0 if side == 0 else -1.0
             for q in range(m):
-                r = br[side, q]
+                r = inv[order[q]]
+                rows[q] = r
                 if nonneg:
-                    sa[q] = sgn * bv[side, q]
+                    sa[q] = sgn * bw[q]
                 else:  # the signed mode sums a_i V_i with the sign of a_i
                     acc = 0.0
                     for j in range(d):
                         acc += Vp[r, j] * C[s, j]
                     sa[q] = acc
-            _score_side(sa, br[side], m, Vp, kmax, sgn, s, best_val, best_f, best_sample, best_sign, u)
+            _score_side(sa, rows, m, Vp, kmax, sgn, s, best_val, best_f, best_sample, best_sign, u)
 
 
 @njit
-def _sort_desc(v, ix, rw, m):
-    """Sort the first ``m`` entries into the order of :func:`_beats` (a heap sort, O(m log m))."""
-    # build a min-heap of the worst on top, then move the worst to the back repeatedly
-    for i in range((m >> 1) - 1, -1, -1):
-        _sift_worst(v, ix, rw, i, m)
-    for end in range(m - 1, 0, -1):
-        _swap3(v, ix, rw, 0, end)
-        _sift_worst(v, ix, rw, 0, end)
-
-
-@njit
-def _sift_worst(v, ix, rw, i, size):
+def _sift_worst(v, ix, i, size):
     """Sift down in a heap whose root is its worst entry (order of :func:`_beats`)."""
     while True:
         left = 2 * i + 1
@@ -463,14 +398,22 @@ def _sift_worst(v, ix, rw, i, size):
             c = left + 1
         if not _beats(v[i], ix[i], v[c], ix[c]):
             break
-        _swap3(v, ix, rw, i, c)
+        _swap2(v, ix, i, c)
         i = c
 
 
-# the pruned pass serves kmax <= n / PRUNE_FRACTION: on the leukemia V (12582 x 3, 1e4 samples, CPU time)
-# it took 0.03 / 0.15 / 0.54 s at kmax = 10 / 50 / 180 against 1.7 s for the sorting pass, and 3.1 s against
-# 2.1 s at kmax = 1000 (n / 12.6)
-PRUNE_FRACTION = 24
+# the pruned pass serves kmax <= n / PRUNE_FRACTION when n >= PRUNE_MIN_ROWS: on the leukemia V (12582 x 3,
+# 1e4 samples, CPU time, heap version of issue 23 item 3) it took 0.57 / 1.07 / 1.87 / 3.40 s at kmax = n/48,
+# n/24, n/12, n/6 against 1.81 / 1.91 / 2.19 / 2.70 s for the sorting pass; on CBCL (361 x 3, light-tailed
+# row norms) the sorting pass was faster at every kmax >= 7
+PRUNE_FRACTION = 12
+PRUNE_MIN_ROWS = 1000
+
+
+@njit
+def uses_pruned(n, kmax):
+    """Whether :func:`allk_pass` runs the early-stopping pass for ``n`` rows and ``kmax``."""
+    return kmax * PRUNE_FRACTION <= n and n >= PRUNE_MIN_ROWS
 
 
 @njit
@@ -482,9 +425,9 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     a_(j) V_(j)`` and ``s_k = sum_{j<=k} a_(j)^2``, the candidate ``x_k = a_{I_k} / sqrt(s_k)`` has
     ``||V' x_k||^2 = ||u_k||^2 / s_k`` (the objective of Alg. 3's output line) and rank-1 value
     ``(c'V'x_k)^2 = s_k`` (the inner maximum of Eq. 13, used by the bound). Past the last positive entry
-    (``k > p``) the candidate is ``x_p``, with fewer non-zeros. For ``kmax <= n / PRUNE_FRACTION`` the
-    rows are visited by decreasing norm and each sample stops early (:func:`_allk_pass_pruned`); the
-    result is the same.
+    (``k > p``) the candidate is ``x_p``, with fewer non-zeros. Where :func:`uses_pruned` (``kmax <= n /
+    PRUNE_FRACTION``, ``n >= PRUNE_MIN_ROWS``) the rows are visited by decreasing norm and each sample stops
+    early (:func:`_allk_pass_pruned`); the result is the same.
 
     Parameters
     ----------
@@ -497,7 +440,7 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
     best_sample, best_sign : int64 (kmax,), in/out
         Sample index and side (+1 / -1; +1 when signed) of ``best_val``.
     """
-    if kmax * PRUNE_FRACTION <= V.shape[0]:
+    if uses_pruned(V.shape[0], kmax):
         _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign)
         return
     _allk_pass_full(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign)
