@@ -162,6 +162,54 @@ def test_the_covariance_pass_refuses_what_the_client_cannot_hold_and_bad_entries
         SpannogramPCA(1, cardinality=3).fit(da.from_array(Xn, chunks=(CHUNK, P)))
 
 
+def test_the_function_forms_form_the_covariance_on_the_workers(client):
+    """nspca, nspca_objective and the spannogram functions take a Dask array as the estimators do."""
+    from repro import nspca, nspca_objective, spannogram_bound, spannogram_exact, spannogram_path
+
+    X = _data(4)
+    U0 = np.abs(np.random.default_rng(0).standard_normal((P, 2)))
+    calls = {
+        "nspca": lambda Z: nspca(Z, 2, alpha=1e6, beta=10.0, max_iter=200, init=U0).U,
+        "nspca_objective": lambda Z: nspca_objective(Z, U0, alpha=10.0, beta=1.0),
+        "spannogram_exact": lambda Z: spannogram_exact(Z, 4, rank=2)[0],
+        "spannogram_path": lambda Z: spannogram_path(Z, [2, 5], rank=2, net="exact").components,
+        "spannogram_bound": lambda Z: spannogram_bound(Z, 4, rank=2),
+    }
+    want = {name: f(X) for name, f in calls.items()}
+    for kind, Xd in _arrays(client, X).items():
+        for name, f in calls.items():
+            with no_gather():
+                got = f(Xd)
+            np.testing.assert_allclose(got, want[name], rtol=1e-7, atol=1e-9, err_msg=f"{name}, {kind}")
+    with pytest.raises(ValueError, match=r"X has no variance"):
+        nspca(da.zeros((40, 5), chunks=(10, 5)), 1, alpha=1.0)
+    with pytest.raises(ValueError, match=r"X has no variance"):
+        spannogram_path(da.zeros((40, 5), chunks=(10, 5)), [2])
+
+
+def test_a_persisted_pass_runs_one_task_per_worker_thread_with_the_same_sums(client):
+    X = _data(5)
+    Q = np.linalg.qr(np.random.default_rng(1).standard_normal((P, 3)))[0]
+    want = _chunked.DenseSource(X).products(Q)
+    arrays = _arrays(client, X, chunks=(500, P))  # 8 row chunks
+    for kind, Xd in arrays.items():
+        src = _chunked.DaskSource(Xd)
+        groups = src._worker_groups()
+        if kind == "not persisted":
+            assert groups is None  # the loading tasks are the parallel work: one task per chunk
+        else:
+            assert sorted(i for g in groups for i in g) == list(range(8))
+            assert len(groups) == sum(client.nthreads().values())  # 2 workers of one thread
+            keys = [row[0] for row in Xd.__dask_keys__()]
+            who = client.who_has(distributed.futures_of(Xd))
+            for g in groups:  # each task reads chunks of one worker only
+                assert len({who[keys[i]][0] for i in g}) == 1
+        with no_gather():
+            got = src.products(Q)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-10, err_msg=kind)
+
+
 def test_bench_dask_cluster_quick(client, tmp_path):
     from quickrun import check_outputs
 
