@@ -218,6 +218,7 @@ def test_bench_dask_cluster_quick(client, tmp_path):
     assert bench_dask_cluster.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "bench_dask_cluster", bench_dask_cluster)
     assert set(df.part) == {"pass", "tall"} and (df.ratio > 0).all()
+    assert set(df[df.part == "pass"].role) == {"curve", "verdict", "issue setting"}
     assert (df[df.part == "pass"].max_rel_diff < 1e-12).all()  # the same sums on both schedulers
     tall = df[df.part == "tall"].iloc[0]
     assert tall.em_sin <= bench_dask_cluster.TARGET and tall.svd_sin <= bench_dask_cluster.TARGET
@@ -234,13 +235,20 @@ def test_bench_dask_cluster_claims_can_fail():
     from experiments import bench_dask_cluster as b
     from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 
-    def passes(ratios):
-        return pd.DataFrame(
-            dict(part="pass", ratio=ratios, n=1000, p=10, k=2, n_chunks=4, max_rel_diff=0.0, n_workers=2)
-        )
+    def passes(ratios, curve=(5.0, 5.0)):
+        def rows(role, ratio, mib):
+            return dict(
+                part="pass", role=role, ratio=ratio, n=1000, p=10, k=2, n_chunks=4, chunk_mib=mib,
+                max_rel_diff=0.0, n_workers=2,
+            )  # fmt: skip
 
-    assert _claim(b, "pass-distributed-1.5x", passes([3.0, 2.8, 3.1, 2.9, 3.0])) == NOT_REPRODUCED
+        small = [rows("curve", r, 1.0) for r in curve] + [rows("issue setting", r, 20.0) for r in curve]
+        return pd.DataFrame(small + [rows("verdict", r, 128.0) for r in ratios])
+
+    # the verdict reads the verdict's size only, whatever the smaller chunks give
+    assert _claim(b, "pass-distributed-1.5x", passes([3.0, 2.8, 3.1, 2.9, 3.0], (1.0, 1.0))) == NOT_REPRODUCED
     assert _claim(b, "pass-distributed-1.5x", passes([1.0, 1.1, 0.9, 1.0, 1.05])) == REPRODUCED
+    assert _claim(b, "pass-distributed-1.5x", passes([1.4, 1.5, 1.6, 1.45, 1.55])) == TOO_CLOSE
 
     def tall(ratios, em_sin=1e-7, svd_sin=1e-7, q=2, nbytes=2**30):
         return pd.DataFrame(
@@ -256,6 +264,7 @@ def test_bench_dask_cluster_claims_can_fail():
                 em_passes=12,
                 em_sin=em_sin,
                 power_iter=q,
+                power_iter_tried=2,
                 svd_sin=svd_sin,
                 eig_gap=0.25,
             )
