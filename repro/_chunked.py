@@ -17,15 +17,21 @@ once (in :mod:`repro.em_pca` and :mod:`repro.em_sparse_pca`) and runs on:
   scheduler (threads, processes, a ``dask.distributed`` cluster; the array persisted or not). A pass is
   built on Dask's public API only: the array's blocks as ``dask.delayed`` objects (``X.to_delayed()``,
   taken once), one task per row chunk that loads it and runs the chunk function (e-step and accumulation
-  together), and a tree of small tasks adding the results, run by ``dask.compute``. The data stay where
+  together), and a tree of small tasks adding the results, run by ``dask.compute``. When the array is
+  persisted on a ``distributed`` cluster (its blocks are futures), a summing pass has one task per worker
+  thread instead, over the chunks that worker holds (``Client.who_has``, asked once per source), adding
+  its chunks' results as it goes: 16 chunks on 2 one-thread workers make 3 tasks, not 19 (fewer
+  scheduler round trips per pass, which a cluster adds to the work of a pass). The data stay where
   the scheduler keeps them (on a cluster: on the workers); only the small sums of a pass reach the
   client. One pass over the data per EM iteration; memory bounded by the chunks in flight plus the small
   sums. Used by ``EMPCA``, ``SensiblePCA`` and ``EMSparsePCA`` (fit, the covariance formation and the
   cardinality path); transform and score of a Dask array return a Dask array
   (:meth:`DaskSource.map_rows`).
 
-The covariance-based estimators (``NSPCA``, ``SpannogramPCA``) form the column means and the ``p x p``
-scatter matrix of a Dask array in one distributed pass (:func:`dask_covariance`; refused above
+The covariance-based estimators (``NSPCA``, ``SpannogramPCA``) and their function forms (``nspca``,
+``nspca_objective``, ``nspca_for_cardinality``, ``nspca_for_min_angle``, ``spannogram_exact``,
+``spannogram_path``, ``spannogram_bound``) form the column means and the ``p x p`` scatter matrix of a
+Dask array in one distributed pass (:func:`dask_covariance`; refused above
 :data:`CLIENT_LIMIT_BYTES` on the client), and ``GSPPCA`` refuses a Dask array (its exact evidence needs
 every row); no estimator converts a Dask array to NumPy on the client.
 
@@ -464,6 +470,18 @@ def _chunk_call(fn, transforms, args, *blocks):
     return fn(Xb, None, *args)
 
 
+def _group_call(fn, transforms, combine, calls, *blocks):
+    """One task over several row chunks held by one worker: ``fn`` on each (``calls`` lists each chunk's
+    arguments and number of feature blocks, ``blocks`` all their blocks in turn), the results combined as
+    they come (``combine([acc, result])``: one partial result held at a time)."""
+    acc, pos = None, 0
+    for args, nb in calls:
+        part = _chunk_call(fn, transforms, args, *blocks[pos : pos + nb])
+        pos += nb
+        acc = part if acc is None else combine([acc, part])
+    return acc
+
+
 #: Array arguments of a pass up to this many bytes in all (their size times the number of chunks) travel
 #: inside every task; above, each is sent once per pass as its own piece of data.
 SHIP_BYTES = 4 * 2**20
@@ -509,7 +527,8 @@ class DaskSource:
     objects (``X.to_delayed()``, its graph optimized once), a pass calls ``fn(load(row chunk), None,
     *args)`` on each row chunk (one ``dask.delayed`` task each; the array arguments inside the tasks, or
     sent once per pass above :data:`SHIP_BYTES`) and adds the results in a tree of small tasks
-    (:data:`TREE_WIDTH`), then ``dask.compute`` runs it on the scheduler Dask is configured with
+    (:data:`TREE_WIDTH`; on an array persisted on a ``distributed`` cluster, one task per worker thread
+    over the chunks it holds, see :meth:`_worker_groups`), then ``dask.compute`` runs it on the scheduler Dask is configured with
     (``dask.config.set(scheduler=...)`` or a ``distributed`` client). The data stay where the scheduler
     keeps them (on the workers of a cluster); only the sums of a pass come back to the client.
     ``map_rows`` (transform, score of new data) returns a Dask array.
@@ -557,6 +576,7 @@ class DaskSource:
         self._transforms = tuple(transforms)
         self.n_chunks = len(X.chunks[0])
         self._blocks = None  # the delayed blocks, taken on the first pass
+        self._groups = False  # row chunks by worker (persisted on a cluster), found on the first sum
         sizes = X.chunks[0]
         self.chunk_rows = None if any(np.isnan(c) for c in sizes) else tuple(int(c) for c in sizes)
         if not first_pass:
@@ -583,22 +603,85 @@ class DaskSource:
         ones (over :data:`SHIP_BYTES` in all) once per pass as their own piece of data."""
         import dask
 
-        if self._blocks is None:
-            self._blocks = self.array.to_delayed()  # (row chunks, feature chunks), graph optimized once
-        size = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) * self.n_chunks
-        if size > SHIP_BYTES:
-            args = tuple(dask.delayed(a) if isinstance(a, np.ndarray) else a for a in args)
+        args = self._ship(args)
         call = dask.delayed(_chunk_call, pure=True)
         return [
             call(fn, self._transforms, (i, *args) if indexed else args, *row)
             for i, row in enumerate(self._blocks)
         ]
 
+    def _ship(self, args):
+        """Take the delayed blocks once; array arguments over :data:`SHIP_BYTES` in all (times the number
+        of chunks) become one piece of data of the pass each, smaller ones travel inside the tasks."""
+        import dask
+
+        if self._blocks is None:
+            self._blocks = self.array.to_delayed()  # (row chunks, feature chunks), graph optimized once
+        size = sum(a.nbytes for a in args if isinstance(a, np.ndarray)) * self.n_chunks
+        if size > SHIP_BYTES:
+            args = tuple(dask.delayed(a) if isinstance(a, np.ndarray) else a for a in args)
+        return args
+
+    def _worker_groups(self):
+        """The row chunks grouped by the worker that holds them, when the array is persisted on a
+        ``distributed`` cluster (its blocks are futures): one list of chunk indices per worker thread
+        (``Client.who_has`` and ``Client.nthreads``, asked once per source); None otherwise (a lazy array,
+        another scheduler), and then a pass has one task per chunk."""
+        if self._groups is not False:
+            return self._groups
+        self._groups = None
+        try:
+            from distributed import futures_of
+        except ImportError:  # pragma: no cover - distributed is optional
+            return None
+        futures = {f.key: f for f in futures_of(self.array)}
+        keys = [row[0] for row in self.array.__dask_keys__()]
+        if self.n_chunks < 2 or not futures or any(k not in futures for k in keys):
+            return None
+        client = futures[keys[0]].client
+        who = client.who_has([futures[k] for k in keys])
+        threads = client.nthreads()
+        by_worker: dict = {}
+        for i, k in enumerate(keys):
+            holders = sorted(who.get(k, ()))
+            by_worker.setdefault(holders[0] if holders else None, []).append(i)
+        groups = []
+        for w, idx in by_worker.items():
+            n_tasks = min(len(idx), max(1, int(threads.get(w, 1)))) if w is not None else len(idx)
+            groups += [list(g) for g in np.array_split(idx, n_tasks)]
+        self._groups = groups
+        return groups
+
+    def _reduce(self, fn, args, combine, indexed: bool = False):
+        """The delayed result of one pass: ``fn`` on every row chunk, results combined by ``combine`` (a
+        function of a list of results). On a persisted ``distributed`` array one task per worker thread
+        runs ``fn`` over the chunks that worker holds (:meth:`_worker_groups`) and one task combines their
+        results; otherwise one task per chunk and a tree of ``combine`` tasks (:data:`TREE_WIDTH`)."""
+        import dask
+
+        groups = self._worker_groups()
+        if groups is None:
+            return _tree(self._parts(fn, args, indexed), combine)
+        args = self._ship(args)
+        blocks = self._blocks
+        call = dask.delayed(_group_call, pure=True)
+        tasks = [
+            call(
+                fn,
+                self._transforms,
+                combine,
+                [((i, *args) if indexed else args, len(blocks[i])) for i in g],
+                *(b for i in g for b in blocks[i]),
+            )
+            for g in groups
+        ]
+        return _tree(tasks, combine)
+
     def map_sum(self, fn, *args):
         """One pass: ``sum over chunks of fn(chunk, None, *args)`` (a tuple of arrays or floats), a list."""
         import dask
 
-        (total,) = dask.compute(_tree(self._parts(fn, args), _sum_parts))
+        (total,) = dask.compute(self._reduce(fn, args, _sum_parts))
         return total
 
     def map_chunks(self, fn, *args) -> list:
@@ -752,8 +835,8 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
     check_dask_array(X, name)
     p = int(X.shape[1])
     check_client_matrix(p, name)
-    parts = DaskSource(X, name, first_pass=False)._parts(_moments_chunk, (), indexed=True)
-    (n, mean, A, n_nan, n_inf, first) = dask.compute(_tree(parts, _merge_moments))[0]
+    total = DaskSource(X, name, first_pass=False)._reduce(_moments_chunk, (), _merge_moments, indexed=True)
+    (n, mean, A, n_nan, n_inf, first) = dask.compute(total)[0]
     if n_inf:
         raise ValueError(
             f"{name} holds infinite values ({n_inf}, the first in row chunk {int(first)}); remove or "

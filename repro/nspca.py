@@ -36,6 +36,7 @@ from ._validation import (
     check_random_state,
     check_real,
     check_symmetric,
+    is_dask,
     warn_not_converged,
 )
 from .kernels.nspca import nspca_fit as _nspca_fit_kernel
@@ -283,6 +284,8 @@ def _scatter(X, precomputed: bool, name: str = "X"):
     if precomputed:
         A = check_symmetric(X, name)
         return np.ascontiguousarray(A), np.zeros(A.shape[0]), None
+    if is_dask(X):
+        return _dask_scatter(X, name)
     X = check_array(X, name, min_samples=2)
     check_has_variance(X, "NSPCA", name)  # A = 0: every orthonormal U is optimal, nothing to find
     with np.errstate(over="ignore", invalid="ignore"):
@@ -298,11 +301,17 @@ def _scatter(X, precomputed: bool, name: str = "X"):
     return np.ascontiguousarray(A), mean, X.shape[0]
 
 
-def _dask_scatter(X):
-    """``(A, mean, n)`` of a Dask array as :func:`_scatter` gives them, formed in one distributed pass."""
+def _dask_scatter(X, name: str = "X"):
+    """``(A, mean, n)`` of a Dask array as :func:`_scatter` gives them, formed in one distributed pass
+    (:func:`repro._chunked.dask_covariance`: the data stay on the workers, the client holds ``A``)."""
     from ._chunked import dask_covariance
 
-    n, mean, A = dask_covariance(X, "X")
+    n, mean, A = dask_covariance(X, name)
+    if not np.any(np.diag(A) > 0):
+        raise ValueError(
+            f"{name} has no variance (every column is constant, e.g. all zeros), so NSPCA has no "
+            "component to find; check the data."
+        )
     return np.ascontiguousarray(A), mean, n
 
 
@@ -593,9 +602,7 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        from ._validation import is_dask
-
-        A, mean, n = _scatter(X, False) if not is_dask(X) else _dask_scatter(X)
+        A, mean, n = _scatter(X, False)
         d = A.shape[0]
         k = check_int(self.n_components, "n_components", low=1, high=d)
         alpha, beta, max_iter, tol = _check_params(self.alpha, self.beta, self.max_iter, self.tol)

@@ -85,6 +85,7 @@ from ._validation import (
     check_real,
     check_scale,
     check_vector,
+    is_dask,
     unscale,
 )
 from .em_sparse_pca import CardinalityPath
@@ -151,6 +152,11 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
     on the scaled data and the variances are scaled back (refused when float64 cannot hold them). Data or
     a covariance with no variance at all are refused: every unit vector is then optimal, with value 0.
     """
+    if is_dask(X):  # one distributed pass forms the p x p covariance; X stays on the workers
+        from ._chunked import dask_covariance
+
+        n, _, A = dask_covariance(X, name)
+        X = Covariance(matrix=A / (n - 1), n_samples=n)
     if isinstance(X, Covariance):
         cov, s, power = _as_cov(X, name).rescaled()
         if not np.any(cov.diag() > 0):
@@ -1035,7 +1041,6 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         from ._chunked import dask_covariance
-        from ._validation import is_dask
 
         if is_dask(X):
             n, mean, A = dask_covariance(X, "X")

@@ -162,6 +162,54 @@ def test_the_covariance_pass_refuses_what_the_client_cannot_hold_and_bad_entries
         SpannogramPCA(1, cardinality=3).fit(da.from_array(Xn, chunks=(CHUNK, P)))
 
 
+def test_the_function_forms_form_the_covariance_on_the_workers(client):
+    """nspca, nspca_objective and the spannogram functions take a Dask array as the estimators do."""
+    from repro import nspca, nspca_objective, spannogram_bound, spannogram_exact, spannogram_path
+
+    X = _data(4)
+    U0 = np.abs(np.random.default_rng(0).standard_normal((P, 2)))
+    calls = {
+        "nspca": lambda Z: nspca(Z, 2, alpha=1e6, beta=10.0, max_iter=200, init=U0).U,
+        "nspca_objective": lambda Z: nspca_objective(Z, U0, alpha=10.0, beta=1.0),
+        "spannogram_exact": lambda Z: spannogram_exact(Z, 4, rank=2)[0],
+        "spannogram_path": lambda Z: spannogram_path(Z, [2, 5], rank=2, net="exact").components,
+        "spannogram_bound": lambda Z: spannogram_bound(Z, 4, rank=2),
+    }
+    want = {name: f(X) for name, f in calls.items()}
+    for kind, Xd in _arrays(client, X).items():
+        for name, f in calls.items():
+            with no_gather():
+                got = f(Xd)
+            np.testing.assert_allclose(got, want[name], rtol=1e-7, atol=1e-9, err_msg=f"{name}, {kind}")
+    with pytest.raises(ValueError, match=r"X has no variance"):
+        nspca(da.zeros((40, 5), chunks=(10, 5)), 1, alpha=1.0)
+    with pytest.raises(ValueError, match=r"X has no variance"):
+        spannogram_path(da.zeros((40, 5), chunks=(10, 5)), [2])
+
+
+def test_a_persisted_pass_runs_one_task_per_worker_thread_with_the_same_sums(client):
+    X = _data(5)
+    Q = np.linalg.qr(np.random.default_rng(1).standard_normal((P, 3)))[0]
+    want = _chunked.DenseSource(X).products(Q)
+    arrays = _arrays(client, X, chunks=(500, P))  # 8 row chunks
+    for kind, Xd in arrays.items():
+        src = _chunked.DaskSource(Xd)
+        groups = src._worker_groups()
+        if kind == "not persisted":
+            assert groups is None  # the loading tasks are the parallel work: one task per chunk
+        else:
+            assert sorted(i for g in groups for i in g) == list(range(8))
+            assert len(groups) == sum(client.nthreads().values())  # 2 workers of one thread
+            keys = [row[0] for row in Xd.__dask_keys__()]
+            who = client.who_has(distributed.futures_of(Xd))
+            for g in groups:  # each task reads chunks of one worker only
+                assert len({who[keys[i]][0] for i in g}) == 1
+        with no_gather():
+            got = src.products(Q)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-10, err_msg=kind)
+
+
 def test_bench_dask_cluster_quick(client, tmp_path):
     from quickrun import check_outputs
 
@@ -170,6 +218,7 @@ def test_bench_dask_cluster_quick(client, tmp_path):
     assert bench_dask_cluster.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "bench_dask_cluster", bench_dask_cluster)
     assert set(df.part) == {"pass", "tall"} and (df.ratio > 0).all()
+    assert set(df[df.part == "pass"].role) == {"curve", "verdict", "issue setting"}
     assert (df[df.part == "pass"].max_rel_diff < 1e-12).all()  # the same sums on both schedulers
     tall = df[df.part == "tall"].iloc[0]
     assert tall.em_sin <= bench_dask_cluster.TARGET and tall.svd_sin <= bench_dask_cluster.TARGET
@@ -186,13 +235,20 @@ def test_bench_dask_cluster_claims_can_fail():
     from experiments import bench_dask_cluster as b
     from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 
-    def passes(ratios):
-        return pd.DataFrame(
-            dict(part="pass", ratio=ratios, n=1000, p=10, k=2, n_chunks=4, max_rel_diff=0.0, n_workers=2)
-        )
+    def passes(ratios, curve=(5.0, 5.0)):
+        def rows(role, ratio, mib):
+            return dict(
+                part="pass", role=role, ratio=ratio, n=1000, p=10, k=2, n_chunks=4, chunk_mib=mib,
+                max_rel_diff=0.0, n_workers=2,
+            )  # fmt: skip
 
-    assert _claim(b, "pass-distributed-1.5x", passes([3.0, 2.8, 3.1, 2.9, 3.0])) == NOT_REPRODUCED
+        small = [rows("curve", r, 1.0) for r in curve] + [rows("issue setting", r, 20.0) for r in curve]
+        return pd.DataFrame(small + [rows("verdict", r, 128.0) for r in ratios])
+
+    # the verdict reads the verdict's size only, whatever the smaller chunks give
+    assert _claim(b, "pass-distributed-1.5x", passes([3.0, 2.8, 3.1, 2.9, 3.0], (1.0, 1.0))) == NOT_REPRODUCED
     assert _claim(b, "pass-distributed-1.5x", passes([1.0, 1.1, 0.9, 1.0, 1.05])) == REPRODUCED
+    assert _claim(b, "pass-distributed-1.5x", passes([1.4, 1.5, 1.6, 1.45, 1.55])) == TOO_CLOSE
 
     def tall(ratios, em_sin=1e-7, svd_sin=1e-7, q=2, nbytes=2**30):
         return pd.DataFrame(
@@ -208,6 +264,7 @@ def test_bench_dask_cluster_claims_can_fail():
                 em_passes=12,
                 em_sin=em_sin,
                 power_iter=q,
+                power_iter_tried=2,
                 svd_sin=svd_sin,
                 eig_gap=0.25,
             )
