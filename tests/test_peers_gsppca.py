@@ -58,7 +58,10 @@ def test_vs_r_verdicts_can_fail():
     good = _frame()
     assert sel(good).verdict == REPRODUCED and ev(good).verdict == REPRODUCED
     note = sel(good).note
-    assert "run side by side in this run" in note and "RECORDED" in note  # each source named
+    assert "run side by side in this run, interleaved at d = 1" in note  # each source named
+    assert "RECORDED values at d = 30 (2-3 min of R" in note
+    rec = sel(_frame(source=("recorded", "recorded"))).note
+    assert "not installed here" in rec and "RECORDED times" in rec
     assert sel(_frame(q=(595, 2803 + 141))).verdict == PARTIAL  # 5.03% off at d = 30
     assert sel(_frame(q=(700, 3046))).verdict == NOT_REPRODUCED
     assert sel(_frame(q=(566, 2663))).verdict == REPRODUCED  # 4.9% and 5.0% below
