@@ -11,6 +11,10 @@ None of their code is in this repository; this module only calls it.
   benchmark's process tree, between the project's own calls) and return the seconds the peer measured around
   the call itself (R ``Sys.time``, Octave ``tic``/``toc``; interpreter start, data loading and an untimed
   warm-up call excluded) and the vector it returned. One BLAS thread on both sides.
+* :func:`run_gsppca` calls GSPPCA.R's ``gsppca(X, d)`` with every default in a child ``Rscript`` (the same
+  call as the peers' ``gsppca/gsppca_server.R``) and returns its time (R ``Sys.time`` around the call, no
+  warm-up: one call at ``d = 1`` already takes about 30 s), its selection, noise estimate, evidences and
+  ``u``.
 * :func:`recorded` reads the peers' times of the last side-by-side run (``experiments/peers_recorded/``, with
   their provenance); a benchmark that cannot run a peer uses these rows and marks its ratios ``recorded``.
 """
@@ -26,7 +30,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["PEERS", "available", "peers_home", "recorded", "run_nsprcomp", "run_spanpc", "source_note"]
+__all__ = [
+    "PEERS",
+    "available",
+    "peers_home",
+    "recorded",
+    "run_gsppca",
+    "run_nsprcomp",
+    "run_spanpc",
+    "source_note",
+]
 
 PEERS = ("nsprcomp", "spanpc", "gsppca")
 RECORDED_DIR = Path(__file__).with_name("peers_recorded")
@@ -174,3 +187,50 @@ def run_spanpc(
         )
         Path(d, "run.m").write_text(script)
         return _run(["octave-cli", "--norc", "--no-history", "-q", "run.m"], d, {})
+
+
+_R_GSPPCA = """
+suppressMessages({{library(Bessel); library(RSpectra)}})
+source("{home}/GSPPCA/GSPPCA.R")
+con <- file("X.f64", "rb")
+x <- readBin(con, "double", n = {n} * {p}, size = 8, endian = "little")
+close(con)
+X <- matrix(x, nrow = {n}, ncol = {p})
+set.seed({seed})
+t0 <- Sys.time(); out <- gsppca(X, d = {d}); t1 <- Sys.time()
+writeLines(format(c(as.numeric(difftime(t1, t0, units = "secs")), out$qhat, out$s, max(out$l), length(out$l),
+                    out$l, out$u), digits = 17), "out.txt")
+"""
+
+
+def run_gsppca(X, d: int, *, seed: int = 0) -> dict:
+    """One timed ``gsppca(X, d = d)`` of GSPPCA.R (every default) after ``set.seed(seed)``.
+
+    The defaults are those of pamattei/GSPPCA @ 57de9a93: ``nit = 200``, ``epsi = 1e-5``, ``method = "BC"``
+    (the bias-corrected noise estimate), ``numvar = "Occam"``, the uniform prior, models ``q = d+1..p-1``.
+
+    Returns
+    -------
+    dict
+        ``seconds`` (measured in R around the call), ``q`` (its selection), ``sigma`` (its noise standard
+        deviation), ``max_log_evidence`` (over its models), ``log_evidence`` (of ``q = d+1..``) and ``u``
+        (the VEM's weights, one per variable).
+    """
+    if not available("gsppca"):
+        raise RuntimeError(f"GSPPCA.R is not installed (Rscript and {peers_home()}/GSPPCA/GSPPCA.R needed).")
+    with tempfile.TemporaryDirectory(prefix="repro-peer-") as folder:
+        n, p = _write(X, folder)
+        script = _R_GSPPCA.format(home=peers_home(), n=n, p=p, d=int(d), seed=int(seed))
+        Path(folder, "run.R").write_text(script)
+        seconds, vals = _run(
+            ["Rscript", "--vanilla", "run.R"], folder, {"R_LIBS": str(peers_home() / "Rlib")}
+        )
+    m = int(vals[3])
+    return {
+        "seconds": seconds,
+        "q": int(vals[0]),
+        "sigma": float(vals[1]),
+        "max_log_evidence": float(vals[2]),
+        "log_evidence": vals[4 : 4 + m],
+        "u": vals[4 + m :],
+    }

@@ -31,17 +31,24 @@ The authors report ~91 s (Golub, ``d = 30``) and ~24 s (``d = 1``) for their R c
 
 Part D, the authors' GSPPCA.R on Golub (``part == "vs-R"``, issue 23; not in ``--quick``): our
 ``GSPPCA`` (default ``sigma1="bc"``, the bias-corrected noise estimate GSPPCA.R uses by default, and
-``sigma1="ml"``) at ``d = 1`` and ``d = 30`` on the whole Golub data, against the **recorded** results of
-GSPPCA.R (pamattei/GSPPCA @ 57de9a93, every default: ``nit = 200``, ``epsi = 1e-5``, ``method = "BC"``)
-from the peers' side-by-side run (``/work/shared/peers/results/gsppca/gsppca_side_by_side.json``; R is
-not run here): its selected ``q``, its largest log evidence (over ``q = d+1..p-1``, its range), its noise
-estimate, and its wall times (3 runs each; recorded on the peers' machine, so they are given, not turned
-into a verdict). Goals: our default selection within 5% of R's, and the best evidence along our VEM
-ranking at least R's under the same noise estimate (the evidence formulas agree to 5e-5 nats, measured by
-the peers). Under ``"ml"`` only R's ``q`` with its ranking is recorded (3046 at ``d = 30``, 595 at
-``d = 1``).
+``sigma1="ml"``; default ``ranking="evidence"``: the best of the VEM's rankings at iterations 1, 2, 4, ...
+and at its end, by the exact evidence, :mod:`repro.gsppca` "Which ranking") at ``d = 1`` and ``d = 30`` on
+the whole Golub data, against GSPPCA.R (pamattei/GSPPCA @ 57de9a93, every default: ``nit = 200``,
+``epsi = 1e-5``, ``method = "BC"``): its selected ``q``, its largest log evidence (over ``q = d+1..p-1``, its
+range), its noise estimate and its time. At ``d = 1`` GSPPCA.R is **run live** when installed
+(:func:`experiments._peers.run_gsppca`, one call between our ``"bc"`` and ``"ml"`` fits, ``set.seed(0)``;
+about 30 s of R, the most this benchmark's budget allows); at ``d = 30`` (2-3 min of R) and wherever R is
+not installed, the values **recorded** by the peers' side-by-side run
+(``/work/shared/peers/results/gsppca/gsppca_side_by_side.json``, also ``experiments/peers_recorded/``) are
+used, and each row names its source (``R_source``). The time ratio (R's seconds over our one fit's wall
+time) is reported, not turned into a verdict: a recorded time comes from another machine. Goals: our
+default selection within 5% of R's, and our best evidence at least R's under the same noise estimate
+(the evidence formulas agree to 5e-5 nats, measured by the peers and by ``tests/test_peers_gsppca.py``).
+Under ``"ml"`` only R's ``q`` with its ranking is recorded (3046 at ``d = 30``, 595 at ``d = 1``).
 
-Repeats: 5 (``--quick``: 2, with 150 Golub genes, 120 MNIST pixels and ``d = 5``).
+Repeats: 3 (5 before GSPPCA.R ran here: the timing ratios lie 2.5-5x from their goals, well outside the
+15% band, so 3 decide them as surely, and the 30 s of R fit the benchmark's budget; ``--quick``: 2,
+with 150 Golub genes, 120 MNIST pixels and ``d = 5``).
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 from threadpoolctl import threadpool_limits
 
+from experiments import _peers
 from experiments._mattei import capped_note
 from experiments.runner import _common
 from experiments.runner.claims import (
@@ -74,7 +82,7 @@ TITLE = "Benchmark: GSPPCA VEM iteration, evidence path and whole fit vs a plain
 
 GOAL_FIT = 10.0
 GOAL_PATH = 10.0  # the path at least 10x cheaper than p separate evaluations
-REPEATS = 5
+REPEATS = 3  # was 5: the ratios lie 2.5-5x from their goals, far outside the 15% band (room for GSPPCA.R)
 PATH_SAMPLE = 24
 ITER_DIFF = 20  # per-iteration time from runs of 2 and 2 + ITER_DIFF iterations
 
@@ -235,6 +243,28 @@ R_RECORDED = {
     30: (2803, -98247.9494901813, 0.19693339842604546, (151.47, 124.37, 139.52), 3046),
 }
 R_WITHIN = 0.05  # our default selection within 5% of GSPPCA.R's
+EVIDENCE_AGREEMENT = 5e-5  # nats: our evidence formula vs GSPPCA.R's on the same models (the peers' run)
+R_LIVE = (1,)  # the d run live when GSPPCA.R is installed: d = 30 takes 2-3 min of R, over the budget
+
+
+def _r_rows(d, X, live):
+    """GSPPCA.R at ``d``: run here (``live``) or its recorded values, as columns of the vs-R rows."""
+    q_r, ev_r, s_r, times, q_r_ml = R_RECORDED[d]
+    ev_ours = np.nan  # R's models scored by our formula: its ranking, its noise, its range of q
+    if live:
+        r = _peers.run_gsppca(X, d, seed=0)
+        q_r, ev_r, s_r, times = r["q"], r["max_log_evidence"], r["sigma"], (r["seconds"],)
+        path = evidence_path(X, np.argsort(-r["u"], kind="stable"), n_components=d, sigma1=s_r)
+        ev_ours = float(path.log_evidence[d : d + r["log_evidence"].size].max())
+    return {
+        "R_source": "live" if live else "recorded",
+        "R_q": q_r,
+        "R_max_logev": ev_r,
+        "R_max_logev_our_formula": ev_ours,
+        "R_sigma1": s_r,
+        "R_seconds": float(np.median(times)),
+        "R_q_ml_ranking": q_r_ml,
+    }
 
 
 def _vs_r():
@@ -244,24 +274,29 @@ def _vs_r():
     p = X.shape[1]
     rows = []
     for d in R_RECORDED:
+        live = d in R_LIVE and _peers.available("gsppca")
+        ours = {}
         for noise in ("bc", "ml"):
             t, m = _time(GSPPCA(d, sigma1=noise, random_state=0).fit, X)
             ev = m.evidence_path_
-            rows.append(
-                {
-                    "dataset": "golub",
-                    "part": "vs-R",
-                    "d": d,
-                    "sigma1": noise,
-                    "q": m.n_selected_,
-                    "q_R_range": d + 1 + int(np.argmax(ev[d : p - 1])),
-                    "max_logev_R_range": float(ev[d : p - 1].max()),
-                    "sigma1_value": m.sigma1_,
-                    "n_iter": m.n_iter_,
-                    "capped": not m.vem_.converged,
-                    "fit_wall_s": t,
-                }
-            )
+            ours[noise] = {
+                "dataset": "golub",
+                "part": "vs-R",
+                "d": d,
+                "sigma1": noise,
+                "q": m.n_selected_,
+                "q_R_range": d + 1 + int(np.argmax(ev[d : p - 1])),
+                "max_logev_R_range": float(ev[d : p - 1].max()),
+                "sigma1_value": m.sigma1_,
+                "n_iter": m.n_iter_,
+                "ranking_iter": m.ranking_iter_,
+                "max_logev_final_ranking": float(m.ranking_evidence_[-1, 1]),
+                "capped": not m.vem_.converged,
+                "fit_wall_s": t,
+            }
+            if noise == "bc":  # GSPPCA.R between our two fits: interleaved, same process tree
+                r = _r_rows(d, X, live)
+        rows += [{**row, **r} for row in ours.values()]
     return pd.DataFrame(rows)
 
 
@@ -347,25 +382,42 @@ def _vs_r_rows(df):
     return None if g.empty else g.set_index(["d", "sigma1"])
 
 
+def _r_source_note(g) -> str:
+    """Where GSPPCA.R's values came from, per d: run here, or recorded (and why)."""
+    live = sorted(int(d) for (d, _), r in g.iterrows() if r.R_source == "live")
+    rec = sorted({int(d) for (d, _), r in g.iterrows() if r.R_source != "live"})
+    out = []
+    if live:
+        out.append(_peers.source_note(True, "GSPPCA.R") + f" at d = {', '.join(map(str, live))}")
+    if rec and live:  # installed, but not run at these d
+        out.append(f"its RECORDED values at d = {', '.join(map(str, rec))} (2-3 min of R, over the budget)")
+    elif rec:
+        out.append(_peers.source_note(False, "GSPPCA.R"))
+    return "; ".join(out)
+
+
 def _check_r_selection(df):
     g = _vs_r_rows(df)
     if g is None:
         return Outcome("-", NOT_REPRODUCED, "the GSPPCA.R comparison runs only in a full run")
     parts, ok = [], []
-    for d, (q_r, _, _, times, q_r_ml) in R_RECORDED.items():
-        q = int(g.loc[(d, "bc"), "q"])
+    for d in sorted(g.index.get_level_values(0).unique()):
+        row, ml = g.loc[(d, "bc")], g.loc[(d, "ml")]
+        q, q_r = int(row.q), int(row.R_q)
         rel = abs(q - q_r) / q_r
         ok.append(rel <= R_WITHIN)
         parts.append(
-            f"d = {d}: ours {q} vs R {q_r} ({100 * rel:.1f}%; 'ml': ours {int(g.loc[(d, 'ml'), 'q'])}, R's "
-            f"ranking {q_r_ml}); GSPPCA.R {np.median(times):.0f} s (recorded) vs ours "
-            f"{g.loc[(d, 'bc'), 'fit_wall_s']:.1f} s wall, {int(g.loc[(d, 'bc'), 'n_iter'])} VEM iterations"
+            f"d = {d}: ours {q} vs R {q_r} ({100 * rel:.1f}%; 'ml': ours {int(ml.q)}, R's ranking "
+            f"{int(row.R_q_ml_ranking)}); GSPPCA.R {row.R_seconds:.0f} s ({row.R_source}) / ours "
+            f"{row.fit_wall_s:.2f} s wall = {row.R_seconds / row.fit_wall_s:.0f}x, "
+            f"{int(row.n_iter)} VEM iterations"
         )
     return Outcome(
         "; ".join(parts),
         REPRODUCED if all(ok) else (PARTIAL if any(ok) else NOT_REPRODUCED),
-        f"goal: default (sigma1='bc') selection within {100 * R_WITHIN:g}% of GSPPCA.R's on Golub; R values "
-        "recorded by the peers (module docstring), times on different machines and not compared; "
+        f"goal: default (sigma1='bc') selection within {100 * R_WITHIN:g}% of GSPPCA.R's on Golub; "
+        + _r_source_note(g)
+        + " (module docstring; a recorded time is from another machine, so that ratio is indicative only); "
         + capped_note(g),
     )
 
@@ -375,21 +427,29 @@ def _check_r_evidence(df):
     if g is None:
         return Outcome("-", NOT_REPRODUCED, "the GSPPCA.R comparison runs only in a full run")
     parts, ok = [], []
-    for d, (_, ev_r, s_r, _, _) in R_RECORDED.items():
-        ev = float(g.loc[(d, "bc"), "max_logev_R_range"])
-        ok.append(ev >= ev_r)
-        s_ours = g.loc[(d, "bc"), "sigma1_value"]
+    for d in sorted(g.index.get_level_values(0).unique()):
+        row = g.loc[(d, "bc")]
+        ev, ev_r = float(row.max_logev_R_range), float(row.R_max_logev)
+        if row.R_source == "live":  # like for like: R's models scored by our formula
+            ev_r = float(row.R_max_logev_our_formula)
+            ok.append(ev >= ev_r)
+        else:  # R's own number: the two formulas agree to EVIDENCE_AGREEMENT nats
+            ok.append(ev >= ev_r - EVIDENCE_AGREEMENT)
         parts.append(
-            f"d = {d}: ours {ev:.2f} vs R {ev_r:.2f} ({ev - ev_r:+.2f} nats; sigma1 {s_ours:.6f} vs "
-            f"R {s_r:.6f})"
+            f"d = {d}: ours {ev:.2f} vs R {ev_r:.2f} ({ev - ev_r:+.2f} nats; ranking of VEM iteration "
+            f"{int(row.ranking_iter)} of {int(row.n_iter)}, the final one's "
+            f"{row.max_logev_final_ranking - ev_r:+.2f}; "
+            f"sigma1 {row.sigma1_value:.6f} vs R {row.R_sigma1:.6f}, R {row.R_source})"
         )
     return Outcome(
         "; ".join(parts),
         REPRODUCED if all(ok) else (PARTIAL if any(ok) else NOT_REPRODUCED),
-        "goal: the largest log evidence along our VEM ranking (q = d+1..p-1, GSPPCA.R's range) at least "
-        "GSPPCA.R's recorded one, both under the bias-corrected noise; the VEM's fixed point is not an "
-        "evidence maximizer, so a ranking stopped elsewhere (R: 200 iterations or a relative change of 1e-5) "
-        "can score higher",
+        "goal: the largest log evidence of our default selection (q = d+1..p-1, GSPPCA.R's range) at least "
+        "GSPPCA.R's, both under the bias-corrected noise (live: R's ranking and noise scored by our formula; "
+        f"recorded: R's own value, the formulas agreeing to {EVIDENCE_AGREEMENT:g} nats); ours is the best "
+        "over the VEM's rankings at "
+        "iterations 1, 2, 4, ... and at its end (repro.gsppca module docstring: the VEM's fixed point is not "
+        "an evidence maximizer)",
     )
 
 
@@ -397,14 +457,14 @@ CLAIMS = [
     Claim(
         "gsppca-r-selection",
         "Issue 23: on Golub (d = 1, 30) the default selection within 5% of the authors' GSPPCA.R "
-        "(595 and 2803 genes, recorded)",
+        "(595 and 2803 genes; R run live at d = 1 when installed)",
         "595, 2803 (+-5%)",
         _check_r_selection,
     ),
     Claim(
         "gsppca-r-evidence",
-        "Issue 23: on Golub the best evidence along our VEM ranking at least GSPPCA.R's under the same noise "
-        "estimate (recorded)",
+        "Issue 23: on Golub the best evidence of our default selection at least GSPPCA.R's under the same "
+        "noise estimate (R run live at d = 1 when installed)",
         ">= -96389.40, -98247.95",
         _check_r_evidence,
     ),

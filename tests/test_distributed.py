@@ -18,7 +18,6 @@ distributed = pytest.importorskip("distributed")
 
 from repro import (  # noqa: E402
     EMPCA,
-    GSPPCA,
     NSPCA,
     EMSparsePCA,
     SensiblePCA,
@@ -131,12 +130,6 @@ def test_every_family_fits_on_the_cluster_as_in_memory_without_gathering(client,
         if S is not None:
             assert isinstance(S, da.Array), msg
             np.testing.assert_allclose(S.compute(), ref.score_samples(X), rtol=1e-8, err_msg=msg)
-
-
-def test_gsppca_refuses_a_dask_array_rather_than_gathering_it(client):
-    Xd = da.from_array(_data(2), chunks=(CHUNK, P))
-    with no_gather(), pytest.raises(ValueError, match=r"X is a Dask array; GSPPCA needs the data in memory"):
-        GSPPCA(2).fit(Xd)
 
 
 def test_the_covariance_pass_refuses_what_the_client_cannot_hold_and_bad_entries(client, monkeypatch):
