@@ -587,7 +587,7 @@ def em_sparse_pca_path(
         t1 = time.perf_counter()
         start_rngs = [np.random.default_rng(int(sd)) for sd in seeds]
         this_kind = kind if (prev is None or not warm) else prev
-        s = _Settings(nonneg, this_kind, R, renorm, tol, max_iter)
+        s = _Settings(nonneg, this_kind, R, renorm, tol, max_iter, support_stop="keep" if renorm else False)
         c = _solve_component(
             op, int(ks[j]), s, excluded, start_rngs if prev is None or not warm else start_rngs[:1], pc
         )
