@@ -87,7 +87,8 @@ def _fit(
                         f"n_components={L} exceeds the rank of the data left after {l} deflations; lower "
                         "n_components."
                     ) from None
-        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter, support_stop="stop" if renormalize else False)
+        stop = "stop" if renormalize else False
+        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter, support_stop=stop)
         if orthogonality == "quasi" and l > 0:
             comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg)
         else:
