@@ -38,7 +38,8 @@ def _em_block(
 
     ``support_stop="stop"`` (renormalized fits): a restart also stops (converged) when its support has not
     changed for :data:`SUPPORT_PATIENCE` iterations and ``|w(t+1)' w(t)| > 1 -`` :data:`SUPPORT_TOL`
-    (not with missing values, whose renormalization also re-estimates the mean). ``"keep"``: it runs on
+    (not with missing values, whose renormalization also re-estimates the mean, nor without a constraint,
+    where the support is every feature from the start). ``"keep"``: it runs on
     to ``tol``, and the run as it stood at that point is kept as ``_Run.stop`` (so a caller that reports
     the converged EM loadings renormalizes exactly what ``"stop"`` gives).
     ``first``: an ``R x D`` array that receives, per row, the product ``C w`` of its first iteration
@@ -63,8 +64,8 @@ def _em_block(
     if first is not None:
         first[:] = np.nan
         pending = np.ones(R, dtype=bool)  # rows whose first product is still to be kept
-    if support_stop and not isinstance(op, Covariance):
-        support_stop = False
+    if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
+        support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
     keep = support_stop == "keep"
     if support_stop:
         snap_w, snap_it = np.zeros((R, D)), np.full(R, -1)  # "keep": the runs at their stop
