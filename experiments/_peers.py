@@ -7,6 +7,8 @@ None of their code is in this repository; this module only calls it.
 
 * :func:`available` says whether a peer can be run here (the interpreter on ``PATH`` and the peer's files
   under ``PEERS_HOME``); ``REPRO_PEERS=off`` turns every peer off (the tests use it for the fallback).
+* :class:`NsprcompSession` keeps one R process with nsprcomp loaded for many timed calls (a benchmark's
+  interleaved rounds: no interpreter start, data transfer or package load between them).
 * :func:`run_nsprcomp` and :func:`run_spanpc` make one call of the peer in a child process (so in the
   benchmark's process tree, between the project's own calls) and return the seconds the peer measured around
   the call itself (R ``Sys.time``, Octave ``tic``/``toc``; interpreter start, data loading and an untimed
@@ -32,6 +34,7 @@ import pandas as pd
 
 __all__ = [
     "PEERS",
+    "NsprcompSession",
     "available",
     "peers_home",
     "recorded",
@@ -144,6 +147,113 @@ def run_nsprcomp(X, k: int, nonneg: bool, *, nrestart: int = 5) -> tuple[float, 
         script = _R_NSPRCOMP.format(n=n, p=p, k=int(k), nneg=nn, nrestart=int(nrestart))
         Path(d, "run.R").write_text(script)
         return _run(["Rscript", "--vanilla", "run.R"], d, {"R_LIBS": str(peers_home() / "Rlib")})
+
+
+_R_NSPRCOMP_SERVER = """
+suppressMessages(library(nsprcomp))
+data <- list()
+inp <- file("stdin"); open(inp)
+say <- function(x) { cat(x, "\\n", sep = ""); flush(stdout()) }
+say("READY")
+repeat {
+  tok <- strsplit(trimws(readLines(inp, n = 1)), " +")[[1]]
+  if (length(tok) == 0 || tok[1] == "QUIT") break
+  res <- tryCatch({
+    if (tok[1] == "LOAD") {
+      con <- file(tok[3], "rb")
+      x <- readBin(con, "double", n = as.integer(tok[4]) * as.integer(tok[5]), size = 8, endian = "little")
+      close(con)
+      data[[tok[2]]] <- matrix(x, nrow = as.integer(tok[4]), ncol = as.integer(tok[5]))
+      "OK"
+    } else {  # RUN name k nneg nrestart outfile
+      X <- data[[tok[2]]]
+      set.seed(0)
+      t0 <- Sys.time()
+      fit <- nsprcomp(X, ncomp = 1, k = as.integer(tok[3]), nneg = as.logical(tok[4]),
+                      nrestart = as.integer(tok[5]), center = TRUE, scale. = FALSE)
+      t1 <- Sys.time()
+      writeLines(format(fit$rotation[, 1], digits = 17), tok[6])
+      sprintf("OK %.9f", as.double(difftime(t1, t0, units = "secs")))
+    }
+  }, error = function(e) paste("ERR", gsub("[\\r\\n]+", " ", conditionMessage(e))))
+  say(res)
+}
+"""
+
+
+class NsprcompSession:
+    """One long-lived R process with nsprcomp loaded, for many timed calls on matrices loaded once.
+
+    Each :meth:`run` is ``set.seed(0); nsprcomp(X, ncomp=1, k, nneg, nrestart, center=TRUE,
+    scale.=FALSE)`` timed in R (``Sys.time``) around the call only, like :func:`run_nsprcomp`, without a
+    new interpreter, package load or data transfer per call; one BLAS thread. Use it as a context manager.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds to wait for any one answer of R.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> if available("nsprcomp"):  # doctest: +SKIP
+    ...     with NsprcompSession() as r:
+    ...         r.load("x", np.random.default_rng(0).standard_normal((30, 8)))
+    ...         seconds, w = r.run("x", 3, True)
+    """
+
+    def __init__(self, timeout: float = TIMEOUT_S):
+        if not available("nsprcomp"):
+            raise RuntimeError(f"nsprcomp is not installed (R and {peers_home()}/Rlib/nsprcomp needed).")
+        self._dir = tempfile.TemporaryDirectory(prefix="repro-peer-")
+        Path(self._dir.name, "server.R").write_text(_R_NSPRCOMP_SERVER)
+        env = {**os.environ, **_THREADS, "R_LIBS": str(peers_home() / "Rlib")}
+        self._p = subprocess.Popen(
+            ["Rscript", "--vanilla", "server.R"], cwd=self._dir.name, env=env, text=True, bufsize=1,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.timeout = float(timeout)
+        self._shapes: dict[str, int] = {}
+        self._ask(None, "READY")
+
+    def _ask(self, cmd, expect="OK"):
+        if cmd is not None:
+            self._p.stdin.write(cmd + "\n")
+            self._p.stdin.flush()
+        line = self._p.stdout.readline().strip()
+        if not line.startswith(expect):
+            raise RuntimeError(f"nsprcomp session: R answered {line!r} to {cmd!r}")
+        return line.split()[1:]
+
+    def load(self, name: str, X) -> None:
+        """Send ``X`` (as float64) to R under ``name``."""
+        f = os.path.join(self._dir.name, f"{name}.f64")
+        X = np.asarray(X, dtype="<f8")
+        np.asfortranarray(X).T.tofile(f)
+        self._ask(f"LOAD {name} {f} {X.shape[0]} {X.shape[1]}")
+        self._shapes[name] = X.shape[1]
+
+    def run(self, name: str, k: int, nonneg: bool, *, nrestart: int = 5) -> tuple[float, np.ndarray]:
+        """One timed call on the matrix ``name``: (seconds measured in R around it, the loading vector)."""
+        out = os.path.join(self._dir.name, "w.txt")
+        (sec,) = self._ask(f"RUN {name} {int(k)} {'TRUE' if nonneg else 'FALSE'} {int(nrestart)} {out}")
+        return float(sec), np.loadtxt(out, ndmin=1)
+
+    def close(self) -> None:
+        """Stop R and remove the scratch folder."""
+        try:
+            self._p.stdin.write("QUIT\n")
+            self._p.stdin.flush()
+            self._p.wait(timeout=30)
+        except Exception:  # pragma: no cover - R already gone
+            self._p.kill()
+        self._dir.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def run_spanpc(

@@ -14,15 +14,18 @@ the library screens the iteration (see :mod:`repro.em_sparse_pca`: ``X w`` throu
 ``X'y`` only the entries a bound cannot rule out of the top ``K + 1``, a full product when it leaves too
 many), so an iteration there can cost less than the two products; they stay the reference, as what an
 unscreened iteration cannot avoid. The iteration cost is
-``(t(T2) - t(T1)) / (i(T2) - i(T1))`` from the path's per-``K`` time and its iteration count (each the
-fastest of 3 runs), so set-up cancels; median of interleaved repeats (9; 5 in ``--quick``). Goal: at most
-1.3x.
+``(t(T2) - t(T1)) / (i(T2) - i(T1))`` from the path's time and its iteration count (each the fastest of 3
+runs), so set-up cancels; median of interleaved repeats (9; 5 in ``--quick``). Both sides in CPU time of
+this process (the goal is about work; one BLAS thread), the reference as the fastest of 3 timings of
+``T2 - T1`` product pairs. Goal: at most 1.3x.
 
 Part B, whole path (``part == "path"``): wall time of ``em_sparse_pca_path(X, 1..Kmax, renormalize=False)``
 (``Kmax`` = 361 on CBCL, 150 on leukemia; first-PC start included) divided by (total EM iterations x the two
 products). Goal: at most 1.5. The same with ``renormalize=True`` (emPCAopt: one small eigenproblem per
-``K``) is reported alongside, not part of the goal (its extra work is not EM iterations). Median of 7 repeats,
-each with the reference products timed just before the path (interleaved).
+``K``) is reported alongside, once, not part of the goal (its extra work is not EM iterations). 5 repeats,
+each with the reference products timed just before the path (interleaved); both in CPU time of this process
+(the goal is about work and every product runs on one thread, so CPU time is the work, and other processes
+on the shared machine do not enter it), the reference as the fastest of 3 x 50 product pairs.
 
 Part C, against scikit-learn (``part == "sklearn"``): ``sklearn.decomposition.SparsePCA(n_components=1)``
 controls sparsity by an l1 penalty ``alpha``, so reaching a component with exactly ``K`` non-zeros needs a
@@ -43,14 +46,14 @@ compares components of different cardinality.
 Parts A and B measure the EM iteration through the data (``operator="data"``) from the paper's single start
 (the principal component, ``init="pc"``), which is what their goals speak of; part D measures the defaults.
 
-Part D, the nsprcomp table (``part == "nsprcomp"``; issue 12): the rows of the table measured with nsprcomp
-0.5.1 (R, 5 restarts, ``renormalize=True``-like settings) on standardized CBCL faces and Armstrong
-leukemia, first component: ``(CBCL, K = 10, sparse)``, ``(CBCL, 10, non-negative)``, ``(leukemia, 10 / 50 /
-100, non-negative)``. Our fit is ``EMSparsePCA(1, cardinality=K, nonneg=..., renormalize=True,
-random_state=0)`` with every other setting at its default (the operator chosen by shape: the ``D x D``
-covariance on CBCL, the data on leukemia; the PC start, both signs when non-negative, plus random starts,
-5 in all, run as one block), timed from the data matrix to the result. Two references are timed in the same
-run, interleaved with it (``NSPRCOMP_REPEATS`` repeats; 2 in ``--quick``):
+Part D, the nsprcomp table (``part == "nsprcomp"``; issues 12 and 23): the 12 cells of the side-by-side table
+of ``../shared/peers/compare_empca.sh`` (standardized CBCL faces and Armstrong leukemia, ``K`` in {10, 50,
+100}, sparse and non-negative, first component). Like for like with nsprcomp (which always renormalizes,
+5 restarts) our fit is ``EMSparsePCA(1, cardinality=K, nonneg=..., renormalize=True, random_state=0)``,
+every other setting at its default (the operator chosen by shape: the ``D x D`` covariance on CBCL, the data
+on leukemia; the PC start, both signs when non-negative, plus random starts, 5 in all, run as one block),
+timed from the data matrix to the result; the default fit (``renormalize="refine"``) is timed next to it.
+References timed in the same run, interleaved (``NSPRCOMP_REPEATS`` = 5 rounds; 2 in ``--quick``):
 
 * ``block``: one product block through the data, ``A'(A W')`` for the 5 starts (``A`` the scaled centred
   data): ``ratio_block`` = our time in units of one such block (how many data passes the whole fit costs);
@@ -60,17 +63,25 @@ run, interleaved with it (``NSPRCOMP_REPEATS`` repeats; 2 in ``--quick``):
   its time / ours.
 
 nsprcomp itself is run side by side when it is installed (R and the peers of ``../shared/peers/``, see
-:mod:`experiments._peers`): in each repeat one nsprcomp call (``set.seed(0); nsprcomp(X, ncomp=1, k=K,
-nneg=..., nrestart=5, center=TRUE, scale.=FALSE)``, timed inside R after an untimed warm-up call) is made in a
-child process next to our fit, the order alternating between repeats, and its variance is ``w'Cw`` of the
-vector it returned (``nsprcomp_source = "live"``). Without R (CI, the tests, ``--quick``) its times are the
-recorded ones of the last side-by-side run (``experiments/peers_recorded/nsprcomp.csv``, 2026-11-25, same kind
-of machine; ``nsprcomp_source = "recorded"``), with its recorded variance in a full run; a ratio against a
-recorded time compares two runs, so the speed claim is then at most *partly reproduced* and says so. In
-``--quick`` (reduced data) the nsprcomp variance is that of the EMSparsePCA of issue 12's time (the PC start
-for sparse, 10 random starts for non-negative, best by EM variance, then renormalized), recomputed here
-(``init="pc"``, ``n_restarts=1`` / ``init="random"``, ``n_restarts=10``), divided by the issue's ratio
+:mod:`experiments._peers`): one R process (:class:`experiments._peers.NsprcompSession`) holds both matrices,
+and in each round one nsprcomp call (``set.seed(0); nsprcomp(X, ncomp=1, k=K, nneg=..., nrestart=5,
+center=TRUE, scale.=FALSE)``, nsprcomp's defaults but ``k``/``nneg``, timed inside R after one untimed
+warm-up call per cell) is made next to our fits, before or after them alternately, and its variance is
+``w'Cw`` of the vector it returned (``nsprcomp_source = "live"``). The speed claim is decided per cell by
+:func:`experiments.runner.claims.call_timing` on the 5 same-run ratios (15% band around 20x); the
+verdict combines the 12 calls (all met: reproduced; any missed with any met: partly). Without R (CI, the
+tests, ``--quick``) its times are the recorded ones of the last side-by-side run
+(``experiments/peers_recorded/nsprcomp.csv``; ``nsprcomp_source = "recorded"``), with its recorded variance
+in a full run; a ratio against a recorded time compares two runs, so the speed claim is then at most
+*partly reproduced* and says so. In ``--quick`` (reduced data) only issue 12's five rows are run, and the
+nsprcomp variance is that of the EMSparsePCA of issue 12's time (the PC start for sparse, 10 random starts
+for non-negative, best by EM variance, then renormalized), recomputed here (``init="pc"``,
+``n_restarts=1`` / ``init="random"``, ``n_restarts=10``), divided by the issue's ratio
 (``NSPRCOMP_VARIANCE_RATIO``; rounded to 3-4 digits, so variance ratios are known to about 5e-4).
+
+Budget (ours, not the papers'): the full run took 176 s with one R process per nsprcomp call and 7 repeats
+of every path; now one R session, 5 rounds per cell, and the path with renormalization (reported, not a
+goal) timed once.
 
 ``--quick``: 400 faces and the first 2000 genes, ``K = 10`` only, 2 sklearn fits, 5 per-iteration repeats;
 part D on the same reduced data.
@@ -106,7 +117,7 @@ TITLE = "Benchmark: emPCA cost per iteration and per path vs BLAS products; vs s
 
 GOAL_ITER = 1.3
 GOAL_PATH = 1.5
-PATH_REPEATS = 7  # interleaved repeats of each whole path (reference timed in each)
+PATH_REPEATS = 5  # interleaved repeats of the path without renormalization (reference timed in each)
 K_ITER = 50
 SKLEARN_KS = (10, 50, 100)
 SKLEARN_FITS = 12
@@ -115,7 +126,13 @@ SKLEARN_MAX_ITER = 100
 
 # Part D: the rows of issue 12's nsprcomp table (dataset, K, nonneg), and the issue's variance ratio
 # (EMSparsePCA at the time / nsprcomp), used for --quick only
-NSPRCOMP_ROWS = (
+NSPRCOMP_ROWS = tuple(
+    (name, K, nonneg)
+    for name in ("CBCL faces", "leukemia")
+    for K in (10, 50, 100)
+    for nonneg in (False, True)
+)  # the 12 cells of the side-by-side table (../shared/peers/compare_empca.sh)
+NSPRCOMP_ROWS_QUICK = (  # --quick (reduced data, no peer): issue 12's rows, whose variance ratio is known
     ("CBCL faces", 10, False),
     ("CBCL faces", 10, True),
     ("leukemia", 10, True),
@@ -131,7 +148,7 @@ NSPRCOMP_VARIANCE_RATIO = {
     ("leukemia", 100, True): 0.9999,
 }
 NSPRCOMP_GOAL = 20.0
-NSPRCOMP_REPEATS = 7
+NSPRCOMP_REPEATS = 5
 N_STARTS = DEFAULT_STARTS  # the default block of starts
 
 
@@ -207,19 +224,19 @@ def sklearn_alpha_search(
 
 
 # --------------------------------------------------------------------------- parts
-def _two_products(A, reps, inner):
+def _two_products(A, reps, inner, clock=time.perf_counter, agg=np.median):
     w = np.random.default_rng(0).standard_normal(A.shape[1])
     y = np.empty(A.shape[0])
     f = np.empty(A.shape[1])
     AT = A.T
     ts = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(inner):
             np.dot(A, w, out=y)
             np.dot(AT, y, out=f)
-        ts.append((time.perf_counter() - t0) / inner)
-    return float(np.median(ts))
+        ts.append((clock() - t0) / inner)
+    return float(agg(ts))
 
 
 def _per_iteration(name, X, reps, rng) -> dict:
@@ -230,15 +247,17 @@ def _per_iteration(name, X, reps, rng) -> dict:
     def run(T):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            t0 = time.process_time()
             p = em_sparse_pca_path(
                 X, [K_ITER], init=w0, renormalize=False, tol=1e-300, max_iter=T, operator="data"
             )
-        return float(p.time[0]), int(p.n_iter_total[0])
+            t = time.process_time() - t0
+        return t, int(p.n_iter_total[0])
 
     run(2)  # warm-up
     R, D = [], []
     for _ in range(reps):
-        R.append(_two_products(A, 1, T2 - T1))
+        R.append(_two_products(A, 3, T2 - T1, clock=time.process_time, agg=min))
         # each length timed 3 times, the fastest kept: the difference of two noisy times can go negative
         ta, ia = min(run(T1) for _ in range(3))
         tb, ib = min(run(T2) for _ in range(3))
@@ -265,12 +284,13 @@ def _path(name, X, kmax, reps) -> list[dict]:
     rows = []
     for renorm in (False, True):
         ts, refs, iters = [], [], 0
-        for _ in range(reps):
-            # the reference is timed in each repeat, just before the path, so both see the same load
-            refs.append(_two_products(A, 3, 50))
-            t0 = time.perf_counter()
+        for _ in range(reps if not renorm else 1):  # with renormalization: reported, not a goal
+            # CPU time of this process (the goal is about work; BLAS runs on one thread): the reference is
+            # the fastest of 3 x 50 product pairs, timed in each repeat just before the path
+            refs.append(_two_products(A, 3, 50, clock=time.process_time, agg=min))
+            t0 = time.process_time()
             p = em_sparse_pca_path(X, np.arange(1, kmax + 1), renormalize=renorm, init="pc", operator="data")
-            ts.append(time.perf_counter() - t0)
+            ts.append(time.process_time() - t0)
             iters = int(p.n_iter_total.sum())
         sec, ref = float(np.median(ts)), float(np.median(refs))
         rows.append(
@@ -286,8 +306,8 @@ def _path(name, X, kmax, reps) -> list[dict]:
                 "n_iter_total": iters,
                 "mean_iter": iters / kmax,
                 "ratio": sec / (ref * iters),
-                "reference": "total EM iterations x (np.dot(A, w) + np.dot(A.T, y))",
-                "repeats": reps,
+                "reference": "total EM iterations x (np.dot(A, w) + np.dot(A.T, y)), CPU time",
+                "repeats": len(ts),
             }
         )
     return rows
@@ -425,71 +445,98 @@ def _recorded_nsprcomp(name, K, nonneg):
 
 def _nsprcomp(data, reps, quick) -> list[dict]:
     live = not quick and _peers.available("nsprcomp")
-    rows = []
-    for name, K, nonneg in NSPRCOMP_ROWS:
-        X = data[name][0]
-        N, D = X.shape
-        A = Covariance.from_data(X).data
-        Wb = np.random.default_rng(0).standard_normal((N_STARTS, D))
-        starts = _default_starts(D, nonneg, 0)
-        kw = dict(cardinality=K, nonneg=nonneg, renormalize=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    session = _peers.NsprcompSession() if live else None
+    try:
+        if live:
+            for name in PEER_DATASET:
+                session.load(PEER_DATASET[name], data[name][0])
+        rows = []
+        for name, K, nonneg in NSPRCOMP_ROWS_QUICK if quick else NSPRCOMP_ROWS:
+            rows += _nsprcomp_cell(data[name][0], name, K, nonneg, reps, quick, session)
+    finally:
+        if session is not None:
+            session.close()
+    return rows
+
+
+def _nsprcomp_cell(X, name, K, nonneg, reps, quick, session) -> list[dict]:
+    """One cell of the nsprcomp table: ``reps`` interleaved rounds of our fit like for like
+    (``renormalize=True``), the default fit, the references, and nsprcomp (``session``) when it runs live."""
+    N, D = X.shape
+    A = Covariance.from_data(X).data
+    Wb = np.random.default_rng(0).standard_normal((N_STARTS, D))
+    starts = _default_starts(D, nonneg, 0)
+    kw = dict(cardinality=K, nonneg=nonneg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if quick:  # the EMSparsePCA of issue 12's time, for the issue's variance ratio
             old = EMSparsePCA(
-                1, init="random" if nonneg else "pc", n_restarts=10 if nonneg else 1, random_state=0, **kw
-            ).fit(X)
-            EMSparsePCA(1, random_state=0, **kw).fit(X)  # warm-up (compilation)
-        rec_seconds, rec_var = _recorded_nsprcomp(name, K, nonneg)
-        ref_var = float(old.explained_variance_[0]) / NSPRCOMP_VARIANCE_RATIO[(name, K, nonneg)]
-        if not quick:
-            ref_var = rec_var
-        Xc = X - X.mean(axis=0)
-        for rep in range(reps):
-            t_peer = None
-            if live and rep % 2 == 1:
-                t_peer, w_peer = _peers.run_nsprcomp(X, K, nonneg)
-            t0 = time.perf_counter()
-            for _ in range(5):
-                A.T @ (A @ Wb.T)
-            t_block = (time.perf_counter() - t0) / 5
-            t0 = time.perf_counter()
-            est = EMSparsePCA(1, random_state=0, **kw).fit(X)
-            t_ours = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            _, v_plain = plain_empca(X, starts, K, nonneg)
-            t_plain = time.perf_counter() - t0
-            if live and t_peer is None:
-                t_peer, w_peer = _peers.run_nsprcomp(X, K, nonneg)
-            if live:
-                ref_var = float(np.sum((Xc @ w_peer) ** 2) / ((N - 1) * (w_peer @ w_peer)))
-            peer_seconds = t_peer if live else rec_seconds
-            var = float(est.explained_variance_[0])
-            rows.append(
-                {
-                    "part": "nsprcomp",
-                    "dataset": name,
-                    "shape": f"{N} x {D}",
-                    "method": f"EMSparsePCA default, K = {K}" + (" non-negative" if nonneg else " sparse"),
-                    "cardinality": K,
-                    "nonneg": nonneg,
-                    "repeat": rep,
-                    "operator": est.operator_,
-                    "seconds": t_ours,
-                    "block_seconds": t_block,
-                    "plain_seconds": t_plain,
-                    "ratio_block": t_ours / t_block,
-                    "speedup_plain": t_plain / t_ours,
-                    "nsprcomp_source": "live" if live else "recorded",
-                    "nsprcomp_seconds": peer_seconds,
-                    "speedup_nsprcomp": peer_seconds / t_ours,
-                    "variance": var,
-                    "plain_variance": v_plain,
-                    "old_default_variance": float(old.explained_variance_[0]),
-                    "nsprcomp_variance": ref_var,
-                    "variance_vs_nsprcomp": var / ref_var,
-                    "nnz": int(np.count_nonzero(est.components_[0])),
-                }
-            )
+                1, init="random" if nonneg else "pc", n_restarts=10 if nonneg else 1, random_state=0,
+                renormalize=True, **kw,
+            ).fit(X)  # fmt: skip
+            ref_var = float(old.explained_variance_[0]) / NSPRCOMP_VARIANCE_RATIO[(name, K, nonneg)]
+        EMSparsePCA(1, random_state=0, renormalize=True, **kw).fit(X)  # warm-up (compilation)
+        EMSparsePCA(1, random_state=0, **kw).fit(X)
+    rec_seconds, rec_var = _recorded_nsprcomp(name, K, nonneg)
+    if not quick:
+        ref_var = rec_var
+    if session is not None:
+        session.run(PEER_DATASET[name], K, nonneg)  # untimed warm-up
+    Xc = X - X.mean(axis=0)
+    rows = []
+    for rep in range(reps):
+        t_peer = None
+        if session is not None and rep % 2 == 1:
+            t_peer, w_peer = session.run(PEER_DATASET[name], K, nonneg)
+        t0 = time.perf_counter()
+        for _ in range(5):
+            A.T @ (A @ Wb.T)
+        t_block = (time.perf_counter() - t0) / 5
+        t0 = time.perf_counter()
+        est = EMSparsePCA(1, random_state=0, renormalize=True, **kw).fit(X)
+        t_ours = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        dft = EMSparsePCA(1, random_state=0, **kw).fit(X)
+        t_default = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, v_plain = plain_empca(X, starts, K, nonneg)
+        t_plain = time.perf_counter() - t0
+        if session is not None and t_peer is None:
+            t_peer, w_peer = session.run(PEER_DATASET[name], K, nonneg)
+        if session is not None:
+            ref_var = float(np.sum((Xc @ w_peer) ** 2) / ((N - 1) * (w_peer @ w_peer)))
+        peer_seconds = t_peer if session is not None else rec_seconds
+        var = float(est.explained_variance_[0])
+        rows.append(
+            {
+                "part": "nsprcomp",
+                "dataset": name,
+                "shape": f"{N} x {D}",
+                "method": f"EMSparsePCA renormalize=True, K = {K}"
+                + (" non-negative" if nonneg else " sparse"),
+                "cardinality": K,
+                "nonneg": nonneg,
+                "repeat": rep,
+                "operator": est.operator_,
+                "seconds": t_ours,
+                "block_seconds": t_block,
+                "plain_seconds": t_plain,
+                "ratio_block": t_ours / t_block,
+                "speedup_plain": t_plain / t_ours,
+                "nsprcomp_source": "live" if session is not None else "recorded",
+                "nsprcomp_seconds": peer_seconds,
+                "speedup_nsprcomp": peer_seconds / t_ours,
+                "variance": var,
+                "plain_variance": v_plain,
+                "nsprcomp_variance": ref_var,
+                "variance_vs_nsprcomp": var / ref_var,
+                "default_seconds": t_default,
+                "default_variance": float(dft.explained_variance_[0]),
+                "speedup_nsprcomp_default": peer_seconds / t_default,
+                "default_variance_vs_nsprcomp": float(dft.explained_variance_[0]) / ref_var,
+                "nnz": int(np.count_nonzero(est.components_[0])),
+            }
+        )
     return rows
 
 
@@ -657,7 +704,8 @@ def _nsprcomp_source(df) -> str:
 
 def _check_nsprcomp_variance(df):
     rows = _nsprcomp_rows(df)
-    ratios = {k: float(g.variance_vs_nsprcomp.median()) for k, g in rows.items()}
+    ratios = {k: float(g.default_variance_vs_nsprcomp.median()) for k, g in rows.items()}
+    like = {k: float(g.variance_vs_nsprcomp.median()) for k, g in rows.items()}
     ok = all(v >= 1 - 5e-4 for v in ratios.values())
     src = _nsprcomp_source(df)
     how = {
@@ -667,10 +715,16 @@ def _check_nsprcomp_variance(df):
         "EMSparsePCA of the time, recomputed here",
         "published": "the issue's ratio to the EMSparsePCA of the time, recomputed here",
     }[src]
+    n_like = sum(v >= 1 - 5e-4 for v in like.values())
     return Outcome(
-        ", ".join(f"{_row_name(k)}: {v:.4f}" for k, v in ratios.items()),
+        ", ".join(f"{_row_name(k)}: {v:.4f}" for k, v in ratios.items())
+        + f"; like for like (renormalize=True): {n_like}/{len(like)} cells >= 1 within 5e-4 ("
+        + ", ".join(f"{_row_name(k)}: {v:.4f}" for k, v in like.items() if v < 1 - 5e-4)
+        + ")",
         REPRODUCED if ok else (PARTIAL if any(v >= 1 - 5e-4 for v in ratios.values()) else NOT_REPRODUCED),
-        f"variance of the default fit / nsprcomp's ({how}); >= 1 within 5e-4",
+        f"variance of the default fit (renormalize='refine') / nsprcomp's at its defaults (5 restarts) "
+        f"({how}); >= 1 within 5e-4 in every cell; the like-for-like fit (renormalize=True) reported "
+        "alongside",
     )
 
 
@@ -681,7 +735,7 @@ def _check_nsprcomp_speed(df):
     }
     same_run = "; ".join(
         f"{_row_name(k)}: {g.seconds.median() * 1e3:.0f} ms = {g.ratio_block.median():.0f} product blocks, "
-        f"{g.speedup_plain.median():.2f}x plain NumPy"
+        f"{g.speedup_plain.median():.2f}x plain NumPy, at defaults {g.speedup_nsprcomp_default.median():.1f}x"
         for k, g in rows.items()
     )
     verdict = _combine(calls)
@@ -697,7 +751,9 @@ def _check_nsprcomp_speed(df):
     return Outcome(
         ", ".join(f"{_row_name(k)}: {c.text('.1f', 'x')}" for k, c in calls.items()),
         verdict,
-        f"speed-up over nsprcomp ({how}); goal >= 20x. Same-run ratios: {same_run}",
+        f"speed-up of EMSparsePCA(renormalize=True) over nsprcomp (5 restarts), like for like, per cell, "
+        f"median of {NSPRCOMP_REPEATS} interleaved rounds ({how}); goal >= 20x in every cell, each decided "
+        f"with a 15% band. Same-run ratios (and the default fit's speed-up): {same_run}",
     )
 
 
@@ -741,15 +797,16 @@ CLAIMS = [
     ),
     Claim(
         "nsprcomp-variance",
-        "Issue 12: the default EMSparsePCA (first component, renormalize=True) reaches at least nsprcomp's "
-        "variance on each row of its table (CBCL 10 sparse / non-negative, leukemia 10 / 50 / 100 "
-        "non-negative)",
+        "Issues 12 and 23: the default EMSparsePCA (first component) reaches at least the variance of "
+        "nsprcomp at its defaults in each of the 12 cells (CBCL faces and leukemia, K = 10 / 50 / 100, "
+        "sparse and non-negative)",
         ">= 1",
         _check_nsprcomp_variance,
     ),
     Claim(
         "nsprcomp-speed",
-        "Issue 12 goal: each row of the nsprcomp table at least 20x faster than nsprcomp",
+        "Issues 12 and 23 goal: like for like (renormalize=True, nsprcomp's 5 restarts), each of the 12 "
+        "cells at least 20x faster than nsprcomp",
         ">= 20x",
         _check_nsprcomp_speed,
         machine_dependent=True,

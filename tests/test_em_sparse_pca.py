@@ -1297,3 +1297,40 @@ def test_em_on_the_support_equals_the_em_with_the_rest_excluded(shape, nonneg):
                 np.testing.assert_allclose(new.h, old.h, rtol=1e-12)
                 tried += 1
     assert tried >= 12
+
+
+# --------------------------------------------------------------------------- support-stable stop (issue 23)
+@pytest.mark.parametrize("operator", ["covariance", "data"])
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_support_stop_and_first_products(operator, nonneg):
+    from repro.em_sparse_pca import _em_block
+    from repro.em_sparse_pca.solvers import SUPPORT_PATIENCE
+
+    # data-backed with N < D: the screened iterations; N > D: the covariance or the plain data products
+    X = _data(61, n=20, p=60) if operator == "data" else _data(61, n=80, p=20)
+    op = Covariance.from_data(X, operator=operator)
+    C = np.cov(X, rowvar=False)
+    D, K = X.shape[1], 5
+    W0 = np.abs(np.random.default_rng(0).standard_normal((4, D)))
+    W0 /= np.linalg.norm(W0, axis=1)[:, None]
+    exc = np.zeros(D, dtype=bool)
+    first = np.empty_like(W0)
+    full = _em_block(op, W0, K, nonneg, exc, 1e-12, 500)
+    stop = _em_block(op, W0, K, nonneg, exc, 1e-12, 500, support_stop="stop", first=first)
+    keep = _em_block(op, W0, K, nonneg, exc, 1e-12, 500, support_stop="keep")
+    # the first products are C w0 (NumPy twin)
+    np.testing.assert_allclose(first, W0 @ C, rtol=1e-10, atol=1e-12)
+    for f, s, k in zip(full, stop, keep, strict=True):
+        # the stopped run is the full run's prefix: same iterates up to its stop
+        assert s.n_iter <= f.n_iter
+        np.testing.assert_allclose(s.history, f.history[: s.n_iter + 1], rtol=1e-9)
+        # "keep" runs on to tol (the full run) and keeps the stopped run
+        np.testing.assert_allclose(k.w, f.w, atol=1e-10)
+        assert k.stop.n_iter == s.n_iter
+        np.testing.assert_allclose(k.stop.w, s.w, atol=1e-10)
+        np.testing.assert_allclose(k.stop.h, s.h, rtol=1e-10)
+        if s.n_iter < f.n_iter:  # stopped by the support rule: a support unchanged for the patience
+            assert SUPPORT_PATIENCE < s.n_iter
+            assert s.status == kern.CONVERGED
+    # the stop rule shortens at least one run here (so the comparisons above are not vacuous)
+    assert sum(s.n_iter for s in stop) < sum(f.n_iter for f in full)

@@ -84,7 +84,9 @@ def _nsprcomp_frame(speedup, source):
         for r in range(5):
             rows.append({"part": "nsprcomp", "dataset": name, "cardinality": K, "nonneg": nonneg, "repeat": r,
                          "speedup_nsprcomp": speedup, "nsprcomp_source": source, "seconds": 0.01,
-                         "ratio_block": 10.0, "speedup_plain": 2.0, "variance_vs_nsprcomp": 1.0})  # fmt: skip
+                         "ratio_block": 10.0, "speedup_plain": 2.0, "variance_vs_nsprcomp": 1.0,
+                         "speedup_nsprcomp_default": speedup,
+                         "default_variance_vs_nsprcomp": 1.0})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -87,7 +87,8 @@ def _fit(
                         f"n_components={L} exceeds the rank of the data left after {l} deflations; lower "
                         "n_components."
                     ) from None
-        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter)
+        stop = "stop" if renormalize else False
+        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter, support_stop=stop)
         if orthogonality == "quasi" and l > 0:
             comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg)
         else:
@@ -121,7 +122,7 @@ def _solve_quasi(op, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg) 
         return c is not None and float(np.abs(V.T @ c.w).max()) <= cos_max + 1e-12
 
     def solve_at(rho, start):
-        s1 = _Settings(s.nonneg, start, 1, s.renormalize, s.tol, s.max_iter)
+        s1 = _Settings(s.nonneg, start, 1, s.renormalize, s.tol, s.max_iter, s.support_stop)
         try:
             return _solve_component(op, K, s1, excluded, start_rngs[:1], None, V=V, rho=rho)
         except ValueError:  # every start collapsed under this penalty: not admissible

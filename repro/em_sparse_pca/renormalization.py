@@ -95,14 +95,16 @@ def _refined(op, K, nonneg, excluded, w, h, s: _Settings):
     return w, h, spent
 
 
-def _best_start_step(op, W0, K, nonneg, excluded, s: _Settings):
-    """One truncated-power step from each start (the rows of ``W0``, one block product): the best as
-    ``(w, h, iterations spent)``, ``h = -inf`` when none qualifies. From the starts such a step reaches
-    supports the soft-thresholded EM misses (on 12 features, K = 4, rank 3 plus noise, it lifts the
-    defaults from 0.9837 / 0.9696 of the brute-force optimum to the optimum on all eight sets)."""
-    F = op.products(W0)[0]
+def _best_start_step(op, F, K, nonneg, excluded, s: _Settings):
+    """One truncated-power step from each start, given ``F`` (row ``r``: ``C w0_r``, the EM's first
+    product; a row of NaN is skipped): the best as ``(w, h, iterations spent)``, ``h = -inf`` when none
+    qualifies. From the starts such a step reaches supports the soft-thresholded EM misses (on 12
+    features, K = 4, rank 3 plus noise, it lifts the defaults from 0.9837 / 0.9696 of the brute-force
+    optimum to the optimum on all eight sets)."""
     best, spent = (None, -np.inf), 0
     for f in F:
+        if np.isnan(f[0]):
+            continue
         step = _power_step(op, np.array(f), K, nonneg, excluded, s)
         if step is not None:
             spent += 1 + step[2]

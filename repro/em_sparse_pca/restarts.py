@@ -50,9 +50,15 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
     D = op.n_features
     nonneg = s.nonneg
     starts = _starts(s, D, excluded, start_rngs, pc)
+    refine = s.renormalize == "refine" and V is None and isinstance(op, Covariance)
+    first = None
     if V is None:
         W0 = np.array([w for w, _ in starts])
-        runs = _em_block(op, W0, K, nonneg, excluded, s.tol, s.max_iter, [g for _, g in starts])
+        first = np.empty_like(W0) if refine else None
+        runs = _em_block(
+            op, W0, K, nonneg, excluded, s.tol, s.max_iter, [g for _, g in starts],
+            support_stop=s.support_stop, first=first,
+        )  # fmt: skip
     else:
         runs = []
         for w0, g in starts:
@@ -84,9 +90,10 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
         for r in runs:
             if r.status == COLLAPSED:
                 continue
-            key = (r.w != 0).tobytes()
+            rs = r.stop if r.stop is not None else r  # the run where its support became stable
+            key = (rs.w != 0).tobytes()
             if key not in seen:
-                seen[key] = _renormalized(op, r, nonneg, excluded, V, rho, s)
+                seen[key] = _renormalized(op, rs, nonneg, excluded, V, rho, s)
                 total += seen[key][3]
             w_r, h_r, mean_r, _ = seen[key]
             if (
@@ -97,10 +104,11 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
                 pick = (r, h_r, w_r, mean_r)
         r, h, w, mean = pick
         w_em, h_em, best = r.w, r.h, r
-        if s.renormalize == "refine" and V is None and isinstance(op, Covariance):
-            # one truncated-power step from every start, then refinement from the better of that and the
-            # EM's renormalized result (each kept only when it raises the variance)
-            w1, h1, spent = _best_start_step(op, np.array([w0 for w0, _ in starts]), K, nonneg, excluded, s)
+        if refine:
+            # one truncated-power step from every start (from C w0, the EM's first product), then
+            # refinement from the better of that and the EM's renormalized result (each kept only when
+            # it raises the variance)
+            w1, h1, spent = _best_start_step(op, first, K, nonneg, excluded, s)
             total += spent
             if h1 > h * (1 + 1e-12):
                 w, h = w1, h1

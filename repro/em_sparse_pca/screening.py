@@ -84,8 +84,10 @@ class _Screen:
             H[j] = self.Y[r] @ self.Y[r]
         return H
 
-    def update(self, W, rows, state, norms, cosines, work):
-        """The M-step of the rows (after :meth:`products`), as ``em_update_block`` does it on ``X'Y``."""
+    def update(self, W, rows, state, norms, cosines, work, first=None, pending=None):
+        """The M-step of the rows (after :meth:`products`), as ``em_update_block`` does it on ``X'Y``;
+        ``first[r]`` receives the full product of the rows ``r`` with ``pending[r]`` (see
+        :func:`._em_block`: a row's first iteration is always a full product)."""
         A, K, nonneg, exc = self.A, self.K, self.nonneg, self.excluded
         full = screened_block(
             self.At, self.colnorm, K, nonneg, exc, W, rows, self.supp, self.ns, self.Y, self.Y0, self.F0,
@@ -98,6 +100,8 @@ class _Screen:
         if n_full:
             for j in np.flatnonzero(full):
                 np.dot(A.T, self.Y[rows[j]], out=self.F0[rows[j]])
+                if first is not None and pending[rows[j]]:
+                    first[rows[j]] = self.F0[rows[j]]
             screened_finish(
                 self.F0, K, nonneg, exc, W, rows, full, self.supp, self.ns, self.Y, self.Y0, self.ref,
                 self.nref, state, work, norms, cosines,

@@ -14,8 +14,19 @@ from ..linalg import Covariance
 from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
+#: With ``support_stop`` (a renormalized fit), a restart also stops once its support has stayed the same
+#: for this many iterations in a row and ``|w(t+1)' w(t)| > 1 - SUPPORT_TOL``: what the renormalization
+#: keeps of a run is its support (the weights on it are recomputed exactly), so iterating on to ``tol``
+#: only polishes weights that are then replaced.
+SUPPORT_PATIENCE = 3
+#: The cosine tolerance of the support-stable stop (nsprcomp, the authors' code, stops at a relative
+#: change of 1e-3).
+SUPPORT_TOL = 1e-4
 
-def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True) -> list[_Run]:
+
+def _em_block(
+    op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True, support_stop=False, first=None
+) -> list[_Run]:
     """EM runs (Algorithms 1-2) from the rows of ``W0`` (R x D), all together.
 
     One iteration of every active restart is one call ``op.products(W)`` (``W C`` and ``w'Cw`` for a block:
@@ -24,6 +35,16 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
     ``max_iter`` leaves the block; one that collapses to the zero vector is replaced by a new random start
     from its generator ``rngs[r]`` (up to 50 times) when given. Row ``r``'s iterates are those of a run
     from ``W0[r]`` alone (to round-off: the block product sums in another order).
+
+    ``support_stop="stop"`` (renormalized fits): a restart also stops (converged) when its support has not
+    changed for :data:`SUPPORT_PATIENCE` iterations and ``|w(t+1)' w(t)| > 1 -`` :data:`SUPPORT_TOL`
+    (not with missing values, whose renormalization also re-estimates the mean, nor without a constraint,
+    where the support is every feature from the start). ``"keep"``: it runs on
+    to ``tol``, and the run as it stood at that point is kept as ``_Run.stop`` (so a caller that reports
+    the converged EM loadings renormalizes exactly what ``"stop"`` gives).
+    ``first``: an ``R x D`` array that receives, per row, the product ``C w`` of its first iteration
+    (``C w0``, or ``C`` times the redrawn start when ``w0`` gave ``w0'Cw0 = 0``), for the caller to reuse;
+    or None.
     """
     W = np.array(W0, dtype=np.float64, order="C", ndmin=2)
     R, D = W.shape
@@ -40,6 +61,17 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
     hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
     active = np.arange(R)
     scr = _Screen(op, W, K, nonneg, excluded) if screen and _Screen.applies(op, K, D) else None
+    if first is not None:
+        first[:] = np.nan
+        pending = np.ones(R, dtype=bool)  # rows whose first product is still to be kept
+    if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
+        support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
+    keep = support_stop == "keep"
+    if support_stop:
+        snap_w, snap_it = np.zeros((R, D)), np.full(R, -1)  # "keep": the runs at their stop
+        mask = W != 0.0
+        stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
+        stop_cos = 1.0 - max(float(tol), SUPPORT_TOL)
 
     def collapse(r, t_end):
         if rngs is not None and rngs[r] is not None and tries[r] < _MAX_REDRAWS:
@@ -76,11 +108,15 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
         else:
             rows = active
         if scr is None:
-            em_update_block(
-                np.ascontiguousarray(F), K, nonneg, excluded, W, work, state, rows, norms, cosines
-            )
+            F = np.ascontiguousarray(F)
+            if first is not None:
+                new = pending[rows]
+                first[rows[new]] = F[new]
+            em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
         else:
-            scr.update(W, rows, state, norms, cosines, work)
+            scr.update(W, rows, state, norms, cosines, work, first, pending if first is not None else None)
+        if first is not None:
+            pending[rows] = False
         it[rows] += 1
         m = rows.size
         zero = norms[:m] == 0.0
@@ -88,6 +124,17 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
             for r in rows[zero]:
                 collapse(r, it[r])
         conv = ~zero & (cosines[:m] > 1.0 - tol)
+        if support_stop:
+            now = W[rows] != 0.0
+            same = (now == mask[rows]).all(axis=1)
+            stable[rows] = np.where(same, stable[rows] + 1, 0)
+            mask[rows] = now
+            hit = ~zero & (conv | ((stable[rows] >= SUPPORT_PATIENCE) & (cosines[:m] > stop_cos)))
+            if keep:
+                new = rows[hit & (snap_it[rows] < 0)]
+                snap_w[new], snap_it[new] = W[new], it[new]
+            else:
+                conv |= hit
         status[rows[conv]] = CONVERGED
         status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
         active = active[status[active] < 0]
@@ -97,6 +144,13 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
         hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
         hfinal[done] = hd
         hist[done, it[done]] = hd
+    if keep:  # a run that ended (max_iter) before it met the stop rule: its end is its stop
+        end = np.flatnonzero((snap_it < 0) & (status != COLLAPSED))
+        snap_w[end], snap_it[end] = W[end], it[end]
+        snapped = np.flatnonzero(snap_it >= 0)
+        hsnap = np.zeros(R)
+        if snapped.size:
+            hsnap[snapped] = op.products(snap_w[snapped])[1]
     runs = []
     for r in range(R):
         n = int(it[r])
@@ -104,6 +158,9 @@ def _em_block(op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True
         hist_r = hist[r, : n + (0 if col else 1)].copy()
         mean = op.row_mean(r) if hasattr(op, "row_mean") else None
         runs.append(_Run(W[r].copy(), float(hfinal[r]), n, int(status[r]), hist_r, n + int(spent[r]), mean))
+        if keep and snap_it[r] >= 0:
+            t = int(snap_it[r])
+            runs[-1].stop = _Run(snap_w[r], float(hsnap[r]), t, CONVERGED, hist_r[: t + 1], t + int(spent[r]))
     return runs
 
 
