@@ -201,14 +201,16 @@ def cmd_list(_args) -> int:
     times = _runtimes.read(FIGURES_DIR)
     width = max(len(n) for n in names)
     columns = _columns()
-    indent = " " * (width + 2 + 10 + 2 + 10 + 2)
-    print(f"{'experiment':<{width}}  {'full':>10}  {'--quick':>10}  title")
+    # the time columns as wide as their longest entry ("12 min 07 s" is 11 characters), at least 10
+    tw = max([10] + [len(_runtimes.fmt_seconds(t[0])) for t in times.values()])
+    indent = " " * (width + 2 + tw + 2 + tw + 2)
+    print(f"{'experiment':<{width}}  {'full':>{tw}}  {'--quick':>{tw}}  title")
     for name in names:
         full = times.get((name, False))
         quick = times.get((name, True))
         head = (
-            f"{name:<{width}}  {_runtimes.fmt_seconds(full[0]) if full else '?':>10}  "
-            f"{_runtimes.fmt_seconds(quick[0]) if quick else '?':>10}  "
+            f"{name:<{width}}  {_runtimes.fmt_seconds(full[0]) if full else '?':>{tw}}  "
+            f"{_runtimes.fmt_seconds(quick[0]) if quick else '?':>{tw}}  "
         )
         # the title wrapped at word boundaries under its column, never cut
         lines = textwrap.wrap(
