@@ -30,11 +30,14 @@ LEUK = (
 def test_fig2_quick(tmp_path):
     assert sigg2008_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "sigg2008_fig2", sigg2008_fig2)
-    assert set(df.panel) == {"cbcl", "leukemia", "time"}
+    assert set(df.panel) == {"cbcl", "leukemia", "time", "iter-random"}
+    rnd = df[df.panel == "iter-random"]
+    assert set(rnd.dataset) == {"CBCL faces", "leukemia"} and (rnd.n_iter >= 1).all()
+    assert rnd.groupby("dataset").repeat.nunique().eq(2).all()
     cb = df[df.panel == "cbcl"]
     assert {"emPCA", "emPCAopt", "SPCA", "SPCAopt", "PathSPCA"} <= set(cb.method)
     assert {"emPCA", "SPCA", "PathSPCA", "Thresholding"} <= set(df[df.panel == "leukemia"].method)
-    var = df[df.panel != "time"]
+    var = df[df.panel.isin(("cbcl", "leukemia"))]
     assert (var.nnz <= var.cardinality).all()
     # Renormalization never lowers the variance; PathSPCA is optimal on its pattern (opt = plain).
     em = cb[cb.method == "emPCA"].set_index("cardinality").variance
@@ -142,8 +145,13 @@ def test_time_claims_read_the_shape():
             for rep, jitter in enumerate((0.97, 1.0, 1.03)):  # three repeats, a few % apart
                 rows += [
                     {"panel": "time", "method": m, "cardinality": 10, "seconds": t10, "repeat": rep},
-                    {"panel": "time", "method": m, "cardinality": 400, "seconds": t400 * jitter,
-                     "repeat": rep},
+                    {
+                        "panel": "time",
+                        "method": m,
+                        "cardinality": 400,
+                        "seconds": t400 * jitter,
+                        "repeat": rep,
+                    },
                 ]
         return pd.DataFrame(rows)
 
@@ -188,3 +196,25 @@ def test_iteration_claims_read_each_eps():
     assert sigg2008_timing._check_iterations_loose(df).verdict == REPRODUCED
     slow = df.assign(n_iter=df.n_iter + 5)
     assert sigg2008_timing._check_iterations_loose(slow).verdict == NOT_REPRODUCED
+
+
+def test_iteration_bump_note_measures_the_plateau():
+    """A plateau (30 iterations for K = 2..36, then 15) is partly, and the note locates it; a bump is not."""
+    from experiments.runner.claims import PARTIAL
+
+    def frame(counts):
+        return pd.DataFrame(
+            [{"panel": "cbcl", "method": "emPCA", "cardinality": k, "n_iter": c} for k, c in counts.items()]
+        )
+
+    ks = range(1, 151)
+    plateau = frame({k: 2 if k == 1 else (30 if k <= 36 else 15) for k in ks})
+    out = sigg2008_fig2._check_iter_bump_other(plateau)
+    assert out.verdict == PARTIAL
+    assert "K = 2..36" in out.reproduced and "above 2 <= K <= 9 no, above K > 25 yes" in out.note
+    bump = frame({k: 40 if 10 <= k <= 25 else 20 for k in ks})
+    out = sigg2008_fig2._check_iter_bump_other(bump)
+    assert out.verdict == REPRODUCED and "K = 10..25" in out.reproduced
+    assert "1.00-1.00" not in out.reproduced  # a bootstrap over K with no spread would say 2.00-2.00
+    assert "2.00-2.00" in out.reproduced
+    assert sigg2008_fig2._check_iter_bump_other(frame(dict.fromkeys(ks, 20))).verdict == NOT_REPRODUCED
