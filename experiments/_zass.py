@@ -71,13 +71,24 @@ def convergence_summary(A, res, alpha: float, beta: float) -> dict:
     }
 
 
-def support_sharing(U: np.ndarray) -> tuple[float, float]:
+def support_sharing(U: np.ndarray, rel: float = 0.0) -> tuple[float, float]:
     """How far the factors (columns of U >= 0) are from disjoint supports, on their unit-norm versions.
 
-    ``shared``: share of the factors' energy on pixels used (non-zero) by more than one factor.
+    ``shared``: share of the factors' energy on pixels used by more than one factor, a factor *using* a
+    pixel when its weight there is non-zero (``rel = 0``) or, with ``rel > 0``, at least ``rel`` times the
+    pixel's largest weight (so that small weights a finite penalty leaves do not count).
     ``nondominant``: share of the energy outside each pixel's largest factor, i.e. the energy that would
     have to move for U to become disjoint; unlike ``shared`` it does not count a pixel's whole energy when a
     second factor touches it with a tiny weight. Both are 0 exactly when the supports are disjoint.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U = np.array([[1.0, 0.0], [1.0, 0.05], [0.0, 1.0]])  # pixel 1: factor 2 touches it lightly
+    >>> [round(v, 3) for v in support_sharing(U)]
+    [0.251, 0.001]
+    >>> support_sharing(U, rel=0.1)[0]
+    0.0
     """
     U = np.asarray(U, dtype=float)
     norms = np.linalg.norm(U, axis=0)
@@ -86,7 +97,7 @@ def support_sharing(U: np.ndarray) -> tuple[float, float]:
     total = E.sum()
     if total == 0:
         return 0.0, 0.0
-    used = (W != 0).sum(axis=1)
+    used = (W > rel * W.max(axis=1, keepdims=True)).sum(axis=1) if rel > 0 else (W != 0).sum(axis=1)
     return float(E[used > 1].sum() / total), float((E.sum(1) - E.max(1)).sum() / total)
 
 

@@ -25,15 +25,28 @@ Choices the paper leaves open (and why)
   plus an upper bound on full reorthogonalization against ``ncv = 20`` Lanczos vectors); snap-shot: the
   ``n x n`` Gram matrix ``n^2 (2p - 1)``, Lanczos on it (same count with n), the back-projection
   ``p(2n - 1)`` and a normalization ``3p``.
-* **Measured times**: 7 interleaved repeats (3 in ``--quick``; every repeat times every size and every
-  method once, the method order rotating, one row per repeat in the CSV), with single-threaded BLAS
-  (``threadpoolctl``; steadier on a shared machine and like MATLAB in 1997), of:
+* **Measured times** (the second panel, NOT IN THE PAPER; the timing claims): 5 interleaved repeats (3 in
+  ``--quick``; every repeat times every size and every method once, the method order rotating, one row per
+  repeat in the CSV), as the **CPU time of this process** with single-threaded BLAS (``threadpoolctl``; the
+  claims are about work, and on a shared machine the wall clock adds other jobs' load), of:
   ``em_pca(max_iter=20, tol=0)``; centring + ``Yc'Yc/(n-1)``; that + ``eigsh(k=1)``; centring +
   ``Yc Yc'`` + ``eigsh`` + back-projection. The figure shows medians relative to the EM time at the
-  smallest p. Timing claims (machine-dependent rows) use log-log slopes over ``p >= 100`` (small sizes
-  are dominated by call overheads) through the per-size medians, with quartiles from 400 bootstrap
-  resamples of the repeats, and time ratios measured within a repeat; they are decided with
-  :func:`experiments.runner.claims.call_timing` and its too-close-to-call band.
+  smallest p. Timing claims (machine-dependent rows) use log-log slopes over ``p >= 512`` (``SLOPE_MIN_P``)
+  through the per-size medians, with quartiles from 400 bootstrap resamples of the repeats, and time
+  ratios measured within a repeat; they are decided with :func:`experiments.runner.claims.call_timing`
+  and its too-close-to-call band. **Sizes for the slopes** (ours): below ``p = 512`` the measured slopes
+  are pulled toward each other (the covariance's BLAS-3 speed still grows with size and its Lanczos step
+  has a fixed overhead; EM's matrix-vector products fall out of cache), so that over ``p = 128..1024``
+  the time ratio covariance/EM did not grow at all and both claims were too close to call in every run.
+  EM and the covariance + diagonalization are therefore also timed at ``p = 2048`` (``TIMING_EXTRA_P``,
+  ``n = 20480``; not on the operation-count grid, rows ``timing_only``), and the slopes use
+  ``p = 512, 1024, 2048``, where both are in their asymptotic regimes. **Cost** (ours): the snap-shot
+  method is timed up to ``p = 256`` only (``SNAPSHOT_MAX_P``; at ``p = 1024`` forming its ``n x n`` Gram
+  matrix took 10 s per repeat, two thirds of the experiment), where its time ratio to the covariance is
+  already 50-60x against the 1.15x the claim needs; above, its Lanczos product count for the
+  operation-count panel comes from the same Lanczos run with the Gram matrix applied implicitly (the
+  same counts, 91 and 121 at p = 256 and 512, as forming it). The covariance alone is not timed at
+  ``p = 2048`` (no claim uses it there).
 * **Equal accuracy** (claim ``em-more-favourable``): the same EM, from a random start, run until
   ``|cos|`` to the covariance method's eigenvector is at least 0.999 (the paper's criterion); its
   operation count uses the iterations it needed (``iters_equal_accuracy``, ``flops_equal_accuracy``).
@@ -83,8 +96,16 @@ STYLE = {
     "Sample Covariance only": {"color": "0.45", "marker": "x"},
     "Snap-shot method": {"color": "tab:red", "marker": "s", "markerfacecolor": "none"},
 }
-SLOPE_MIN_P = 100
-TIMING_REPEATS = 7
+SLOPE_MIN_P = 512
+FLOPS_MIN_P = 100
+TIMING_REPEATS = 5
+#: Sizes timed beyond the operation-count grid (EM and the two covariance methods only): the measured-time
+#: slopes need sizes where both are in their asymptotic regime (module docstring).
+TIMING_EXTRA_P = (2048,)
+#: The snap-shot method (an n x n Gram matrix, n = 10p) is timed in every repeat up to this p only; above it
+#: its Lanczos product count (the operation-count panel) comes from the same Lanczos run on the Gram matrix
+#: applied implicitly, Yc (Yc' x), without forming it (:func:`snapshot_matvecs`).
+SNAPSHOT_MAX_P = 256
 EQUAL_ACCURACY_MAX_ITER = 100_000
 #: Measured-time slopes are called against the midpoint between the two hypotheses (2 = O(np), 3 = O(np^2)
 #: with n = 10p), with a band of +/- 6 % (2.36-2.65) inside which the measurement is too close to call.
@@ -147,6 +168,7 @@ class _Counting(scipy.sparse.linalg.LinearOperator):
 
 
 def _eigsh(A, rng):
+    """Leading eigenpair of ``A`` (array or operator) by ARPACK Lanczos, with the number of products."""
     op = _Counting(A)
     v0 = rng.standard_normal(A.shape[0])
     w, V = scipy.sparse.linalg.eigsh(op, k=1, which="LA", ncv=min(NCV, A.shape[0] - 1), v0=v0)
@@ -193,56 +215,100 @@ def _em_to_accuracy(Y: np.ndarray, v: np.ndarray, seed: int) -> tuple[int, bool,
         c = C[:, 0]
         return abs(float(c @ v)) / float(np.linalg.norm(c)) >= TARGET_COS
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = em_pca(Y, 1, tol=0.0, max_iter=EQUAL_ACCURACY_MAX_ITER, random_state=seed, callback=cb)
-    return res.n_iter, bool(res.converged), time.perf_counter() - t0
+    return res.n_iter, bool(res.converged), time.process_time() - t0
+
+
+def _timed(p: int, method: str, quick: bool) -> bool:
+    """Whether ``method`` is timed in every repeat at size ``p`` (module docstring)."""
+    if method == "Snap-shot method":
+        return quick or p <= SNAPSHOT_MAX_P
+    return method != "Sample Covariance only" or p not in TIMING_EXTRA_P
+
+
+def snapshot_matvecs(Y: np.ndarray) -> tuple[np.ndarray, int]:
+    """The snap-shot method's eigenvector and Lanczos product count, the Gram matrix applied implicitly.
+
+    The same ``eigsh`` run as the snap-shot method (same start, same operator ``Yc Yc'`` up to round-off)
+    at O(np) per product instead of forming the ``n x n`` matrix (O(n^2 p)): for the operation-count panel
+    at sizes where forming it is not timed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y = np.random.default_rng(0).standard_normal((200, 20))
+    >>> v, m = snapshot_matvecs(Y)
+    >>> v_full, m_full = _methods(Y)["Snap-shot method"]()
+    >>> bool(abs(v @ v_full) > 1 - 1e-8), m > 0
+    (True, True)
+    """
+    Yc = Y - Y.mean(axis=0)
+    n = Yc.shape[0]
+    op = scipy.sparse.linalg.LinearOperator(
+        (n, n), matvec=lambda x: Yc @ (Yc.T @ x.ravel()), matmat=lambda X: Yc @ (Yc.T @ X), dtype=np.float64
+    )
+    _, u, m = _eigsh(op, np.random.default_rng(2))
+    v = Yc.T @ u
+    return v / np.linalg.norm(v), m
 
 
 def _complexity_rows(cfg: _common.Config) -> list[dict]:
     grid = [16, 32, 64, 128] if cfg.quick else [16, 32, 64, 128, 256, 512, 1024]
+    timing_only = [] if cfg.quick else list(TIMING_EXTRA_P)
     repeats = 3 if cfg.quick else TIMING_REPEATS
-    data = {p: sample_data(p, cfg.rng(0, p)) for p in grid}
+    data = {p: sample_data(p, cfg.rng(0, p)) for p in grid + timing_only}
     fns = {p: _methods(Y) for p, Y in data.items()}
-    seconds = {(p, m): [] for p in grid for m in METHODS}
+    seconds = {(p, m): [] for p in data for m in METHODS}
     outs = {}
     with threadpool_limits(1):  # single-threaded BLAS: steadier on a shared machine, like MATLAB in 1997
+        for p in grid:  # where the snap-shot method is not timed: its product count, Gram matrix implicit
+            if not _timed(p, "Snap-shot method", cfg.quick):
+                outs[p, "Snap-shot method"] = snapshot_matvecs(data[p])
         # interleaved: every repeat times every size and every method once, the method order rotating,
-        # so that a slow spell of the machine hits all of them instead of one curve
+        # so that a slow spell of the machine hits all of them instead of one curve; CPU time of this
+        # process (single-threaded), so that other jobs on the machine do not enter
         for r in _common.progress(range(repeats), "fig2 complexity (repeats)"):
-            for p in grid:
+            for p in data:
                 order = METHODS[r % len(METHODS) :] + METHODS[: r % len(METHODS)]
                 for method in order:
-                    t0 = time.perf_counter()
+                    if not _timed(p, method, cfg.quick):
+                        continue
+                    t0 = time.process_time()
                     out = fns[p][method]()
-                    seconds[p, method].append(time.perf_counter() - t0)
+                    seconds[p, method].append(time.process_time() - t0)
                     outs[p, method] = out
-        eq = {p: _em_to_accuracy(Y, outs[p, "Sample Covariance + Diag."][0], int(p)) for p, Y in data.items()}
+        eq = {p: _em_to_accuracy(data[p], outs[p, "Sample Covariance + Diag."][0], int(p)) for p in grid}
     rows = []
-    for p in grid:
+    for p in data:
         n = data[p].shape[0]
         v = outs[p, "Sample Covariance + Diag."][0]
         m_cov = outs[p, "Sample Covariance + Diag."][1]
-        m_snap = outs[p, "Snap-shot method"][1]
-        it_eq, conv_eq, sec_eq = eq[p]
         f_diag = flops_cov(n, p) + flops_lanczos(m_cov, p)
-        for method, flops, m, v_m in (
+        methods = [
             ("EM method", flops_em(n, p), outs[p, "EM method"][1], outs[p, "EM method"][0]),
             ("Sample Covariance + Diag.", f_diag, m_cov, v),
-            ("Sample Covariance only", flops_cov(n, p), 0, None),
-            ("Snap-shot method", flops_snapshot(n, p, m_snap), m_snap, outs[p, "Snap-shot method"][0]),
-        ):
-            extra = {}
-            if method == "EM method":
+        ]
+        if p in grid:
+            methods.append(("Sample Covariance only", flops_cov(n, p), 0, None))
+        if p in grid:
+            m_snap = outs[p, "Snap-shot method"][1]
+            snap = ("Snap-shot method", flops_snapshot(n, p, m_snap), m_snap, outs[p, "Snap-shot method"][0])
+            methods.append(snap)
+        for method, flops, m, v_m in methods:
+            extra = {"timing_only": p in timing_only}
+            if method == "EM method" and p in grid:
                 # the same EM run from a random start until |cos| to the covariance eigenvector >= 0.999
-                extra = {
+                it_eq, conv_eq, sec_eq = eq[p]
+                extra |= {
                     "iters_equal_accuracy": it_eq,
                     "converged_equal_accuracy": conv_eq,
                     "flops_equal_accuracy": flops_em(n, p, it_eq),
                     "seconds_equal_accuracy": sec_eq,
                 }
-            for r, sec in enumerate(seconds[p, method]):
+            for r, sec in enumerate(seconds[p, method] or [np.nan]):  # NaN: run once, untimed
                 rows.append(
                     {
                         "panel": "complexity",
@@ -307,9 +373,14 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- plot
-def _complexity(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per method and p: the median time over the repeats (older CSVs: one row already)."""
+def _complexity(df: pd.DataFrame, *, timing_sizes: bool = False) -> pd.DataFrame:
+    """One row per method and p: the median time over the repeats (older CSVs: one row already).
+
+    Only the operation-count grid unless ``timing_sizes`` (then also the sizes timed beyond it).
+    """
     cx = df[df.panel == "complexity"]
+    if not timing_sizes and "timing_only" in cx:
+        cx = cx[~cx.timing_only.astype(str).str.lower().eq("true")]
     agg = {c: "first" for c in cx.columns if c not in ("panel", "method", "p", "seconds", "repeat")}
     agg["seconds"] = "median"
     return cx.groupby(["method", "p"], as_index=False).agg(agg)
@@ -317,17 +388,18 @@ def _complexity(df: pd.DataFrame) -> pd.DataFrame:
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 3, figsize=(11.0, 4.4))
-    cx = _complexity(df)
     for ax, col, title, ylabel in (
         (axes[0], "flops", "Time Complexity (operation counts)", "floating point operations"),
         (axes[1], "seconds", "Time measured (NOT IN THE PAPER)", "time relative to EM at smallest p"),
     ):
+        cx = _complexity(df, timing_sizes=col == "seconds")
         ref = cx[(cx.method == "EM method")].sort_values("p")["seconds"].iloc[0]
         for method in METHODS:
-            d = cx[cx.method == method].sort_values("p")
+            d = cx[(cx.method == method) & cx[col].notna()].sort_values("p")
             y = d[col] if col == "flops" else d[col] / ref
             ax.loglog(d.p, y, "-", label=method, **STYLE[method])
             if method == "EM method" and "flops_equal_accuracy" in d:
+                d = d[d.flops_equal_accuracy.notna()]
                 y = d.flops_equal_accuracy if col == "flops" else d.seconds_equal_accuracy / ref
                 ax.loglog(d.p, y, ":", color="tab:blue", marker="+", label="EM to |cos| >= 0.999")
         ax.set_xlabel("dimensionality p (n = 10p)")
@@ -376,15 +448,15 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
 
 
 # --------------------------------------------------------------------------- claims
-def _slope_points(d: pd.DataFrame) -> pd.DataFrame:
-    if d.p[d.p >= SLOPE_MIN_P].nunique() >= 2:
-        return d[d.p >= SLOPE_MIN_P]
+def _slope_points(d: pd.DataFrame, min_p: int = SLOPE_MIN_P) -> pd.DataFrame:
+    if d.p[d.p >= min_p].nunique() >= 2:
+        return d[d.p >= min_p]
     return d[d.p >= sorted(d.p.unique())[-2]]
 
 
 def _flops_slope(df: pd.DataFrame, method: str) -> float:
     """Log-log slope of the operation count against p, p >= 100 (analytic: a formula, not a measurement)."""
-    d = _slope_points(_complexity(df)[lambda t: t.method == method].sort_values("p"))
+    d = _slope_points(_complexity(df)[lambda t: t.method == method].sort_values("p"), FLOPS_MIN_P)
     return float(np.polyfit(np.log(d.p.to_numpy(float)), np.log(d.flops.to_numpy(float)), 1)[0])
 
 
@@ -450,7 +522,9 @@ def _check_slope(method: str, expected: float, what: str):
         else:
             verdict = own.verdict
         other = 3.0 if lower else 2.0
-        reps = int(_timing_frame(df).repeat.nunique())
+        tf = _timing_frame(df)
+        reps = int(tf.repeat.nunique())
+        sizes = ", ".join(str(int(p)) for p in sorted(tf.p.unique()))
         tail = "separate" if verdict != TOO_CLOSE else "cannot separate"
         return Outcome(
             f"measured-time slope vs p {_q(own)} (expected {expected:g}, alternative {other:g}); slope of "
@@ -458,17 +532,18 @@ def _check_slope(method: str, expected: float, what: str):
             f"operation-count slope {fs:.2f} (analytic)",
             verdict,
             f"{what}. The operation-count slope follows from the counting formulas, so it is not evidence; "
-            f"the verdict rests on the measured times ({reps} interleaved repeats per size, one BLAS thread, "
-            f"p >= {SLOPE_MIN_P}; quartiles over 400 bootstrap resamples of the per-size medians). First, "
-            "can the times separate the two orders at all: the slope of the covariance/EM time ratio, "
+            f"the verdict rests on the measured times ({reps} interleaved repeats per size, process CPU "
+            f"time, one BLAS thread, p = {sizes}; quartiles over 400 bootstrap resamples of the per-size "
+            "medians). "
+            "First, can the times separate the two orders at all: the slope of the covariance/EM time ratio, "
             "measured in the same repeats, must be above 0.5 (midway between 1, the paper's orders, and 0, "
-            "equal orders; +/- 30 % band), else too close to call whatever the own slope says (EM's own "
-            "slope moved between 2.2 and 2.7 from one full run to the next on this shared machine). Then "
-            f"the method's own slope against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with "
-            f"n = 10p; +/- {100 * SLOPE_MARGIN:.0f} % band). Measured slopes are pulled toward each other "
-            "(BLAS-3 efficiency grows with size; EM's matrix-vector products fall out of cache), so at "
-            "these "
-            f"sizes the times {tail} O(np) from O(np^2).",
+            "equal orders; +/- 30 % band), else too close to call whatever the own slope says. Then the "
+            f"method's own slope against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with "
+            f"n = 10p; +/- {100 * SLOPE_MARGIN:.0f} % band). Below p = {SLOPE_MIN_P} the slopes are pulled "
+            "toward each other (the covariance's BLAS-3 speed still grows with size and its Lanczos step "
+            "has a fixed overhead; EM's matrix-vector products fall out of cache), which is why p = 128-1024 "
+            f"could not separate the orders (ratio slope about 0); at p = {sizes} the times "
+            f"{tail} O(np) from O(np^2).",
         )
 
     return check
@@ -551,7 +626,7 @@ def _check_snapshot(df: pd.DataFrame) -> Outcome:
     """The part that can fail: with n > p the snap-shot method is slower than forming the covariance."""
     fs = _flops_slope(df, "Snap-shot method")
     cx = df[df.panel == "complexity"]
-    pmax = cx.p.max()
+    pmax = cx[(cx.method == "Snap-shot method") & cx.seconds.notna()].p.max()  # the largest p it is timed at
     top = cx[cx.p == pmax]
     if "repeat" not in top or top.repeat.isna().all():
         top = top.assign(repeat=0)

@@ -45,7 +45,16 @@ Choices the paper leaves open (and why)
   :func:`experiments.runner.claims.call_timing` (median and quartiles of the repeats, a 15% band around the
   threshold inside which the verdict is *too close to call*). These rows are marked machine-dependent.
 * **EM iterations** (the bump at ``10 <= K <= 25``): K = 1 is excluded from every mean (one start from the
-  first PC converges at once there: the largest loading is the whole answer).
+  first PC converges at once there: the largest loading is the whole answer). The claim is tested on the
+  paper's start (the first PC) over the whole computed curve (leukemia ``K <= 150``, the counts of the time
+  panel up to 400 reported; CBCL every ``K``). To show what the counts do rather than assert it, the note
+  reports the bootstrap interval (over the ``K`` of each window) of both ratios, the range of ``K`` whose
+  running median stays within 20% of the ``10..25`` mean, and the same rule on the counts from one random
+  start for each of ``BUMP_SEEDS = 4`` seeds (``K = 2..40``, rows ``iter-random``; not the paper's start
+  for sparse PCA, so context, not the verdict).
+* **Cost** (ours): SPCA, which takes 70% of the run, is timed in the first ``SPCA_TIME_REPEATS = 2`` of
+  the 7 repeats only (its verdict, SPCA / emPCA about 40x against a threshold of 1.15, needs no more);
+  emPCA and PathSPCA are timed in all 7.
 * ``--quick``: CBCL rows subsampled to 400, leukemia genes to the first 1500; a handful of ``K``; one
   repeat.
 
@@ -76,6 +85,9 @@ TITLE = "Sigg & Buhmann (2008) Fig. 2: sparse PCA variance vs cardinality (CBCL,
 SPCA_RIDGE = 1e-6
 TIME_GRID = (1, 5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 250, 300, 350, 400)
 TIME_REPEATS = 7
+SPCA_TIME_REPEATS = 2  # SPCA is timed in the first repeats only: 70% of the run's time with 7 (docstring)
+BUMP_SEEDS = 4  # random starts per data set for the iteration counts' spread (not the paper's start)
+BUMP_KMAX = 40
 SPCA_GRID = (
     1,
     2,
@@ -105,6 +117,7 @@ SPCA_GRID = (
     300,
     361,
 )
+DATASET = {"cbcl": "CBCL faces", "leukemia": "leukemia"}
 PLOT_KMAX = 150  # the published left and middle panels show K = 0..150
 ALT_PATH = "PathSPCA, start=argmax C_ii"
 ALT_SPCA = "SPCAopt, ridge=inf"
@@ -205,6 +218,8 @@ def _time_panel(X, ks, repeats) -> list[dict]:
                     "variance": float(ps.variance[j]),
                 }
             )
+        if rep >= SPCA_TIME_REPEATS:
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for K in ks:
@@ -222,6 +237,32 @@ def _time_panel(X, ks, repeats) -> list[dict]:
                         "ridge": SPCA_RIDGE,
                     }
                 )
+    return rows
+
+
+def _random_start_iterations(X, panel, kmax, seeds, cfg) -> list[dict]:
+    """EM iterations for ``K = 2..kmax`` from one random start per seed (panel ``iter-random``)."""
+    rows = []
+    for seed in range(seeds):
+        em = em_sparse_pca_path(
+            X,
+            np.arange(2, kmax + 1),
+            renormalize=False,
+            init="random",
+            n_restarts=1,
+            random_state=cfg.rng(3, seed),
+        )
+        rows += [
+            {
+                "panel": "iter-random",
+                "dataset": DATASET[panel],
+                "method": "emPCA",
+                "cardinality": int(K),
+                "repeat": seed,
+                "n_iter": int(em.n_iter[j]),
+            }
+            for j, K in enumerate(em.cardinalities)
+        ]
     return rows
 
 
@@ -249,6 +290,9 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     rows += [dict(r, dataset="CBCL faces") for r in _variance_panel(Xf, "cbcl", ks_f, spca_f, True)]
     rows += [dict(r, dataset="leukemia") for r in _variance_panel(Xl, "leukemia", ks_l, spca_l, False)]
     rows += [dict(r, dataset="leukemia") for r in _time_panel(Xl, time_ks, repeats)]
+    seeds, kmax = (2, 12) if cfg.quick else (BUMP_SEEDS, BUMP_KMAX)
+    for panel, X in (("cbcl", Xf), ("leukemia", Xl)):
+        rows += _random_start_iterations(X, panel, kmax, seeds, cfg)
     df = pd.DataFrame(rows)
     df["total_variance"] = np.where(df.panel == "cbcl", Xf.shape[1], Xl.shape[1])
     return df
@@ -429,27 +473,89 @@ def _check_spca_time(df):
     )
 
 
+def _windows(t: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Iteration counts of ``2 <= K <= 9``, ``10 <= K <= 25`` and ``K > 25`` (``t`` indexed by K)."""
+    return t.loc[2:9].to_numpy(float), t.loc[10:25].to_numpy(float), t.loc[26:].to_numpy(float)
+
+
 def _bump(df, panel) -> tuple[float, float, float]:
     t = df[(df.panel == panel) & (df.method == "emPCA")].groupby("cardinality")["n_iter"].first()
-    low, inside, high = t.loc[2:9].mean(), t.loc[10:25].mean(), t.loc[26:].mean()
-    return float(low), float(inside), float(high)
+    low, inside, high = (float(w.mean()) for w in _windows(t))
+    return low, inside, high
+
+
+def _boot_window_ratios(t: pd.Series, n_boot: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap (over the K of each window, fixed seed) of mean(10..25) / mean(2..9) and / mean(K > 25)."""
+    rng = np.random.default_rng(0)
+    low, inside, high = _windows(t)
+
+    def m(a):
+        return a[rng.integers(0, a.size, (n_boot, a.size))].mean(1)
+
+    mi = m(inside)
+    return mi / m(low), mi / m(high)
+
+
+def _elevated_range(t: pd.Series, level: float) -> tuple[int, int]:
+    """The run of K around K = 17 where the 5-wide running median of the counts is >= ``level``."""
+    t = t.loc[2:]  # K = 1 converges at once
+    r = t.rolling(5, center=True, min_periods=3).median()
+    ks = list(r.index)
+    i = ks.index(17) if 17 in ks else len(ks) // 2
+    lo = hi = i
+    while lo > 0 and r.iloc[lo - 1] >= level:
+        lo -= 1
+    while hi < len(ks) - 1 and r.iloc[hi + 1] >= level:
+        hi += 1
+    return int(ks[lo]), int(ks[hi])
+
+
+def _random_start_bumps(df, panel) -> tuple[int, int, int]:
+    """Seeds (one random start each) whose counts show a bump by the same rule; above one side only; all."""
+    g = df[(df.panel == "iter-random") & (df.get("dataset") == DATASET[panel])]
+    if g.empty:
+        return 0, 0, 0
+    both = one = 0
+    for _, s in g.groupby("repeat"):
+        low, inside, high = (w.mean() for w in _windows(s.set_index("cardinality").n_iter.sort_index()))
+        a, b = inside >= 1.2 * low, inside >= 1.2 * high
+        both, one = both + (a and b), one + (a != b)
+    return both, one, int(g.repeat.nunique())
 
 
 def _bump_outcome(df, panel, name):
     low, inside, high = _bump(df, panel)
+    t = df[(df.panel == panel) & (df.method == "emPCA")].groupby("cardinality")["n_iter"].first()
+    r_low, r_high = _boot_window_ratios(t)
     above_low, above_high = inside >= 1.2 * low, inside >= 1.2 * high
+    k0, k1 = _elevated_range(t, inside / 1.2)
     text = (
         f"mean EM iterations on {name}: {low:.1f} for 2 <= K <= 9, {inside:.1f} for 10 <= K <= 25, "
-        f"{high:.1f} for K > 25 (ratios {inside / low:.2f} and {inside / high:.2f})"
+        f"{high:.1f} for K > 25 (ratios {inside / low:.2f}, bootstrap over K 5-95% "
+        f"{np.percentile(r_low, 5):.2f}-{np.percentile(r_low, 95):.2f}, and {inside / high:.2f}, "
+        f"{np.percentile(r_high, 5):.2f}-{np.percentile(r_high, 95):.2f}); counts within 20% of the "
+        f"10..25 mean (running median of 5) for K = {k0}..{k1}"
     )
-    if above_low and above_high:
-        return Outcome(text, REPRODUCED, BUMP_RULE)
-    if above_low or above_high:
-        side = "larger" if above_high else "smaller"
-        return Outcome(
-            text, PARTIAL, BUMP_RULE + f"; here only above the {side} cardinalities: a plateau, not a bump"
+    both, one, n_seeds = _random_start_bumps(df, panel)
+    if panel == "leukemia":
+        tk = df[(df.panel == "time") & (df.method == "emPCA") & (df.cardinality > 150)]
+        if len(tk):
+            text += f"; K = 200..400 (time panel): {int(tk.n_iter.min())}-{int(tk.n_iter.max())}"
+    why = (
+        f"; what the counts show: above 2 <= K <= 9 {'yes' if above_low else 'no'}, above K > 25 "
+        f"{'yes' if above_high else 'no'}; the raised counts span K = {k0}..{k1} against the paper's 10..25"
+    )
+    if n_seeds:
+        why += (
+            f"; from one random start instead of the first PC (not the paper's start for sparse PCA; the "
+            f"spread over {n_seeds} seeds, K = 2..{int(df[df.panel == 'iter-random'].cardinality.max())}): "
+            f"a bump by the same rule in {both}, above one side only in {one}"
         )
-    return Outcome(text, NOT_REPRODUCED, BUMP_RULE)
+    if above_low and above_high:
+        return Outcome(text, REPRODUCED, BUMP_RULE + why)
+    if above_low or above_high:
+        return Outcome(text, PARTIAL, BUMP_RULE + why)
+    return Outcome(text, NOT_REPRODUCED, BUMP_RULE + why)
 
 
 BUMP_RULE = (

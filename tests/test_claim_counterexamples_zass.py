@@ -289,3 +289,21 @@ def test_bench_fit_refuses_slow_fits():
     assert _verdict(bench_nspca, "fit-under-1s", _fits([3.0, 2.0, 4.0])) == NOT_REPRODUCED
     assert _verdict(bench_nspca, "fit-under-1s", _fits([0.98, 0.2, 0.1])) == TOO_CLOSE
     assert _verdict(bench_nspca, "fit-under-1s", _fits([0.5, 0.2, 0.1])) == REPRODUCED
+
+
+def test_fig3_disjoint_note_tests_the_small_weight_cause(fig3):
+    """The note's cause ('small weights a finite alpha leaves') is computed and can go either way."""
+    a = fig3.panel == "a"
+    small = fig3.copy()
+    small.loc[a, "shared_energy_rel0.1"] = 0.02
+    small.loc[a, "shared_energy_rel0.01"] = 0.3
+    assert "the sharing that remains is in small weights" in zass2006_fig3._check_disjoint(small).note
+    big = fig3.copy()
+    big.loc[a, "shared_energy_rel0.1"] = 0.6
+    big.loc[a, "shared_energy_rel0.01"] = 0.7
+    out = zass2006_fig3._check_disjoint(big)
+    assert "not only in small weights" in out.note and "0.600 -> 0.600" in out.reproduced
+    U = np.zeros((6, 2))
+    U[:3, 0], U[3:, 1], U[2, 1] = 1.0, 1.0, 0.05  # one pixel shared at 5% of its largest weight
+    assert _zass.support_sharing(U)[0] > 0.15 and _zass.support_sharing(U, 0.1)[0] == 0.0
+    assert _zass.support_sharing(U, 0.01)[0] == _zass.support_sharing(U)[0]

@@ -131,3 +131,98 @@ def test_fig3_gain_and_significance_checks_can_fail():
     assert mattei2016_fig3._check_global(ahead).verdict == REPRODUCED
     assert mattei2016_fig3._check_global(small).verdict == PARTIAL  # above everywhere, but not by 5 points
     assert mattei2016_fig3._check_global(mixed).verdict == NOT_REPRODUCED
+
+
+def _table2_frame(spec):
+    """A Table 2 frame from ``{(dataset, method): (pixels on the digit, scattered)}``, 200 pixels each.
+
+    The "mean seven" is 1 on the block of rows 0-9, columns 0-19 (exactly the ``Q = 200`` most inked pixels)
+    and 0 elsewhere. A compact selection takes its on-digit pixels row by row from that block and the rest
+    row by row from rows 12-27 (two blobs, coherence near 1); a scattered one takes them from checkerboards
+    of the same regions (every selected pixel's neighbours are half selected at most).
+    """
+    img = np.zeros((28, 28))
+    img[:10, :20] = 1.0
+    top = np.flatnonzero(img.ravel())
+    rows_, cols_ = np.indices((28, 28))
+    bottom = np.flatnonzero((rows_ >= 12).ravel())
+    checker = ((rows_ + cols_) % 2 == 0).ravel()
+    rows = [
+        {"dataset": "mnist-basic", "method": "mean seven", "pixel": k, "value": v, "recreated": False}
+        for k, v in enumerate(img.ravel())
+    ]
+    for (dataset, method), (n_on, scattered) in spec.items():
+        on, off = (top[checker[top]], bottom[checker[bottom]]) if scattered else (top, bottom)
+        sel = np.zeros(784)
+        sel[on[:n_on]] = 1.0
+        sel[off[: mattei2016_table2.Q - n_on]] = 1.0
+        rows += [
+            {"dataset": dataset, "method": method, "pixel": k, "value": v, "recreated": True, "capped": False}
+            for k, v in enumerate(sel)
+        ]
+    return pd.DataFrame(rows)
+
+
+def test_table2_thresholds_are_the_documented_ones():
+    doc = mattei2016_table2.__doc__
+    assert mattei2016_table2.ON_DIGIT_MIN == 0.5 and "ON_DIGIT_MIN = 0.5" in doc
+    assert mattei2016_table2.SCATTER_GAP == 0.1 and "SCATTER_GAP = 0.1" in doc
+    assert mattei2016_table2.D_SMALL == (1, 5) and "``d = 1`` and ``d = 5``" in doc
+    od = mattei2016_table2.on_digit(_table2_frame({("mnist-basic", "SPCA"): (100, True)}))
+    assert od.on_digit.item() == 0.5 and od.q.item() == 200  # the frame builder's fractions are exact
+
+
+def test_table2_basic_check_can_be_partly_or_fail():
+    """mnist-basic: 'a little more erratic' (SPCA's coherence lowest) and 'all interpretable' (>= 0.5)."""
+    from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
+
+    def verdict(spca, sspca, gsppca):
+        methods = mattei2016_table2.METHODS
+        spec = {("mnist-basic", m): v for m, v in zip(methods, (spca, sspca, gsppca), strict=True)}
+        return mattei2016_table2._check_basic(_table2_frame(spec)).verdict
+
+    assert verdict((100, True), (150, False), (200, False)) == REPRODUCED  # 0.5 is enough: ">="
+    assert verdict((99, True), (150, False), (200, False)) == PARTIAL  # SPCA 0.495: not interpretable
+    assert verdict((150, False), (150, False), (200, False)) == PARTIAL  # all readable, none erratic
+    assert verdict((150, True), (150, True), (200, False)) == PARTIAL  # SPCA not below SSPCA's coherence
+    assert verdict((200, False), (80, True), (200, False)) == NOT_REPRODUCED
+    coh = (
+        mattei2016_table2.on_digit(
+            _table2_frame({("mnist-basic", "SPCA"): (100, True), ("mnist-basic", "SSPCA"): (100, False)})
+        )
+        .set_index("method")
+        .coherence
+    )
+    assert coh["SPCA"] <= 0.5 < 0.8 < coh["SSPCA"]  # the builder's two shapes are far apart
+
+
+def test_table2_sspca_back_image_check_can_fail():
+    """'SSPCA's selection does not appear interpretable' = on-digit fraction below 0.5 (no partly branch)."""
+    from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED
+
+    def verdict(n_on):
+        spec = {("mnist-back-image", m): (n_on if m == "SSPCA" else 200, False) for m in ("SSPCA", "GSPPCA")}
+        return mattei2016_table2._check_sspca_back_image(_table2_frame(spec)).verdict
+
+    assert verdict(99) == REPRODUCED
+    assert verdict(100) == NOT_REPRODUCED  # exactly 0.5: interpretable by the same proxy as every row
+    assert verdict(180) == NOT_REPRODUCED
+    assert mattei2016_table2._check_sspca_back_image(_table2_frame({})).verdict == NOT_REPRODUCED
+
+
+def test_table2_small_d_check_can_be_partly_or_fail():
+    """'GSPPCA with a small d: poorly interpretable' in both readings (d = 1, d = 5); partly for one."""
+    from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
+
+    def verdict(d1, d5):
+        spec = {
+            ("mnist-back-image", "GSPPCA"): (190, False),
+            ("mnist-back-image", "GSPPCA (d = 1)"): (d1, False),
+            ("mnist-back-image", "GSPPCA (d = 5)"): (d5, False),
+        }
+        return mattei2016_table2._check_small_d(_table2_frame(spec)).verdict
+
+    assert verdict(40, 99) == REPRODUCED
+    assert verdict(40, 100) == PARTIAL
+    assert verdict(120, 30) == PARTIAL
+    assert verdict(100, 160) == NOT_REPRODUCED

@@ -15,7 +15,7 @@ from experiments import (
     sigg2008_timing,
 )
 from experiments.runner import _common
-from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED
+from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
 LEUK = (
@@ -30,11 +30,14 @@ LEUK = (
 def test_fig2_quick(tmp_path):
     assert sigg2008_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "sigg2008_fig2", sigg2008_fig2)
-    assert set(df.panel) == {"cbcl", "leukemia", "time"}
+    assert set(df.panel) == {"cbcl", "leukemia", "time", "iter-random"}
+    rnd = df[df.panel == "iter-random"]
+    assert set(rnd.dataset) == {"CBCL faces", "leukemia"} and (rnd.n_iter >= 1).all()
+    assert rnd.groupby("dataset").repeat.nunique().eq(2).all()
     cb = df[df.panel == "cbcl"]
     assert {"emPCA", "emPCAopt", "SPCA", "SPCAopt", "PathSPCA"} <= set(cb.method)
     assert {"emPCA", "SPCA", "PathSPCA", "Thresholding"} <= set(df[df.panel == "leukemia"].method)
-    var = df[df.panel != "time"]
+    var = df[df.panel.isin(("cbcl", "leukemia"))]
     assert (var.nnz <= var.cardinality).all()
     # Renormalization never lowers the variance; PathSPCA is optimal on its pattern (opt = plain).
     em = cb[cb.method == "emPCA"].set_index("cardinality").variance
@@ -142,8 +145,13 @@ def test_time_claims_read_the_shape():
             for rep, jitter in enumerate((0.97, 1.0, 1.03)):  # three repeats, a few % apart
                 rows += [
                     {"panel": "time", "method": m, "cardinality": 10, "seconds": t10, "repeat": rep},
-                    {"panel": "time", "method": m, "cardinality": 400, "seconds": t400 * jitter,
-                     "repeat": rep},
+                    {
+                        "panel": "time",
+                        "method": m,
+                        "cardinality": 400,
+                        "seconds": t400 * jitter,
+                        "repeat": rep,
+                    },
                 ]
         return pd.DataFrame(rows)
 
@@ -166,6 +174,14 @@ def test_timing_ratio_claim_thresholds():
     assert sigg2008_timing._check_ratio(frame(0.1, 6.0)).verdict == REPRODUCED  # 60x
     assert sigg2008_timing._check_ratio(frame(0.1, 1.0)).verdict == "partly reproduced"  # 10x
     assert sigg2008_timing._check_ratio(frame(0.1, 0.2)).verdict == NOT_REPRODUCED  # 2x
+    # the band at the upper end: 120 / 1.15 = 104.3; constant times, so the bootstrap median is the ratio
+    assert sigg2008_timing._check_ratio(frame(0.1, 10.3)).verdict == REPRODUCED  # 103x
+    assert sigg2008_timing._check_ratio(frame(0.1, 10.5)).verdict == TOO_CLOSE  # 105x, inside the band
+    assert sigg2008_timing._check_ratio(frame(0.1, 13.5)).verdict == TOO_CLOSE  # 135x, inside 120 * 1.15
+    assert sigg2008_timing._check_ratio(frame(0.1, 14.0)).verdict == "partly reproduced"  # 140x: missed
+    assert sigg2008_timing._check_ratio(frame(0.1, 3.4)).verdict == TOO_CLOSE  # 34x < 30 * 1.15 = 34.5
+    note = sigg2008_timing._check_ratio(frame(0.1, 10.5)).note
+    assert "34.5..104.3" in note  # the band edges the note states are the ones applied
 
 
 def test_iteration_claims_read_each_eps():
@@ -180,3 +196,25 @@ def test_iteration_claims_read_each_eps():
     assert sigg2008_timing._check_iterations_loose(df).verdict == REPRODUCED
     slow = df.assign(n_iter=df.n_iter + 5)
     assert sigg2008_timing._check_iterations_loose(slow).verdict == NOT_REPRODUCED
+
+
+def test_iteration_bump_note_measures_the_plateau():
+    """A plateau (30 iterations for K = 2..36, then 15) is partly, and the note locates it; a bump is not."""
+    from experiments.runner.claims import PARTIAL
+
+    def frame(counts):
+        return pd.DataFrame(
+            [{"panel": "cbcl", "method": "emPCA", "cardinality": k, "n_iter": c} for k, c in counts.items()]
+        )
+
+    ks = range(1, 151)
+    plateau = frame({k: 2 if k == 1 else (30 if k <= 36 else 15) for k in ks})
+    out = sigg2008_fig2._check_iter_bump_other(plateau)
+    assert out.verdict == PARTIAL
+    assert "K = 2..36" in out.reproduced and "above 2 <= K <= 9 no, above K > 25 yes" in out.note
+    bump = frame({k: 40 if 10 <= k <= 25 else 20 for k in ks})
+    out = sigg2008_fig2._check_iter_bump_other(bump)
+    assert out.verdict == REPRODUCED and "K = 10..25" in out.reproduced
+    assert "1.00-1.00" not in out.reproduced  # a bootstrap over K with no spread would say 2.00-2.00
+    assert "2.00-2.00" in out.reproduced
+    assert sigg2008_fig2._check_iter_bump_other(frame(dict.fromkeys(ks, 20))).verdict == NOT_REPRODUCED
