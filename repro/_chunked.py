@@ -528,9 +528,10 @@ class DaskSource:
     *args)`` on each row chunk (one ``dask.delayed`` task each; the array arguments inside the tasks, or
     sent once per pass above :data:`SHIP_BYTES`) and adds the results in a tree of small tasks
     (:data:`TREE_WIDTH`; on an array persisted on a ``distributed`` cluster, one task per worker thread
-    over the chunks it holds, see :meth:`_worker_groups`), then ``dask.compute`` runs it on the scheduler Dask is configured with
-    (``dask.config.set(scheduler=...)`` or a ``distributed`` client). The data stay where the scheduler
-    keeps them (on the workers of a cluster); only the sums of a pass come back to the client.
+    over the chunks it holds, see :meth:`_worker_groups`), then ``dask.compute`` runs it on the scheduler
+    Dask is configured with (``dask.config.set(scheduler=...)`` or a ``distributed`` client). The data
+    stay where the scheduler keeps them (on the workers of a cluster); only the sums of a pass come back
+    to the client.
     ``map_rows`` (transform, score of new data) returns a Dask array.
 
     Parameters
