@@ -22,7 +22,6 @@ class _Run:
     history: np.ndarray  # h of every iterate, start included
     n_iter_total: int = 0  # iterations including collapsed starts that were redrawn
     mean: np.ndarray | None = None  # the run's mean (missing-value operator only)
-    stop: _Run | None = None  # the run where its support became stable (support_stop="keep")
 
 
 @dataclass
@@ -33,8 +32,7 @@ class _Settings:
     renormalize: object  # True, False or "refine"
     tol: float
     max_iter: int
-    # the support-stable stop of solvers._em_block: False, "stop" (EMSparsePCA with renormalization) or
-    # "keep" (the path, which also reports the EM's converged loadings)
+    # the support-stable stop of solvers._em_block: False, or "stop" (EMSparsePCA with renormalize="refine")
     support_stop: object = False
 
 

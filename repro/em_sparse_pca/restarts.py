@@ -90,10 +90,9 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
         for r in runs:
             if r.status == COLLAPSED:
                 continue
-            rs = r.stop if r.stop is not None else r  # the run where its support became stable
-            key = (rs.w != 0).tobytes()
+            key = (r.w != 0).tobytes()
             if key not in seen:
-                seen[key] = _renormalized(op, rs, nonneg, excluded, V, rho, s)
+                seen[key] = _renormalized(op, r, nonneg, excluded, V, rho, s)
                 total += seen[key][3]
             w_r, h_r, mean_r, _ = seen[key]
             if (

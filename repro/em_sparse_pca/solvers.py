@@ -14,10 +14,10 @@ from ..linalg import Covariance
 from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
-#: With ``support_stop`` (a renormalized fit), a restart also stops once its support has stayed the same
-#: for this many iterations in a row and ``|w(t+1)' w(t)| > 1 - SUPPORT_TOL``: what the renormalization
-#: keeps of a run is its support (the weights on it are recomputed exactly), so iterating on to ``tol``
-#: only polishes weights that are then replaced.
+#: With ``support_stop`` (the refine default of EMSparsePCA), a restart also stops once its support has
+#: stayed the same for this many iterations in a row and ``|w(t+1)' w(t)| > 1 - SUPPORT_TOL``: the
+#: refinement keeps only a run's support and improves on it, so iterating on to ``tol`` would mostly
+#: polish weights that are then replaced.
 SUPPORT_PATIENCE = 3
 #: The cosine tolerance of the support-stable stop (nsprcomp, the authors' code, stops at a relative
 #: change of 1e-3).
@@ -36,12 +36,10 @@ def _em_block(
     from its generator ``rngs[r]`` (up to 50 times) when given. Row ``r``'s iterates are those of a run
     from ``W0[r]`` alone (to round-off: the block product sums in another order).
 
-    ``support_stop="stop"`` (renormalized fits): a restart also stops (converged) when its support has not
-    changed for :data:`SUPPORT_PATIENCE` iterations and ``|w(t+1)' w(t)| > 1 -`` :data:`SUPPORT_TOL`
-    (not with missing values, whose renormalization also re-estimates the mean, nor without a constraint,
-    where the support is every feature from the start). ``"keep"``: it runs on
-    to ``tol``, and the run as it stood at that point is kept as ``_Run.stop`` (so a caller that reports
-    the converged EM loadings renormalizes exactly what ``"stop"`` gives).
+    ``support_stop="stop"`` (``renormalize="refine"``, the estimator's default): a restart also stops
+    (converged) when its support has not changed for :data:`SUPPORT_PATIENCE` iterations and
+    ``|w(t+1)' w(t)| > 1 -`` :data:`SUPPORT_TOL` (not with missing values, whose renormalization also
+    re-estimates the mean, nor without a constraint, where the support is every feature from the start).
     ``first``: an ``R x D`` array that receives, per row, the product ``C w`` of its first iteration
     (``C w0``, or ``C`` times the redrawn start when ``w0`` gave ``w0'Cw0 = 0``), for the caller to reuse;
     or None.
@@ -66,9 +64,7 @@ def _em_block(
         pending = np.ones(R, dtype=bool)  # rows whose first product is still to be kept
     if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
         support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
-    keep = support_stop == "keep"
     if support_stop:
-        snap_w, snap_it = np.zeros((R, D)), np.full(R, -1)  # "keep": the runs at their stop
         mask = W != 0.0
         stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
         stop_cos = 1.0 - max(float(tol), SUPPORT_TOL)
@@ -129,12 +125,7 @@ def _em_block(
             same = (now == mask[rows]).all(axis=1)
             stable[rows] = np.where(same, stable[rows] + 1, 0)
             mask[rows] = now
-            hit = ~zero & (conv | ((stable[rows] >= SUPPORT_PATIENCE) & (cosines[:m] > stop_cos)))
-            if keep:
-                new = rows[hit & (snap_it[rows] < 0)]
-                snap_w[new], snap_it[new] = W[new], it[new]
-            else:
-                conv |= hit
+            conv |= ~zero & (stable[rows] >= SUPPORT_PATIENCE) & (cosines[:m] > stop_cos)
         status[rows[conv]] = CONVERGED
         status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
         active = active[status[active] < 0]
@@ -144,13 +135,6 @@ def _em_block(
         hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
         hfinal[done] = hd
         hist[done, it[done]] = hd
-    if keep:  # a run that ended (max_iter) before it met the stop rule: its end is its stop
-        end = np.flatnonzero((snap_it < 0) & (status != COLLAPSED))
-        snap_w[end], snap_it[end] = W[end], it[end]
-        snapped = np.flatnonzero(snap_it >= 0)
-        hsnap = np.zeros(R)
-        if snapped.size:
-            hsnap[snapped] = op.products(snap_w[snapped])[1]
     runs = []
     for r in range(R):
         n = int(it[r])
@@ -158,9 +142,6 @@ def _em_block(
         hist_r = hist[r, : n + (0 if col else 1)].copy()
         mean = op.row_mean(r) if hasattr(op, "row_mean") else None
         runs.append(_Run(W[r].copy(), float(hfinal[r]), n, int(status[r]), hist_r, n + int(spent[r]), mean))
-        if keep and snap_it[r] >= 0:
-            t = int(snap_it[r])
-            runs[-1].stop = _Run(snap_w[r], float(hsnap[r]), t, CONVERGED, hist_r[: t + 1], t + int(spent[r]))
     return runs
 
 
