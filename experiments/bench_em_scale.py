@@ -719,8 +719,10 @@ def _check_vs_svd(df: pd.DataFrame) -> Outcome:
     wall = t_svd / t_em if np.isfinite(t_em) else 0.0
     # Decided on process CPU time (the work of each method: its products, and copying the chunks from the
     # page cache or the file), which does not depend on whether the 4.3 GB array is in the page cache; the
-    # wall-clock ratio did (1.94x, 1.84x, 1.12x, 1.13x over four runs). One run each: the standard band.
-    call = call_timing([ratio], 1.0, lower_is_better=False)
+    # wall-clock ratio did (1.94x, 1.84x, 1.12x, 1.13x over four runs). But one run each is one sample, and
+    # the CPU-time ratio still moved between runs (1.39x, 1.46x, 0.76x, 1.20x over four full runs of the
+    # final code, the svd_compressed side from 20 to 32 s): a single sample is decided only a factor 2 away.
+    call = call_timing([ratio], 1.0, lower_is_better=False, margin=1.0)
     return Outcome(
         f"svd_compressed CPU time / EM CPU time at sin {s_svd:.1e}: {ratio:.2f}x ({c_svd:.1f} s "
         f"vs {c_em:.1f} s); wall clock {wall:.2f}x ({t_svd:.1f} s vs {t_em:.1f} s)",
@@ -729,7 +731,8 @@ def _check_vs_svd(df: pd.DataFrame) -> Outcome:
         "included); svd_compressed with n_power_iter=2 on the centred array; process CPU time (both Dask "
         "threads), which counts the work (products, reading the chunks) whatever the page cache holds; the "
         "wall-clock ratio, reported alongside, depends on the page cache and on other jobs. One run each "
-        "(a single measurement).",
+        "(a single measurement), whose ratio moved from 0.76x to 1.46x over four full runs: decided only a "
+        "factor 2 from 1 (reproduced above 2x, not reproduced below 0.5x, else too close to call).",
     )
 
 
