@@ -680,9 +680,14 @@ class DaskSource:
 
     def map_sum(self, fn, *args):
         """One pass: ``sum over chunks of fn(chunk, None, *args)`` (a tuple of arrays or floats), a list."""
+        return self.map_reduce(fn, _sum_parts, *args)
+
+    def map_reduce(self, fn, combine, *args):
+        """One pass: ``fn(chunk, None, *args)`` on every row chunk, the results combined by ``combine`` (a
+        module-level function of a list of results, applied in chunk order as :meth:`_reduce` says)."""
         import dask
 
-        (total,) = dask.compute(self._reduce(fn, args, _sum_parts))
+        (total,) = dask.compute(self._reduce(fn, args, combine))
         return total
 
     def map_chunks(self, fn, *args) -> list:

@@ -685,27 +685,12 @@ def _path_rows(r2, out2, t, qs, d, s2):
 
 
 # --------------------------------------------------------------------------- the path on dask.distributed
-def _dask_row_blocks(X) -> list:
-    """The row chunks of a Dask array (its columns joined into one chunk on the workers), as Delayed."""
-    if len(X.chunks[1]) > 1:
-        X = X.rechunk({1: -1})
-    return list(X.to_delayed().ravel())
+def _min_parts(parts):
+    """The reduction of a ``"min"`` pass: the chunks' tuples of ``p``-vectors, elementwise minima."""
+    return [np.minimum.reduce(np.asarray(vs, dtype=np.float64)) for vs in zip(*parts, strict=True)]
 
 
-def _dask_pass(blocks, combine, *args):
-    """One distributed pass: :func:`_path_chunk` on every row chunk, its per-model vectors combined
-    (``np.add`` or ``np.minimum``) on the client in chunk order (one tuple of ``p``-vectors per chunk)."""
-    import dask
-
-    task = dask.delayed(_path_chunk, pure=True)
-    parts = dask.compute(*[task(b, *args) for b in blocks])
-    out = [np.array(v, dtype=np.float64) for v in parts[0]]
-    for part in parts[1:]:
-        out = [combine(a, b) for a, b in zip(out, part, strict=True)]
-    return out
-
-
-def _path_chunk(Xb, mean, order, what, *args):
+def _path_chunk(Xb, _cache, mean, order, what, *args):
     """Per-model sums over the rows of one chunk: the cumulative squared norms of its centred rows along
     ``order`` (:func:`_cum_norms`) reduced to their column minima (``what="min"``), the two Newton sums at
     ``log alpha = t`` for the models ``cols`` (``"newton"``, :func:`_newton_sums`), or the row parts of the
@@ -721,8 +706,9 @@ def _path_chunk(Xb, mean, order, what, *args):
     return (_path_rows(r2[:, cols], out2[:, cols], t, qs, d, args[3]).sum(axis=0),)
 
 
-def _dask_evidence_path(blocks, n, mean, diag, order, d, s2) -> EvidencePath:
-    """:func:`evidence_path` of the (centred by ``mean``) Dask row chunks ``blocks`` on the workers.
+def _dask_evidence_path(src, n, mean, diag, order, d, s2) -> EvidencePath:
+    """:func:`evidence_path` of the data of ``src`` (a :class:`repro._chunked.DaskSource`, centred by
+    ``mean``) on the workers: passes of :meth:`~repro._chunked.DaskSource.map_reduce`.
 
     One pass for the models that are degenerate (a row zero on the support), one per safeguarded Newton
     iteration of :func:`_alpha_newton` (the models still moving; started, as in memory, at the moment
@@ -730,7 +716,7 @@ def _dask_evidence_path(blocks, n, mean, diag, order, d, s2) -> EvidencePath:
     ``p``-vectors per row chunk.
     """
     p = order.size
-    (rmin,) = _dask_pass(blocks, np.minimum, mean, order, "min")
+    (rmin,) = src.map_reduce(_path_chunk, _min_parts, mean, order, "min")
     cols = np.flatnonzero(rmin > 0)
     logev = np.full(p, -np.inf)
     log_alpha = np.full(p, np.nan)
@@ -739,10 +725,10 @@ def _dask_evidence_path(blocks, n, mean, diag, order, d, s2) -> EvidencePath:
         t0 = np.log(np.cumsum(diag[order])[cols] / n / (d * qs))
 
         def sums(ta, active):
-            return _dask_pass(blocks, np.add, mean, order, "newton", ta, cols[active], d)
+            return src.map_sum(_path_chunk, mean, order, "newton", ta, cols[active], d)
 
         t = _alpha_newton(sums, t0, qs, d, n)
-        (rows,) = _dask_pass(blocks, np.add, mean, order, "evidence", t, cols, d, s2)
+        (rows,) = src.map_sum(_path_chunk, mean, order, "evidence", t, cols, d, s2)
         logev[cols] = n * _path_const(t, qs, p, d, s2) + rows
         log_alpha[cols] = t
     return EvidencePath(
@@ -1426,7 +1412,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         import dask
         import dask.array as da
 
-        from ._chunked import check_dask_array, dask_covariance
+        from ._chunked import DaskSource, check_dask_array, dask_covariance
         from ._validation import _scale_for
 
         check_dask_array(X, "X")
@@ -1450,11 +1436,11 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         res = _run_vem(None, d, self.max_iter, self.tol, rng, scatter=(n, S), checkpoints=cps)
         res.Mu = (Xs - mean) @ res.Mu  # the latent means, lazy: X G (_vem_loop)
-        blocks = _dask_row_blocks(Xs)
+        src = DaskSource(Xs, first_pass=False)
         diag = np.diag(S).copy()
 
         def path_of(order):
-            return _dask_evidence_path(blocks, n, mean, diag, order, d, s2)
+            return _dask_evidence_path(src, n, mean, diag, order, d, s2)
 
         order, path = self._choose_ranking(res, cps, path_of)
         support = np.zeros(p, dtype=bool)

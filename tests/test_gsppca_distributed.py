@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from repro import GSPPCA, _chunked
+from repro._chunked import DaskSource
 from repro.gsppca import (
     _dask_evidence_path,
-    _dask_row_blocks,
     _ranking,
     _vem_init,
     _vem_init_scatter,
@@ -92,7 +92,7 @@ def test_the_evidence_path_on_the_workers_is_the_in_memory_one():
     Xd = da.from_array(X, chunks=(CHUNK, 5))  # feature chunks joined inside the tasks
     with no_gather():
         got = _dask_evidence_path(
-            _dask_row_blocks(Xd), N, X.mean(axis=0), np.einsum("ij,ij->j", Xc, Xc), order, D, s2
+            DaskSource(Xd, first_pass=False), N, X.mean(axis=0), np.einsum("ij,ij->j", Xc, Xc), order, D, s2
         )
     assert np.isneginf(ref.log_evidence[: P - 4]).all()
     np.testing.assert_array_equal(np.isneginf(got.log_evidence), np.isneginf(ref.log_evidence))
