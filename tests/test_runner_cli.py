@@ -314,3 +314,20 @@ def test_parallel_runs_take_the_longest_experiments_first():
     expected = {"a": 5.0, "b": None, "c": 120.0, "d": 5.0, "e": 60.0}
     assert longest_first(list(expected), expected) == ["b", "c", "e", "a", "d"]
     assert longest_first([], {}) == []
+
+
+def test_experiments_that_time_milliseconds_run_alone(tmp_path):
+    from experiments.runner import _describe
+    from experiments.runner.cli import _source, experiment_names, split_alone
+
+    solo, shared, absent = tmp_path / "solo.py", tmp_path / "shared.py", tmp_path / "odd.py"
+    solo.write_text('"""Doc."""\nRUN_ALONE = True\nTITLE = "t"\n')
+    shared.write_text('"""Doc."""\nTITLE = "t"\n')
+    absent.write_text('RUN_ALONE = "yes"\n')  # only the literal True counts
+    sources = {"a": shared, "b": solo, "c": absent, "d": None}
+    assert split_alone(list(sources), sources) == (["b"], ["a", "c", "d"])
+    assert split_alone(list(sources), sources, redraw=True) == ([], ["a", "b", "c", "d"])
+    # the two experiments whose timing rows moved with their neighbour between full runs say so
+    names = experiment_names()
+    alone = [n for n in names if _describe.runs_alone(_source(n))]
+    assert alone == ["sigg2008_timing", "bench_em_pca"]

@@ -12,27 +12,42 @@ from pathlib import Path
 
 from . import _runtimes
 
-__all__ = ["describe", "docstring", "runtime_line", "title"]
+__all__ = ["describe", "docstring", "runs_alone", "runtime_line", "title"]
 
 _PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
 FIGURES_DIR = _PKG_DIR.parent / "figures"
 
 
-def _tree(name: str) -> ast.Module:
-    path = _PKG_DIR / f"{name}.py"
+def _tree(name: str | Path) -> ast.Module:
+    """The parsed source of experiment ``name`` (a stem in this package) or of the file ``name``."""
+    path = name if isinstance(name, Path) else _PKG_DIR / f"{name}.py"
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _constant(name: str | Path, attr: str, default):
+    """The module-level literal ``attr`` of experiment ``name`` (read from its source), or ``default``."""
+    for node in _tree(name).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return default
+    return default
 
 
 def title(name: str) -> str:
     """The module's ``TITLE`` (a string literal), or ``""``."""
-    for node in _tree(name).body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if any(isinstance(t, ast.Name) and t.id == "TITLE" for t in targets):
-            try:
-                return str(ast.literal_eval(node.value))
-            except ValueError:
-                return ""
-    return ""
+    return str(_constant(name, "TITLE", ""))
+
+
+def runs_alone(name: str | Path) -> bool:
+    """The module's ``RUN_ALONE`` (default False): with ``--jobs N`` it runs when nothing else runs.
+
+    An experiment sets it when its timing rows compare milliseconds of work, which another experiment
+    running beside it shifts by more than their decision band (shared caches and memory bandwidth).
+    """
+    return _constant(name, "RUN_ALONE", False) is True
 
 
 def docstring(name: str) -> str:

@@ -90,6 +90,20 @@ def longest_first(names: list[str], expected: dict) -> list[str]:
     return sorted(names, key=lambda n: (-(expected.get(n) or float("inf")), order[n]))
 
 
+def split_alone(names: list[str], sources: dict, *, redraw: bool = False) -> tuple[list[str], list[str]]:
+    """``(alone, shared)``: the experiments that set ``RUN_ALONE = True``, and the others, in given order.
+
+    With ``--jobs N`` the runner runs the first ones one at a time before the pool starts, so no other
+    experiment runs beside them: their timing rows compare milliseconds of work, and a neighbour sharing
+    the caches and the memory bus moved such rows by 5-15% between two full runs, more than their
+    decision band (too close to call <-> reproduced). A redraw times nothing, so it runs everything shared.
+    """
+    if redraw:
+        return [], list(names)
+    alone = [n for n in names if sources.get(n) is not None and _describe.runs_alone(sources[n])]
+    return alone, [n for n in names if n not in alone]
+
+
 def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
     import traceback
 
@@ -146,15 +160,19 @@ def cmd_run(args) -> int:
         if args.jobs > 1 and len(names) > 1:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            names = longest_first(names, prog.expected)
-
+            alone, shared = split_alone(names, sources, redraw=args.redraw)
+            for n in alone:  # first, with the machine to themselves (see split_alone)
+                prog.start(n)
+                _report(_run_one(n, cfg, args.redraw), failed, prog)
+                prog.finish(n)
+            shared = longest_first(shared, prog.expected)
             with ProcessPoolExecutor(max_workers=args.jobs) as pool:
                 futures = {}
-                for n in names:
+                for n in shared:
                     futures[pool.submit(_run_one, n, cfg, args.redraw)] = n
-                for n in names[: args.jobs]:
+                for n in shared[: args.jobs]:
                     prog.start(n)
-                pending = names[args.jobs :]
+                pending = shared[args.jobs :]
                 for fut in as_completed(futures):
                     _report(fut.result(), failed, prog)
                     prog.finish(futures[fut])
