@@ -37,7 +37,8 @@ Choices (and why)
 * **Run alone** (``RUN_ALONE``): in a parallel full run (``--jobs 2``) this experiment runs before the
   others, with the machine to itself. An emPCA (nn) call is about 15 ms of work, and the experiment that
   happened to run beside it on the other core moved its mean by 13% (0.017 s vs 0.015 s, ratio 102 vs
-  109) between two full runs of the same code, while two runs of it by itself (other work loading the machine) gave 106.8 and 106.9.
+  109) between two full runs of the same code, while two runs of it by itself (other work loading the
+  machine) gave 106.8 and 106.9.
 * The published seconds are MATLAB on a 2.2 GHz Core 2 Duo; only the ratio is compared.
 * ``--quick``: 500 faces, ``K`` in {10, 40} (iterations: ``K`` up to 40), ``alpha = 1e7``, one restart.
 

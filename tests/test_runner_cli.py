@@ -327,7 +327,7 @@ def test_experiments_that_time_milliseconds_run_alone(tmp_path):
     sources = {"a": shared, "b": solo, "c": absent, "d": None}
     assert split_alone(list(sources), sources) == (["b"], ["a", "c", "d"])
     assert split_alone(list(sources), sources, redraw=True) == ([], ["a", "b", "c", "d"])
-    # the two experiments whose timing rows moved with their neighbour between full runs say so
+    # the experiments whose timing rows moved with their neighbour between two full runs say so
     names = experiment_names()
     alone = [n for n in names if _describe.runs_alone(_source(n))]
-    assert alone == ["sigg2008_timing", "bench_em_pca"]
+    assert alone == ["roweis1997_claims", "roweis1997_fig2", "sigg2008_timing", "bench_em_pca"]

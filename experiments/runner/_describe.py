@@ -44,8 +44,9 @@ def title(name: str) -> str:
 def runs_alone(name: str | Path) -> bool:
     """The module's ``RUN_ALONE`` (default False): with ``--jobs N`` it runs when nothing else runs.
 
-    An experiment sets it when its timing rows compare milliseconds of work, which another experiment
-    running beside it shifts by more than their decision band (shared caches and memory bandwidth).
+    An experiment sets it when its timing rows time milliseconds of work or memory-bound products, which
+    another experiment running beside it shifts by more than their decision band (the other core shares
+    the L3 cache and the memory bus).
     """
     return _constant(name, "RUN_ALONE", False) is True
 

@@ -94,9 +94,10 @@ def split_alone(names: list[str], sources: dict, *, redraw: bool = False) -> tup
     """``(alone, shared)``: the experiments that set ``RUN_ALONE = True``, and the others, in given order.
 
     With ``--jobs N`` the runner runs the first ones one at a time before the pool starts, so no other
-    experiment runs beside them: their timing rows compare milliseconds of work, and a neighbour sharing
-    the caches and the memory bus moved such rows by 5-15% between two full runs, more than their
-    decision band (too close to call <-> reproduced). A redraw times nothing, so it runs everything shared.
+    experiment runs beside them: their timing rows time milliseconds of work or memory-bound products,
+    and a neighbour sharing the L3 cache and the memory bus moved such rows by 5-15% between two full
+    runs, across their decision bands (too close to call <-> reproduced). A redraw times nothing, so
+    it runs everything shared.
     """
     if redraw:
         return [], list(names)
