@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
-from ..linalg import Covariance
+from ..kernels.em_sparse_pca import (
+    COLLAPSED,
+    CONVERGED,
+    MAX_ITER,
+    RUN_COLLAPSE,
+    RUN_GROW,
+    em_rows_matrix,
+    em_rows_screened,
+    em_update_block,
+    support_of,
+)
+from ..linalg import SPARSE_FRACTION, Covariance
 from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
@@ -50,26 +60,34 @@ def _em_block(
     if hasattr(op, "start"):
         op.start(R)
     state = np.zeros(R)
-    work = np.empty(D)
-    norms, cosines = np.empty(R), np.empty(R)
     it = np.zeros(R, dtype=np.int64)  # iterations of each row's current run
     spent = np.zeros(R, dtype=np.int64)  # iterations of runs that collapsed and were redrawn
     tries = np.zeros(R, dtype=np.int64)
-    status = np.full(R, -1)
+    status = np.full(R, -1, dtype=np.int64)
+    stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
     hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
     active = np.arange(R)
     scr = _Screen(op, W, K, nonneg, excluded) if screen and _Screen.applies(op, K, D) else None
+    pending = np.zeros(R, dtype=bool)  # rows whose first product is still to be kept in ``first``
     if first is not None:
         first[:] = np.nan
-        pending = np.ones(R, dtype=bool)  # rows whose first product is still to be kept
+        pending[:] = True
     if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
         support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
-    if support_stop:
-        mask = W != 0.0
-        stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
-        stop_cos = 1.0 - max(float(tol), SUPPORT_TOL)
+    stop_cos = 1.0 - max(float(tol), SUPPORT_TOL) if support_stop else 0.0
+    whole = scr is not None or (isinstance(op, Covariance) and op.matrix is not None)
+    if scr is not None:
+        supp, ns = scr.supp, scr.ns
+    elif whole:  # the supports, kept by em_rows_matrix
+        supp, ns = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
+        for r in range(R):
+            ns[r] = support_of(W[r], supp[r])
+
+    def grow(hist):
+        return np.concatenate([hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1)
 
     def collapse(r, t_end):
+        stable[r] = 0
         if rngs is not None and rngs[r] is not None and tries[r] < _MAX_REDRAWS:
             tries[r] += 1
             spent[r] += t_end
@@ -80,59 +98,47 @@ def _em_block(
                 op.restart_row(r)
             if scr is not None:
                 scr.reset(r, W)
-            return True
+            elif whole:
+                ns[r] = support_of(W[r], supp[r])
+            return
         status[r] = COLLAPSED
         it[r] = t_end
         W[r] = 0.0
-        return False
 
-    while active.size:
-        if scr is None:
-            F, H = op.products(W if active.size == R else W[active], active)
+    fst = first if first is not None else np.empty((0, D))
+    patience = SUPPORT_PATIENCE if support_stop else 0
+    counts = np.zeros(2, dtype=np.int64)
+    while whole and active.size:  # Python is entered per block (and per collapse), not per iteration
+        if scr is not None:
+            code, r = em_rows_screened(
+                scr.A, scr.At, scr.colnorm, K, nonneg, excluded, W, active, state, supp, ns, scr.Y, scr.Y0,
+                scr.F0, scr.ref, scr.nref, scr.Ut, scr.B, scr.cr, scr.max_cand, it, status, stable, hist, fst,
+                pending, tol, max_iter, stop_cos, patience, SPARSE_FRACTION, counts,
+            )  # fmt: skip
         else:
-            F, H = None, scr.products(W, active)
-        if it.max() + 1 >= hist.shape[1]:
-            hist = np.concatenate(
-                [hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1
-            )
-        hist[active, it[active]] = H
-        ok = H > 0
-        if not ok.all():
-            for r in active[~ok]:
-                collapse(r, it[r])
-            F, rows = (F[ok] if F is not None else None), active[ok]
-        else:
-            rows = active
-        if scr is None:
-            F = np.ascontiguousarray(F)
-            if first is not None:
-                new = pending[rows]
-                first[rows[new]] = F[new]
-            em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
-        else:
-            scr.update(W, rows, state, norms, cosines, work, first, pending if first is not None else None)
-        if first is not None:
-            pending[rows] = False
-        it[rows] += 1
-        m = rows.size
-        zero = norms[:m] == 0.0
-        if zero.any():
-            for r in rows[zero]:
-                collapse(r, it[r])
-        conv = ~zero & (cosines[:m] > 1.0 - tol)
-        if support_stop:
-            now = W[rows] != 0.0
-            same = (now == mask[rows]).all(axis=1)
-            stable[rows] = np.where(same, stable[rows] + 1, 0)
-            mask[rows] = now
-            conv |= ~zero & (stable[rows] >= SUPPORT_PATIENCE) & (cosines[:m] > stop_cos)
-        status[rows[conv]] = CONVERGED
-        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+            code, r = em_rows_matrix(
+                op.matrix, K, nonneg, excluded, W, active, state, supp, ns, it, status, stable, hist, fst,
+                pending, tol, max_iter, stop_cos, patience, SPARSE_FRACTION,
+            )  # fmt: skip
+        if code == RUN_GROW or it.max() >= hist.shape[1]:  # (room for the final w'Cw too)
+            hist = grow(hist)
+        elif code == RUN_COLLAPSE:
+            collapse(r, it[r])
         active = active[status[active] < 0]
+    if scr is not None:
+        scr.n_screened += int(counts[0])
+        scr.n_full += int(counts[1])
+    if active.size:  # other operators (data with N >= D, missing values): Python per iteration
+        hist = _em_loop(
+            op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, fst, pending,
+            stop_cos, patience, grow, collapse,
+        )  # fmt: skip
     done = np.flatnonzero(status != COLLAPSED)
     hfinal = np.zeros(R)
     if done.size:
         hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
+        if it.max() >= hist.shape[1]:
+            hist = grow(hist)
         hfinal[done] = hd
         hist[done, it[done]] = hd
     runs = []
@@ -143,6 +149,54 @@ def _em_block(
         mean = op.row_mean(r) if hasattr(op, "row_mean") else None
         runs.append(_Run(W[r].copy(), float(hfinal[r]), n, int(status[r]), hist_r, n + int(spent[r]), mean))
     return runs
+
+
+def _em_loop(
+    op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, first, pending,
+    stop_cos, patience, grow, collapse,
+):  # fmt: skip
+    """The iterations of :func:`_em_block` one at a time for every active row: ``op.products`` of the block
+    then :func:`repro.kernels.em_sparse_pca.em_update_block`, with the stops of
+    :func:`repro.kernels.em_sparse_pca.em_rows_matrix`. Returns ``hist`` (grown as needed)."""
+    R, D = W.shape
+    work = np.empty(D)
+    norms, cosines = np.empty(R), np.empty(R)
+    mask = W != 0.0
+    while active.size:
+        F, H = op.products(W if active.size == R else W[active], active)
+        if it.max() + 1 >= hist.shape[1]:
+            hist = grow(hist)
+        hist[active, it[active]] = H
+        ok = H > 0
+        if not ok.all():
+            for r in active[~ok]:
+                collapse(r, it[r])
+            F, rows = F[ok], active[ok]
+        else:
+            rows = active
+        F = np.ascontiguousarray(F)
+        new = pending[rows]
+        if new.any():
+            first[rows[new]] = F[new]
+            pending[rows] = False
+        em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
+        it[rows] += 1
+        m = rows.size
+        zero = norms[:m] == 0.0
+        if zero.any():
+            for r in rows[zero]:
+                collapse(r, it[r])
+        conv = ~zero & (cosines[:m] > 1.0 - tol)
+        if patience:
+            now = W[rows] != 0.0
+            same = (now == mask[rows]).all(axis=1)
+            stable[rows] = np.where(same, stable[rows] + 1, 0)
+            mask[rows] = now
+            conv |= ~zero & (stable[rows] >= patience) & (cosines[:m] > stop_cos)
+        status[rows[conv]] = CONVERGED
+        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+        active = active[status[active] < 0]
+    return hist
 
 
 def _em(op, w0, K, nonneg, excluded, tol, max_iter) -> _Run:
