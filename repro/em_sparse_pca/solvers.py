@@ -32,6 +32,8 @@ SUPPORT_PATIENCE = 3
 #: The cosine tolerance of the support-stable stop (nsprcomp, the authors' code, stops at a relative
 #: change of 1e-3).
 SUPPORT_TOL = 1e-4
+#: The EM on a support (:func:`_em_on_support`) forms the support's covariance up to this many features.
+SUPPORT_MATRIX_MAX = 512
 
 
 def _em_block(
@@ -208,9 +210,17 @@ def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
     """The EM from ``w0`` with every feature off its support excluded (no cardinality bound), run on the
     support's own operator (:meth:`repro.linalg.Covariance.restrict`: ``N K`` or ``K^2`` per iteration
     instead of ``N D`` or ``D^2``); the same iterates as ``_em(op, w0, D, nonneg, w0 == 0, ...)`` to
-    round-off, mapped back to all ``D`` features."""
+    round-off, mapped back to all ``D`` features. A support of at most :data:`SUPPORT_MATRIX_MAX` features
+    of a data-backed operator gets its ``K x K`` covariance (``N K^2 / 2`` flops, about as much as a few
+    iterations through the data), so that the whole run is one kernel call
+    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`) instead of a Python round per iteration."""
     S = np.flatnonzero(w0)
-    r = _em(op.restrict(S), w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
+    sub = op.restrict(S)
+    if sub.matrix is None and S.size <= SUPPORT_MATRIX_MAX:
+        A = sub.data
+        M = A.T @ A
+        sub = Covariance(matrix=0.5 * (M + M.T), n_samples=sub.n_samples)
+    r = _em(sub, w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
     w = np.zeros(w0.shape[0])
     w[S] = r.w
     r.w = w

@@ -23,13 +23,17 @@
 ``support_of``, ``support_matvec``, ``gather_matvec``, ``gather_rmatvec``
     A sparse iterate through its support: its indices; ``X w`` from the row-major data without copying
     the support's columns; ``X w`` and chosen entries of ``X'y`` from the transposed data.
-``screen_reference``, ``em_update_screened`` (and the block wrappers)
+``screen_reference``, ``em_update_screened``
     The screened iterations on data with ``N << D``: only the entries of ``X'y`` a bound cannot rule out
     of the top ``K + 1`` are computed (see :func:`em_update_screened`).
+``em_rows_matrix``, ``em_rows_screened``
+    Whole EM runs: every listed restart iterated to its end (the stops, the support-stable stop, the
+    first products) in one call, through a ``D x D`` covariance or screened through the data; Python is
+    entered again only to redraw a collapsed start or to grow the history.
 
-All buffers are passed in; nothing is allocated. The EM loop itself (``repro.em_sparse_pca``) calls
-NumPy's BLAS for ``X w`` and ``X'y`` with ``out=`` buffers and these kernels for the rest, so the
-products run on the same BLAS as any reference measurement.
+The per-iteration kernels allocate nothing (buffers are passed in); the whole-run kernels allocate their
+scratch once per call, and their dense products (``np.dot`` in Numba) run on the BLAS that SciPy ships.
+The per-iteration loop (``repro.em_sparse_pca``, for the other operators) calls NumPy's BLAS.
 """
 
 from __future__ import annotations
