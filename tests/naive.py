@@ -405,7 +405,7 @@ def em_sparse_pca_run(C, w0, K, nonneg, excluded, tol, max_iter):
 
 
 def em_rows(C, W0, K, nonneg, excluded, tol, max_iter, stop_cos=0.0, patience=0):
-    """Twin of ``repro.kernels.em_sparse_pca.em_rows_matrix`` / ``em_rows_screened`` on ``C`` (``X'X`` for
+    """Twin of ``repro.kernels.em_sparse_pca.em_rows_matrix`` / ``em_rows_data`` on ``C`` (``X'X`` for
     the screened one): each row's whole EM run (``f = C w``, Algorithm 2 on ``f``) with the stops
     ``|w(t+1)' w(t)| > 1 - tol`` (status 0), ``max_iter`` iterations (status 1), and with ``patience > 0``
     the support unchanged for ``patience`` iterations in a row while ``|w(t+1)' w(t)| > stop_cos``

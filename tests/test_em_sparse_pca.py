@@ -1349,7 +1349,8 @@ def test_renormalize_true_is_the_converged_emPCAopt():
 
 
 def _run_rows(kind, A, W0, K, nonneg, ex, tol, max_iter, stop_cos, patience, T=256):
-    """The whole-run kernel ``kind`` ("matrix" on ``A'A`` or "screened" on ``A``) from the rows ``W0``, with
+    """The whole-run kernel ``kind`` ("matrix" on ``A'A``, "screened" or "data" on ``A``) from the rows
+    ``W0``, with
     the driver's protocol: ``RUN_GROW`` grows the history, ``RUN_COLLAPSE`` marks the row collapsed (status
     2). Returns ``(W, it, status, hist, first, counts)``."""
     N, D = A.shape
@@ -1373,10 +1374,10 @@ def _run_rows(kind, A, W0, K, nonneg, ex, tol, max_iter, stop_cos, patience, T=2
                 tol, max_iter, stop_cos, patience, 4,
             )  # fmt: skip
         else:
-            code, r = kern.em_rows_screened(
+            code, r = kern.em_rows_data(
                 A, A.T, colnorm, K, nonneg, ex, W, active, state, supp, ns, Y, Y0, F0, ref, nref, Ut, B,
                 cr, D // 4, it, status, stable, hist, first, pending, tol, max_iter, stop_cos, patience, 4,
-                counts,
+                kind == "screened", counts,
             )  # fmt: skip
         if code == kern.RUN_GROW:
             assert it[r] == hist.shape[1]
@@ -1387,13 +1388,14 @@ def _run_rows(kind, A, W0, K, nonneg, ex, tol, max_iter, stop_cos, patience, T=2
     return W, it, status, hist, first, counts
 
 
-@pytest.mark.parametrize("kind", ["matrix", "screened"])
+@pytest.mark.parametrize("kind", ["matrix", "screened", "data"])
 @pytest.mark.parametrize("nonneg", [False, True])
 @pytest.mark.parametrize("patience", [0, 3])
 def test_whole_run_kernels_match_the_twin(kind, nonneg, patience):
-    """em_rows_matrix / em_rows_screened against the NumPy twin (naive.em_rows): the same iteration counts,
-    statuses and supports, iterates, histories and first products to round-off; with excluded features,
-    the support-stable stop, a history that must grow (T = 4) and a start that collapses (w'Cw = 0)."""
+    """em_rows_matrix and em_rows_data (screened or not) against the NumPy twin (naive.em_rows): the same
+    iteration counts, statuses and supports, iterates, histories and first products to round-off; with
+    excluded features, the support-stable stop, a history that must grow (T = 4) and a start that
+    collapses (w'Cw = 0)."""
     A = _wide(31, n=20, p=120, nonneg=nonneg) / np.sqrt(19.0)
     A -= A.mean(axis=0)
     D = A.shape[1]
@@ -1427,3 +1429,5 @@ def test_whole_run_kernels_match_the_twin(kind, nonneg, patience):
         assert st[4] == 2
         if kind == "screened" and max_iter > 3:
             assert counts[0] > counts[1]  # most iterations settled by the bound
+        if kind == "data":
+            assert counts[0] == 0 and counts[1] == it[ok].sum()  # no screening: a full product per iteration

@@ -132,9 +132,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
 
     The restarts of a component run together as one block (:func:`_em_block`): on a ``D x D`` covariance,
-    or screened through data with few samples, every restart's whole EM run (Algorithms 1-2, Eqs. 13, 14,
-    17) is one Numba kernel call (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`,
-    :func:`repro.kernels.em_sparse_pca.em_rows_screened`); otherwise each iteration is one matrix-matrix
+    or through the data (screened when there are few samples), every restart's whole EM run
+    (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
+    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`, :func:`repro.kernels.em_sparse_pca.em_rows_data`);
+    otherwise each iteration is one matrix-matrix
     product with the covariance operator for all active restarts, then the kernel
     :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
 

@@ -15,12 +15,12 @@ from ..kernels.em_sparse_pca import (
     MAX_ITER,
     RUN_COLLAPSE,
     RUN_GROW,
+    em_rows_data,
     em_rows_matrix,
-    em_rows_screened,
     em_update_block,
     support_of,
 )
-from ..linalg import SPARSE_FRACTION, Covariance
+from ..linalg import SPARSE_DATA_FRACTION, SPARSE_FRACTION, Covariance
 from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
@@ -77,13 +77,22 @@ def _em_block(
     if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
         support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
     stop_cos = 1.0 - max(float(tol), SUPPORT_TOL) if support_stop else 0.0
-    whole = scr is not None or (isinstance(op, Covariance) and op.matrix is not None)
+    # whole runs in one kernel call: a covariance matrix, or C-contiguous data (screened or not)
+    whole = isinstance(op, Covariance) and (op.matrix is not None or op.data.flags.c_contiguous)
     if scr is not None:
         supp, ns = scr.supp, scr.ns
-    elif whole:  # the supports, kept by em_rows_matrix
+        data_args = (scr.A, scr.At, scr.colnorm, scr.Y, scr.Y0, scr.F0, scr.ref, scr.nref, scr.Ut, scr.B)
+        data_args += (scr.cr, scr.max_cand, SPARSE_FRACTION, True)
+    elif whole:  # the supports, kept by the kernel
         supp, ns = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
         for r in range(R):
             ns[r] = support_of(W[r], supp[r])
+        if op.matrix is None:  # unscreened: one E-step and one product buffer, no bound
+            A = op.data
+            N = A.shape[0]
+            y, f, none = np.empty((1, N)), np.empty((1, D)), np.empty(0)
+            data_args = (A, A.T, none, y, y, f, np.empty((1, 0), dtype=np.int64), np.zeros(R, dtype=np.int64))
+            data_args += (np.empty((0, N)), np.empty((D, 0)), none, 0, SPARSE_DATA_FRACTION, False)
 
     def grow(hist):
         return np.concatenate([hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1)
@@ -111,11 +120,12 @@ def _em_block(
     patience = SUPPORT_PATIENCE if support_stop else 0
     counts = np.zeros(2, dtype=np.int64)
     while whole and active.size:  # Python is entered per block (and per collapse), not per iteration
-        if scr is not None:
-            code, r = em_rows_screened(
-                scr.A, scr.At, scr.colnorm, K, nonneg, excluded, W, active, state, supp, ns, scr.Y, scr.Y0,
-                scr.F0, scr.ref, scr.nref, scr.Ut, scr.B, scr.cr, scr.max_cand, it, status, stable, hist, fst,
-                pending, tol, max_iter, stop_cos, patience, SPARSE_FRACTION, counts,
+        if op.matrix is None:
+            A, At, cn, Y, Y0, F0, ref, nref, Ut, B, cr, mc, sf, scr_on = data_args
+            code, r = em_rows_data(
+                A, At, cn, K, nonneg, excluded, W, active, state, supp, ns, Y, Y0, F0, ref, nref, Ut, B, cr,
+                mc, it, status, stable, hist, fst, pending, tol, max_iter, stop_cos, patience, sf, scr_on,
+                counts,
             )  # fmt: skip
         else:
             code, r = em_rows_matrix(
@@ -130,7 +140,7 @@ def _em_block(
     if scr is not None:
         scr.n_screened += int(counts[0])
         scr.n_full += int(counts[1])
-    if active.size:  # other operators (data with N >= D, missing values): Python per iteration
+    if active.size:  # other operators (missing values, Dask): Python per iteration
         hist = _em_loop(
             op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, fst, pending,
             stop_cos, patience, grow, collapse,

@@ -26,10 +26,10 @@
 ``screen_reference``, ``em_update_screened``
     The screened iterations on data with ``N << D``: only the entries of ``X'y`` a bound cannot rule out
     of the top ``K + 1`` are computed (see :func:`em_update_screened`).
-``em_rows_matrix``, ``em_rows_screened``
+``em_rows_matrix``, ``em_rows_data``
     Whole EM runs: every listed restart iterated to its end (the stops, the support-stable stop, the
-    first products) in one call, through a ``D x D`` covariance or screened through the data; Python is
-    entered again only to redraw a collapsed start or to grow the history.
+    first products) in one call, through a ``D x D`` covariance or through the data (screened or not);
+    Python is entered again only to redraw a collapsed start or to grow the history.
 
 The per-iteration kernels allocate nothing (buffers are passed in); the whole-run kernels allocate their
 scratch once per call, and their dense products (``np.dot`` in Numba) run on the BLAS that SciPy ships.
@@ -44,8 +44,8 @@ from . import njit
 
 __all__ = [
     "constrained_mstep",
+    "em_rows_data",
     "em_rows_matrix",
-    "em_rows_screened",
     "em_update",
     "em_update_block",
     "em_update_screened",
@@ -627,7 +627,7 @@ def screened_products(At, W, rows, supp, ns, Y, h, sparse_fraction):
 
 
 # --------------------------------------------------------------------------- whole EM runs in one call
-# Return codes of :func:`em_rows_matrix` and :func:`em_rows_screened` (with the row concerned).
+# Return codes of :func:`em_rows_matrix` and :func:`em_rows_data` (with the row concerned).
 RUN_DONE = 0  # every listed row has a final status (CONVERGED or MAX_ITER)
 RUN_COLLAPSE = 1  # the row collapsed (w'Cw = 0, or an M-step to the zero vector): the caller redraws it
 RUN_GROW = 2  # the row's history is full: the caller grows ``hist``
@@ -766,20 +766,24 @@ def em_rows_matrix(
 
 
 @njit
-def em_rows_screened(
+def em_rows_data(
     A, At, colnorm, K, nonneg, excluded, W, rows, state, supp, ns, Y, Y0, F0, ref, nref, Ut, B, cr, max_cand,
-    it, status, stable, hist, first, pending, tol, max_iter, stop_cos, patience, sparse_fraction, counts,
+    it, status, stable, hist, first, pending, tol, max_iter, stop_cos, patience, sparse_fraction, screen,
+    counts,
 ):  # fmt: skip
-    """:func:`em_rows_matrix` through the data ``A = X`` (``N x D``, ``N < D``) with screened iterations.
+    """:func:`em_rows_matrix` through the data ``A = X`` (``N x D``, C-contiguous; ``At = A.T``), screened
+    (``screen``, for ``N < D``) or not.
 
-    Per iteration of row ``r``: ``Y[r] = X w`` (through the support, :func:`gather_matvec`, when
-    ``ns[r] * sparse_fraction < D``; else BLAS), ``h = ||Y[r]||^2``, then the M-step by
-    :func:`em_update_screened` from the row's last full product ``F0[r]`` (reference ``ref[r, :nref[r]]``),
-    or, when the bound does not settle it (or there is no reference yet), the full product
-    ``F0[r] = X'Y[r]``, :func:`em_update` on it and a new reference (:func:`screen_reference`, ``Y0[r]``).
-    ``Ut``, ``B``, ``cr``, ``max_cand``: the bound's terms as in :func:`em_update_screened`. ``counts``
-    (int64, 2) accumulates the screened and the full iterations. Everything else, the stops and the
-    return value are those of :func:`em_rows_matrix`.
+    Per iteration of row ``r``: ``y = X w`` through the support when ``ns[r] * sparse_fraction < D``
+    (:func:`gather_matvec` on ``At`` when screened, :func:`support_matvec` on ``A`` otherwise; else BLAS),
+    ``h = ||y||^2``, then, screened, the M-step by :func:`em_update_screened` from the row's last full
+    product ``F0[r]`` (reference ``ref[r, :nref[r]]``, E-step ``Y0[r]``); when the bound does not settle
+    it, there is no reference yet, or without screening: the full product ``f = X'y``, :func:`em_update`
+    on it and (screened) a new reference (:func:`screen_reference`). Screened, ``y`` and ``f`` are
+    ``Y[r]`` and ``F0[r]``; without screening ``Y[0]`` and ``F0[0]`` (one row each suffices) and ``ref``,
+    ``Y0``, ``Ut``, ``B``, ``cr``, ``colnorm`` are not read. ``Ut``, ``B``, ``cr``, ``max_cand``: the bound's
+    terms as in :func:`em_update_screened`. ``counts`` (int64, 2) accumulates the screened and the full
+    iterations. Everything else, the stops and the return value are those of :func:`em_rows_matrix`.
     """
     D, N = At.shape
     q = Ut.shape[0]
@@ -793,36 +797,41 @@ def em_rows_screened(
     for j in range(rows.shape[0]):
         r = rows[j]
         w = W[r]
-        y = Y[r]
+        ry = r if screen else 0
+        y = Y[ry]
+        f = F0[ry]
         while status[r] < 0:
             if it[r] >= hist.shape[1]:
                 return RUN_GROW, r
             n = ns[r]
-            if n * sparse_fraction < D:
+            if n * sparse_fraction >= D:
+                y[:] = np.dot(A, w)
+            elif screen:
                 gather_matvec(At, supp[r], n, w, y)
             else:
-                y[:] = np.dot(A, w)
+                support_matvec(A, supp[r], n, w, y)
             if not _recorded(hist, r, it, _dot(y, y)):
                 return RUN_COLLAPSE, r
             old[:n] = supp[r, :n]
             n_new = NEED_FULL
             norm = c = 0.0
-            if nref[r] > 0:
+            if screen and nref[r] > 0:
                 n_new, norm, c = em_update_screened(
-                    At, colnorm, K, nonneg, excluded, w, supp[r], n, y, Y0[r], F0[r], ref[r], nref[r],
+                    At, colnorm, K, nonneg, excluded, w, supp[r], n, y, Y0[r], f, ref[r], nref[r],
                     state[r : r + 1], cand, fc, nomask, work, max_cand, Ut, B, cr, dy, cvec,
                 )  # fmt: skip
             if n_new != NEED_FULL:
                 counts[0] += 1
             else:
                 counts[1] += 1
-                F0[r, :] = np.dot(y, A)
+                f[:] = np.dot(y, A)
                 if pending[r]:
-                    first[r, :] = F0[r]
-                norm, c = em_update(F0[r], K, nonneg, excluded, w, work, state[r : r + 1])
+                    first[r, :] = f
+                norm, c = em_update(f, K, nonneg, excluded, w, work, state[r : r + 1])
                 n_new = support_of(w, supp[r])
-                Y0[r, :] = y
-                nref[r] = screen_reference(F0[r], nonneg, excluded, state[r], ref[r])
+                if screen:
+                    Y0[r, :] = y
+                    nref[r] = screen_reference(f, nonneg, excluded, state[r], ref[r])
             pending[r] = False
             ns[r] = n_new
             same = _same_support(old, n, supp[r], n_new)
