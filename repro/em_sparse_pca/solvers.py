@@ -69,7 +69,6 @@ def _em_block(
     stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
     hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
     active = np.arange(R)
-    scr = _Screen(op, W, K, nonneg, excluded) if screen and _Screen.applies(op, K, D) else None
     pending = np.zeros(R, dtype=bool)  # rows whose first product is still to be kept in ``first``
     if first is not None:
         first[:] = np.nan
@@ -77,8 +76,14 @@ def _em_block(
     if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
         support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
     stop_cos = 1.0 - max(float(tol), SUPPORT_TOL) if support_stop else 0.0
-    # whole runs in one kernel call: a covariance matrix, or C-contiguous data (screened or not)
-    whole = isinstance(op, Covariance) and (op.matrix is not None or op.data.flags.c_contiguous)
+    # whole runs in one kernel call: a covariance matrix, or C-contiguous data (screened or not); an operator
+    # with products of its own (a Covariance subclass, e.g. one that times them) is called per iteration
+    whole = (
+        isinstance(op, Covariance)
+        and type(op).products is Covariance.products
+        and (op.matrix is not None or op.data.flags.c_contiguous)
+    )
+    scr = _Screen(op, W, K, nonneg, excluded) if screen and whole and _Screen.applies(op, K, D) else None
     if scr is not None:
         supp, ns = scr.supp, scr.ns
         data_args = (scr.A, scr.At, scr.colnorm, scr.Y, scr.Y0, scr.F0, scr.ref, scr.nref, scr.Ut, scr.B)
@@ -140,7 +145,7 @@ def _em_block(
     if scr is not None:
         scr.n_screened += int(counts[0])
         scr.n_full += int(counts[1])
-    if active.size:  # other operators (missing values, Dask): Python per iteration
+    if active.size:  # other operators (missing values, Dask, own products): Python per iteration
         hist = _em_loop(
             op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, fst, pending,
             stop_cos, patience, grow, collapse,
