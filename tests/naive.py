@@ -404,6 +404,47 @@ def em_sparse_pca_run(C, w0, K, nonneg, excluded, tol, max_iter):
     return w, max_iter
 
 
+def em_rows(C, W0, K, nonneg, excluded, tol, max_iter, stop_cos=0.0, patience=0):
+    """Twin of ``repro.kernels.em_sparse_pca.em_rows_matrix`` / ``em_rows_data`` on ``C`` (``X'X`` for
+    the screened one): each row's whole EM run (``f = C w``, Algorithm 2 on ``f``) with the stops
+    ``|w(t+1)' w(t)| > 1 - tol`` (status 0), ``max_iter`` iterations (status 1), and with ``patience > 0``
+    the support unchanged for ``patience`` iterations in a row while ``|w(t+1)' w(t)| > stop_cos``
+    (status 0); a row whose ``w'Cw`` is not positive, or whose M-step is the zero vector, stops with
+    status 2. Returns ``(W, n_iter, status, hist, first)``: ``hist[r]`` the ``w'Cw`` before each
+    iteration, ``first[r] = C w0``."""
+    W = np.array(W0, dtype=float)
+    R, D = W.shape
+    n_iter, status = np.zeros(R, dtype=int), np.full(R, -1)
+    hist, first = [[] for _ in range(R)], np.full((R, D), np.nan)
+    for r in range(R):
+        w, stable = W[r].copy(), 0
+        for t in range(max_iter):
+            f = C @ w
+            h = float(w @ f)
+            hist[r].append(h)
+            if t == 0:
+                first[r] = f
+            if not h > 0:
+                status[r] = 2
+                break
+            out = np.empty(D)
+            norm = constrained_mstep(f, K, nonneg, excluded, out, None)
+            n_iter[r] = t + 1
+            if norm == 0:
+                status[r] = 2
+                break
+            c = abs(float(out @ w))
+            stable = stable + 1 if np.array_equal(out != 0, w != 0) else 0
+            w = out
+            if c > 1.0 - tol or (patience and stable >= patience and c > stop_cos):
+                status[r] = 0
+                break
+        else:
+            status[r] = 1
+        W[r] = w
+    return W, n_iter, status, hist, first
+
+
 # --------------------------------------------------------------------------- repro.kernels.spannogram
 def _side_order(a, nonneg, sgn):
     """Indices of the positive ``sgn * a`` (or non-zero ``|a|``) by decreasing value, ties by index."""

@@ -1346,3 +1346,88 @@ def test_renormalize_true_is_the_converged_emPCAopt():
     vecs = np.linalg.eigh(C[np.ix_(S, S)])[1]
     assert est.n_iter_ == run.n_iter
     np.testing.assert_allclose(abs(est.components_[0][S] @ vecs[:, -1]), 1.0, atol=1e-9)
+
+
+def _run_rows(kind, A, W0, K, nonneg, ex, tol, max_iter, stop_cos, patience, T=256):
+    """The whole-run kernel ``kind`` ("matrix" on ``A'A``, "screened" or "data" on ``A``) from the rows
+    ``W0``, with
+    the driver's protocol: ``RUN_GROW`` grows the history, ``RUN_COLLAPSE`` marks the row collapsed (status
+    2). Returns ``(W, it, status, hist, first, counts)``."""
+    N, D = A.shape
+    R = W0.shape[0]
+    W = W0.copy()
+    supp, ns = np.empty((R, D), np.int64), np.zeros(R, np.int64)
+    for r in range(R):
+        ns[r] = kern.support_of(W[r], supp[r])
+    it, status, stable = np.zeros(R, np.int64), np.full(R, -1, np.int64), np.zeros(R, np.int64)
+    state, hist, first = np.zeros(R), np.empty((R, T)), np.full((R, D), np.nan)
+    pending, counts = np.ones(R, bool), np.zeros(2, np.int64)
+    Ut, B, cr, _, _ = _refinement(A, 3)
+    colnorm = np.sqrt(np.einsum("ij,ij->j", A, A))
+    Y, Y0, F0 = np.empty((R, N)), np.empty((R, N)), np.empty((R, D))
+    ref, nref = np.empty((R, D), np.int64), np.zeros(R, np.int64)
+    active = np.arange(R)
+    while active.size:
+        if kind == "matrix":
+            code, r = kern.em_rows_matrix(
+                A.T @ A, K, nonneg, ex, W, active, state, supp, ns, it, status, stable, hist, first, pending,
+                tol, max_iter, stop_cos, patience, 4,
+            )  # fmt: skip
+        else:
+            code, r = kern.em_rows_data(
+                A, A.T, colnorm, K, nonneg, ex, W, active, state, supp, ns, Y, Y0, F0, ref, nref, Ut, B,
+                cr, D // 4, it, status, stable, hist, first, pending, tol, max_iter, stop_cos, patience, 4,
+                kind == "screened", counts,
+            )  # fmt: skip
+        if code == kern.RUN_GROW:
+            assert it[r] == hist.shape[1]
+            hist = np.concatenate([hist, np.empty_like(hist)], 1)
+        elif code == kern.RUN_COLLAPSE:
+            status[r] = 2
+        active = active[status[active] < 0]
+    return W, it, status, hist, first, counts
+
+
+@pytest.mark.parametrize("kind", ["matrix", "screened", "data"])
+@pytest.mark.parametrize("nonneg", [False, True])
+@pytest.mark.parametrize("patience", [0, 3])
+def test_whole_run_kernels_match_the_twin(kind, nonneg, patience):
+    """em_rows_matrix and em_rows_data (screened or not) against the NumPy twin (naive.em_rows): the same
+    iteration counts, statuses and supports, iterates, histories and first products to round-off; with
+    excluded features, the support-stable stop, a history that must grow (T = 4) and a start that
+    collapses (w'Cw = 0)."""
+    A = _wide(31, n=20, p=120, nonneg=nonneg) / np.sqrt(19.0)
+    A -= A.mean(axis=0)
+    D = A.shape[1]
+    rng = np.random.default_rng(5)
+    ex = rng.random(D) < 0.1
+    ex[:2] = False
+    A[:, 0] = 0.0  # a feature without variance: the start e_0 has w'Cw = 0 and collapses at once
+    W0 = np.abs(rng.standard_normal((5, D))) if nonneg else rng.standard_normal((5, D))
+    W0[:, ex] = 0.0
+    W0[1] = 0.0
+    W0[1, 1] = 1.0  # a sparse start
+    W0[4] = 0.0
+    W0[4, 0] = 1.0
+    W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+    C = A.T @ A
+    for K, tol, max_iter, T in ((8, 1e-12, 300, 256), (15, 1e-6, 3, 4), (8, 1e-10, 200, 4)):
+        stop_cos = 1.0 - 1e-4 if patience else 0.0
+        W, it, st, hist, first, counts = _run_rows(
+            kind, A, W0, K, nonneg, ex, tol, max_iter, stop_cos, patience, T
+        )
+        Wn, itn, stn, histn, firstn = naive.em_rows(C, W0, K, nonneg, ex, tol, max_iter, stop_cos, patience)
+        np.testing.assert_array_equal(st, stn)
+        ok = st != 2
+        np.testing.assert_array_equal(it[ok], itn[ok])
+        np.testing.assert_array_equal(W[ok] != 0, Wn[ok] != 0)
+        np.testing.assert_allclose(W[ok], Wn[ok], atol=1e-10)
+        for r in np.flatnonzero(ok):
+            np.testing.assert_allclose(hist[r, : it[r]], histn[r][: it[r]], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(first[:4], firstn[:4], rtol=1e-10, atol=1e-12)
+        assert not W[ok][:, ex].any()
+        assert st[4] == 2
+        if kind == "screened" and max_iter > 3:
+            assert counts[0] > counts[1]  # most iterations settled by the bound
+        if kind == "data":
+            assert counts[0] == 0 and counts[1] == it[ok].sum()  # no screening: a full product per iteration

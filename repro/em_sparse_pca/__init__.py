@@ -19,8 +19,11 @@ factor) enters the M-step, so the iteration needs the covariance as an operator:
 then ``X'y``, ``2ND`` flops) or through the ``D x D`` covariance formed once (``D^2`` flops), chosen by the
 cost model of :func:`repro.linalg.choose_operator` (``operator="auto"``; the covariance on CBCL faces,
 2429 x 361, the data on leukemia, 72 x 12582); the iterates agree to round-off. The restarts of a component
-run together (:func:`_em_block`): one operator call per iteration for every active restart, then one O(D)
-Numba kernel per restart (:mod:`repro.kernels.em_sparse_pca`); a restart leaves the block when it converges.
+run together (:func:`_em_block`): through the ``D x D`` covariance or through the data (screened, below,
+or not), each restart runs to its end inside one Numba kernel call per block
+(:func:`repro.kernels.em_sparse_pca.em_rows_matrix` / ``em_rows_data``), so Python is entered once per
+block, not once per iteration; other operators (missing values, Dask arrays) make one operator call
+per iteration for every active restart, then one O(D) kernel per restart.
 A tie at the threshold (``s_K = s_(K+1)``, e.g. duplicated features) is broken by index so exactly ``K``
 loadings stay non-zero (Algorithm 2 as printed would zero the K-th).
 

@@ -131,9 +131,13 @@ class CardinalityPath:
 class EMSparsePCA(ProjectionMixin, BaseEstimator):
     """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
 
-    The restarts of a component run together as one block (:func:`_em_block`): each EM iteration
-    (Algorithms 1-2, Eqs. 13, 14, 17) is one matrix-matrix product with the covariance operator for all
-    active restarts, then the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
+    The restarts of a component run together as one block (:func:`_em_block`): on a ``D x D`` covariance,
+    or through the data (screened when there are few samples), every restart's whole EM run
+    (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
+    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`, :func:`repro.kernels.em_sparse_pca.em_rows_data`);
+    otherwise each iteration is one matrix-matrix
+    product with the covariance operator for all active restarts, then the kernel
+    :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
 
     ``X`` may hold missing values (NaN), handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in
     the zero-noise limit; see :class:`_ObservedData`), or be a ``dask.array`` (one pass over the data

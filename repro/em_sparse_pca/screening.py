@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import screened_block, screened_finish, screened_products, support_of
+from ..kernels.em_sparse_pca import screened_products, support_of
 from ..linalg import SPARSE_FRACTION, Covariance
 
 #: Screened iterations (:class:`_Screen`) run on a data-backed covariance with at least this many samples.
@@ -83,26 +83,3 @@ class _Screen:
             np.dot(self.A, W[r], out=self.Y[r])
             H[j] = self.Y[r] @ self.Y[r]
         return H
-
-    def update(self, W, rows, state, norms, cosines, work, first=None, pending=None):
-        """The M-step of the rows (after :meth:`products`), as ``em_update_block`` does it on ``X'Y``;
-        ``first[r]`` receives the full product of the rows ``r`` with ``pending[r]`` (see
-        :func:`._em_block`: a row's first iteration is always a full product)."""
-        A, K, nonneg, exc = self.A, self.K, self.nonneg, self.excluded
-        full = screened_block(
-            self.At, self.colnorm, K, nonneg, exc, W, rows, self.supp, self.ns, self.Y, self.Y0, self.F0,
-            self.ref, self.nref, state, self.cand, self.fc, self.nomask, work, self.max_cand, norms, cosines,
-            self.Ut, self.B, self.cr,
-        )  # fmt: skip
-        n_full = int(np.count_nonzero(full))
-        self.n_full += n_full
-        self.n_screened += rows.size - n_full
-        if n_full:
-            for j in np.flatnonzero(full):
-                np.dot(A.T, self.Y[rows[j]], out=self.F0[rows[j]])
-                if first is not None and pending[rows[j]]:
-                    first[rows[j]] = self.F0[rows[j]]
-            screened_finish(
-                self.F0, K, nonneg, exc, W, rows, full, self.supp, self.ns, self.Y, self.Y0, self.ref,
-                self.nref, state, work, norms, cosines,
-            )  # fmt: skip

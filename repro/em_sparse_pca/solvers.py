@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import COLLAPSED, CONVERGED, MAX_ITER, em_update_block
-from ..linalg import Covariance
+from ..kernels.em_sparse_pca import (
+    COLLAPSED,
+    CONVERGED,
+    MAX_ITER,
+    RUN_COLLAPSE,
+    RUN_GROW,
+    em_rows_data,
+    em_rows_matrix,
+    em_update_block,
+    support_of,
+)
+from ..linalg import SPARSE_DATA_FRACTION, SPARSE_FRACTION, Covariance
 from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
@@ -22,6 +32,8 @@ SUPPORT_PATIENCE = 3
 #: The cosine tolerance of the support-stable stop (nsprcomp, the authors' code, stops at a relative
 #: change of 1e-3).
 SUPPORT_TOL = 1e-4
+#: The EM on a support (:func:`_em_on_support`) forms the support's covariance up to this many features.
+SUPPORT_MATRIX_MAX = 512
 
 
 def _em_block(
@@ -50,26 +62,48 @@ def _em_block(
     if hasattr(op, "start"):
         op.start(R)
     state = np.zeros(R)
-    work = np.empty(D)
-    norms, cosines = np.empty(R), np.empty(R)
     it = np.zeros(R, dtype=np.int64)  # iterations of each row's current run
     spent = np.zeros(R, dtype=np.int64)  # iterations of runs that collapsed and were redrawn
     tries = np.zeros(R, dtype=np.int64)
-    status = np.full(R, -1)
+    status = np.full(R, -1, dtype=np.int64)
+    stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
     hist = np.empty((R, min(max_iter, 255) + 1))  # grown on demand (max_iter may be huge)
     active = np.arange(R)
-    scr = _Screen(op, W, K, nonneg, excluded) if screen and _Screen.applies(op, K, D) else None
+    pending = np.zeros(R, dtype=bool)  # rows whose first product is still to be kept in ``first``
     if first is not None:
         first[:] = np.nan
-        pending = np.ones(R, dtype=bool)  # rows whose first product is still to be kept
+        pending[:] = True
     if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
         support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
-    if support_stop:
-        mask = W != 0.0
-        stable = np.zeros(R, dtype=np.int64)  # iterations in a row with an unchanged support
-        stop_cos = 1.0 - max(float(tol), SUPPORT_TOL)
+    stop_cos = 1.0 - max(float(tol), SUPPORT_TOL) if support_stop else 0.0
+    # whole runs in one kernel call: a covariance matrix, or C-contiguous data (screened or not); an operator
+    # with products of its own (a Covariance subclass, e.g. one that times them) is called per iteration
+    whole = (
+        isinstance(op, Covariance)
+        and type(op).products is Covariance.products
+        and (op.matrix is not None or op.data.flags.c_contiguous)
+    )
+    scr = _Screen(op, W, K, nonneg, excluded) if screen and whole and _Screen.applies(op, K, D) else None
+    if scr is not None:
+        supp, ns = scr.supp, scr.ns
+        data_args = (scr.A, scr.At, scr.colnorm, scr.Y, scr.Y0, scr.F0, scr.ref, scr.nref, scr.Ut, scr.B)
+        data_args += (scr.cr, scr.max_cand, SPARSE_FRACTION, True)
+    elif whole:  # the supports, kept by the kernel
+        supp, ns = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
+        for r in range(R):
+            ns[r] = support_of(W[r], supp[r])
+        if op.matrix is None:  # unscreened: one E-step and one product buffer, no bound
+            A = op.data
+            N = A.shape[0]
+            y, f, none = np.empty((1, N)), np.empty((1, D)), np.empty(0)
+            data_args = (A, A.T, none, y, y, f, np.empty((1, 0), dtype=np.int64), np.zeros(R, dtype=np.int64))
+            data_args += (np.empty((0, N)), np.empty((D, 0)), none, 0, SPARSE_DATA_FRACTION, False)
+
+    def grow(hist):
+        return np.concatenate([hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1)
 
     def collapse(r, t_end):
+        stable[r] = 0
         if rngs is not None and rngs[r] is not None and tries[r] < _MAX_REDRAWS:
             tries[r] += 1
             spent[r] += t_end
@@ -80,59 +114,48 @@ def _em_block(
                 op.restart_row(r)
             if scr is not None:
                 scr.reset(r, W)
-            return True
+            elif whole:
+                ns[r] = support_of(W[r], supp[r])
+            return
         status[r] = COLLAPSED
         it[r] = t_end
         W[r] = 0.0
-        return False
 
-    while active.size:
-        if scr is None:
-            F, H = op.products(W if active.size == R else W[active], active)
+    fst = first if first is not None else np.empty((0, D))
+    patience = SUPPORT_PATIENCE if support_stop else 0
+    counts = np.zeros(2, dtype=np.int64)
+    while whole and active.size:  # Python is entered per block (and per collapse), not per iteration
+        if op.matrix is None:
+            A, At, cn, Y, Y0, F0, ref, nref, Ut, B, cr, mc, sf, scr_on = data_args
+            code, r = em_rows_data(
+                A, At, cn, K, nonneg, excluded, W, active, state, supp, ns, Y, Y0, F0, ref, nref, Ut, B, cr,
+                mc, it, status, stable, hist, fst, pending, tol, max_iter, stop_cos, patience, sf, scr_on,
+                counts,
+            )  # fmt: skip
         else:
-            F, H = None, scr.products(W, active)
-        if it.max() + 1 >= hist.shape[1]:
-            hist = np.concatenate(
-                [hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1
-            )
-        hist[active, it[active]] = H
-        ok = H > 0
-        if not ok.all():
-            for r in active[~ok]:
-                collapse(r, it[r])
-            F, rows = (F[ok] if F is not None else None), active[ok]
-        else:
-            rows = active
-        if scr is None:
-            F = np.ascontiguousarray(F)
-            if first is not None:
-                new = pending[rows]
-                first[rows[new]] = F[new]
-            em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
-        else:
-            scr.update(W, rows, state, norms, cosines, work, first, pending if first is not None else None)
-        if first is not None:
-            pending[rows] = False
-        it[rows] += 1
-        m = rows.size
-        zero = norms[:m] == 0.0
-        if zero.any():
-            for r in rows[zero]:
-                collapse(r, it[r])
-        conv = ~zero & (cosines[:m] > 1.0 - tol)
-        if support_stop:
-            now = W[rows] != 0.0
-            same = (now == mask[rows]).all(axis=1)
-            stable[rows] = np.where(same, stable[rows] + 1, 0)
-            mask[rows] = now
-            conv |= ~zero & (stable[rows] >= SUPPORT_PATIENCE) & (cosines[:m] > stop_cos)
-        status[rows[conv]] = CONVERGED
-        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+            code, r = em_rows_matrix(
+                op.matrix, K, nonneg, excluded, W, active, state, supp, ns, it, status, stable, hist, fst,
+                pending, tol, max_iter, stop_cos, patience, SPARSE_FRACTION,
+            )  # fmt: skip
+        if code == RUN_GROW or it.max() >= hist.shape[1]:  # (room for the final w'Cw too)
+            hist = grow(hist)
+        elif code == RUN_COLLAPSE:
+            collapse(r, it[r])
         active = active[status[active] < 0]
+    if scr is not None:
+        scr.n_screened += int(counts[0])
+        scr.n_full += int(counts[1])
+    if active.size:  # other operators (missing values, Dask, own products): Python per iteration
+        hist = _em_loop(
+            op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, fst, pending,
+            stop_cos, patience, grow, collapse,
+        )  # fmt: skip
     done = np.flatnonzero(status != COLLAPSED)
     hfinal = np.zeros(R)
     if done.size:
         hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
+        if it.max() >= hist.shape[1]:
+            hist = grow(hist)
         hfinal[done] = hd
         hist[done, it[done]] = hd
     runs = []
@@ -145,6 +168,54 @@ def _em_block(
     return runs
 
 
+def _em_loop(
+    op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, first, pending,
+    stop_cos, patience, grow, collapse,
+):  # fmt: skip
+    """The iterations of :func:`_em_block` one at a time for every active row: ``op.products`` of the block
+    then :func:`repro.kernels.em_sparse_pca.em_update_block`, with the stops of
+    :func:`repro.kernels.em_sparse_pca.em_rows_matrix`. Returns ``hist`` (grown as needed)."""
+    R, D = W.shape
+    work = np.empty(D)
+    norms, cosines = np.empty(R), np.empty(R)
+    mask = W != 0.0
+    while active.size:
+        F, H = op.products(W if active.size == R else W[active], active)
+        if it.max() + 1 >= hist.shape[1]:
+            hist = grow(hist)
+        hist[active, it[active]] = H
+        ok = H > 0
+        if not ok.all():
+            for r in active[~ok]:
+                collapse(r, it[r])
+            F, rows = F[ok], active[ok]
+        else:
+            rows = active
+        F = np.ascontiguousarray(F)
+        new = pending[rows]
+        if new.any():
+            first[rows[new]] = F[new]
+            pending[rows] = False
+        em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines)
+        it[rows] += 1
+        m = rows.size
+        zero = norms[:m] == 0.0
+        if zero.any():
+            for r in rows[zero]:
+                collapse(r, it[r])
+        conv = ~zero & (cosines[:m] > 1.0 - tol)
+        if patience:
+            now = W[rows] != 0.0
+            same = (now == mask[rows]).all(axis=1)
+            stable[rows] = np.where(same, stable[rows] + 1, 0)
+            mask[rows] = now
+            conv |= ~zero & (stable[rows] >= patience) & (cosines[:m] > stop_cos)
+        status[rows[conv]] = CONVERGED
+        status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
+        active = active[status[active] < 0]
+    return hist
+
+
 def _em(op, w0, K, nonneg, excluded, tol, max_iter) -> _Run:
     """One EM run from ``w0``: :func:`_em_block` with a block of one."""
     return _em_block(op, np.asarray(w0)[None, :], K, nonneg, excluded, tol, max_iter)[0]
@@ -154,9 +225,17 @@ def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
     """The EM from ``w0`` with every feature off its support excluded (no cardinality bound), run on the
     support's own operator (:meth:`repro.linalg.Covariance.restrict`: ``N K`` or ``K^2`` per iteration
     instead of ``N D`` or ``D^2``); the same iterates as ``_em(op, w0, D, nonneg, w0 == 0, ...)`` to
-    round-off, mapped back to all ``D`` features."""
+    round-off, mapped back to all ``D`` features. A support of at most :data:`SUPPORT_MATRIX_MAX` features
+    of a data-backed operator gets its ``K x K`` covariance (``N K^2 / 2`` flops, about as much as a few
+    iterations through the data), so that the whole run is one kernel call
+    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`) instead of a Python round per iteration."""
     S = np.flatnonzero(w0)
-    r = _em(op.restrict(S), w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
+    sub = op.restrict(S)
+    if sub.matrix is None and S.size <= SUPPORT_MATRIX_MAX:
+        A = sub.data
+        M = A.T @ A
+        sub = Covariance(matrix=0.5 * (M + M.T), n_samples=sub.n_samples)
+    r = _em(sub, w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
     w = np.zeros(w0.shape[0])
     w[S] = r.w
     r.w = w

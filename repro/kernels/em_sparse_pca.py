@@ -23,13 +23,17 @@
 ``support_of``, ``support_matvec``, ``gather_matvec``, ``gather_rmatvec``
     A sparse iterate through its support: its indices; ``X w`` from the row-major data without copying
     the support's columns; ``X w`` and chosen entries of ``X'y`` from the transposed data.
-``screen_reference``, ``em_update_screened`` (and the block wrappers)
+``screen_reference``, ``em_update_screened``
     The screened iterations on data with ``N << D``: only the entries of ``X'y`` a bound cannot rule out
     of the top ``K + 1`` are computed (see :func:`em_update_screened`).
+``em_rows_matrix``, ``em_rows_data``
+    Whole EM runs: every listed restart iterated to its end (the stops, the support-stable stop, the
+    first products) in one call, through a ``D x D`` covariance or through the data (screened or not);
+    Python is entered again only to redraw a collapsed start or to grow the history.
 
-All buffers are passed in; nothing is allocated. The EM loop itself (``repro.em_sparse_pca``) calls
-NumPy's BLAS for ``X w`` and ``X'y`` with ``out=`` buffers and these kernels for the rest, so the
-products run on the same BLAS as any reference measurement.
+The per-iteration kernels allocate nothing (buffers are passed in); the whole-run kernels allocate their
+scratch once per call, and their dense products (``np.dot`` in Numba) run on the BLAS that SciPy ships.
+The per-iteration loop (``repro.em_sparse_pca``, for the other operators) calls NumPy's BLAS.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from . import njit
 
 __all__ = [
     "constrained_mstep",
+    "em_rows_data",
+    "em_rows_matrix",
     "em_update",
     "em_update_block",
     "em_update_screened",
@@ -620,43 +626,215 @@ def screened_products(At, W, rows, supp, ns, Y, h, sparse_fraction):
     return dense
 
 
+# --------------------------------------------------------------------------- whole EM runs in one call
+# Return codes of :func:`em_rows_matrix` and :func:`em_rows_data` (with the row concerned).
+RUN_DONE = 0  # every listed row has a final status (CONVERGED or MAX_ITER)
+RUN_COLLAPSE = 1  # the row collapsed (w'Cw = 0, or an M-step to the zero vector): the caller redraws it
+RUN_GROW = 2  # the row's history is full: the caller grows ``hist``
+
+
 @njit
-def screened_block(
-    At, colnorm, K, nonneg, excluded, W, rows, supp, ns, Y, Y0, F0, ref, nref, state, cand, fc, nomask, work,
-    max_cand, norms, cosines, Ut, B, cr,
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit
+def _recorded(hist, r, it, h):
+    """``hist[r, it[r]] = h``; False when ``h`` is not positive (the row collapsed)."""
+    hist[r, it[r]] = h
+    return h > 0.0
+
+
+@njit
+def _same_support(old, n_old, new, n_new):
+    if n_old != n_new:
+        return False
+    for t in range(n_new):
+        if old[t] != new[t]:
+            return False
+    return True
+
+
+@njit
+def _end_iteration(r, norm, c, same, it, status, stable, tol, max_iter, stop_cos, patience):
+    """After an iteration of row ``r``: count it, apply the stops; returns True when the row collapsed."""
+    it[r] += 1
+    if not norm > 0.0:
+        return True
+    conv = c > 1.0 - tol
+    if patience > 0:  # the support-stable stop
+        stable[r] = stable[r] + 1 if same else 0
+        if stable[r] >= patience and c > stop_cos:
+            conv = True
+    if conv:
+        status[r] = CONVERGED
+    elif it[r] >= max_iter:
+        status[r] = MAX_ITER
+    return False
+
+
+@njit
+def em_rows_matrix(
+    M, K, nonneg, excluded, W, rows, state, supp, ns, it, status, stable, hist, first, pending, tol, max_iter,
+    stop_cos, patience, sparse_fraction,
 ):  # fmt: skip
-    """:func:`em_update_screened` for the active rows of a block; returns a mask of the rows it could not
-    settle (``NEED_FULL``), whose full product the caller computes before :func:`screened_finish`."""
-    full = np.ones(rows.shape[0], dtype=np.bool_)
-    dy = np.empty(At.shape[1])
-    cvec = np.empty(Ut.shape[0])
+    """Whole EM runs (Sigg & Buhmann 2008, Alg. 1-2) of the rows of a block on a covariance matrix ``M``.
+
+    Each row ``r`` of ``rows`` with ``status[r] < 0`` is iterated to its end: ``f = M w`` (through the
+    support, ``D K`` flops, when ``ns[r] * sparse_fraction < D``), ``h = w'f`` into ``hist[r, it[r]]``,
+    :func:`em_update` on ``f``, then the stops: ``|w(t+1)' w(t)| > 1 - tol`` (CONVERGED), ``max_iter``
+    iterations (MAX_ITER), and with ``patience > 0`` the support-stable stop (the support unchanged for
+    ``patience`` iterations in a row and ``|w(t+1)' w(t)| > stop_cos``). The first product of a row with
+    ``pending[r]`` is copied into ``first[r]``. Python is entered once per block, not once per iteration.
+
+    Parameters
+    ----------
+    M : float64 array, shape (D, D)
+        The covariance (symmetric).
+    K, nonneg, excluded
+        As in :func:`constrained_mstep`.
+    W : float64 array, shape (R, D)
+        The iterates (unit rows), updated in place.
+    rows : int64 array
+        The rows to run, in order.
+    state : float64 array, shape (R,)
+        Per row, the previous threshold (:func:`em_update`'s hint).
+    supp, ns : int64 arrays, shapes (R, D) and (R,)
+        Per row, the support of ``W[r]`` (increasing indices) and its size; kept up to date.
+    it, status, stable : int64 arrays, shape (R,)
+        Iterations, status (-1 running, else CONVERGED / MAX_ITER; never set to COLLAPSED here) and the
+        iterations in a row with an unchanged support.
+    hist : float64 array, shape (R, T)
+        ``hist[r, t]``: ``w'Cw`` of row ``r`` before iteration ``t``.
+    first : float64 array, shape (R, D) or (0, D)
+        Receives the first product of the rows with ``pending[r]``; ``pending`` is cleared.
+    pending : bool array, shape (R,)
+    tol, max_iter, stop_cos, patience
+        The stops (``patience = 0``: no support-stable stop).
+    sparse_fraction : int
+        A row goes through its support when ``ns[r] * sparse_fraction < D``.
+
+    Returns
+    -------
+    code : int
+        RUN_DONE, RUN_COLLAPSE (row ``r`` collapsed: ``h <= 0`` with ``it[r]`` unchanged, or a zero M-step
+        after ``it[r]`` was counted) or RUN_GROW (``hist`` has no column ``it[r]``).
+    r : int
+        The row concerned (-1 with RUN_DONE).
+    """
+    D = M.shape[0]
+    f = np.empty(D)
+    work = np.empty(D)
+    new = np.empty(D, dtype=np.int64)
     for j in range(rows.shape[0]):
         r = rows[j]
-        if nref[r] > 0:
-            n, nrm, c = em_update_screened(
-                At, colnorm, K, nonneg, excluded, W[r], supp[r], ns[r], Y[r], Y0[r], F0[r], ref[r], nref[r],
-                state[r : r + 1], cand, fc, nomask, work, max_cand, Ut, B, cr, dy, cvec,
-            )  # fmt: skip
-            if n != NEED_FULL:
-                ns[r] = n
-                norms[j] = nrm
-                cosines[j] = c
-                full[j] = False
-    return full
+        w = W[r]
+        while status[r] < 0:
+            if it[r] >= hist.shape[1]:
+                return RUN_GROW, r
+            n = ns[r]
+            if n * sparse_fraction < D:  # C w = sum over the support of w_j C[j, :]
+                for i in range(D):
+                    f[i] = 0.0
+                for t in range(n):
+                    s = supp[r, t]
+                    ws = w[s]
+                    for i in range(D):
+                        f[i] += ws * M[s, i]
+                h = 0.0
+                for t in range(n):
+                    h += w[supp[r, t]] * f[supp[r, t]]
+            else:
+                f[:] = np.dot(M, w)
+                h = _dot(w, f)
+            if not _recorded(hist, r, it, h):
+                return RUN_COLLAPSE, r
+            if pending[r]:
+                first[r, :] = f
+                pending[r] = False
+            norm, c = em_update(f, K, nonneg, excluded, w, work, state[r : r + 1])
+            n_new = support_of(w, new)
+            same = _same_support(supp[r], n, new, n_new)
+            supp[r, :n_new] = new[:n_new]
+            ns[r] = n_new
+            if _end_iteration(r, norm, c, same, it, status, stable, tol, max_iter, stop_cos, patience):
+                return RUN_COLLAPSE, r
+    return RUN_DONE, -1
 
 
 @njit
-def screened_finish(
-    F0, K, nonneg, excluded, W, rows, full, supp, ns, Y, Y0, ref, nref, state, work, norms, cosines
-):
-    """For the rows ``rows[j]`` with ``full[j]``, whose full product ``F0[r] = X'Y[r]`` is computed:
-    :func:`em_update` on it, the new support, and ``(Y0[r], F0[r])`` with its top ``K + 1`` as the
-    reference of the next screened iterations."""
+def em_rows_data(
+    A, At, colnorm, K, nonneg, excluded, W, rows, state, supp, ns, Y, Y0, F0, ref, nref, Ut, B, cr, max_cand,
+    it, status, stable, hist, first, pending, tol, max_iter, stop_cos, patience, sparse_fraction, screen,
+    counts,
+):  # fmt: skip
+    """:func:`em_rows_matrix` through the data ``A = X`` (``N x D``, C-contiguous; ``At = A.T``), screened
+    (``screen``, for ``N < D``) or not.
+
+    Per iteration of row ``r``: ``y = X w`` through the support when ``ns[r] * sparse_fraction < D``
+    (:func:`gather_matvec` on ``At`` when screened, :func:`support_matvec` on ``A`` otherwise; else BLAS),
+    ``h = ||y||^2``, then, screened, the M-step by :func:`em_update_screened` from the row's last full
+    product ``F0[r]`` (reference ``ref[r, :nref[r]]``, E-step ``Y0[r]``); when the bound does not settle
+    it, there is no reference yet, or without screening: the full product ``f = X'y``, :func:`em_update`
+    on it and (screened) a new reference (:func:`screen_reference`). Screened, ``y`` and ``f`` are
+    ``Y[r]`` and ``F0[r]``; without screening ``Y[0]`` and ``F0[0]`` (one row each suffices) and ``ref``,
+    ``Y0``, ``Ut``, ``B``, ``cr``, ``colnorm`` are not read. ``Ut``, ``B``, ``cr``, ``max_cand``: the bound's
+    terms as in :func:`em_update_screened`. ``counts`` (int64, 2) accumulates the screened and the full
+    iterations. Everything else, the stops and the return value are those of :func:`em_rows_matrix`.
+    """
+    D, N = At.shape
+    q = Ut.shape[0]
+    work = np.empty(D)
+    cand = np.empty(D, dtype=np.int64)
+    fc = np.empty(D)
+    nomask = np.zeros(D, dtype=np.bool_)
+    old = np.empty(D, dtype=np.int64)
+    dy = np.empty(N)
+    cvec = np.empty(q)
     for j in range(rows.shape[0]):
-        if not full[j]:
-            continue
         r = rows[j]
-        norms[j], cosines[j] = em_update(F0[r], K, nonneg, excluded, W[r], work, state[r : r + 1])
-        ns[r] = support_of(W[r], supp[r])
-        Y0[r, :] = Y[r, :]
-        nref[r] = screen_reference(F0[r], nonneg, excluded, state[r], ref[r])
+        w = W[r]
+        ry = r if screen else 0
+        y = Y[ry]
+        f = F0[ry]
+        while status[r] < 0:
+            if it[r] >= hist.shape[1]:
+                return RUN_GROW, r
+            n = ns[r]
+            if n * sparse_fraction >= D:
+                y[:] = np.dot(A, w)
+            elif screen:
+                gather_matvec(At, supp[r], n, w, y)
+            else:
+                support_matvec(A, supp[r], n, w, y)
+            if not _recorded(hist, r, it, _dot(y, y)):
+                return RUN_COLLAPSE, r
+            old[:n] = supp[r, :n]
+            n_new = NEED_FULL
+            norm = c = 0.0
+            if screen and nref[r] > 0:
+                n_new, norm, c = em_update_screened(
+                    At, colnorm, K, nonneg, excluded, w, supp[r], n, y, Y0[r], f, ref[r], nref[r],
+                    state[r : r + 1], cand, fc, nomask, work, max_cand, Ut, B, cr, dy, cvec,
+                )  # fmt: skip
+            if n_new != NEED_FULL:
+                counts[0] += 1
+            else:
+                counts[1] += 1
+                f[:] = np.dot(y, A)
+                if pending[r]:
+                    first[r, :] = f
+                norm, c = em_update(f, K, nonneg, excluded, w, work, state[r : r + 1])
+                n_new = support_of(w, supp[r])
+                if screen:
+                    Y0[r, :] = y
+                    nref[r] = screen_reference(f, nonneg, excluded, state[r], ref[r])
+            pending[r] = False
+            ns[r] = n_new
+            same = _same_support(old, n, supp[r], n_new)
+            if _end_iteration(r, norm, c, same, it, status, stable, tol, max_iter, stop_cos, patience):
+                return RUN_COLLAPSE, r
+    return RUN_DONE, -1
