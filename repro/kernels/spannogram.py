@@ -520,19 +520,40 @@ def _first_at_least(g, kmax, v):
 
 
 @njit
-def _project_with_scatter(V, c, a, Mp):
-    """``a = V c`` and ``Mp``, the sum of ``V_i V_i'`` over the rows with ``a_i > 0``."""
-    n, d = V.shape
-    Mp[:, :] = 0.0
-    if d == 3:  # scalar accumulators: the generic loop keeps Mp in memory and runs 4x slower
-        c0, c1, c2 = c[0], c[1], c[2]
+def _project(VT, c, a):
+    """``a = V c`` from ``VT = V'`` (contiguous rows): column by column, so the loop vectorizes.
+
+    The sums run in the order of the row-wise loops of the other passes (``0 + v_0 c_0 + v_1 c_1 + ...``),
+    so ``a`` is the same to the last bit.
+    """
+    d, n = VT.shape
+    c0 = c[0]
+    for i in range(n):
+        a[i] = 0.0 + VT[0, i] * c0
+    for j in range(1, d):
+        cj = c[j]
+        for i in range(n):
+            a[i] += VT[j, i] * cj
+
+
+@njit(fastmath={"reassoc", "contract"})
+def _positive_scatter(VT, a, Mp):
+    """``Mp``, the sum of ``V_i V_i'`` over the rows with ``a_i > 0``; ``VT = V'``.
+
+    Reassociation lets the sums vectorize (3x faster at ``d = 3``); ``Mp`` only feeds the bound of
+    :func:`_allk_pass_full`, whose margin (``8 (d + 1) n eps trace(V'V)``) covers any order of summation.
+    """
+    d, n = VT.shape
+    if d == 3:  # one pass, six reductions
         m00 = m01 = m02 = m11 = m12 = m22 = 0.0
         for i in range(n):
-            v0, v1, v2 = V[i, 0], V[i, 1], V[i, 2]
-            acc = v0 * c0 + v1 * c1 + v2 * c2
-            a[i] = acc
-            w = 1.0 if acc > 0.0 else 0.0
-            w0, w1, w2 = w * v0, w * v1, w * v2
+            w = 1.0 if a[i] > 0.0 else 0.0
+            v0 = VT[0, i]
+            v1 = VT[1, i]
+            v2 = VT[2, i]
+            w0 = w * v0
+            w1 = w * v1
+            w2 = w * v2
             m00 += w0 * v0
             m01 += w0 * v1
             m02 += w0 * v2
@@ -540,19 +561,16 @@ def _project_with_scatter(V, c, a, Mp):
             m12 += w1 * v2
             m22 += w2 * v2
         Mp[0, 0], Mp[0, 1], Mp[0, 2], Mp[1, 1], Mp[1, 2], Mp[2, 2] = m00, m01, m02, m11, m12, m22
-    else:
-        for i in range(n):
-            acc = 0.0
-            for j in range(d):
-                acc += V[i, j] * c[j]
-            a[i] = acc
-            if acc > 0.0:
-                for j in range(d):
-                    for q in range(j, d):
-                        Mp[j, q] += V[i, j] * V[i, q]
+        Mp[1, 0], Mp[2, 0], Mp[2, 1] = m01, m02, m12
+        return
     for j in range(d):
-        for q in range(j):
-            Mp[j, q] = Mp[q, j]
+        for q in range(j, d):
+            acc = 0.0
+            for i in range(n):
+                w = 1.0 if a[i] > 0.0 else 0.0
+                acc += w * VT[j, i] * VT[q, i]
+            Mp[j, q] = acc
+            Mp[q, j] = acc
 
 
 @njit
@@ -568,8 +586,9 @@ def _allk_pass_full(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign
     an upper bound on ``lambda_max(M)`` (:func:`_lambda_max_upper`, raised by ``1e-8`` relative and by
     ``8 (d + 1) n eps trace(V'V)``, which covers the round-off of ``M``, of the bound and of the prefix
     sums). Every skipped prefix would have failed the strict ``>`` of both updates, so the result is that
-    of the plain pass, bit for bit. ``M_+`` is summed with ``a``; ``M_- = V'V - M_+`` (it includes the
-    rows with ``a_i = 0``: a larger matrix, still a bound).
+    of the plain pass, bit for bit. ``M_+`` is summed over the rows with ``a_i > 0``
+    (:func:`_positive_scatter`); ``M_- = V'V - M_+`` (it includes the rows with ``a_i = 0``: a larger
+    matrix, still a bound).
     """
     n, d = V.shape
     S = C.shape[0]
@@ -599,15 +618,11 @@ def _allk_pass_full(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign
             tau += Mt[j, j]
         tau *= 8.0 * (d + 1) * n * np.finfo(np.float64).eps
         _settle(best_val, best_f, g, kmax)
+    VT = np.ascontiguousarray(V.T)
     for s in range(S):
+        _project(VT, C[s], a)
         if bounded:
-            _project_with_scatter(V, C[s], a, Mp)
-        else:
-            for i in range(n):
-                acc = 0.0
-                for j in range(d):
-                    acc += V[i, j] * C[s, j]
-                a[i] = acc
+            _positive_scatter(VT, a, Mp)
         for side in range(n_sides):
             sgn = 1.0 if side == 0 else -1.0
             depth = kmax
