@@ -22,12 +22,13 @@ kmax``. What bounds the ``k = 1..n`` ratio on leukemia: where ``k <= n / 12`` an
 pass reads a few hundred of the 12582 rows per sample; every ``k`` up to ``n`` needs each side of a sample
 sorted as deep as a prefix can still beat a best value. The all-``k`` pass cuts each side at the depth its
 ``d x d`` scatter bound allows (:func:`repro.kernels.spannogram.uses_bounded`: a median depth of about 760 of
-~6300 entries; 0.69x the CPU time of sorting every entry, identical output), but about one side in six has
+~6300 entries; 0.65x the CPU time of sorting every entry, identical output), but about one side in six has
 a scatter whose top eigenvalue exceeds the best ``s_n`` and needs every entry. Measured and not adopted
 (issue 23 item 3): a least-significant-digit radix sort (1.17x on the sort alone, the sort being about half
 of the pass); rows by decreasing norm with the unread rows' trace as the bound (half the rows still read on
-leukemia, all on CBCL, even against the final bests). On CBCL (361 rows) the bound cuts almost nothing and
-the pass sorts every side in full.
+leukemia, all on CBCL, even against the final bests). On CBCL (361 rows) the bound cuts too little to pay
+for itself and the pass sorts every side in full; ``a = Vc``, a cost both passes share, got 4x cheaper in
+the same change, so CBCL's ratio rose (2.1-2.3x to 2.4-2.6x) while both passes got faster.
 
 Part B, against a plain NumPy Algorithm 3 (``part == "numpy"``): :func:`numpy_algorithm3`, the printed
 algorithm in NumPy for one ``k`` (per sample ``a = Vc``, ``argpartition`` for the ``k`` largest entries of
@@ -69,7 +70,7 @@ our one-``k`` fit.
 leukemia sweep; part E on the whole leukemia data for ``k = 10`` only, one repeat, against the recorded
 spanpc time.
 
-Cost of a full run: 72-86 s of wall time, Octave included, in two runs on the shared 2-core machine (load
+Cost of a full run: 71-97 s of wall time, Octave included, in five runs on the shared 2-core machine (load
 2-4; 87-104 s before the all-k pass was cut at its scatter bound), about 45 s of it the three spanpc calls.
 """
 

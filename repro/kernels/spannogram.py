@@ -425,7 +425,7 @@ def uses_bounded(n, kmax):
 
     On the leukemia ``V`` (12582 x 3, heavy-tailed row norms; 1000 samples, ``kmax = n``) the bound cuts a
     side to a median depth of about 760 of its ~6300 entries (31% of them on average: one side in six
-    still needs every entry), and the pass took 0.69x the CPU time of the plain one; on CBCL (361 x 3) it
+    still needs every entry), and the pass took 0.65x the CPU time of the plain one; on CBCL (361 x 3) it
     cuts almost nothing and its cost (a ``d x d`` scatter per sample) made the pass slower.
     """
     return n >= PRUNE_MIN_ROWS and kmax * PRUNE_FRACTION > n
