@@ -125,36 +125,85 @@ def test_allk_pass_twin(nonneg):
     np.testing.assert_array_equal(outs[0][2], outs[1][2])
 
 
+def _hard_case(rng, n, n_samples, one_signed=False):
+    """``V`` (n x 3, heavy-tailed row norms, exact ties within and across sides) and unit samples ``C``."""
+    V = rng.standard_normal((n, 3)) * rng.lognormal(0.0, 2.0, size=(n, 1))
+    if one_signed:  # a leading direction of one sign, as in gene-expression loadings
+        V[:, 0] += 2.0 * np.abs(V[:, 0])
+    V[5] = V[7]  # exact ties in every sample
+    V[14] = V[7]
+    V[11] = -V[9]  # ties across the two sides
+    V[13] = 0.0
+    V[15] = 2.0 * V[7]  # equal direction, larger norm
+    C = rng.standard_normal((n_samples, 3))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    C[3] = C[2]  # a repeated sample: ties across samples
+    return V, C
+
+
 @pytest.mark.parametrize("nonneg", [True, False])
 def test_allk_pass_pruned_equals_full(nonneg):
     """The early-stopping pass (rows by decreasing norm) keeps exactly the entries of the sorting pass."""
     rng = np.random.default_rng(31)
     for _ in range(12):
-        n = int(rng.integers(20, 300))
-        V = rng.standard_normal((n, 3)) * rng.lognormal(0.0, 2.0, size=(n, 1))  # heavy-tailed row norms
-        V[5] = V[7]  # exact ties in every sample
-        V[14] = V[7]
-        V[11] = -V[9]  # ties across the two sides
-        V[13] = 0.0
-        V[15] = 2.0 * V[7]  # equal direction, larger norm
-        C = rng.standard_normal((40, 3))
-        C /= np.linalg.norm(C, axis=1, keepdims=True)
-        C[3] = C[2]  # a repeated sample: ties across samples
+        V, C = _hard_case(rng, int(rng.integers(20, 300)), 40)
+        n = V.shape[0]
         for kmax in (1, 2, 5, 17, max(1, n // K.PRUNE_FRACTION), n):
             outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K._allk_pass_pruned, K._allk_pass_full)]
             for got, want in zip(*outs, strict=True):
                 np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("nonneg", [True, False])
+def test_allk_pass_bounded_equals_plain(nonneg):
+    """The sorting pass cut at each side's scatter bound gives the plain pass's result, bit for bit."""
+    rng = np.random.default_rng(33)
+    for trial in range(10):
+        # about half the sides of a sample are cut (measured), more with a one-signed leading direction
+        V, C = _hard_case(rng, int(rng.integers(20, 250)), 60, one_signed=trial % 2 == 1)
+        n = V.shape[0]
+        for kmax in (1, 7, n // 2, n):
+            outs = [
+                _allk(lambda *a, b=b: K._allk_pass_full(*a, b), V, C, kmax, nonneg) for b in (False, True)
+            ]
+            for got, want in zip(*outs, strict=True):
+                np.testing.assert_array_equal(got, want)
+            # in/out: a second batch of samples on top of the first batch's bests
+            st = [tuple(x.copy() for x in o) for o in outs]
+            for b, o in zip((False, True), st, strict=True):
+                K._allk_pass_full(V, C[::-1].copy(), kmax, nonneg, *o, b)
+            for got, want in zip(*st, strict=True):
+                np.testing.assert_array_equal(got, want)
+
+
+def test_lambda_max_upper():
+    """An upper bound on lambda_1, within (1 + (d - 1) r^16)^(1/16) of it (r = lambda_2 / lambda_1)."""
+    rng = np.random.default_rng(34)
+    for d in (1, 2, 3, 5):
+        B, B2 = np.empty((d, d)), np.empty((d, d))
+        for _ in range(50):
+            G = rng.standard_normal((d + 2, d)) * rng.lognormal(0.0, 2.0, size=d)
+            M = G.T @ G
+            w = np.linalg.eigvalsh(M)
+            ub = K._lambda_max_upper(M, B, B2)
+            r = w[-2] / w[-1] if d > 1 else 0.0
+            assert w[-1] * (1 - 1e-12) <= ub <= w[-1] * (1 + (d - 1) * r**16) ** (1 / 16) * (1 + 1e-12)
+        assert K._lambda_max_upper(np.zeros((d, d)), B, B2) == 0.0
+    # round-off can leave the scatter of one side (V'V - M_+) slightly indefinite: still a bound on |mu|
+    M = np.diag([4.0, 1.0, -1e-9])
+    assert K._lambda_max_upper(M, np.empty((3, 3)), np.empty((3, 3))) >= 4.0
+
+
 def test_allk_pass_pruned_twin():
-    """Small ``kmax`` (the pruned pass behind :func:`allk_pass`) against the NumPy twin."""
+    """Both cut passes behind :func:`allk_pass` (small ``kmax``: pruned; large: bounded) against the twin."""
     rng = np.random.default_rng(32)
     V = rng.standard_normal((1200, 3)) * rng.lognormal(0.0, 1.5, size=(1200, 1))
     C = rng.standard_normal((60, 3))
     C /= np.linalg.norm(C, axis=1, keepdims=True)
     for nonneg in (True, False):
-        for kmax in (3, 40):
-            assert K.uses_pruned(V.shape[0], kmax)
+        for kmax in (3, 40, 600, 1200):
+            assert K.uses_pruned(V.shape[0], kmax) == (kmax <= 40)
+            assert K.uses_bounded(V.shape[0], kmax) == (kmax > 40)
             outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K.allk_pass, naive.allk_pass)]
             np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
             np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)
