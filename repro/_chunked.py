@@ -298,15 +298,16 @@ def _sum_parts(parts):
 class DenseSource:
     """An in-memory array.
 
-    Complete data: up to :data:`COPY_LIMIT_BYTES` (read at construction) they are centred once into a
-    copy ``Y`` and a pass is two BLAS products over it; above, ``Y`` is None and every pass walks row
-    blocks of :data:`BLOCK_BYTES`, centring each into one buffer before its two products (memory overhead
-    one block, not a second copy of ``X``). The iterates agree to round-off either way. Measured on a
-    100000 x 1000 array (800 MB) with the library's default of one BLAS thread: a blocked pass costs
-    0.8-0.9x the two products over a centred copy at k = 10-20 columns (the block is read from cache by
-    the second product) and 1.1-1.2x at k = 1 (the centring is one more sweep over ``X``); with two BLAS
-    threads on a loaded 2-core machine it was 1.2-2.5x (NumPy centres with one thread, and the small
-    per-block products synchronize their threads). With missing
+    Complete data: up to :data:`COPY_LIMIT_BYTES` (read at construction) they are centred once into a copy
+    ``Y`` and a pass is two BLAS products over it; above, ``Y`` is None and every pass walks row blocks of
+    :data:`BLOCK_BYTES`, centring each into one buffer before its two products (memory overhead one block, not
+    a second copy of ``X``). The iterates agree to round-off either way, except that the oversampled EM PCA
+    makes its early passes over blocks in float32 (``products(Q, single=True)``). Measured on a 100000 x 1000
+    array (800 MB) with the library's default of one BLAS thread: a blocked pass costs 0.8-0.9x the two
+    products over a centred copy at k = 10-20 columns (the block is read from cache by the second product) and
+    1.1-1.2x at k = 1 (the centring is one more sweep over ``X``); with two BLAS threads on a loaded 2-core
+    machine it was 1.2-2.5x (NumPy centres with one thread, and the small per-block products synchronize their
+    threads). With missing
     values the array is one chunk and the completed data are kept between passes (``cache``), so the
     e-step starts from the previous fills.
     """

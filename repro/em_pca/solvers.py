@@ -20,9 +20,12 @@ from ._common import _chol, _finish_history, _new_history, _ritz, _sin_orth
 #: The top-k subspace change per pass below which the oversampled EM on a large array stops using float32
 #: products (see :func:`_em_complete`): 100x float32's subspace round-off at p in the thousands.
 SINGLE_UNTIL = 1e-4
+#: The change below which it switches to float64 in any case (float32 resolves a subspace to about 1e-6 at
+#: p in the thousands).
+SINGLE_FLOOR = 1e-5
 
 
-def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True):
+def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, single=None):
     """EM PCA on complete data (Roweis 1997, Sec. 3), any k; ``source`` provides the passes.
 
     ``C0`` may have more columns than the ``k`` components wanted (oversampling): the EM then runs on all
@@ -43,12 +46,15 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True):
     eigenvectors. ``momentum=False`` is the plain block EM.
 
     Oversampled on a large in-memory array (walked by row blocks, :class:`repro._chunked.DenseSource`):
-    the early passes multiply in float32 (about 0.7x the time of a float64 pass), while the top-k
-    subspace still moves by more than ``max(SINGLE_UNTIL, 10 tol)`` per pass, far above float32's
-    round-off (a subspace error of about 1e-6 at most); from then on every pass is float64, and the
+    the early passes multiply in float32 (about 0.7x the time of a float64 pass), until the top-k
+    subspace moves by less than ``max(SINGLE_UNTIL, 10 tol)`` per pass and either two more passes at the
+    observed rate should reach ``tol``, or it moves by less than ``SINGLE_FLOOR``, or the rate exceeds 0.8
+    (all far above float32's round-off, a subspace error of about 1e-6); from then on every pass is
+    float64, and the
     stopping test counts only a change between two float64 passes, so the result is exact to ``tol`` as
     without them. A run stopped on a float32 pass (by ``callback`` or ``max_iter``) gets one float64 pass
     more, so that the returned Ritz vectors and values are those of its subspace in float64.
+    ``single``: None (the default) for float32 early passes where they apply, False for none.
     """
     n, ss = source.n, source.ss
     k_fit = C0.shape[1]
@@ -59,9 +65,11 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True):
     change = math.nan
     Qk_prev = None
     P = None  # Q_{t-1} R_t^-1 (the momentum term), None when not usable
-    single = k < k_fit and getattr(source, "blocked", False)  # float32 early passes (DenseSource only)
+    # float32 early passes: oversampled, on a DenseSource walked by blocks
+    single = single is None and k < k_fit and getattr(source, "blocked", False)
     single_until = max(SINGLE_UNTIL, 10.0 * tol)
     prev_single = True  # whether the previous pass was float32 (none before the first pass)
+    prev_change = math.nan
     n_iter = 0
     converged = False
     while True:
@@ -91,7 +99,12 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True):
         if n_iter >= max_iter:
             break
         prev_single = single
-        single = single and not change < single_until
+        if single and change < single_until:
+            # switch to float64 when two more passes at the observed rate should reach tol (the first
+            # float64 pass cannot stop), or below SINGLE_FLOOR, or when the change stalls (float32's floor)
+            rho = change / prev_change
+            single = not (change * rho * rho < tol or change < SINGLE_FLOOR or rho > 0.8)
+        prev_change = change
         if k < k_fit:
             # oversampled block EM: span C_new = span A; orthonormalize A directly (no G^-1, so oversampled
             # columns beyond the rank of the data are harmless: the Rayleigh-Ritz step ranks them last)
