@@ -71,8 +71,10 @@ Choices (and why)
   (for 100000 x 1000, 3 samples of fits of 2 and 8 iterations between blocks of 3 pairs, far inside the
   1.3x goal; ``--quick``: 5 of 5 and 25 with 10 pairs, a smoke test), with one BLAS
   thread (``threadpoolctl``; the claim, since it is stable on a shared machine) and, on the two small
-  shapes, with the default threads (reported alongside, 5 samples, on the wall clock: CPU time would sum
-  the BLAS threads' spinning; not measured for 100000 x 1000,
+  shapes, with NumPy's default threads for the reference products (reported alongside, 5 samples, on the
+  wall clock: CPU time would sum the BLAS threads' spinning; EM runs with the library's BLAS policy, one
+  thread unless :func:`repro.set_blas_threads` says otherwise, so this row compares what a user gets by
+  default, and on this loaded machine it read 0.16x to 2x between runs; not measured for 100000 x 1000,
   where it cost 30 s of the budget; when other jobs occupy the cores, multi-threaded BLAS timings of
   sub-millisecond products become erratic, up to 100x slower). The reference products are
   ``np.dot(X, w)`` and ``np.dot(X.T, y)``;
