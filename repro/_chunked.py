@@ -317,7 +317,10 @@ class DenseSource:
     def __init__(self, X: np.ndarray, name: str = "X"):
         self.n, self.p = X.shape
         self.Y = None
-        if np.isnan(X).any():
+        # a NaN makes its column's mean NaN, so the full NaN scan (a pass over X and an n x p mask) runs
+        # only when some mean is not finite (a NaN, or a sum that overflowed)
+        mean = X.mean(axis=0)
+        if not np.isfinite(mean).all() and np.isnan(X).any():
             st = _Stats(X.shape[1])
             st.add(first_pass_chunk(X, 0))
             st.finish(self, name)
@@ -325,7 +328,7 @@ class DenseSource:
             self._cache: dict = {}
             return
         self.missing, self.n_missing = False, 0
-        self.mean = X.mean(axis=0)
+        self.mean = mean
         if X.nbytes <= COPY_LIMIT_BYTES:
             self.X = None
             self.Y = np.ascontiguousarray(X - self.mean)
