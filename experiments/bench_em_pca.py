@@ -46,7 +46,8 @@ keeping its fixed point and its accuracy: momentum (Xu et al. 2018, a three-term
 every direction below a cut at the smallest Ritz value of the block: on ``lambda_j = 1/j`` the rate goes
 from ``lambda_21/lambda_10 = 0.48`` to about 0.27-0.3, 19 -> 14 passes here; spiked 9 -> 8), and float32
 products until two more passes should reach ``tol``, the last two passes float64 (spiked: 6 float32 + 2
-float64 passes, about 21 Lanczos steps' worth; decaying 12 + 2, about 36). That is parity with svds, not
+float64 passes, about 21 Lanczos steps' worth; decaying 12 + 2, about 36), the last pass, predicted to
+stop, computing ``(YQ)'(YQ)`` alone (half a pass). That is parity with svds, not
 a margin: same-run ratios 0.87-0.96x (spiked) and 0.88-0.94x (decaying) in the runs of that round, on a
 machine loaded by other jobs (load 2-3 on 2 cores), so the svds rows read "too close to call". Measured,
 not made: stopping on the first float64 pass (one pass less, but the float32 error of the subspace then

@@ -389,6 +389,17 @@ class DenseSource:
             G += U.T @ U
         return A, G
 
+    def gram(self, Q):
+        """``(YQ)'(YQ)`` alone (one product per block): the last pass of an EM iteration that stops."""
+        if self.Y is not None:
+            U = self.Y @ Q
+            return U.T @ U
+        G = np.zeros((Q.shape[1], Q.shape[1]))
+        for Yb in self._blocks():
+            U = Yb @ Q
+            G += U.T @ U
+        return G
+
     def rank1(self, q, u, a) -> float:
         """The pass of the rank-one EM: ``a = Y'(Y q)`` in place, returns ``|Y q|^2``; ``u`` (n,) is work."""
         if self.Y is not None:

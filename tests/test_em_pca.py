@@ -188,6 +188,33 @@ def test_single_precision_early_passes_exact_result(monkeypatch):
     )
 
 
+def test_predicted_last_pass_computes_the_gram_matrix_alone(monkeypatch):
+    from repro import _chunked
+
+    rng = np.random.default_rng(24)
+    X = _spiked(rng, 400, 50, 4, scales=[5.0, 4.0, 3.0, 2.0], noise=0.3)  # a steady rate: stop predicted
+    values, vectors = _eigh_pca(X, 4)
+    grams = []
+    gram = _chunked.DenseSource.gram
+
+    def spy(self, Q):
+        grams.append(Q.shape[1])
+        return gram(self, Q)
+
+    monkeypatch.setattr(_chunked.DenseSource, "gram", spy)
+    a = EMPCA(4, tol=1e-10, random_state=0).fit(X)
+    assert grams == [8]  # the last pass only, and it stopped there
+    np.testing.assert_allclose(a.explained_variance_, values, rtol=1e-10)
+    _assert_same_components(a.components_, vectors, atol=1e-7)
+    monkeypatch.delattr(_chunked.DenseSource, "gram")  # every pass in full: the same iterates
+    b = EMPCA(4, tol=1e-10, random_state=0).fit(X)
+    assert a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.explained_variance_, b.explained_variance_)
+    for key in a.history_:
+        np.testing.assert_array_equal(a.history_[key], b.history_[key])
+
+
 def test_history_and_reconstruction_error():
     rng = np.random.default_rng(4)
     X = _spiked(rng, 300, 25, 2)
