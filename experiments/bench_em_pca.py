@@ -48,12 +48,14 @@ from ``lambda_21/lambda_10 = 0.48`` to about 0.27-0.3, 19 -> 14 passes here; spi
 products until two more passes should reach ``tol``, the last two passes float64 (spiked: 6 float32 + 2
 float64 passes, about 21 Lanczos steps' worth; decaying 12 + 2, about 36), the last pass, predicted to
 stop, computing ``(YQ)'(YQ)`` alone (half a pass). That is parity with svds, not
-a margin: same-run ratios 0.87-0.96x (spiked) and 0.88-0.94x (decaying) in the runs of that round, on a
-machine loaded by other jobs (load 2-3 on 2 cores), so the svds rows read "too close to call". Measured,
+a margin: same-run ratios 1.02-1.12x (spiked) and 0.99-1.00x (decaying) in two runs on the final code at
+load 1 on 2 cores, 0.87-0.97x and 0.88-0.96x in earlier runs of that round (without the half last pass,
+load 2-3.5): the ratio moves with the machine's load, and the svds rows read "too close to call". Considered,
 not made: stopping on the first float64 pass (one pass less, but the float32 error of the subspace then
-enters the result at up to ``tol``), an extrapolated stopping rule (one pass of 8, same objection), a wider
-block (30 columns: fewer passes, dearer passes, no gain), a randomized range-finder start (it is one EM
-pass from a random start, which the EM already makes).
+enters the result at up to ``tol``); an extrapolated stopping rule (one pass of 8, but it stops on a
+prediction rather than on a measured change below ``tol``; the prediction only chooses the half pass
+here); a wider block (30 columns: fewer but dearer passes, no gain estimated from the pass costs above); a
+randomized range-finder start (one EM pass from a random start, which the EM already makes).
 
 Choices (and why)
 -----------------
