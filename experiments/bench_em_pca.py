@@ -2,11 +2,15 @@
 
 Part A, per-iteration cost (k = 1): one EM iteration of :func:`repro.em_pca.em_pca` against the two BLAS
 products it cannot avoid, ``X @ w`` and ``X.T @ y``, on the same C-contiguous float64 ``X``. The iteration
-cost is measured through the public function as the time between two successive calls of its
-``callback`` (a time stamp; its own cost, a few microseconds, is counted against EM), so set-up
-(validation, centring copy, final rotation) is excluded; each iteration is divided by the median pair of
-products timed just before that fit. (Differencing whole fits of T1 and T2 iterations, as before, is
-swamped by the variance of the set-up when other jobs load the machine.) Goal: at most 1.3x.
+cost is measured through the public function without a callback: a sample is the difference of a fit of
+``T2`` and a fit of ``T1`` iterations (``tol=0``), divided by ``T2 - T1``, so set-up (validation, centring
+copy, final rotation) cancels, over the mean pair of reference products of two blocks timed just before
+and just after the two fits; all on the process CPU clock, so that time the process spends descheduled
+by other jobs does not count. (Earlier rounds timed single iterations between two calls of a time-stamping
+callback: the callback's own work, building ``C`` for it, a few microseconds, was counted against EM, and
+the 0.2 ms iterations of the leukemia size, as samples or as medians per fit, read 1.08x to 1.15x in runs
+of the same code under different loads, across the 1.13x edge of the goal's band; with 50 and 450
+iterations differenced it reads about 1.0x.) Goal: at most 1.3x.
 
 Part B, a whole fit with k = 10: ``EMPCA(n_components=10, tol=1e-6)`` against scikit-learn's
 ``PCA(svd_solver="randomized")`` (defaults: 7 power iterations, 10 oversamples) and
@@ -28,21 +32,30 @@ default for k > 1 is the oversampled block EM with a Rayleigh-Ritz step (``n_ove
 columns for k = 10, the top 10 Ritz vectors kept); Roweis' EM on exactly k columns
 (``n_oversamples=0``) is timed alongside. Goal: EMPCA (default) no slower at equal accuracy.
 
-Why EMPCA is slower than svds here (profile, 100000 x 1000, k = 10, one BLAS thread, same runs)
-------------------------------------------------------------------------------------------------
+EMPCA against svds (profile, one BLAS thread; 50000 x 1000 unless said)
+-------------------------------------------------------------------------
 One pass of the default block EM (20 columns: ``U = Y_b Q``, ``A += Y_b' U`` per centred 4 MB row block, so
-``X`` is read from memory once) costs 0.34-0.42 s, 10 columns 0.27-0.34 s; a pair of matrix-vector
-products ``X v``, ``X'u`` (one ARPACK Lanczos step) costs 0.089 s: one EM pass is about four Lanczos
-steps. OpenBLAS runs these skinny products (20 columns) at about 20 GFlop/s on one core, half its peak;
-the per-block centring costs nothing measurable (products on the raw blocks with the mean corrected
-afterwards took the same time: the pass is bound by reading ``X`` and by the skinny products). svds
-converges in 22 Lanczos steps on the spiked spectrum (at any ``tol`` from 0 to 1e-2) and in 34 on the
-decaying one at ``tol=1e-3`` (49 at ``tol=0``); EMPCA makes 9 passes (8 iterations; about 36 Lanczos
-steps' worth) and 18 passes (about 72). Subspace iteration, which the EM is, needs more passes than a
-Krylov method, and one pass of it does not cost less than four Lanczos steps here. Two changes
-measured but not made: float32 products for the early iterations (a pass in float32 costs about 0.6x)
-would save an estimated 17-25%, and stopping on an extrapolated error instead of the last change would
-save one pass of 9 on the spiked spectrum; neither reaches 1x, so the svds rows stay not reproduced.
+``X`` is read from memory once) costs 0.155 s in float64 and 0.105 s in float32 (the block centred into a
+float32 buffer: 0.68x); a pair of matrix-vector products ``X v``, ``X'u`` (one ARPACK Lanczos step) costs
+0.044 s: one float64 pass is 3.5 Lanczos steps, a float32 pass 2.4. OpenBLAS runs these skinny products at
+about half a core's peak; the pass is bound by them, not by reading ``X``. Until issue 23's round the EM
+made 9 float64 passes on the spiked spectrum and 19 on the decaying one (about 32 and 66 Lanczos steps'
+worth) where svds converges in 22 and about 34 steps (at ``tol=1e-2``, which reaches sin 9e-8 on these
+data): svds/EMPCA 0.63x and 0.52x. Two changes to the EM itself (``repro/em_pca/solvers.py``), both
+keeping its fixed point and its accuracy: momentum (Xu et al. 2018, a three-term recurrence that damps
+every direction below a cut at the smallest Ritz value of the block: on ``lambda_j = 1/j`` the rate goes
+from ``lambda_21/lambda_10 = 0.48`` to about 0.27-0.3, 19 -> 14 passes here; spiked 9 -> 8), and float32
+products until two more passes should reach ``tol``, the last two passes float64 (spiked: 6 float32 + 2
+float64 passes, about 21 Lanczos steps' worth; decaying 12 + 2, about 36), the last pass, predicted to
+stop, computing ``(YQ)'(YQ)`` alone (half a pass). That is parity with svds, not
+a margin: same-run ratios 1.02-1.12x (spiked) and 0.99-1.00x (decaying) in two runs on the final code at
+load 1 on 2 cores, 0.87-0.97x and 0.88-0.96x in earlier runs of that round (without the half last pass,
+load 2-3.5): the ratio moves with the machine's load, and the svds rows read "too close to call". Considered,
+not made: stopping on the first float64 pass (one pass less, but the float32 error of the subspace then
+enters the result at up to ``tol``); an extrapolated stopping rule (one pass of 8, but it stops on a
+prediction rather than on a measured change below ``tol``; the prediction only chooses the half pass
+here); a wider block (30 columns: fewer but dearer passes, no gain estimated from the pass costs above); a
+randomized range-finder start (one EM pass from a random start, which the EM already makes).
 
 Choices (and why)
 -----------------
@@ -55,16 +68,22 @@ Choices (and why)
   slowly). 50000 x 1000 (400 MB; ``--quick``: 2000 x 100): a timing-only size (no goal names it),
   halved from 100000 rows to fit the run's time budget; every solver's cost is linear in the rows and
   the array is still 10x the largest cache, so the ratios are those of the larger size (same-run
-  ratios at 100000 rows: svds/EMPCA 0.63x and 0.72x, randomized/EMPCA 1.10x and 1.25x).
-* **Repeats**: Part A 21 interleaved repeats of 20 iterations (each next to 20 reference pairs; for
-  100000 x 1000, 4 repeats of 6 iterations next to 3 pairs, whose 24 samples spread 0.7-1.0x, far
-  inside the 1.3x goal; ``--quick``: 5 of 10, a smoke test), each iteration a sample, with one BLAS
+  ratios at 100000 rows, before momentum and float32 passes: svds/EMPCA 0.63x and 0.72x,
+  randomized/EMPCA 1.10x and 1.25x).
+* **Repeats**: Part A 21 samples of fits of 50 and 450 iterations between blocks of 100 reference pairs
+  (for 100000 x 1000, 3 samples of fits of 2 and 8 iterations between blocks of 3 pairs, far inside the
+  1.3x goal; ``--quick``: 5 of 5 and 25 with 10 pairs, a smoke test), with one BLAS
   thread (``threadpoolctl``; the claim, since it is stable on a shared machine) and, on the two small
-  shapes, with the default threads (reported alongside, 5 repeats; not measured for 100000 x 1000,
+  shapes, with NumPy's default threads for the reference products (reported alongside, 5 samples, on the
+  wall clock: CPU time would sum the BLAS threads' spinning; EM runs with the library's BLAS policy, one
+  thread unless :func:`repro.set_blas_threads` says otherwise, so this row compares what a user gets by
+  default, and on this loaded machine it read 0.16x to 2x between runs; not measured for 100000 x 1000,
   where it cost 30 s of the budget; when other jobs occupy the cores, multi-threaded BLAS timings of
   sub-millisecond products become erratic, up to 100x slower). The reference products are
   ``np.dot(X, w)`` and ``np.dot(X.T, y)``;
-  Part B 3 interleaved rounds of EMPCA, EMPCA to randomized accuracy, randomized PCA and svds (a solver
+  Part B 3 interleaved rounds of EMPCA, EMPCA to randomized accuracy, randomized PCA and svds
+  (``fit-vs-randomized-spiked`` read 1.12x and 1.29x in two runs of the slower EM, at the edge of its
+  band; it reads 1.55-1.62x since momentum and float32 passes, in runs of 3, 4 and 5 rounds; a solver
   whose run exceeds 10 s is not repeated, marked in the CSV); Roweis' EM on k columns, information
   beside the goal, runs in the first round only and on the spiked spectrum only (on the decaying one it
   needs 125 iterations to tol 1e-6 and 60 to randomized PCA's accuracy, 4x to 10x the EMPCA default's
@@ -83,9 +102,10 @@ Choices (and why)
   at 2.7 s next to EMPCA's blocked pass (which allocates no copy of a large matrix, so never pays the
   cost). The CPU clock then measures the work each solver does.
 * **Run alone** (``RUN_ALONE``): in a parallel full run (``--jobs 2``) this benchmark runs before the
-  others, with the machine to itself: beside another experiment, the per-iteration rows (sub-millisecond
-  products) moved from 1.14x to 1.08x and ``fit-vs-randomized-spiked`` from 1.12x to 1.29x between two
-  full runs of the same code.
+  others, with the machine to itself: beside another experiment (last round's code and measurement), the
+  leukemia-size per-iteration row (sub-millisecond products) moved from 1.14x to 1.08x and
+  ``fit-vs-randomized-spiked`` from 1.12x to 1.29x between two full runs of the same code; the svds rows
+  now sit within about 10% of 1x, where the load of a neighbour moved them by as much.
 * **Verdicts**: every claim here rests on measured times, so it is machine-dependent and decided by
   :func:`experiments.runner.claims.call_timing` on the per-repeat ratios
   (Part A: each repeat's iteration cost over
@@ -137,38 +157,40 @@ def _per_iteration(cfg: _common.Config) -> list[dict]:
         X = rng.standard_normal((n, p))
         w, y = rng.standard_normal(p), rng.standard_normal(n)
         big = n * p >= 10**7
-        # iterations per fit, fits, reference pairs per fit (see "Repeats" in the module docstring)
-        T, reps, n_ref = (10, 5, 10) if cfg.quick else ((6, 4, 3) if big else (20, 21, 20))
-        stamps: list[float] = []
+        # iterations of the two fits differenced, reference pairs per block, samples (docstring: "Repeats")
+        T1, T2, n_ref, reps = (5, 25, 10, 5) if cfg.quick else ((2, 8, 3, 3) if big else (50, 450, 100, 21))
 
-        def cb(t, C, lam, stamps=stamps):
-            stamps.append(time.perf_counter())
-            return False
-
-        def fit(T, X=X, cb=cb):
+        def fit(T, clock, X=X):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                em_pca(X, 1, max_iter=T, tol=0.0, random_state=0, callback=cb)
+                t0 = clock()
+                em_pca(X, 1, max_iter=T, tol=0.0, random_state=0)
+                return clock() - t0
 
-        fit(2)  # warm-up (numba cache load)
+        def ref(clock, X=X, w=w, y=y, n_ref=n_ref):
+            t0 = clock()
+            for _ in range(n_ref):
+                np.dot(X, w)
+                np.dot(X.T, y)
+            return (clock() - t0) / n_ref
+
+        fit(2, time.perf_counter)  # warm-up (numba cache load)
         for threads in (1,) if (cfg.quick or big) else (None, 1):
+            # one thread: the process CPU clock; default threads: the wall clock (CPU time would sum the
+            # BLAS threads' spinning)
+            clock = time.process_time if threads == 1 else time.perf_counter
             with threadpool_limits(threads):
                 samples, its, refs = [], [], []
-                # default threads: information beside the claim, 5 repeats (erratic under load anyway);
-                # interleaved: products, then a fit whose iterations are time-stamped
+                # default threads: information beside the claim, 5 samples (erratic under load anyway).
+                # A sample: the fits of T1 and T2 iterations (their difference is T2 - T1 iterations, the
+                # set-up cancels) between two blocks of reference pairs
                 for _ in range(reps if threads == 1 else min(reps, 5)):
-                    R = []
-                    for _ in range(n_ref):
-                        t0 = time.perf_counter()
-                        np.dot(X, w)
-                        np.dot(X.T, y)
-                        R.append(time.perf_counter() - t0)
-                    stamps.clear()
-                    fit(T)
-                    it = np.diff(stamps)
-                    samples += list(it / np.median(R))
-                    its += list(it)
-                    refs += R
+                    r1 = ref(clock)
+                    it = (fit(T2, clock) - fit(T1, clock)) / (T2 - T1)
+                    r2 = ref(clock)
+                    samples.append(it / (0.5 * (r1 + r2)))
+                    its.append(it)
+                    refs += [r1, r2]
             per, ref_s = float(np.median(its)), float(np.median(refs))
             rows.append(
                 {
@@ -441,8 +463,9 @@ def _check_per_iter(idx: int):
         return Outcome(
             f"{call.text('.2f', 'x')} on {a1['shape']} with 1 BLAS thread (default threads: {other})",
             call.verdict,
-            f"{a1.repeats} iterations of the public function (time between callbacks) over the products "
-            "timed just before each fit, interleaved; reference "
+            f"{a1.repeats} samples, each the difference of two fits of the public function (no callback; "
+            "the set-up cancels) per iteration over the mean pair of products timed just before and just "
+            "after them, on the process CPU clock; reference "
             f"{1e3 * a1.ref_seconds:.3g} ms per pair of products (1 thread). The verdict uses the "
             "single-thread ratio: with the default threads on this shared 2-core machine, other jobs make "
             "multi-threaded BLAS timings erratic.",

@@ -298,15 +298,16 @@ def _sum_parts(parts):
 class DenseSource:
     """An in-memory array.
 
-    Complete data: up to :data:`COPY_LIMIT_BYTES` (read at construction) they are centred once into a
-    copy ``Y`` and a pass is two BLAS products over it; above, ``Y`` is None and every pass walks row
-    blocks of :data:`BLOCK_BYTES`, centring each into one buffer before its two products (memory overhead
-    one block, not a second copy of ``X``). The iterates agree to round-off either way. Measured on a
-    100000 x 1000 array (800 MB) with the library's default of one BLAS thread: a blocked pass costs
-    0.8-0.9x the two products over a centred copy at k = 10-20 columns (the block is read from cache by
-    the second product) and 1.1-1.2x at k = 1 (the centring is one more sweep over ``X``); with two BLAS
-    threads on a loaded 2-core machine it was 1.2-2.5x (NumPy centres with one thread, and the small
-    per-block products synchronize their threads). With missing
+    Complete data: up to :data:`COPY_LIMIT_BYTES` (read at construction) they are centred once into a copy
+    ``Y`` and a pass is two BLAS products over it; above, ``Y`` is None and every pass walks row blocks of
+    :data:`BLOCK_BYTES`, centring each into one buffer before its two products (memory overhead one block, not
+    a second copy of ``X``). The iterates agree to round-off either way, except that the oversampled EM PCA
+    makes its early passes over blocks in float32 (``products(Q, single=True)``). Measured on a 100000 x 1000
+    array (800 MB) with the library's default of one BLAS thread: a blocked pass costs 0.8-0.9x the two
+    products over a centred copy at k = 10-20 columns (the block is read from cache by the second product) and
+    1.1-1.2x at k = 1 (the centring is one more sweep over ``X``); with two BLAS threads on a loaded 2-core
+    machine it was 1.2-2.5x (NumPy centres with one thread, and the small per-block products synchronize their
+    threads). With missing
     values the array is one chunk and the completed data are kept between passes (``cache``), so the
     e-step starts from the previous fills.
     """
@@ -316,7 +317,10 @@ class DenseSource:
     def __init__(self, X: np.ndarray, name: str = "X"):
         self.n, self.p = X.shape
         self.Y = None
-        if np.isnan(X).any():
+        # a NaN makes its column's mean NaN, so the full NaN scan (a pass over X and an n x p mask) runs
+        # only when some mean is not finite (a NaN, or a sum that overflowed)
+        mean = X.mean(axis=0)
+        if not np.isfinite(mean).all() and np.isnan(X).any():
             st = _Stats(X.shape[1])
             st.add(first_pass_chunk(X, 0))
             st.finish(self, name)
@@ -324,7 +328,7 @@ class DenseSource:
             self._cache: dict = {}
             return
         self.missing, self.n_missing = False, 0
-        self.mean = X.mean(axis=0)
+        self.mean = mean
         if X.nbytes <= COPY_LIMIT_BYTES:
             self.X = None
             self.Y = np.ascontiguousarray(X - self.mean)
@@ -355,19 +359,46 @@ class DenseSource:
             return list(fn(self.Y, None, *args))
         return _sum_parts(fn(Yb, None, *args) for Yb in self._blocks())
 
-    def products(self, Q):
-        """``(Y'YQ, (YQ)'(YQ))`` of the centred complete data: two products per block."""
+    def products(self, Q, single: bool = False):
+        """``(Y'YQ, (YQ)'(YQ))`` of the centred complete data: two products per block.
+
+        ``single``: on a blocked array, each block is centred into a float32 buffer and multiplied in
+        float32 (about 0.7x the time of a float64 pass at 10-30 columns; relative error about 1e-7, for
+        the early passes of an iteration whose last passes are float64); ignored for a centred copy.
+        """
         if self.Y is not None:
             U = self.Y @ Q
             return self.Y.T @ U, U.T @ U
         k = Q.shape[1]
         A = np.zeros((self.p, k))
         G = np.zeros((k, k))
+        if single:
+            if getattr(self, "_buf32", None) is None:
+                self._buf32 = np.empty(self._buf.shape, dtype=np.float32)
+            Q32 = Q.astype(np.float32)
+            for i in range(0, self.n, self.block_rows):
+                Xb = self.X[i : i + self.block_rows]
+                Yb = np.subtract(Xb, self.mean, out=self._buf32[: Xb.shape[0]], casting="same_kind")
+                U = Yb @ Q32
+                A += Yb.T @ U
+                G += U.T @ U
+            return A, G
         for Yb in self._blocks():
             U = Yb @ Q
             A += Yb.T @ U
             G += U.T @ U
         return A, G
+
+    def gram(self, Q):
+        """``(YQ)'(YQ)`` alone (one product per block): the last pass of an EM iteration that stops."""
+        if self.Y is not None:
+            U = self.Y @ Q
+            return U.T @ U
+        G = np.zeros((Q.shape[1], Q.shape[1]))
+        for Yb in self._blocks():
+            U = Yb @ Q
+            G += U.T @ U
+        return G
 
     def rank1(self, q, u, a) -> float:
         """The pass of the rank-one EM: ``a = Y'(Y q)`` in place, returns ``|Y q|^2``; ``u`` (n,) is work."""

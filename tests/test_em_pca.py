@@ -102,6 +102,119 @@ def test_oversampling_same_answer_fewer_iterations():
         EMPCA(2, n_oversamples=-1).fit(X)
 
 
+def _decaying(rng, n, p, shift=2.0):
+    return rng.standard_normal((n, p)) * np.sqrt(1.0 / np.arange(1, p + 1)) + shift * rng.standard_normal(p)
+
+
+def test_momentum_same_fixed_point_fewer_iterations():
+    rng = np.random.default_rng(21)
+    X = _decaying(rng, 500, 80)
+    values, vectors = _eigh_pca(X, 5)
+    src = mod.DenseSource(X)
+    c0 = rng.standard_normal((80, 10))
+    runs = {m: mod._em_complete(src, c0, 5000, 1e-10, None, 5, momentum=m) for m in (False, True)}
+    for Q, G, _, converged, _ in runs.values():
+        assert converged
+        W, ev = mod._rotate(Q, G, 500)
+        np.testing.assert_allclose(ev, values, rtol=1e-10)
+        _assert_same_components(W, vectors, atol=1e-7)
+    assert runs[True][2] < 0.8 * runs[False][2]
+    # a gap right after the block (the plain iteration's best case): the cut at half the k-th Ritz value
+    # still lets it converge at rate <= 0.27
+    lam = np.r_[np.linspace(10.0, 9.0, 8), 1e-3 * np.ones(52)]
+    Y = rng.standard_normal((400, 60)) * np.sqrt(lam)
+    values, vectors = _eigh_pca(Y, 4)
+    Q, G, it, converged, _ = mod._em_complete(
+        mod.DenseSource(Y), rng.standard_normal((60, 8)), 200, 1e-10, None, 4
+    )
+    W, ev = mod._rotate(Q, G, 400)
+    assert converged and it <= 25
+    np.testing.assert_allclose(ev, values, rtol=1e-10)
+
+
+def test_products_single_precision(monkeypatch):
+    from repro import _chunked
+
+    rng = np.random.default_rng(22)
+    X = _decaying(rng, 300, 40)
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 0)
+    monkeypatch.setattr(_chunked, "BLOCK_BYTES", 8 * 40 * 37)  # blocks of 37 rows, the last one ragged
+    src = mod.DenseSource(X)
+    assert src.blocked
+    Q = np.linalg.qr(rng.standard_normal((40, 6)))[0]
+    Y = X - X.mean(axis=0)
+    A, G = src.products(Q, single=True)
+    assert A.dtype == G.dtype == np.float64
+    np.testing.assert_allclose(A, Y.T @ (Y @ Q), rtol=1e-5, atol=1e-5 * np.abs(A).max())
+    np.testing.assert_allclose(G, (Y @ Q).T @ (Y @ Q), rtol=1e-5, atol=1e-5 * np.abs(G).max())
+    A64, _ = src.products(Q)
+    np.testing.assert_allclose(A64, Y.T @ (Y @ Q), rtol=1e-12)
+
+
+def test_single_precision_early_passes_exact_result(monkeypatch):
+    from repro import _chunked
+
+    rng = np.random.default_rng(23)
+    X = _decaying(rng, 400, 50)
+    values, vectors = _eigh_pca(X, 4)
+    passes = []
+    products = _chunked.DenseSource.products
+
+    def spy(self, Q, single=False):
+        passes.append(single)
+        return products(self, Q, single)
+
+    monkeypatch.setattr(_chunked.DenseSource, "products", spy)
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 0)
+    monkeypatch.setattr(_chunked, "BLOCK_BYTES", 8 * 50 * 64)
+    m = EMPCA(4, tol=1e-10, random_state=0).fit(X)  # n_oversamples "auto": 4, float32 first
+    assert passes[0] and not passes[-1] and not passes[-2] and passes == sorted(passes, reverse=True)
+    np.testing.assert_allclose(m.explained_variance_, values, rtol=1e-10)
+    _assert_same_components(m.components_, vectors, atol=1e-7)
+    # stopped by the callback on a float32 pass: one float64 pass more, so the values are exact
+    # Rayleigh quotients of the returned subspace
+    passes.clear()
+    res = em_pca(X, 4, tol=0.0, max_iter=100, random_state=0, callback=lambda t, C, lam: t == 2)
+    assert passes == [True, True, True, False]
+    Xc = X - X.mean(axis=0)
+    S = Xc.T @ Xc / (X.shape[0] - 1)
+    np.testing.assert_allclose(
+        res.explained_variance, np.diag(res.components @ S @ res.components.T), rtol=1e-12
+    )
+    with pytest.warns(ConvergenceWarning):  # max_iter reached on a float32 pass: the same
+        res = em_pca(X, 4, tol=1e-10, max_iter=1, random_state=0)
+    np.testing.assert_allclose(
+        res.explained_variance, np.diag(res.components @ S @ res.components.T), rtol=1e-12
+    )
+
+
+def test_predicted_last_pass_computes_the_gram_matrix_alone(monkeypatch):
+    from repro import _chunked
+
+    rng = np.random.default_rng(24)
+    X = _spiked(rng, 400, 50, 4, scales=[5.0, 4.0, 3.0, 2.0], noise=0.3)  # a steady rate: stop predicted
+    values, vectors = _eigh_pca(X, 4)
+    grams = []
+    gram = _chunked.DenseSource.gram
+
+    def spy(self, Q):
+        grams.append(Q.shape[1])
+        return gram(self, Q)
+
+    monkeypatch.setattr(_chunked.DenseSource, "gram", spy)
+    a = EMPCA(4, tol=1e-10, random_state=0).fit(X)
+    assert grams == [8]  # the last pass only, and it stopped there
+    np.testing.assert_allclose(a.explained_variance_, values, rtol=1e-10)
+    _assert_same_components(a.components_, vectors, atol=1e-7)
+    monkeypatch.delattr(_chunked.DenseSource, "gram")  # every pass in full: the same iterates
+    b = EMPCA(4, tol=1e-10, random_state=0).fit(X)
+    assert a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.explained_variance_, b.explained_variance_)
+    for key in a.history_:
+        np.testing.assert_array_equal(a.history_[key], b.history_[key])
+
+
 def test_history_and_reconstruction_error():
     rng = np.random.default_rng(4)
     X = _spiked(rng, 300, 25, 2)
@@ -352,7 +465,7 @@ def test_rank1_mstep_twin():
     r, s = kern.rank1_mstep(np.array([3.0, 4.0, 0.0]), 2.0, 0.5, np.array([0.0, 1.0, 0.0]), out)
     assert r == 1.25 and s == pytest.approx(0.6) and out == pytest.approx([0.6, 0.8, 0.0])
     rng = np.random.default_rng(17)
-    for p in (1, 2, 7, 100):
+    for p in (1, 2, 4, 5, 7, 13, 100):
         q = rng.standard_normal(p)
         q /= np.linalg.norm(q)
         _rank1_case(rng.standard_normal(p), 3.7, 1.3, q)

@@ -115,7 +115,9 @@ def em_pca(
         ``lambda_{k+1}/lambda_k``, for ``(k+s)/k`` times the cost per iteration: worth it when the spectrum
         decays slowly past k. ``"auto"``: ``min(k, 10)`` for ``k > 1`` on complete data, 0 (Roweis'
         iteration, the rank-one kernel) for ``k = 1`` or with missing values (the missing-value model has
-        exactly k columns). Pass 0 for the paper's iteration at any k.
+        exactly k columns). Pass 0 for the paper's iteration at any k. The oversampled iteration also
+        uses momentum (Xu et al. 2018) and, on complete arrays above 64 MiB, float32 products in its
+        early passes (its last two passes are float64): see :mod:`repro.em_pca`.
 
     Returns
     -------

