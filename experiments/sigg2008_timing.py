@@ -34,6 +34,12 @@ Choices (and why)
   other jobs' load. Until issue 19 the wall clock was used and emPCA's shared set-up was a single sample
   added to every ``K``: the ratio moved from 105 (quiet machine) to 58 (loaded) between two runs of the
   same code.
+* **NSPCA is timed in two whole passes over the (alpha, K) grid** (``NSPCA_REPEATS``), the least CPU time
+  of each cell kept (the same seeds: the two passes do the same work, checked by the number of fits).
+  With one pass, two runs alone of the same code gave per-cell CPU times 0.92x to 1.45x apart for
+  identical work (same fits, same variances): the virtual machine's host slows a process in bursts, and
+  CPU time counts the stalled cycles. The NSPCA mean moved by 9% (1.74 s vs 1.89 s), the ratio from 130 to
+  144, across the band edge 138; the least of two passes discards most of such bursts. Cost: about 55 s.
 * **Run alone** (``RUN_ALONE``): in a parallel full run (``--jobs 2``) this experiment runs before the
   others, with the machine to itself. An emPCA (nn) call is about 15 ms of work, and the experiment that
   happened to run beside it on the other core moved its mean by 13% (0.017 s vs 0.015 s, ratio 102 vs
@@ -79,6 +85,7 @@ ALPHAS = (1e5, 1e6, 1e7)
 NSPCA_GRID = (1, *range(10, 101, 10))
 PUBLISHED = {"emPCA (nn)": 0.4, "NSPCA": 24.0}
 EM_REPEATS = 3  # cold emPCA (nn) calls per K, the least CPU time kept (a call takes ~20 ms)
+NSPCA_REPEATS = 2  # passes over the NSPCA grid, the least CPU time per (alpha, K) kept (docstring)
 
 
 def compute(cfg: _common.Config) -> pd.DataFrame:
@@ -154,31 +161,38 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         nspca(np.ascontiguousarray(A[:20, :20]), 1, alpha=1e3, max_iter=2, precomputed=True, random_state=0)
     alphas = (1e7,) if quick else ALPHAS
     grid = (10, 40) if quick else NSPCA_GRID
-    for a_i, alpha in enumerate(alphas):
-        for K in _common.progress(grid, f"NSPCA alpha={alpha:g}"):
-            t0 = time.process_time()
-            row = {
-                "kind": "time",
-                "dataset": "CBCL faces, PC1 removed",
-                "method": "NSPCA",
-                "alpha": alpha,
-                "cardinality": int(K),
-            }
-            try:
-                r = nspca_for_cardinality(
-                    A,
-                    int(K),
-                    alpha=alpha,
-                    n_restarts=restarts,
-                    rtol=1e-5,
-                    precomputed=True,
-                    random_state=cfg.rng(2, a_i, K),
-                )
-                row.update(found=True, variance=r.variance / (n - 1), n_fits=r.n_fits)
-            except CardinalityNotReached as e:
-                row.update(found=False, variance=np.nan, n_fits=len(e.seen))
-            row["seconds"] = time.process_time() - t0
-            rows.append(row)
+    cells = {}  # (alpha, K) -> the row, its "seconds" the least over the passes
+    for rep in range(1 if quick else NSPCA_REPEATS):  # whole passes over the grid, interleaved in time
+        for a_i, alpha in enumerate(alphas):
+            for K in _common.progress(grid, f"NSPCA alpha={alpha:g} (pass {rep + 1})"):
+                t0 = time.process_time()
+                row = {
+                    "kind": "time",
+                    "dataset": "CBCL faces, PC1 removed",
+                    "method": "NSPCA",
+                    "alpha": alpha,
+                    "cardinality": int(K),
+                }
+                try:
+                    r = nspca_for_cardinality(
+                        A,
+                        int(K),
+                        alpha=alpha,
+                        n_restarts=restarts,
+                        rtol=1e-5,
+                        precomputed=True,
+                        random_state=cfg.rng(2, a_i, K),
+                    )
+                    row.update(found=True, variance=r.variance / (n - 1), n_fits=r.n_fits)
+                except CardinalityNotReached as e:
+                    row.update(found=False, variance=np.nan, n_fits=len(e.seen))
+                row["seconds"] = time.process_time() - t0
+                kept = cells.get((alpha, K))
+                if kept is not None and (kept["n_fits"] != row["n_fits"] or kept["found"] != row["found"]):
+                    raise RuntimeError(f"NSPCA alpha={alpha:g}, K={K}: two passes did different work.")
+                if kept is None or row["seconds"] < kept["seconds"]:
+                    cells[alpha, K] = row
+    rows.extend(cells.values())
     return pd.DataFrame(rows)
 
 
