@@ -162,10 +162,7 @@ def cmd_run(args) -> int:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
             alone, shared = split_alone(names, sources, redraw=args.redraw)
-            for n in alone:  # first, with the machine to themselves (see split_alone)
-                prog.start(n)
-                _report(_run_one(n, cfg, args.redraw), failed, prog)
-                prog.finish(n)
+            _run_serially(alone, cfg, args.redraw, failed, prog)  # first, with the machine to themselves
             shared = longest_first(shared, prog.expected)
             with ProcessPoolExecutor(max_workers=args.jobs) as pool:
                 futures = {}
@@ -180,10 +177,7 @@ def cmd_run(args) -> int:
                     if pending:
                         prog.start(pending.pop(0))
         else:
-            for n in names:
-                prog.start(n)
-                _report(_run_one(n, cfg, args.redraw), failed, prog)
-                prog.finish(n)
+            _run_serially(names, cfg, args.redraw, failed, prog)
     finally:
         prog.close()
     took = time.perf_counter() - t0
@@ -203,6 +197,13 @@ def cmd_run(args) -> int:
             ledger.update_readme(readme, cfg.out, {n: _title(n) for n in available})
     print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {path}")
     return 0
+
+
+def _run_serially(names, cfg, redraw, failed, prog) -> None:
+    for n in names:
+        prog.start(n)
+        _report(_run_one(n, cfg, redraw), failed, prog)
+        prog.finish(n)
 
 
 def _report(result, failed, prog) -> None:
