@@ -316,6 +316,18 @@ class Covariance:
         self.n_features = int((data if data is not None else matrix).shape[1])
         self.n_samples = n_samples
 
+    @classmethod
+    def _trusted(cls, *, data=None, matrix=None, n_samples=None) -> Covariance:
+        """Wrap an array the library built itself from validated input (finite float64; a symmetric
+        ``matrix``), skipping :func:`check_covariance_args`' passes over it (a finite test of the whole
+        data, the symmetry test of a matrix): internal use only."""
+        self = cls.__new__(cls)
+        self.data = data
+        self.matrix = matrix
+        self.n_features = int((data if data is not None else matrix).shape[1])
+        self.n_samples = n_samples
+        return self
+
     # ----- construction
     @classmethod
     def from_data(
@@ -557,10 +569,10 @@ class Covariance:
         """
         idx = np.asarray(idx)
         if self.matrix is not None:
-            return Covariance(
+            return Covariance._trusted(
                 matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples
             )
-        return Covariance(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
+        return Covariance._trusted(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
 
     def column_norms(self) -> np.ndarray:
         """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept).
@@ -801,7 +813,8 @@ def leading_eigenpairs(C, k: int | None = None) -> tuple[np.ndarray, np.ndarray]
 
 def _top_eigh(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = A.shape[0]
-    values, vectors = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
+    # check_finite=False: every caller passes a matrix built here from validated input
+    values, vectors = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
     return values[::-1].copy(), np.ascontiguousarray(vectors[:, ::-1])
 
 
@@ -975,7 +988,7 @@ def renormalize(C, w) -> tuple[np.ndarray, float]:
     if support.size == 0:
         raise ValueError("w is the zero vector; it has no support to renormalize on.")
     if C.uses_data:  # through the smaller of C[S, S] and the Gram matrix of the support's columns
-        values, vectors = Covariance(data=C.data[:, support], n_samples=C.n_samples).eigh(1)
+        values, vectors = Covariance._trusted(data=C.data[:, support], n_samples=C.n_samples).eigh(1)
     else:
         values, vectors = _top_eigh(C.submatrix(support), 1)
     v = vectors[:, 0]

@@ -1431,3 +1431,90 @@ def test_whole_run_kernels_match_the_twin(kind, nonneg, patience):
             assert counts[0] > counts[1]  # most iterations settled by the bound
         if kind == "data":
             assert counts[0] == 0 and counts[1] == it[ok].sum()  # no screening: a full product per iteration
+
+
+# --------------------------------------------------------------------------- the float32 search covariance
+def _tall(seed, n=2000, p=160, scale=None):
+    """Data large enough for the float32 search (N D^2 / 2 >= SEARCH32_MIN_FLOPS), N > D."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 6)) @ rng.standard_normal((6, p)) + 0.5 * rng.standard_normal((n, p))
+    if scale is not None:
+        X = X * scale
+    return X
+
+
+def _fit_both(X, **kw):
+    """The same fit with the float32 search (the default where it applies) and with it switched off."""
+    from repro.em_sparse_pca import operators
+
+    on = EMSparsePCA(1, random_state=0, **kw).fit(X)
+    applies = operators._SearchCovariance.applies
+    try:
+        operators._SearchCovariance.applies = classmethod(lambda cls, exact: False)
+        off = EMSparsePCA(1, random_state=0, **kw).fit(X)
+    finally:
+        operators._SearchCovariance.applies = applies
+    return on, off
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+@pytest.mark.parametrize("renorm", [True, "refine"])
+def test_float32_search_same_support_exact_weights(nonneg, renorm):
+    # the search on the float32 covariance finds the float64 search's support, and the returned weights
+    # and variance are the float64 ones on it: the leading eigenvector of C[S, S] (sparse) or the
+    # non-negative EM's fixed point on S, with w'Cw of the exact sample covariance
+    X = _tall(3)
+    C = np.cov(X, rowvar=False)
+    from repro.em_sparse_pca import operators
+
+    op, _, _ = operators._prepare(X, "auto", 5, search32=True)
+    assert isinstance(op, operators._SearchCovariance)
+    assert np.abs(op.matrix - C).max() < 1e-5 * np.abs(C).max()  # float32 sums: about 1e-7
+    assert np.abs(op.matrix - C).max() > 0  # it is the float32 one
+    for K in (1, 5, 20, 60, 150):
+        on, off = _fit_both(X, cardinality=K, nonneg=nonneg, renormalize=renorm)
+        w, w_off = on.components_[0], off.components_[0]
+        S = np.flatnonzero(w)
+        assert np.array_equal(S, np.flatnonzero(w_off)), K
+        assert on.explained_variance_[0] == pytest.approx(w @ C @ w, rel=1e-12)
+        if not nonneg:
+            vals, vecs = np.linalg.eigh(C[np.ix_(S, S)])
+            assert on.explained_variance_[0] == pytest.approx(vals[-1], rel=1e-12)
+            assert np.abs(np.abs(w[S]) - np.abs(vecs[:, -1])).max() < 1e-10  # not M~'s (off by ~1e-8)
+            assert np.abs(w - w_off).max() < 1e-10
+        else:
+            assert (w >= 0).all()
+            assert on.explained_variance_[0] >= off.explained_variance_[0] * (1 - 1e-9)
+        assert on.operator_ == "covariance"
+
+
+def test_float32_search_only_where_it_applies():
+    from repro.em_sparse_pca import operators
+
+    X = _tall(4)
+    assert isinstance(operators._prepare(X, "auto", 5, search32=True)[0], operators._SearchCovariance)
+    # not asked (several components, no renormalization): the float64 covariance
+    assert type(operators._prepare(X, "auto", 5, search32=False)[0]) is Covariance
+    # through the data (forced, or N <= D), or too small to pay: no float32 covariance
+    assert operators._prepare(X, "data", 5, search32=True)[0].matrix is None
+    assert operators._prepare(X.T[:, :300], "auto", 5, search32=True)[0].matrix is None
+    assert type(operators._prepare(X[:300, :40], "auto", 5, search32=True)[0]) is Covariance
+    # columns on scales 2^40 apart (float32 products of the smallest would underflow): float64
+    Y = X.copy()
+    Y[:, 0] *= 1e-13
+    assert type(operators._prepare(Y, "auto", 5, search32=True)[0]) is Covariance
+    # a constant column does not count against the range
+    Y = X.copy()
+    Y[:, 0] = 3.0
+    assert isinstance(operators._prepare(Y, "auto", 5, search32=True)[0], operators._SearchCovariance)
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e30])
+def test_float32_search_scale_equivariant(scale):
+    # dividing by a power of two before rounding to float32: data far outside float32's range fits the same
+    X = _tall(5)
+    a = EMSparsePCA(1, cardinality=12, random_state=0).fit(X)
+    b = EMSparsePCA(1, cardinality=12, random_state=0).fit(X * scale)
+    assert np.array_equal(np.flatnonzero(a.components_[0]), np.flatnonzero(b.components_[0]))
+    assert np.abs(a.components_ - b.components_).max() < 1e-10
+    assert b.explained_variance_[0] == pytest.approx(a.explained_variance_[0] * scale**2, rel=1e-10)

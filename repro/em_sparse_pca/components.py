@@ -10,11 +10,13 @@ import warnings
 import numpy as np
 
 from .._validation import ConvergenceWarning, check_cardinality, check_int, check_real, warn_not_converged
-from ..kernels.em_sparse_pca import MAX_ITER
+from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
+from ..linalg import renormalize
 from ._common import _ORTHOGONALITY, _RHO_MAX, _Component, _Settings
 from .missing import _ObservedData
-from .operators import _leading_pc_op, _rank_and_pc
+from .operators import _leading_pc_op, _quad_rows, _rank_and_pc
 from .restarts import _check_init, _resolve_restarts, _solve_component
+from .solvers import _em_on_support
 
 
 def _deflate(op, w, mean):
@@ -96,6 +98,8 @@ def _fit(
             comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg)
         else:
             comp = _solve_component(Aw, K, s, excluded, start_rngs, pc)
+        if hasattr(Aw, "exact"):  # found on the float32 search covariance: its weights in float64
+            comp.w, comp.h = _exact_weights(Aw.exact, comp.w, nonneg, s)
         if comp.status == MAX_ITER:
             warn_not_converged("EMSparsePCA", max_iter, tol, f"(component {l})")
         comp.op = Aw
@@ -107,6 +111,20 @@ def _fit(
         if orthogonality == "disjoint" or (orthogonality == "deflation" and nonneg):
             excluded = excluded | (w != 0)  # Eq. 19
     return comps
+
+
+def _exact_weights(exact, w, nonneg, s: _Settings):
+    """The optimal weights on the support of ``w`` (a renormalized result found on the float32 search
+    covariance, :class:`repro.em_sparse_pca.operators._SearchCovariance`) for the float64 covariance
+    ``exact``: the leading eigenvector of ``C[S, S]`` (:func:`repro.linalg.renormalize`), or, non-negative,
+    the EM on the support from ``w`` (already at its fixed point to about 1e-7: a few iterations). Returns
+    ``(w, w'Cw)``."""
+    if not nonneg:
+        return renormalize(exact, w)
+    r = _em_on_support(exact, w, True, s.tol, s.max_iter)
+    if r.status == COLLAPSED:  # pragma: no cover - w is a non-negative fixed point with w'Cw > 0
+        return w, float(_quad_rows(exact, w[None, :])[0])
+    return r.w, r.h
 
 
 def _solve_quasi(op, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg) -> _Component:

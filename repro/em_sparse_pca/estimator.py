@@ -209,7 +209,14 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         How the covariance is applied (:func:`repro.linalg.choose_operator`): ``"auto"`` iterates on the
         ``D x D`` covariance when the cost model says it pays (``n_samples`` well above ``n_features``),
         otherwise on the data. Same iterates to round-off either way. Data with missing values always
-        iterate on the data.
+        iterate on the data. A single component with ``renormalize`` True or ``"refine"`` on complete data
+        where the covariance pays (``N > D``, ``N D^2 / 2`` at least 2.5e7 multiply-adds, column scales
+        within ``2^40`` of each other) searches on the covariance formed in float32 (half the cost of the
+        float64 one, which then dominates the fit; entries within about 1e-7 of the float64 ones, far below
+        a sample covariance's sampling error), and only the support it finds is kept: its weights, the
+        variance and every reported value are computed in float64 from the data. On standardized CBCL
+        faces (K = 1..361) it finds the float64 search's support in all fits but exact ties; fits with
+        ``K <= 50`` take 0.75-0.85x the time there.
 
     Attributes
     ----------
@@ -369,14 +376,16 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
                 X = X / s
         n_vec = self.n_restarts if self.n_restarts is not None else DEFAULT_STARTS
         n_vec = int(n_vec) if isinstance(n_vec, (int, np.integer)) else 1
-        op, mean, n = _prepare(X, self.operator, n_vec, checked=True)  # an array was checked above
+        # one component whose weights are recomputed on its support: the search may use float32 products
+        search32 = self.n_components == 1 and _check_renormalize(self.renormalize) in (True, "refine")
+        op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32)  # checked above
         self._fit_op(op, mean, n - 1)
         unscale_fitted(self, s)
         return self
 
     def _fit_data(self, A, mean, rank_bound):
         """Fit on a data factor ``A`` with ``A'A = C`` (used by :func:`fit_function_form`)."""
-        self._fit_op(Covariance(data=np.ascontiguousarray(A, dtype=np.float64)), mean, rank_bound)
+        self._fit_op(Covariance._trusted(data=np.ascontiguousarray(A, dtype=np.float64)), mean, rank_bound)
         return self
 
     @blas_limited

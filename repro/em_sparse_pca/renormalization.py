@@ -27,7 +27,7 @@ def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, fl
     variance : float
         ``w_new' A'A w_new``.
     """
-    return renormalize(Covariance(data=A), w)
+    return renormalize(Covariance._trusted(data=A), w)
 
 
 def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
