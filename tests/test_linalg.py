@@ -215,3 +215,21 @@ def test_from_data_scaled_centred_data_and_restrict():
         assert sub.operator == op.operator and sub.n_features == 4
         np.testing.assert_allclose(sub.dense(), C[np.ix_(idx, idx)], atol=1e-12)
         np.testing.assert_allclose(op.column_norms(), np.sqrt(np.diag(C)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 60, 200])
+def test_top_eigh_is_scipy_subset_eigh_bit_for_bit(n):
+    # LAPACK dsyevr called directly: the same routine and arguments as scipy.linalg.eigh's subset driver
+    import scipy.linalg
+
+    from repro.linalg import _top_eigh
+
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((max(n // 2, 1), n))  # rank-deficient when n > 1
+    for A in (X.T @ X, np.zeros((n, n)), np.diag(np.arange(n, dtype=float))):
+        for k in sorted({1, min(3, n), n}):
+            vals, vecs = _top_eigh(A, k)
+            w, V = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1])
+            assert np.array_equal(vals, w[::-1])
+            assert np.array_equal(vecs, V[:, ::-1])
+            assert vecs.flags.c_contiguous
