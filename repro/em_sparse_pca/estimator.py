@@ -214,7 +214,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         within ``2^40`` of each other) searches on the covariance formed in float32 (half the cost of the
         float64 one, which then dominates the fit; entries within about 1e-7 of the float64 ones, far below
         a sample covariance's sampling error), and only the support it finds is kept: its weights, the
-        variance and every reported value are computed in float64 from the data. On standardized CBCL
+        variance and its ratio are computed in float64 from the data (``history_``, the EM's own values,
+        carries the float32 rounding, about 1e-7 relative). On standardized CBCL
         faces (K = 1..361) it finds the float64 search's support in all fits but exact ties; fits with
         ``K <= 50`` take 0.75-0.85x the time there.
 
