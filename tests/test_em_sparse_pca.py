@@ -1450,7 +1450,7 @@ def _fit_both(X, **kw):
     on = EMSparsePCA(1, random_state=0, **kw).fit(X)
     applies = operators._SearchCovariance.applies
     try:
-        operators._SearchCovariance.applies = classmethod(lambda cls, exact: False)
+        operators._SearchCovariance.applies = classmethod(lambda cls, exact, K: False)
         off = EMSparsePCA(1, random_state=0, **kw).fit(X)
     finally:
         operators._SearchCovariance.applies = applies
@@ -1467,11 +1467,11 @@ def test_float32_search_same_support_exact_weights(nonneg, renorm):
     C = np.cov(X, rowvar=False)
     from repro.em_sparse_pca import operators
 
-    op, _, _ = operators._prepare(X, "auto", 5, search32=True)
+    op, _, _ = operators._prepare(X, "auto", 5, search32=10)
     assert isinstance(op, operators._SearchCovariance)
     assert np.abs(op.matrix - C).max() < 1e-5 * np.abs(C).max()  # float32 sums: about 1e-7
     assert np.abs(op.matrix - C).max() > 0  # it is the float32 one
-    for K in (1, 5, 20, 60, 150):
+    for K in (1, 5, 20, 48):  # up to SEARCH32_MAX_SUPPORT * D = 48
         on, off = _fit_both(X, cardinality=K, nonneg=nonneg, renormalize=renorm)
         w, w_off = on.components_[0], off.components_[0]
         S = np.flatnonzero(w)
@@ -1492,21 +1492,25 @@ def test_float32_search_only_where_it_applies():
     from repro.em_sparse_pca import operators
 
     X = _tall(4)
-    assert isinstance(operators._prepare(X, "auto", 5, search32=True)[0], operators._SearchCovariance)
+    assert isinstance(operators._prepare(X, "auto", 5, search32=10)[0], operators._SearchCovariance)
     # not asked (several components, no renormalization): the float64 covariance
-    assert type(operators._prepare(X, "auto", 5, search32=False)[0]) is Covariance
+    assert type(operators._prepare(X, "auto", 5, search32=0)[0]) is Covariance
+    # a large cardinality: the float64 weights of its support would cost more than float32 saves
+    assert type(operators._prepare(X, "auto", 5, search32=49)[0]) is Covariance
+    on, off = _fit_both(X, cardinality=60)
+    assert np.array_equal(on.components_, off.components_)  # bit for bit: the float64 path
     # through the data (forced, or N <= D), or too small to pay: no float32 covariance
-    assert operators._prepare(X, "data", 5, search32=True)[0].matrix is None
-    assert operators._prepare(X.T[:, :300], "auto", 5, search32=True)[0].matrix is None
-    assert type(operators._prepare(X[:300, :40], "auto", 5, search32=True)[0]) is Covariance
+    assert operators._prepare(X, "data", 5, search32=10)[0].matrix is None
+    assert operators._prepare(X.T[:, :300], "auto", 5, search32=10)[0].matrix is None
+    assert type(operators._prepare(X[:300, :40], "auto", 5, search32=10)[0]) is Covariance
     # columns on scales 2^40 apart (float32 products of the smallest would underflow): float64
     Y = X.copy()
     Y[:, 0] *= 1e-13
-    assert type(operators._prepare(Y, "auto", 5, search32=True)[0]) is Covariance
+    assert type(operators._prepare(Y, "auto", 5, search32=10)[0]) is Covariance
     # a constant column does not count against the range
     Y = X.copy()
     Y[:, 0] = 3.0
-    assert isinstance(operators._prepare(Y, "auto", 5, search32=True)[0], operators._SearchCovariance)
+    assert isinstance(operators._prepare(Y, "auto", 5, search32=10)[0], operators._SearchCovariance)
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30])

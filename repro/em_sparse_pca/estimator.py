@@ -210,14 +210,14 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         ``D x D`` covariance when the cost model says it pays (``n_samples`` well above ``n_features``),
         otherwise on the data. Same iterates to round-off either way. Data with missing values always
         iterate on the data. A single component with ``renormalize`` True or ``"refine"`` on complete data
-        where the covariance pays (``N > D``, ``N D^2 / 2`` at least 2.5e7 multiply-adds, column scales
-        within ``2^40`` of each other) searches on the covariance formed in float32 (half the cost of the
-        float64 one, which then dominates the fit; entries within about 1e-7 of the float64 ones, far below
-        a sample covariance's sampling error), and only the support it finds is kept: its weights, the
-        variance and its ratio are computed in float64 from the data (``history_``, the EM's own values,
-        carries the float32 rounding, about 1e-7 relative). On standardized CBCL
-        faces (K = 1..361) it finds the float64 search's support in all fits but exact ties; fits with
-        ``K <= 50`` take 0.75-0.85x the time there.
+        where the covariance pays (``N > D``, ``N D^2 / 2`` at least 2.5e7 multiply-adds, ``cardinality`` at
+        most ``0.3 D``, column scales within ``2^40`` of each other) searches on the covariance formed in
+        float32 (half the cost of the float64 one, which then dominates the fit; entries within about 1e-7 of
+        the float64 ones, far below a sample covariance's sampling error), and only the support it finds is
+        kept: its weights, the variance and its ratio are computed in float64 from the data (``history_``, the
+        EM's own values, carries the float32 rounding, about 1e-7 relative). On standardized CBCL faces (K =
+        1..361) it finds the float64 search's support in all fits but exact ties; fits with ``K <= 50`` take
+        0.75-0.85x the time there.
 
     Attributes
     ----------
@@ -378,7 +378,11 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         n_vec = self.n_restarts if self.n_restarts is not None else DEFAULT_STARTS
         n_vec = int(n_vec) if isinstance(n_vec, (int, np.integer)) else 1
         # one component whose weights are recomputed on its support: the search may use float32 products
-        search32 = self.n_components == 1 and _check_renormalize(self.renormalize) in (True, "refine")
+        search32 = 0
+        if self.n_components == 1 and _check_renormalize(self.renormalize) in (True, "refine"):
+            card = np.ravel(np.asarray(self.cardinality if self.cardinality is not None else 0))
+            if card.size == 1 and np.issubdtype(card.dtype, np.integer) and card[0] > 0:
+                search32 = int(card[0])  # (a bad cardinality is refused with its reason by the fit below)
         op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32)  # checked above
         self._fit_op(op, mean, n - 1)
         unscale_fitted(self, s)
