@@ -311,7 +311,9 @@ class Covariance:
     """
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
-        data, matrix = check_covariance_args(data, matrix)
+        self._set(*check_covariance_args(data, matrix), n_samples)
+
+    def _set(self, data, matrix, n_samples):
         self.data = data
         self.matrix = matrix
         self.n_features = int((data if data is not None else matrix).shape[1])
@@ -323,10 +325,7 @@ class Covariance:
         ``matrix``), skipping :func:`check_covariance_args`' passes over it (a finite test of the whole
         data, the symmetry test of a matrix): internal use only."""
         self = cls.__new__(cls)
-        self.data = data
-        self.matrix = matrix
-        self.n_features = int((data if data is not None else matrix).shape[1])
-        self.n_samples = n_samples
+        self._set(data, matrix, n_samples)
         return self
 
     # ----- construction

@@ -140,18 +140,19 @@ class _SearchCovariance(Covariance):
     """
 
     def __init__(self, matrix, exact: Covariance):
-        self.data = None
-        self.matrix = matrix
+        self._set(None, matrix, exact.n_samples)
         self.exact = exact
-        self.n_features = exact.n_features
-        self.n_samples = exact.n_samples
+
+    @staticmethod
+    def pays(N: int, D: int, K: int) -> bool:
+        """Whether the float32 search pays for cardinality ``K`` on ``N x D`` data (by shape alone)."""
+        return N > D and N * D * D / 2 >= SEARCH32_MIN_FLOPS and K <= SEARCH32_MAX_SUPPORT * D
 
     @classmethod
     def applies(cls, exact: Covariance, K: int) -> bool:
         """Whether the float32 search pays and is safe for cardinality ``K`` on the data-backed ``exact``
         (``N x D``)."""
-        N, D = exact.data.shape
-        if N <= D or N * D * D / 2 < SEARCH32_MIN_FLOPS or K > SEARCH32_MAX_SUPPORT * D:
+        if not cls.pays(*exact.data.shape, K):
             return False
         norms = exact.column_norms()
         nz = norms[norms > 0]
@@ -220,8 +221,8 @@ def _prepare(X, operator: str, n_vectors: int, name: str = "X", checked: bool = 
         return op, op.obs_mean, N
     mean = X.mean(axis=0)
     kind = operator if operator != "auto" else choose_operator(N, D, n_vectors=n_vectors)
-    if search32 and kind == "covariance":
-        exact = Covariance._from_valid(X, operator="data", mean=mean)
+    if search32 and kind == "covariance" and _SearchCovariance.pays(N, D, search32):
+        exact = Covariance._from_valid(X, operator="data", mean=mean)  # its centred copy, kept if it applies
         if _SearchCovariance.applies(exact, search32):
             return _SearchCovariance.from_exact(exact), mean, N
     op = Covariance._from_valid(X, operator=kind, n_vectors=n_vectors, mean=mean)
