@@ -188,6 +188,104 @@ def test_single_precision_early_passes_exact_result(monkeypatch):
     )
 
 
+@pytest.mark.parametrize("blocked", [True, False])
+@pytest.mark.parametrize("scale", [2.0**-250, 1e-25, 1e25, 2.0**250])
+def test_oversampled_em_at_extreme_finite_scales(monkeypatch, blocked, scale):
+    """Scale equivariance where float32 products of Y (blocked arrays) and the momentum's cut^2 would leave
+    the floating-point range (both crashed before: ``eigh`` of a NaN Gram matrix)."""
+    from repro import _chunked
+
+    rng = np.random.default_rng(25)
+    X = _decaying(rng, 400, 50)
+    if blocked:
+        monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 0)
+        monkeypatch.setattr(_chunked, "BLOCK_BYTES", 8 * 50 * 64)
+    ref = EMPCA(4, tol=1e-10, random_state=0).fit(X)
+    m = EMPCA(4, tol=1e-10, random_state=0).fit(X * scale)
+    np.testing.assert_allclose(m.explained_variance_, ref.explained_variance_ * scale**2, rtol=1e-9)
+    _assert_same_components(m.components_, ref.components_, atol=1e-7)
+    if blocked:  # the float32 products themselves, against float64, at that scale
+        src = mod.DenseSource(X * scale)
+        assert src._s32 != 1.0
+        Q = np.linalg.qr(rng.standard_normal((50, 6)))[0]
+        A, G = src.products(Q, single=True)
+        A64, G64 = src.products(Q)
+        np.testing.assert_allclose(A, A64, rtol=1e-5, atol=1e-5 * np.abs(A64).max())
+        np.testing.assert_allclose(G, G64, rtol=1e-5, atol=1e-5 * np.abs(G64).max())
+
+
+def test_single_scale():
+    assert _chunked_mod()._single_scale(1.0) == _chunked_mod()._single_scale(2.0**100) == 1.0
+    for ss in (2.0**-700, 1e-30, 1e40, 2.0**900):
+        s = _chunked_mod()._single_scale(ss)
+        assert np.log2(s) == int(np.log2(s)) and 0.25 <= ss / s**2 <= 1.0
+
+
+def _chunked_mod():
+    from repro import _chunked
+
+    return _chunked
+
+
+def test_float32_covariance_replaces_slow_float32_passes(monkeypatch):
+    """A slowly converging spectrum: the float32 passes give way to the float32 covariance once the
+    predicted passes left exceed its cost; the result is still exact to tol (the last passes are float64)."""
+    from repro import _chunked
+
+    rng = np.random.default_rng(26)
+    n, p = 800, 60
+    X = rng.standard_normal((n, p)) * (1.0 / np.arange(1, p + 1) ** 0.25) + 3.0 * rng.standard_normal(p)
+    values, vectors = _eigh_pca(X, 5)
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 0)
+    monkeypatch.setattr(_chunked, "BLOCK_BYTES", 8 * p * 50)  # blocks of 50 rows: 16 blocks, two flushes
+    formed, passes = [], []
+    cov, products = _chunked.DenseSource.covariance32, _chunked.DenseSource.products
+
+    def spy_cov(self):
+        formed.append(cov(self))
+        return formed[-1]
+
+    def spy_products(self, Q, single=False):
+        passes.append(single)
+        return products(self, Q, single)
+
+    monkeypatch.setattr(_chunked.DenseSource, "covariance32", spy_cov)
+    monkeypatch.setattr(_chunked.DenseSource, "products", spy_products)
+    m = EMPCA(5, tol=1e-10, random_state=0, max_iter=2000).fit(X)
+    assert len(formed) == 1
+    Y = X - X.mean(axis=0)
+    np.testing.assert_allclose(formed[0], Y.T @ Y, rtol=0, atol=1e-6 * np.abs(Y.T @ Y).max())
+    np.testing.assert_array_equal(formed[0], formed[0].T)
+    # three float32 passes over the data (the third's change gives the rate), then the covariance, then
+    # float64 passes only
+    assert passes[:4] == [True] * 4 and not any(passes[4:]) and len(passes) >= 6
+    assert m.n_iter_ > len(passes)  # iterations on the covariance
+    np.testing.assert_allclose(m.explained_variance_, values, rtol=1e-10)
+    _assert_same_components(m.components_, vectors, atol=1e-6)
+    # without the covariance (a source that does not offer it): the same answer to tol
+    monkeypatch.setattr(_chunked.DenseSource, "covariance_passes", lambda self, k: np.inf)
+    formed.clear()
+    m2 = EMPCA(5, tol=1e-10, random_state=0, max_iter=2000).fit(X)
+    assert not formed
+    np.testing.assert_allclose(m2.explained_variance_, m.explained_variance_, rtol=1e-12)
+
+
+def test_float32_covariance_offered_only_where_it_can_pay(monkeypatch):
+    from repro import _chunked
+
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 0)
+    rng = np.random.default_rng(27)
+    assert mod.DenseSource(rng.standard_normal((400, 50))).covariance_passes(10) == 50 / (8.0 * 10)
+    assert mod.DenseSource(rng.standard_normal((150, 50))).covariance_passes(10) == np.inf  # p > n / 4
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 2**30)
+    assert mod.DenseSource(rng.standard_normal((400, 50))).covariance_passes(10) == np.inf  # a centred copy
+    solvers = sys.modules["repro.em_pca.solvers"]
+    assert solvers._passes_left(1e-2, 1e-1, 1e-5, 100) == pytest.approx(3.0)
+    assert solvers._passes_left(1e-2, 1e-1, 1e-5, 2) == 2.0
+    assert solvers._passes_left(1e-6, 1e-1, 1e-5, 100) == 0.0
+    assert solvers._passes_left(1e-2, 1e-2, 1e-5, 100) == 100.0  # not falling
+
+
 def test_predicted_last_pass_computes_the_gram_matrix_alone(monkeypatch):
     from repro import _chunked
 

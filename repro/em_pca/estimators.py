@@ -117,7 +117,8 @@ def em_pca(
         iteration, the rank-one kernel) for ``k = 1`` or with missing values (the missing-value model has
         exactly k columns). Pass 0 for the paper's iteration at any k. The oversampled iteration also
         uses momentum (Xu et al. 2018) and, on complete arrays above 64 MiB, float32 products in its
-        early passes (its last two passes are float64): see :mod:`repro.em_pca`.
+        early passes (over the data, or over ``Y'Y`` formed in float32 once when the passes still to
+        come would cost more; its last two passes are float64): see :mod:`repro.em_pca`.
 
     Returns
     -------

@@ -20,6 +20,9 @@ from ._common import _chol, _finish_history, _new_history, _ritz, _sin_orth
 #: The top-k subspace change per pass below which the oversampled EM on a large array stops using float32
 #: products (see :func:`_em_complete`): 100x float32's subspace round-off at p in the thousands.
 SINGLE_UNTIL = 1e-4
+#: The float32 passes give way to the float32 covariance (:meth:`repro._chunked.DenseSource.covariance32`)
+#: when the passes still to come, predicted from the last two changes, exceed this many times its cost.
+COVARIANCE_SWITCH = 1.2
 #: The change below which it switches to float64 in any case (float32 resolves a subspace to about 1e-6 at
 #: p in the thousands).
 SINGLE_FLOOR = 1e-5
@@ -58,6 +61,11 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
     should fall below ``tol / 2`` computes ``G = (YQ)'(YQ)`` first (one product instead of two) and ``A``
     only when it does not stop after all (the pass is then made in full): the iterates and the result are
     the same, the last pass costs about half.
+    Where the source offers a float32 covariance (``covariance_passes``: its cost in float32 passes,
+    :meth:`repro._chunked.DenseSource.covariance32`) and, from the fourth pass on, the float32 passes still
+    to come (predicted from the last two changes, until ``max(SINGLE_FLOOR, tol)``) exceed
+    :data:`COVARIANCE_SWITCH` times that cost, ``Y'Y`` is formed in float32 once and the float32 iterations
+    run on it (``p^2 k`` per iteration instead of a pass); the switch to float64 passes is as above.
     ``single``: None (the default) for float32 early passes where they apply, False for none.
     """
     n, ss = source.n, source.ss
@@ -75,6 +83,10 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
     prev_single = True  # whether the previous pass was float32 (none before the first pass)
     prev_change = math.nan
     gram = getattr(source, "gram", None) if k < k_fit else None  # in-memory sources only
+    # the float32 covariance replaces the float32 passes when they are predicted to cost more than it
+    offered = single and hasattr(source, "covariance_passes")
+    cov_passes = source.covariance_passes(k_fit) if offered else np.inf
+    M = None
     n_iter = 0
     converged = False
     while True:
@@ -89,6 +101,8 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
             # this pass should stop (its change extrapolated at the last rate is below tol/2): G = U'U
             # first, A = Y'U only if it does not stop (then the pass is made again in full)
             A, G = None, gram(Q)
+        elif single and M is not None:  # a float32 iteration on the float32 covariance
+            A, G = _matrix_products(M, Q)
         else:  # U = Y Q; A = Y'U; G = U'U
             A, G = source.products(Q, single=True) if single else source.products(Q)
         g, V = _ritz(G)
@@ -115,6 +129,12 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
         if n_iter >= max_iter:
             break
         prev_single = single
+        if M is None and single and len(ch) >= 4 and np.isfinite(cov_passes):
+            # (ch[0] is NaN; ch[1], the change from the random start, says nothing about the rate)
+            if _passes_left(change, prev_change, max(SINGLE_FLOOR, tol), max_iter - n_iter) > (
+                COVARIANCE_SWITCH * cov_passes
+            ):
+                M = source.covariance32()
         if single and change < single_until:
             # switch to float64 when two more passes at the observed rate should reach tol (the first
             # float64 pass cannot stop), or below SINGLE_FLOOR, or when the change stalls (float32's floor)
@@ -130,7 +150,7 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
             if momentum:
                 cut = min(g[-1], 0.5 * g[k - 1])
                 if P is not None and cut > 1e-8 * g[0]:
-                    C_new = A - (0.25 * cut * cut) * P
+                    C_new = A - (0.25 * cut) * (cut * P)  # (cut * cut would overflow at g near 1e155)
         else:
             # m-step C_new = Y X'(XX')^-1 = A G^-1 R  (e-step X = (C'C)^-1 C'Y = R^-1 Q'Y)
             C_new = A @ scipy.linalg.cho_solve(_chol(G, "Y'Y restricted to the current subspace"), R)
@@ -152,6 +172,24 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
             g, V = _ritz(source.products(Q)[1])
         return Q @ V[:, :k], np.diag(g[:k]), n_iter, converged, _finish_history(hist)
     return Q, G, n_iter, converged, _finish_history(hist)
+
+
+def _passes_left(change: float, prev_change: float, target: float, budget: int) -> float:
+    """Passes until the subspace change falls below ``target`` at the rate of the last two changes (at most
+    ``budget``; ``budget`` when the change is not falling)."""
+    if not change > target:
+        return 0.0
+    rho = change / prev_change
+    if not 0.0 < rho < 1.0:
+        return float(budget)
+    return min(math.log(target / change) / math.log(rho), float(budget))
+
+
+def _matrix_products(M, Q):
+    """``(MQ, Q'MQ)``: the pass of :func:`_em_complete` on a formed covariance ``M = Y'Y``."""
+    A = M @ Q
+    G = Q.T @ A
+    return A, 0.5 * (G + G.T)
 
 
 def _em_rank1(source, c0, max_iter, tol, callback):
