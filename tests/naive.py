@@ -537,3 +537,45 @@ def sweep2(V, kmax, best_val, best_phi):
                     best_val[k - 1] = g
                     best_phi[k - 1] = phi
     return len(angles)
+
+
+def lanczos_top(A, v0, max_steps, tol, out):
+    """Twin of repro.kernels.linalg.lanczos_top: Lanczos with full reorthogonalization (twice), the
+    largest Ritz pair of the tridiagonal after each step, stop at residual <= tol ||A||_F."""
+    n = A.shape[0]
+    m = min(max_steps, n)
+    nv = np.linalg.norm(v0)
+    if not nv > 0 or m < 1:
+        return 0.0, -1.0, 0
+    Q = [v0 / nv]
+    anorm = np.linalg.norm(A)
+    alpha, beta = [], []
+    eps = np.finfo(float).eps
+    for j in range(m):
+        w = A @ Q[j]
+        alpha.append(w @ Q[j])
+        w = w - alpha[j] * Q[j] - (beta[j - 1] * Q[j - 1] if j else 0.0)
+        B = np.array(Q)
+        for _ in range(2):
+            w = w - B.T @ (B @ w)
+        beta.append(np.linalg.norm(w))
+        T = np.diag(alpha) + np.diag(beta[:-1], 1) + np.diag(beta[:-1], -1)
+        ev, Y = np.linalg.eigh(T)
+        r = beta[j] * abs(Y[j, j])
+        done = r <= tol * anorm or beta[j] <= eps * anorm
+        if done or j == m - 1:
+            x = Y[:, j] @ B
+            out[:] = x / np.linalg.norm(x)
+            return ev[j], (r if done else -1.0), j + 1
+        Q.append(w / beta[j])
+    return ev[-1], -1.0, m
+
+
+def top_support(f, K, nonneg, excluded, work, idx):
+    """Twin of repro.kernels.em_sparse_pca.top_support: a stable sort of the candidates by decreasing
+    magnitude (ties: lower index first), the first K, in increasing index order."""
+    a = np.where(excluded, 0.0, np.maximum(f, 0.0) if nonneg else np.abs(f))
+    cand = np.flatnonzero(a > 0)
+    keep = np.sort(cand[np.argsort(-a[cand], kind="stable")[:K]])
+    idx[: keep.size] = keep
+    return keep.size

@@ -70,6 +70,32 @@ def test_kth_largest_matches_twin():
 
 
 @pytest.mark.parametrize("nonneg", [False, True])
+def test_top_support_matches_twin(nonneg):
+    """The truncated-power step's support: the K largest magnitudes (positive entries when nonneg), ties
+    to the lower index, excluded and zero entries never taken, in increasing order."""
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        D = int(rng.integers(1, 40))
+        f = np.round(rng.standard_normal(D), int(rng.integers(0, 3)))  # ties and zeros
+        excluded = rng.random(D) < 0.2
+        K = int(rng.integers(1, D + 2))
+        i1, i2 = np.full(D, -1), np.full(D, -1)
+        n1 = kern.top_support(f, K, nonneg, excluded, np.empty(D), i1)
+        n2 = naive.top_support(f, K, nonneg, excluded, None, i2)
+        assert n1 == n2 and np.array_equal(i1[:n1], i2[:n2])
+        assert n1 <= K and np.all(np.diff(i1[:n1]) > 0) and not excluded[i1[:n1]].any()
+    i = np.empty(6, dtype=np.int64)
+    assert (
+        kern.top_support(
+            np.array([1.0, -3.0, 2.0, 2.0, 0.0, 2.0]), 3, nonneg, np.zeros(6, bool), np.empty(6), i
+        )
+        == 3
+    )
+    # signed: -3, then the first two 2s (ties go to the lower index)
+    assert i[:3].tolist() == ([2, 3, 5] if nonneg else [1, 2, 3])
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
 def test_constrained_mstep_matches_algorithm2_twin(nonneg):
     fixed = np.array([0.5, -2.0, 1.5, 0.0, -0.25, 3.0, 1.5])
     cases = [(fixed, K, np.zeros(7, bool)) for K in range(1, 9)]

@@ -217,6 +217,96 @@ def test_from_data_scaled_centred_data_and_restrict():
         np.testing.assert_allclose(op.column_norms(), np.sqrt(np.diag(C)), rtol=1e-12)
 
 
+def test_lanczos_kernel_matches_numpy_twin():
+    import naive
+
+    from repro.kernels.linalg import lanczos_top
+
+    rng = np.random.default_rng(40)
+    for n in (1, 5, 40, 90):
+        X = rng.standard_normal((n + 3, n))
+        A = X.T @ X
+        v0 = rng.standard_normal(n)
+        for steps, tol in ((40, 4 * np.finfo(float).eps), (3, 4 * np.finfo(float).eps), (40, 1e-6)):
+            x, y = np.empty(n), np.empty(n)
+            got = lanczos_top(A, v0, steps, tol, x)
+            want = naive.lanczos_top(A, v0, steps, tol, y)
+            assert got[2] == want[2] and (got[1] < 0) == (want[1] < 0)
+            np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+            np.testing.assert_allclose(x, y, atol=1e-9)
+    assert lanczos_top(np.eye(3), np.zeros(3), 10, 1e-12, np.empty(3))[1] < 0  # zero start: not converged
+
+
+@pytest.mark.parametrize("n", [32, 33, 60, 150])
+def test_top_eigvec_is_the_leading_eigenpair_from_any_start(n):
+    """_top_eigvec (Lanczos from a start, certified by Cholesky, dsyevr otherwise) gives _top_eigh's
+    leading eigenpair: from a good start, a random one, one orthogonal to the leading eigenvector (Lanczos
+    converges to a smaller Ritz value there; the certificate refuses it), on full-rank, rank-deficient,
+    degenerate, indefinite and zero matrices."""
+    from repro.linalg import _top_eigh, _top_eigvec
+
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((n + 5, n))
+    low = rng.standard_normal((n // 4, n))
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    degenerate = (Q * np.r_[3.0, 3.0, np.linspace(1.0, 0.1, n - 2)]) @ Q.T
+    indefinite = (Q * np.r_[2.0, np.linspace(1.0, -5.0, n - 1)]) @ Q.T
+    for A in (X.T @ X, low.T @ low, degenerate, indefinite, np.zeros((n, n))):
+        A = np.ascontiguousarray(0.5 * (A + A.T))
+        vals, vecs = _top_eigh(A, 1)
+        v = vecs[:, 0]
+        noise = rng.standard_normal(n)
+        orth = noise - (noise @ v) * v
+        for start in (v + 1e-3 * noise, noise, orth):
+            got_vals, got_vecs = _top_eigvec(A, start)
+            assert got_vals.shape == (1,) and got_vecs.shape == (n, 1)
+            scale = max(np.abs(vals[0]), np.linalg.norm(A), 1e-300)
+            assert abs(got_vals[0] - vals[0]) <= 1e-12 * scale
+            x = got_vecs[:, 0]
+            assert abs(np.linalg.norm(x) - 1.0) < 1e-12
+            # an eigenvector for the leading eigenvalue (in the degenerate case any one of its plane)
+            np.testing.assert_allclose(A @ x, vals[0] * x, atol=1e-10 * scale)
+
+
+def test_top_eigvec_certificate_refuses_a_smaller_ritz_value(monkeypatch):
+    import repro.linalg as L
+
+    rng = np.random.default_rng(42)
+    X = rng.standard_normal((65, 60))
+    A = X.T @ X
+    v = L._top_eigh(A, 1)[1][:, 0]
+    noise = rng.standard_normal(60)
+    calls = []
+    top_eigh = L._top_eigh
+    monkeypatch.setattr(L, "_top_eigh", lambda A, k: (calls.append(k), top_eigh(A, k))[1])
+    L._top_eigvec(A, v + 1e-3 * noise)
+    assert calls == []  # Lanczos, certified
+    L._top_eigvec(A, noise - (noise @ v) * v)  # converges to the second eigenvalue: refused
+    assert calls == [1]
+
+
+def test_renormalize_uses_lanczos_and_matches_eigh():
+    """renormalize on a support of 32 or more features runs Lanczos from the loadings: the same weights as
+    the dense eigenproblem, on a matrix and through the data (K <= N and the Gram path K > N)."""
+    from repro.linalg import renormalize
+
+    rng = np.random.default_rng(41)
+    for N in (300, 40):
+        X = rng.standard_normal((N, 120)) @ rng.standard_normal((120, 120))
+        C = Covariance.from_data(X)
+        S = np.sort(rng.choice(120, 60, replace=False))
+        w = np.zeros(120)
+        w[S] = rng.standard_normal(60)
+        Cd = np.cov(X, rowvar=False)
+        vals, vecs = np.linalg.eigh(Cd[np.ix_(S, S)])
+        want = vecs[:, -1] * np.sign(vecs[:, -1] @ w[S])
+        for op in (C, Covariance(matrix=Cd)):
+            got, var = renormalize(op, w)
+            np.testing.assert_allclose(var, vals[-1], rtol=1e-12)
+            np.testing.assert_allclose(got[S], want, atol=1e-9)
+            assert np.count_nonzero(got) == 60
+
+
 @pytest.mark.parametrize("n", [1, 2, 7, 60, 200])
 def test_top_eigh_is_scipy_subset_eigh_bit_for_bit(n):
     # LAPACK dsyevr called directly: the same routine and arguments as scipy.linalg.eigh's subset driver

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import COLLAPSED
+from ..kernels.em_sparse_pca import COLLAPSED, top_support
 from ..linalg import SPARSE_FRACTION, Covariance, renormalize
 from ._common import _Run, _Settings
 from .quasi import _em_quasi
@@ -55,14 +55,13 @@ MAX_REFINE_STEPS = 50
 
 def _power_step(op, f, K, nonneg, excluded, s: _Settings):
     """One truncated-power step from ``f = C w``: the support ``S`` of the ``K`` largest entries (largest
-    magnitudes; largest positive entries when ``nonneg``; excluded features left out) with the optimal
-    weights on it (:func:`_renormalized`). Returns ``(w, h, iterations, S)``, or None when no feature
+    magnitudes; largest positive entries when ``nonneg``; excluded features left out; ties to the lower
+    index; :func:`repro.kernels.em_sparse_pca.top_support`) with the optimal weights on it
+    (:func:`_renormalized`). Returns ``(w, h, iterations, S)``, or None when no feature
     qualifies."""
-    a = np.maximum(f, 0.0) if nonneg else np.abs(f)
-    a[excluded] = 0.0
-    cand = np.flatnonzero(a > 0)
-    if cand.size > K:
-        cand = np.sort(cand[np.argpartition(a[cand], cand.size - K)[cand.size - K :]])
+    D = f.shape[0]
+    idx = np.empty(D, dtype=np.int64)
+    cand = idx[: top_support(f, K, nonneg, excluded, np.empty(D), idx)]
     if cand.size == 0:
         return None
     z = np.zeros(f.shape[0])

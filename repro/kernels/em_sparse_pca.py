@@ -57,6 +57,7 @@ __all__ = [
     "screen_reference",
     "support_matvec",
     "support_of",
+    "top_support",
 ]
 
 # Status codes of an EM run (used by repro.em_sparse_pca).
@@ -119,6 +120,47 @@ def kth_largest(a, n, k):
             hi = j - 1
         if j <= r:
             lo = i
+
+
+@njit
+def top_support(f, K, nonneg, excluded, work, idx):
+    """The support of a truncated-power step: the indices of the ``K`` largest magnitudes of ``f``
+    (largest positive entries when ``nonneg``; ``excluded`` left out; only non-zero candidates), in
+    increasing order, into ``idx``; returns how many (``min(K, candidates)``). Ties at the ``K``-th value
+    go to the lower indices. ``work`` (``>= len(f)``) is scratch. O(D): one pass for the candidates'
+    magnitudes, :func:`kth_largest` for the ``K``-th, one pass to collect."""
+    D = f.shape[0]
+    m = 0
+    for i in range(D):
+        if not excluded[i]:
+            a = f[i] if nonneg else abs(f[i])
+            if a > 0.0:
+                work[m] = a
+                m += 1
+    if m <= K:
+        n = 0
+        for i in range(D):
+            if not excluded[i] and (f[i] > 0.0 if nonneg else f[i] != 0.0):
+                idx[n] = i
+                n += 1
+        return n
+    thr = kth_largest(work, m, K)
+    above = 0
+    for i in range(D):
+        if not excluded[i] and (f[i] if nonneg else abs(f[i])) > thr:
+            above += 1
+    ties = K - above  # entries equal to thr to take, lowest indices first
+    n = 0
+    for i in range(D):
+        if excluded[i]:
+            continue
+        a = f[i] if nonneg else abs(f[i])
+        if a > thr or (a == thr and ties > 0):
+            if a == thr:
+                ties -= 1
+            idx[n] = i
+            n += 1
+    return n
 
 
 @njit
