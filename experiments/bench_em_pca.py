@@ -62,8 +62,10 @@ Added in issue 23's fifth round: from the fourth pass on, where the float32 pass
 makes its remaining float32 iterations on it (1 ms each). On the decaying spectrum it switches after four
 passes (7.9 passes predicted, about 8 made without it): one interleaved measurement, median of 3, 1.80 s
 against 2.08-2.21 s without; on the spiked spectrum 3 passes are left and nothing changes. On a flatter
-spectrum (``l_j = j^-1/2``, same size) 4.4 s -> 2.5 s. The ratio to svds remains near 1 on these two
-spectra: the EM's fixed costs (validation, centring, two float64 passes) are about 0.55 s of it.
+spectrum (``l_j = j^-1/2``, same size) 4.4 s -> 2.5 s. In the two full runs of that round (same code)
+svds/EMPCA read 1.31x and 0.98x (spiked) and 1.23x and 1.01x (decaying): EMPCA's spiked fit took 1.14 s
+and 1.33 s, svds 1.49 s and 1.30 s, so the host moved the two solvers by 13-17% in opposite directions
+between runs; the ratio sits near 1 with the machine's state deciding its side.
 
 Choices (and why)
 -----------------
