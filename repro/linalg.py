@@ -1052,7 +1052,7 @@ def renormalize(C, w) -> tuple[np.ndarray, float]:
     else:
         values, vectors = _top_eigvec(C.submatrix(support), start)
     v = vectors[:, 0]
-    if v @ w[support] < 0:
+    if v @ start < 0:
         v = -v
     out = np.zeros(C.n_features)
     out[support] = v

@@ -84,8 +84,7 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
     prev_change = math.nan
     gram = getattr(source, "gram", None) if k < k_fit else None  # in-memory sources only
     # the float32 covariance replaces the float32 passes when they are predicted to cost more than it
-    offered = single and hasattr(source, "covariance_passes")
-    cov_passes = source.covariance_passes(k_fit) if offered else np.inf
+    cov_passes = source.covariance_passes(k_fit) if single else np.inf  # (single: a blocked DenseSource)
     M = None
     n_iter = 0
     converged = False

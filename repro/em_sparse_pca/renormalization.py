@@ -64,7 +64,7 @@ def _power_step(op, f, K, nonneg, excluded, s: _Settings):
     cand = idx[: top_support(f, K, nonneg, excluded, np.empty(D), idx)]
     if cand.size == 0:
         return None
-    z = np.zeros(f.shape[0])
+    z = np.zeros(D)
     z[cand] = f[cand]
     z /= np.linalg.norm(z)
     # h = -inf: the renormalized weights are kept unless the EM on the support collapses
