@@ -96,6 +96,36 @@ def test_top_support_matches_twin(nonneg):
 
 
 @pytest.mark.parametrize("nonneg", [False, True])
+def test_top_support_sampled_matches_twin(nonneg):
+    """With many candidates the K-th magnitude is found through a sample (kern._kth_by_sample): the same
+    support as the twin, with ties, exclusions and zeros, and where the sample misjudges the bound (the
+    sampled positions hold the largest values, so fewer than K entries reach it) the full selection."""
+    rng = np.random.default_rng(9)
+    D = 3 * kern.SAMPLE_MIN
+    for _ in range(40):
+        f = np.round(rng.standard_normal(D), int(rng.integers(1, 4)))
+        f[rng.random(D) < 0.05] = 0.0
+        excluded = rng.random(D) < 0.1
+        K = int(rng.choice([1, 10, 100, D // 8, D // 8 + 1]))
+        i1, i2 = np.full(D, -1), np.full(D, -1)
+        n1 = kern.top_support(f, K, nonneg, excluded, np.empty(D), i1)
+        n2 = naive.top_support(f, K, nonneg, excluded, None, i2)
+        assert n1 == n2 == K and np.array_equal(i1[:n1], i2[:n2])
+    # adversarial: the sampled positions carry the largest values
+    m = 2 * kern.SAMPLE_MIN
+    f = rng.random(m)
+    pos = (np.arange(kern.SAMPLE_SIZE) * m) // kern.SAMPLE_SIZE
+    f[pos] = 10.0 + rng.random(pos.size)
+    work = f.copy()
+    assert kern._kth_by_sample(work, m, 100) == -1.0  # the bound let through fewer than 100
+    for K in (100, 1000):
+        i1, i2 = np.full(m, -1), np.full(m, -1)
+        excl = np.zeros(m, bool)
+        n1 = kern.top_support(f, K, nonneg, excl, np.empty(m), i1)
+        assert n1 == naive.top_support(f, K, nonneg, excl, None, i2) and np.array_equal(i1[:n1], i2[:n1])
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
 def test_constrained_mstep_matches_algorithm2_twin(nonneg):
     fixed = np.array([0.5, -2.0, 1.5, 0.0, -0.25, 3.0, 1.5])
     cases = [(fixed, K, np.zeros(7, bool)) for K in range(1, 9)]

