@@ -1046,7 +1046,14 @@ def renormalize(C, w) -> tuple[np.ndarray, float]:
     support = np.flatnonzero(w)
     if support.size == 0:
         raise ValueError("w is the zero vector; it has no support to renormalize on.")
-    start = w[support]  # Lanczos from the loadings being renormalized (certified; dsyevr otherwise)
+    return _renormalize_support(C, support, w[support])
+
+
+def _renormalize_support(C: Covariance, support: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`renormalize` given the support (increasing, non-empty) and the loadings on it (non-zero),
+    without the checks or the passes over all features that find the support: for the library's own
+    callers, which know both (a truncated-power step gets its support from the selection)."""
+    # Lanczos from the loadings being renormalized (certified; dsyevr otherwise)
     if C.uses_data:  # through the smaller of C[S, S] and the Gram matrix of the support's columns
         values, vectors = Covariance._trusted(data=C.data[:, support], n_samples=C.n_samples)._eigh(1, start)
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.em_sparse_pca import COLLAPSED, top_support
-from ..linalg import SPARSE_FRACTION, Covariance, renormalize
+from ..linalg import SPARSE_FRACTION, Covariance, _renormalize_support, renormalize
 from ._common import _Run, _Settings
 from .quasi import _em_quasi
 from .solvers import _em, _em_on_support
@@ -30,20 +30,22 @@ def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, fl
     return renormalize(Covariance._trusted(data=A), w)
 
 
-def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings):
-    """Optimal weights on the support of an EM run: ``(w, h, mean, iterations spent)``."""
+def _renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings, support=None):
+    """Optimal weights on the support of an EM run: ``(w, h, mean, iterations spent)``. ``support``: the
+    non-zeros of ``run.w`` (increasing) when the caller knows them."""
     if not nonneg and V is None and isinstance(op, Covariance):
-        w, h = renormalize(op, run.w)
+        S = np.flatnonzero(run.w) if support is None else support
+        w, h = _renormalize_support(op, S, run.w[S])
         return w, h, run.mean, 0
     # the EM itself restricted to the support (non-negative, quasi, missing values)
     D = run.w.shape[0]
-    off = excluded | (run.w == 0)
-    if V is None and isinstance(op, Covariance) and np.count_nonzero(run.w) * SPARSE_FRACTION < D:
-        r = _em_on_support(op, run.w, nonneg, s.tol, s.max_iter)  # a sparse support: its own small operator
+    nnz = np.count_nonzero(run.w) if support is None else support.size
+    if V is None and isinstance(op, Covariance) and nnz * SPARSE_FRACTION < D:  # its own small operator
+        r = _em_on_support(op, run.w, nonneg, s.tol, s.max_iter, support)
     elif V is None:
-        r = _em(op, run.w, D, nonneg, off, s.tol, s.max_iter)
+        r = _em(op, run.w, D, nonneg, excluded | (run.w == 0), s.tol, s.max_iter)
     else:
-        r = _em_quasi(op, run.w, D, nonneg, off, V, rho, s.tol, s.max_iter)
+        r = _em_quasi(op, run.w, D, nonneg, excluded | (run.w == 0), V, rho, s.tol, s.max_iter)
     if r.status != COLLAPSED and r.h >= run.h:
         return r.w, r.h, r.mean, r.n_iter
     return run.w, run.h, run.mean, r.n_iter
@@ -67,8 +69,9 @@ def _power_step(op, f, K, nonneg, excluded, s: _Settings):
     z = np.zeros(D)
     z[cand] = f[cand]
     z /= np.linalg.norm(z)
+    S = cand[z[cand] != 0.0]  # (all of them, unless f spans more than float64's range)
     # h = -inf: the renormalized weights are kept unless the EM on the support collapses
-    w, h, _, it = _renormalized(op, _Run(z, -np.inf, 0, 0, np.empty(0)), nonneg, excluded, None, 0.0, s)
+    w, h, _, it = _renormalized(op, _Run(z, -np.inf, 0, 0, np.empty(0)), nonneg, excluded, None, 0.0, s, S)
     return w, h, it, cand
 
 

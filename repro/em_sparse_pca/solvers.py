@@ -221,20 +221,21 @@ def _em(op, w0, K, nonneg, excluded, tol, max_iter) -> _Run:
     return _em_block(op, np.asarray(w0)[None, :], K, nonneg, excluded, tol, max_iter)[0]
 
 
-def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter) -> _Run:
+def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter, support=None) -> _Run:
     """The EM from ``w0`` with every feature off its support excluded (no cardinality bound), run on the
     support's own operator (:meth:`repro.linalg.Covariance.restrict`: ``N K`` or ``K^2`` per iteration
     instead of ``N D`` or ``D^2``); the same iterates as ``_em(op, w0, D, nonneg, w0 == 0, ...)`` to
     round-off, mapped back to all ``D`` features. A support of at most :data:`SUPPORT_MATRIX_MAX` features
     of a data-backed operator gets its ``K x K`` covariance (``N K^2 / 2`` flops, about as much as a few
     iterations through the data), so that the whole run is one kernel call
-    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`) instead of a Python round per iteration."""
-    S = np.flatnonzero(w0)
+    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`) instead of a Python round per iteration.
+    ``support``: the non-zeros of ``w0`` (increasing) when the caller knows them."""
+    S = np.flatnonzero(w0) if support is None else support
     sub = op.restrict(S)
     if sub.matrix is None and S.size <= SUPPORT_MATRIX_MAX:
         A = sub.data
         M = A.T @ A
-        sub = Covariance(matrix=0.5 * (M + M.T), n_samples=sub.n_samples)
+        sub = Covariance._trusted(matrix=0.5 * (M + M.T), n_samples=sub.n_samples)  # symmetric, finite
     r = _em(sub, w0[S], S.size, nonneg, np.zeros(S.size, dtype=bool), tol, max_iter)
     w = np.zeros(w0.shape[0])
     w[S] = r.w
