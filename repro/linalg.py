@@ -450,6 +450,11 @@ class Covariance:
         h : ndarray, shape (R,)
             ``w_j' C w_j``.
         """
+        return self._products(W, True)
+
+    def _products(self, W, want_F: bool):
+        """:meth:`products`; with ``want_F=False`` through the data only ``h`` (the same values) and
+        ``F = None``, without the ``N D`` product ``X'y`` per row."""
         W = np.asarray(W, dtype=np.float64)
         R = W.shape[0]
         if R >= BLOCK_MIN_ROWS:
@@ -457,9 +462,9 @@ class Covariance:
                 F = W @ self.matrix
                 return F, np.einsum("ij,ij->i", W, F)
             Y = W @ self.data.T
-            return Y @ self.data, np.einsum("ij,ij->i", Y, Y)
+            return (Y @ self.data if want_F else None), np.einsum("ij,ij->i", Y, Y)
         D = self.n_features
-        F = np.empty((R, D))
+        F = np.empty((R, D)) if want_F or self.matrix is not None else None
         h = np.empty(R)
         M, A = self.matrix, self.data
         y = np.empty(A.shape[0]) if A is not None else None
@@ -481,8 +486,35 @@ class Covariance:
                 else:
                     np.dot(A, w, out=y)
                 h[r] = y @ y
-                np.dot(A.T, y, out=F[r])
+                if want_F:
+                    np.dot(A.T, y, out=F[r])
         return F, h
+
+    def quad_rows(self, W: np.ndarray) -> np.ndarray:
+        """``w_j' C w_j`` for the rows of a block ``W``: the ``h`` of :meth:`products`, the same values,
+        without ``W C`` when the products go through the data (``N K`` flops for a ``K``-sparse row
+        instead of ``N (D + K)``).
+
+        Parameters
+        ----------
+        W : ndarray, shape (R, n_features)
+            A block of ``R`` vectors as rows.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            ``w_j' C w_j``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from repro import Covariance
+        >>> C = Covariance.from_data(np.random.default_rng(0).standard_normal((50, 4)))
+        >>> W = np.eye(4)[:2]
+        >>> bool(np.array_equal(C.quad_rows(W), C.products(W)[1]))
+        True
+        """
+        return self._products(W, False)[1]
 
     def quad(self, W: np.ndarray) -> np.ndarray | float:
         """``w' C w`` for a vector, or the diagonal of ``W' C W`` for columns ``W``.

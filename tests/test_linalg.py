@@ -5,6 +5,7 @@ import pytest
 
 from repro.linalg import (
     BLAS3_GAIN,
+    BLOCK_MIN_ROWS,
     Covariance,
     canonical_sign,
     center,
@@ -192,6 +193,15 @@ def test_products_are_the_same_through_data_or_matrix(shape):
         F, h = cov.products(Ws)
         np.testing.assert_allclose(F, Ws @ C, atol=1e-12)
         np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", Ws, C, Ws), rtol=1e-12)
+    # quad_rows: products' h bit for bit (without W C), for dense, sparse and zero rows, below and from
+    # BLOCK_MIN_ROWS rows on
+    rng = np.random.default_rng(6)
+    for R in (1, 3, BLOCK_MIN_ROWS, BLOCK_MIN_ROWS + 2):
+        Wb = rng.standard_normal((R, shape[1]))
+        Wb[::2, 3:] = 0.0  # sparse rows
+        Wb[-1] = 0.0
+        for cov in ops + [Covariance.from_data(X, operator=o) for o in ("data", "covariance")]:
+            assert np.array_equal(cov.quad_rows(Wb), cov.products(Wb)[1])
     assert Covariance.from_data(X, operator="covariance").data is None
     expected = "covariance" if shape[0] > shape[1] else "data"
     assert Covariance.from_data(X, operator="auto").operator == expected

@@ -153,7 +153,12 @@ def _em_block(
     done = np.flatnonzero(status != COLLAPSED)
     hfinal = np.zeros(R)
     if done.size:
-        hd = op.products(W[done], done)[1] if scr is None else scr.products(W, done)
+        if scr is not None:
+            hd = scr.products(W, done)
+        elif type(op).products is Covariance.products:  # w'Cw alone (through the data: not C w)
+            hd = op.quad_rows(W[done])
+        else:
+            hd = op.products(W[done], done)[1]
         if it.max() >= hist.shape[1]:
             hist = grow(hist)
         hfinal[done] = hd
