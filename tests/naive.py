@@ -579,3 +579,88 @@ def top_support(f, K, nonneg, excluded, work, idx):
     keep = np.sort(cand[np.argsort(-a[cand], kind="stable")[:K]])
     idx[: keep.size] = keep
     return keep.size
+
+
+# --------------------------------------------------------------------------- SSPCA (repro.kernels.sspca)
+def _group_soft_threshold(Z, t):
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+    return Z * scale[:, None]
+
+
+def _sspca_objective(X, U, V, alpha):
+    R = X - U @ V.T
+    return 0.5 * float(np.einsum("ij,ij->", R, R)) + alpha * float(np.sqrt(np.einsum("ij,ij->i", V, V)).sum())
+
+
+def _sspca_u_step(X, U, V):
+    XV = X @ V
+    G = V.T @ V
+    d = U.shape[1]
+    for k in range(d):
+        vk2 = G[k, k]
+        if vk2 <= 0:
+            continue
+        # R_k v_k = X v_k - sum_{l != k} u_l (v_l'v_k)
+        r = XV[:, k] - U @ G[:, k] + U[:, k] * vk2
+        u = r / vk2
+        nu = np.linalg.norm(u)
+        U[:, k] = u / max(1.0, nu)
+    return U
+
+
+def _sspca_v_step(X, U, V, alpha, max_inner, tol):
+    """FISTA on ``V`` with ``U`` fixed, monotone variant (a plain proximal step when momentum fails)."""
+    G = U.T @ U
+    L = float(np.linalg.eigvalsh(G)[-1])
+    if L <= 0:
+        return np.zeros_like(V)
+    XtU = X.T @ U
+
+    def f_smooth_grad(W):
+        return W @ G - XtU
+
+    def obj(W):
+        return (
+            0.5 * float(np.einsum("ij,jk,ik->", W, G, W))
+            - float(np.einsum("ij,ij->", W, XtU))
+            + alpha * float(np.sqrt(np.einsum("ij,ij->i", W, W)).sum())
+        )
+
+    Y, t = V.copy(), 1.0
+    f_old = obj(V)
+    for _ in range(max_inner):
+        V_new = _group_soft_threshold(Y - f_smooth_grad(Y) / L, alpha / L)
+        f_new = obj(V_new)
+        if f_new > f_old:  # monotone FISTA: fall back on a plain proximal step from V
+            V_new = _group_soft_threshold(V - f_smooth_grad(V) / L, alpha / L)
+            f_new = obj(V_new)
+            Y, t = V_new.copy(), 1.0
+        else:
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            Y = V_new + ((t - 1.0) / t_new) * (V_new - V)
+            t = t_new
+        change = abs(f_old - f_new)
+        V, f_old = V_new, f_new
+        if change <= tol * max(1.0, abs(f_new)):
+            break
+    return V
+
+
+def sspca_run(X, alpha, U, V, max_iter, tol, history=None):
+    """Twin of repro.kernels.sspca.sspca_run: the NumPy block-coordinate descent it replaced (U updated in
+    place, a new V per step); returns (U, V, n_iter) and appends the objectives to ``history``."""
+    f_old = _sspca_objective(X, U, V, alpha)
+    if history is not None:
+        history.append(f_old)
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007
+        V = _sspca_v_step(X, U, V, alpha, 50, tol * 0.1)
+        U = _sspca_u_step(X, U, V)
+        f = _sspca_objective(X, U, V, alpha)
+        if history is not None:
+            history.append(f)
+        if abs(f_old - f) <= tol * max(1.0, abs(f)):
+            break
+        f_old = f
+    return U, V, n_iter

@@ -3,12 +3,15 @@ descent, limits of the penalty, target cardinality, cross-validation, bad input.
 
 from __future__ import annotations
 
+import naive
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.base import clone
 
 from repro.baselines import SSPCA, group_soft_threshold, sspca_fit, sspca_objective
+from repro.baselines.sspca import _fit, _init
+from repro.kernels import sspca as kern
 from repro.metrics import fscore_selection
 
 
@@ -49,6 +52,55 @@ def test_prox_equals_its_definition(t):
             assert np.all(v == 0)
         else:
             np.testing.assert_allclose(v - z + t * v / np.linalg.norm(v), 0.0, atol=1e-12)
+
+
+def test_kernel_steps_match_twin():
+    """The kernel's objective, U-step and V-step (a few FISTA steps) against the NumPy functions they
+    replaced (tests/naive.py), on the same inputs, to round-off."""
+    rng = np.random.default_rng(11)
+    for n, p, d, alpha in [(30, 20, 3, 2.0), (20, 40, 5, 0.5), (50, 10, 1, 8.0), (15, 15, 4, 0.0)]:
+        X, _ = model_data(n, p, d, max(1, p // 3), 0.4, int(rng.integers(100)))
+        U, V = _init(X, d)
+        V = V + 0.1 * rng.standard_normal(V.shape)
+        assert kern._objective(X, U, V, alpha) == pytest.approx(
+            naive._sspca_objective(X, U, V, alpha), rel=1e-13
+        )
+        G, XV = np.empty((d, d)), np.empty((n, d))
+        U1 = U.copy()
+        kern._u_step(X, U1, V, XV, G)
+        np.testing.assert_allclose(U1, naive._sspca_u_step(X, U.copy(), V), rtol=1e-12, atol=1e-13)
+        for steps in (1, 2, 5):
+            V1 = V.copy()
+            bufs = [np.empty((p, d)) for _ in range(4)]
+            kern._v_step(X, np.ascontiguousarray(X.T), U, V1, alpha, steps, 0.0, np.empty((d, d)), *bufs)
+            np.testing.assert_allclose(V1, naive._sspca_v_step(X, U, V.copy(), alpha, steps, 0.0), atol=1e-11)
+
+
+@pytest.mark.parametrize("alpha", [0.5, 3.0, 20.0])
+def test_kernel_run_matches_twin(alpha):
+    """Whole fits: the same number of outer iterations, objectives and factors as the NumPy twin, and a fit
+    longer than one kernel call (the history chunked) the same as one call."""
+    X, _ = model_data(40, 30, 3, 8, 0.3, 2)
+    U0, V0 = _init(X, 3)
+    h1, h2 = [], []
+    U1, V1, n1 = _fit(X, alpha, U0, V0, 200, 1e-8, h1)
+    U2, V2, n2 = naive.sspca_run(X, alpha, U0.copy(), V0.copy(), 200, 1e-8, h2)
+    assert n1 == n2 and len(h1) == len(h2) == n1 + 1
+    np.testing.assert_allclose(h1, h2, rtol=1e-11)
+    np.testing.assert_allclose(U1, U2, atol=1e-8)
+    np.testing.assert_allclose(V1, V2, atol=1e-8)
+    h3 = []
+    from repro.baselines import sspca as mod
+
+    chunk = mod._CHUNK
+    try:
+        mod._CHUNK = 3
+        U3, V3, n3 = _fit(X, alpha, U0, V0, 200, 1e-8, h3)
+    finally:
+        mod._CHUNK = chunk
+    assert n3 == n1 and h3 == h1 and np.array_equal(U3, U1) and np.array_equal(V3, V1)
+    h4 = []
+    assert _fit(X, alpha, U0, V0, 2, 0.0, h4)[2] == 2 and len(h4) == 3  # max_iter stops it
 
 
 def test_objective_never_increases_and_constraints_hold():

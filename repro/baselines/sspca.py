@@ -72,6 +72,7 @@ from .._validation import (
     check_scale,
     unscale,
 )
+from ..kernels.sspca import sspca_run
 
 __all__ = ["CV_SCORES", "SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]
 
@@ -154,58 +155,8 @@ def sspca_objective(X, U, V, alpha: float) -> float:
     return 0.5 * float(np.einsum("ij,ij->", R, R)) + alpha * float(np.sqrt(np.einsum("ij,ij->i", V, V)).sum())
 
 
-def _u_step(X, U, V):
-    XV = X @ V
-    G = V.T @ V
-    d = U.shape[1]
-    for k in range(d):
-        vk2 = G[k, k]
-        if vk2 <= 0:
-            continue
-        # R_k v_k = X v_k - sum_{l != k} u_l (v_l'v_k)
-        r = XV[:, k] - U @ G[:, k] + U[:, k] * vk2
-        u = r / vk2
-        nu = np.linalg.norm(u)
-        U[:, k] = u / max(1.0, nu)
-    return U
-
-
-def _v_step(X, U, V, alpha, max_inner, tol):
-    """FISTA on ``V`` with ``U`` fixed, monotone variant (a plain proximal step when momentum fails)."""
-    G = U.T @ U
-    L = float(np.linalg.eigvalsh(G)[-1])
-    if L <= 0:
-        return np.zeros_like(V)
-    XtU = X.T @ U
-
-    def f_smooth_grad(W):
-        return W @ G - XtU
-
-    def obj(W):
-        return (
-            0.5 * float(np.einsum("ij,jk,ik->", W, G, W))
-            - float(np.einsum("ij,ij->", W, XtU))
-            + alpha * float(np.sqrt(np.einsum("ij,ij->i", W, W)).sum())
-        )
-
-    Y, t = V.copy(), 1.0
-    f_old = obj(V)
-    for _ in range(max_inner):
-        V_new = group_soft_threshold(Y - f_smooth_grad(Y) / L, alpha / L)
-        f_new = obj(V_new)
-        if f_new > f_old:  # monotone FISTA: fall back on a plain proximal step from V
-            V_new = group_soft_threshold(V - f_smooth_grad(V) / L, alpha / L)
-            f_new = obj(V_new)
-            Y, t = V_new.copy(), 1.0
-        else:
-            t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-            Y = V_new + ((t - 1.0) / t_new) * (V_new - V)
-            t = t_new
-        change = abs(f_old - f_new)
-        V, f_old = V_new, f_new
-        if change <= tol * max(1.0, abs(f_new)):
-            break
-    return V
+#: Outer iterations per kernel call (the history buffer; a longer fit makes several calls, the same iterates).
+_CHUNK = 1000
 
 
 def _init(X, d):
@@ -216,20 +167,22 @@ def _init(X, d):
 
 
 def _fit(X, alpha, U, V, max_iter, tol, history=None):
-    f_old = sspca_objective(X, U, V, alpha)
-    if history is not None:
-        history.append(f_old)
+    """The block-coordinate descent from ``(U, V)`` (:func:`repro.kernels.sspca.sspca_run`, module
+    docstring); returns ``(U, V, n_iter)``, new arrays."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    Xt = np.ascontiguousarray(X.T)
+    U = np.array(U, dtype=np.float64, order="C")
+    V = np.array(V, dtype=np.float64, order="C")
+    hist = np.empty(min(max_iter, _CHUNK) + 1)
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007
-        V = _v_step(X, U, V, alpha, 50, tol * 0.1)
-        U = _u_step(X, U, V)
-        f = sspca_objective(X, U, V, alpha)
+    while True:
+        m = min(max_iter - n_iter, _CHUNK)
+        done, converged = sspca_run(X, Xt, U, V, float(alpha), m, float(tol), hist)
         if history is not None:
-            history.append(f)
-        if abs(f_old - f) <= tol * max(1.0, abs(f)):
-            break
-        f_old = f
-    return U, V, n_iter
+            history.extend(hist[0 if n_iter == 0 else 1 : done + 1].tolist())
+        n_iter += done
+        if converged or n_iter >= max_iter:
+            return U, V, n_iter
 
 
 def _alpha_max(X, U):
