@@ -29,13 +29,11 @@ V_TOL_FACTOR = 0.1
 def _objective(X, U, V, alpha):
     """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``."""
     n, p = X.shape
-    d = U.shape[1]
+    UVt = np.dot(U, np.ascontiguousarray(V.T))  # BLAS: the n p d products
     s = 0.0
     for i in range(n):
         for j in range(p):
-            r = X[i, j]
-            for k in range(d):
-                r -= U[i, k] * V[j, k]
+            r = X[i, j] - UVt[i, j]
             s += r * r
     return 0.5 * s + alpha * _row_norm_sum(V)
 
