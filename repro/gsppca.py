@@ -134,6 +134,7 @@ from ._validation import (
     unscale,
     warn_not_converged,
 )
+from .kernels.bessel import kv_ratio_up
 
 __all__ = [
     "GSPPCA",
@@ -148,6 +149,8 @@ __all__ = [
     "theorem1_density",
 ]
 
+#: Relative difference below which two rankings' best log-evidences tie (:meth:`GSPPCA._choose_ranking`).
+_EVIDENCE_TIE = 1e-12
 _DEBYE_NU = 50.0  # orders at or above use the uniform asymptotic expansion (relative error < 1e-9)
 _LOG_2PI = math.log(2.0 * math.pi)
 _ROOT_TOL = 1e-10  # on log(alpha)
@@ -213,11 +216,6 @@ def log_bessel_k(nu, z) -> np.ndarray:
             val[bad] = special.gammaln(nb) + (nb - 1.0) * math.log(2.0) - nb * np.log(zb)
         out[small] = val
     return out
-
-
-def _kv_ratio_times_z(nu: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """``z K_(nu+1)(z) / K_nu(z)``, increasing in ``z`` from ``2 nu`` (``nu > 0``) to ``z + nu + 1/2``."""
-    return z * np.exp(log_bessel_k(nu + 1.0, z) - log_bessel_k(nu, z))
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -385,11 +383,38 @@ def _alpha_mle(r2: np.ndarray, q: np.ndarray, d: int) -> np.ndarray:
     return _alpha_newton(sums, np.log(r2.mean(axis=0) / (d * q)), q, d, n)
 
 
+def _kv_ratio(nu, z) -> np.ndarray:
+    """``K_(nu+1)(z) / K_nu(z)`` (``nu >= 0``, ``z > 0``; broadcast). Integer and half-integer orders below
+    :data:`_DEBYE_NU` by the upward recurrence of :func:`repro.kernels.bessel.kv_ratio_up` from ``K_1 / K_0``
+    (``scipy.special.k1e / k0e``) or ``1 + 1/z``; other orders through :func:`log_bessel_k`."""
+    nu, z = np.broadcast_arrays(np.asarray(nu, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    R = np.empty(z.shape)
+    twice = 2.0 * nu
+    rec = (nu < _DEBYE_NU) & (twice == np.round(twice)) & (z > 0) & np.isfinite(z)
+    if rec.any():
+        zr, nr = z[rec], nu[rec]
+        half = nr != np.floor(nr)
+        nu0 = np.where(half, 0.5, 0.0)
+        r0 = np.empty(zr.shape)
+        r0[half] = 1.0 + 1.0 / zr[half]
+        zi = zr[~half]
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            r0[~half] = special.k1e(zi) / special.k0e(zi)
+        out = np.empty(zr.shape)
+        kv_ratio_up(zr, r0, nu0, (nr - nu0).astype(np.int64), out)
+        R[rec] = out
+    if not rec.all():
+        other = ~rec
+        R[other] = np.exp(log_bessel_k(nu[other] + 1.0, z[other]) - log_bessel_k(nu[other], z[other]))
+    return R
+
+
 def _newton_sums(z: np.ndarray, nu: np.ndarray):
-    """Column sums of ``z R`` and ``z (z R^2 - 2 nu R - z)`` (``R = K_(nu+1)(z) / K_nu(z)``): the score of
-    :func:`_alpha_mle` and its derivative, summed over the rows of ``z`` (one row per observation)."""
+    """Column sums of ``z R`` and ``z (z R^2 - 2 nu R - z)`` (``R = K_(nu+1)(z) / K_nu(z)``,
+    :func:`_kv_ratio`): the score of :func:`_alpha_mle` and its derivative, summed over the rows of ``z``
+    (one row per observation)."""
     nub = np.broadcast_to(nu, z.shape)
-    R = np.exp(log_bessel_k(nub + 1.0, z) - log_bessel_k(nub, z))
+    R = _kv_ratio(nub, z)
     return (z * R).sum(axis=0), (z * (z * R * R - 2.0 * nub * R - z)).sum(axis=0)
 
 
@@ -1366,7 +1391,10 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         """The ranking (and its evidence path) whose best model has the largest exact evidence among the VEM's
         rankings at its checkpoints and at its end (``checkpoints`` a list: ``ranking="evidence"`` and the
         evidence selects ``q``), or the ranking at the VEM's end (``checkpoints`` None). Ties go to the
-        later iteration; each distinct ranking is evaluated once (at the latest iteration that gave it)."""
+        later iteration, and evidences within :data:`_EVIDENCE_TIE` (relative) of each other tie: rankings
+        that order the same best set of variables differently give that set's evidence summed in
+        another order (1e-15 apart on Fig. 1's data). Each distinct ranking is evaluated once (at the
+        latest iteration that gave it)."""
         cands = [(it, _ranking(u, r)) for it, u, r in checkpoints or ()]
         cands.append((res.n_iter, _ranking(res.u, res.u_ratio)))
         best, seen, record = None, set(), []
@@ -1378,7 +1406,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
             path = path_of(order)
             value = float(path.log_evidence.max())
             record.append((it, value))
-            if best is None or value > best[0]:
+            if best is None or value > best[0] + _EVIDENCE_TIE * max(1.0, abs(best[0])):
                 best = (value, it, order, path)
         self.ranking_iter_ = int(best[1])
         self.ranking_evidence_ = np.array(record[::-1], dtype=np.float64)

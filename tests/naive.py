@@ -664,3 +664,14 @@ def sspca_run(X, alpha, U, V, max_iter, tol, history=None):
             break
         f_old = f
     return U, V, n_iter
+
+
+# ---------------------------------------------------------------- Bessel ratio (repro.kernels.bessel)
+def kv_ratio_up(z, r0, nu0, steps, out):
+    """Twin of repro.kernels.bessel.kv_ratio_up: R_nu = 1 / R_(nu-1) + 2 nu / z, element by element."""
+    for i in range(z.size):
+        r, nu = r0[i], nu0[i]
+        for _ in range(int(steps[i])):
+            nu += 1.0
+            r = 1.0 / r + 2.0 * nu / z[i]
+        out[i] = r

@@ -8,12 +8,13 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from naive import gsppca_vem_naive
+from naive import gsppca_vem_naive, kv_ratio_up
 from scipy import integrate, stats
 from sklearn.base import clone
 
 from repro import GSPPCA, evidence_path, gsppca_vem, log_evidence, theorem1_density
-from repro.gsppca import _vem_init, _vem_loop, log_bessel_k, log_density
+from repro.gsppca import _kv_ratio, _vem_init, _vem_loop, log_bessel_k, log_density
+from repro.kernels import bessel
 from repro.metrics import fscore_selection
 
 
@@ -60,6 +61,59 @@ def test_log_bessel_k_matches_mpmath(nu, z):
     mpmath.mp.dps = 50
     ref = float(mpmath.log(mpmath.besselk(nu, z)))
     assert abs(float(log_bessel_k(nu, z)) - ref) <= 1e-10 * max(1.0, abs(ref))
+
+
+def test_kv_ratio_matches_mpmath():
+    """K_(nu+1)/K_nu: by the upward recurrence at integer and half-integer orders below 50 (exact to a few
+    roundings), through log_bessel_k at other orders (its accuracy), against mpmath; broadcast shapes."""
+    mpmath.mp.dps = 40
+    zs = np.geomspace(1e-6, 3e3, 19)
+    for nu in [*np.arange(0.0, 50.0, 0.5), 50.0, 63.5, 0.3, 7.25]:
+        got = _kv_ratio(nu, zs)
+        ref = np.array([float(mpmath.besselk(nu + 1, z) / mpmath.besselk(nu, z)) for z in zs])
+        rtol = 4e-15 if nu < 50 and (2 * nu) % 1 == 0 else 1e-9
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=0)
+    nu = np.array([0.0, 0.5, 3.0, 17.5])
+    z = np.array([[0.1], [2.0], [40.0]])
+    assert _kv_ratio(nu, z).shape == (3, 4)
+
+
+def test_ranking_choice_ties_go_to_the_later_iteration():
+    """Rankings whose best evidences differ only by round-off tie (the later iteration wins); a real
+    difference wins wherever it is."""
+    from types import SimpleNamespace
+
+    p = 4
+    orders = [np.roll(np.arange(p), k) for k in range(3)]  # three distinct rankings
+    u = [np.linspace(1.0, 0.1, p)[np.argsort(o)] for o in orders]  # _ranking(u) == order
+
+    def choose(values):
+        by_order = {o.tobytes(): v for o, v in zip(orders, values, strict=True)}
+        est = GSPPCA(1)
+        res = SimpleNamespace(n_iter=9, u=u[2], u_ratio=np.zeros(p))
+        checkpoints = [(1, u[0], np.zeros(p)), (2, u[1], np.zeros(p))]
+        est._choose_ranking(
+            res, checkpoints, lambda o: SimpleNamespace(log_evidence=np.array([by_order[o.tobytes()]]))
+        )
+        return est.ranking_iter_
+
+    v = -111.10212544527133
+    assert choose([v, v * (1 - 1e-15), v]) == 9  # round-off: the VEM's end
+    assert choose([v * (1 - 1e-15), v, v]) == 9
+    assert choose([v * (1 - 1e-9), v, v]) == 1  # a real improvement at iteration 1
+    assert choose([v, v * (1 - 1e-9), v * (1 + 1e-9)]) == 2
+
+
+def test_kv_ratio_kernel_matches_twin():
+    rng = np.random.default_rng(3)
+    z = np.exp(rng.uniform(-10, 8, 200))
+    nu0 = np.where(rng.random(200) < 0.5, 0.0, 0.5)
+    steps = rng.integers(0, 60, 200)
+    r0 = 1.0 + 1.0 / z
+    out1, out2 = np.empty(200), np.empty(200)
+    bessel.kv_ratio_up(z, r0, nu0, steps, out1)
+    kv_ratio_up(z, r0, nu0, steps, out2)
+    assert np.array_equal(out1, out2)
 
 
 # --------------------------------------------------------------------------- Theorem 2
