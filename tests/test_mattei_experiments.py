@@ -70,6 +70,26 @@ def test_explained_percent_is_adjusted_variance():
 
 
 @pytest.mark.data(*MNIST)
+def test_table2_sspca_claim_is_untestable_when_no_penalty_separates_the_pixels():
+    """The SSPCA back-image check judges the selection only when it is one SSPCA makes: kept from a fit
+    that selected fewer than every pixel; from an all-pixel fit it is not reproduced, saying why."""
+    T = mattei2016_table2
+    rng = np.random.default_rng(0)
+    rows = []
+    for ds in ("mnist-basic", "mnist-back-image"):
+        for method in (*T.METHODS, "mean seven"):
+            sel = np.zeros(784)
+            sel[rng.choice(784, T.Q, replace=False)] = 1.0
+            for k, v in enumerate(sel):
+                rows.append({"dataset": ds, "method": method, "pixel": k, "value": v, "fit_q": 784.0})
+    df = pd.DataFrame(rows)
+    out = T._check_sspca_back_image(df)
+    assert out.verdict == "not reproduced" and "untestable" in out.note and "784 of 784" in out.reproduced
+    df.loc[df.method == "SSPCA", "fit_q"] = 249.0
+    out = T._check_sspca_back_image(df)
+    assert "untestable" not in out.note and out.verdict == "reproduced"  # random pixels: off the digit
+
+
 def test_table2_quick(tmp_path):
     assert mattei2016_table2.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "mattei2016_table2", mattei2016_table2)

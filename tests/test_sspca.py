@@ -132,6 +132,17 @@ def test_n_selected_and_global_support():
     assert np.all(m.components_[:, ~m.support_] == 0)  # one support for every component
     assert fscore_selection(m.support_, v) == 1.0
     np.testing.assert_allclose(np.linalg.norm(m.components_, axis=1), 1.0)
+    # the support of the fit the selection was kept from: n_selected when a penalty gives it exactly, the
+    # smallest larger support found when the count jumps over it (then the largest rows are kept)
+    assert m.fit_support_size_ >= m.n_selected_
+    counts = {}
+    for q in range(1, 16):
+        mq = SSPCA(4, n_selected=q).fit(X)
+        assert mq.n_selected_ == q and mq.fit_support_size_ >= q
+        counts[q] = mq.fit_support_size_
+    assert any(c == q for q, c in counts.items()) and any(c > q for q, c in counts.items())
+    ma = SSPCA(4, alpha=1.0).fit(X)
+    assert ma.fit_support_size_ == ma.n_selected_  # no search, nothing kept
 
 
 def test_cv_selects_the_relevant_variables():

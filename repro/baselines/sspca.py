@@ -370,6 +370,10 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         The selected variables: the non-zero rows of ``V_``.
     n_selected_ : int
         Their number.
+    fit_support_size_ : int
+        Non-zero rows of the fitted ``V`` before the ``n_selected`` search kept its ``n_selected`` largest:
+        ``n_selected_`` unless the selected count jumped over ``n_selected`` (then the smallest larger
+        support found; a value near ``n_features`` says no penalty separated the variables).
     alpha_ : float
         The penalty of the final fit.
     U_, V_ : ndarrays
@@ -488,6 +492,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             alpha = float(alphas[int(np.argmin(errors))])
             self.cv_alphas_, self.cv_errors_ = unscale(alphas, sc, 1, "penalties"), errors
             U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
+        self.fit_support_size_ = int(_support(V).sum())
         if keep is not None:
             V = V * keep[:, None]
         norms = np.linalg.norm(V, axis=0)
