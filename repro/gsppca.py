@@ -384,13 +384,13 @@ def _alpha_mle(r2: np.ndarray, q: np.ndarray, d: int) -> np.ndarray:
 
 
 def _kv_ratio(nu, z) -> np.ndarray:
-    """``K_(nu+1)(z) / K_nu(z)`` (``nu >= 0``, ``z > 0``; broadcast). Integer and half-integer orders below
-    :data:`_DEBYE_NU` by the upward recurrence of :func:`repro.kernels.bessel.kv_ratio_up` from ``K_1 / K_0``
-    (``scipy.special.k1e / k0e``) or ``1 + 1/z``; other orders through :func:`log_bessel_k`."""
+    """``K_(nu+1)(z) / K_nu(z)`` (``z > 0``; broadcast). Integer and half-integer orders in ``[0, 50)``
+    (:data:`_DEBYE_NU`) by the upward recurrence of :func:`repro.kernels.bessel.kv_ratio_up` from
+    ``K_1 / K_0`` (``scipy.special.k1e / k0e``) or ``1 + 1/z``; other orders through :func:`log_bessel_k`."""
     nu, z = np.broadcast_arrays(np.asarray(nu, dtype=np.float64), np.asarray(z, dtype=np.float64))
     R = np.empty(z.shape)
     twice = 2.0 * nu
-    rec = (nu < _DEBYE_NU) & (twice == np.round(twice)) & (z > 0) & np.isfinite(z)
+    rec = (nu >= 0) & (nu < _DEBYE_NU) & (twice == np.round(twice)) & (z > 0) & np.isfinite(z)
     if rec.any():
         zr, nr = z[rec], nu[rec]
         half = nr != np.floor(nr)

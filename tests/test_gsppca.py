@@ -76,6 +76,8 @@ def test_kv_ratio_matches_mpmath():
     nu = np.array([0.0, 0.5, 3.0, 17.5])
     z = np.array([[0.1], [2.0], [40.0]])
     assert _kv_ratio(nu, z).shape == (3, 4)
+    # a negative order is not recurred from (K_-nu = K_nu: K_(1/2) / K_(-1/2) = 1)
+    assert _kv_ratio(-0.5, 3.0) == pytest.approx(1.0, rel=1e-12)
 
 
 def test_ranking_choice_ties_go_to_the_later_iteration():
