@@ -278,11 +278,9 @@ def _check_sspca_back_image(df):
         return Outcome(
             measured,
             NOT_REPRODUCED,
-            f"untestable here: SSPCA's search found no penalty selecting fewer than all {p} pixels (the "
-            f"count jumps from {p} to 0 at the largest row norm of X'U at the SVD start, alpha_max; "
-            "converged fits just below it select all pixels too), so the scored pixels are the largest "
-            "loadings of an all-pixel fit at that jump, which round-off decides (on digit 0.23 and 0.86 from "
-            "two implementations of the same steps that agree to 1e-10 per step); " + rule,
+            f"untestable here: SSPCA's search found no penalty selecting fewer than all {p} pixels, so the "
+            "scored pixels are the largest loadings of an all-pixel fit, which round-off decides (module "
+            "docstring); " + rule,
         )
     return Outcome(measured, REPRODUCED if v < ON_DIGIT_MIN else NOT_REPRODUCED, rule)
 

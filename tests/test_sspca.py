@@ -71,8 +71,8 @@ def test_kernel_steps_match_twin():
         np.testing.assert_allclose(U1, naive._sspca_u_step(X, U.copy(), V), rtol=1e-12, atol=1e-13)
         for steps in (1, 2, 5):
             V1 = V.copy()
-            bufs = [np.empty((p, d)) for _ in range(4)]
-            kern._v_step(X, np.ascontiguousarray(X.T), U, V1, alpha, steps, 0.0, np.empty((d, d)), *bufs)
+            bufs = [np.empty((p, d)) for _ in range(3)]
+            kern._v_step(np.ascontiguousarray(X.T), U, V1, alpha, steps, 0.0, np.empty((d, d)), *bufs)
             np.testing.assert_allclose(V1, naive._sspca_v_step(X, U, V.copy(), alpha, steps, 0.0), atol=1e-11)
 
 

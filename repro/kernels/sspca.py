@@ -63,20 +63,26 @@ def _gram(A, G):
 
 
 @njit
-def _smooth_obj(W, G, XtU, WG):
-    """``(1/2) <W, W G> - <W, X'U>`` with ``WG = W G`` filled in."""
+def _row_col(A, j, G, k):
+    """``(A G)[j, k]`` (``G`` d x d)."""
+    s = 0.0
+    for m in range(G.shape[0]):
+        s += A[j, m] * G[m, k]
+    return s
+
+
+@njit
+def _v_objective(W, G, XtU, alpha):
+    """The objective in ``V = W`` for fixed ``U``, up to a constant: ``(1/2) <W, W G> - <W, X'U> + alpha
+    sum_j ||W_j||_2``."""
     p, d = W.shape
     q = 0.0
     lin = 0.0
     for j in range(p):
         for k in range(d):
-            s = 0.0
-            for m in range(d):
-                s += W[j, m] * G[m, k]
-            WG[j, k] = s
-            q += W[j, k] * s
+            q += W[j, k] * _row_col(W, j, G, k)
             lin += W[j, k] * XtU[j, k]
-    return 0.5 * q - lin
+    return 0.5 * q - lin + alpha * _row_norm_sum(W)
 
 
 @njit
@@ -87,10 +93,7 @@ def _prox_step(Y, G, XtU, L, t, out):
     for j in range(p):
         nz = 0.0
         for k in range(d):
-            s = 0.0
-            for m in range(d):
-                s += Y[j, m] * G[m, k]
-            z = Y[j, k] - (s - XtU[j, k]) / L
+            z = Y[j, k] - (_row_col(Y, j, G, k) - XtU[j, k]) / L
             out[j, k] = z
             nz += z * z
         nz = np.sqrt(nz)
@@ -100,7 +103,7 @@ def _prox_step(Y, G, XtU, L, t, out):
 
 
 @njit
-def _v_step(X, Xt, U, V, alpha, max_inner, tol, G, XtU, WG, Y, Vn):
+def _v_step(Xt, U, V, alpha, max_inner, tol, G, XtU, Y, Vn):
     """Monotone FISTA on ``V`` with ``U`` fixed (a plain proximal step when momentum fails), in place."""
     p, d = V.shape
     _gram(U, G)
@@ -111,13 +114,13 @@ def _v_step(X, Xt, U, V, alpha, max_inner, tol, G, XtU, WG, Y, Vn):
     XtU[:] = np.dot(Xt, U)
     Y[:] = V
     t = 1.0
-    f_old = _smooth_obj(V, G, XtU, WG) + alpha * _row_norm_sum(V)
+    f_old = _v_objective(V, G, XtU, alpha)
     for _ in range(max_inner):
         _prox_step(Y, G, XtU, L, alpha, Vn)
-        f_new = _smooth_obj(Vn, G, XtU, WG) + alpha * _row_norm_sum(Vn)
+        f_new = _v_objective(Vn, G, XtU, alpha)
         if f_new > f_old:  # monotone FISTA: fall back on a plain proximal step from V
             _prox_step(V, G, XtU, L, alpha, Vn)
-            f_new = _smooth_obj(Vn, G, XtU, WG) + alpha * _row_norm_sum(Vn)
+            f_new = _v_objective(Vn, G, XtU, alpha)
             Y[:] = Vn
             t = 1.0
         else:
@@ -148,10 +151,7 @@ def _u_step(X, U, V, XV, G):
             continue
         nu = 0.0
         for i in range(n):
-            s = 0.0
-            for m in range(d):
-                s += U[i, m] * G[m, k]
-            r = XV[i, k] - s + U[i, k] * vk2
+            r = XV[i, k] - _row_col(U, i, G, k) + U[i, k] * vk2
             u[i] = r / vk2
             nu += u[i] * u[i]
         den = max(1.0, np.sqrt(nu))
@@ -187,14 +187,13 @@ def sspca_run(X, Xt, U, V, alpha, max_iter, tol, hist):
     n = U.shape[0]
     G = np.empty((d, d))
     XtU = np.empty((p, d))
-    WG = np.empty((p, d))
     Y = np.empty((p, d))
     Vn = np.empty((p, d))
     XV = np.empty((n, d))
     f_old = _objective(X, U, V, alpha)
     hist[0] = f_old
     for it in range(1, max_iter + 1):
-        _v_step(X, Xt, U, V, alpha, V_STEPS, tol * V_TOL_FACTOR, G, XtU, WG, Y, Vn)
+        _v_step(Xt, U, V, alpha, V_STEPS, tol * V_TOL_FACTOR, G, XtU, Y, Vn)
         _u_step(X, U, V, XV, G)
         f = _objective(X, U, V, alpha)
         hist[it] = f
