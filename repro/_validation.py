@@ -162,6 +162,14 @@ def check_array(
     copy : bool
         Always return a new array (the caller will modify it).
     """
+    return _check_array(
+        X, name, allow_nan=allow_nan, min_samples=min_samples, min_features=min_features, copy=copy
+    )[0]
+
+
+def _check_array(X, name, *, allow_nan, min_samples, min_features=1, copy=False) -> tuple[np.ndarray, bool]:
+    """:func:`check_array`, and whether every entry is finite (``False``: NaN, with ``allow_nan``), which
+    its one pass found out."""
     arr = _as_float_array(X, name)
     if copy and (arr is X or not arr.flags.owndata):  # e.g. a view of a DataFrame's block
         arr = arr.copy()
@@ -181,10 +189,11 @@ def check_array(
             f"{name} has {p} feature(s) (shape={arr.shape}) while a minimum of {min_features} is required; "
             "pass more features."
         )
-    if not _all_finite(arr):
-        finite = np.isfinite(arr)
+    finite = _all_finite(arr)
+    if not finite:
+        finite_entries = np.isfinite(arr)
         nan = np.isnan(arr)
-        inf = ~finite & ~nan
+        inf = ~finite_entries & ~nan
         if inf.any():
             rows, cols = np.nonzero(inf)
             raise ValueError(
@@ -198,7 +207,7 @@ def check_array(
                 "support missing values; impute them, drop those rows, or use EMPCA (its fit handles NaN as "
                 "missing entries)."
             )
-    return np.ascontiguousarray(arr)
+    return np.ascontiguousarray(arr), finite
 
 
 def check_n_features(estimator, X, name: str = "X") -> None:

@@ -607,6 +607,10 @@ class Covariance:
             )
         return Covariance._trusted(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
 
+    def _columns(self, idx) -> np.ndarray:
+        """The data's columns ``idx`` (``N x len(idx)``): what :meth:`restrict` wraps (internal use)."""
+        return self.data[:, idx]
+
     def column_norms(self) -> np.ndarray:
         """``sqrt(diag(C))``: the norms of the data's columns (computed once and kept).
 
@@ -1087,7 +1091,7 @@ def _renormalize_support(C: Covariance, support: np.ndarray, start: np.ndarray) 
     callers, which know both (a truncated-power step gets its support from the selection)."""
     # Lanczos from the loadings being renormalized (certified; dsyevr otherwise)
     if C.uses_data:  # through the smaller of C[S, S] and the Gram matrix of the support's columns
-        values, vectors = Covariance._trusted(data=C.data[:, support], n_samples=C.n_samples)._eigh(1, start)
+        values, vectors = Covariance._trusted(data=C._columns(support), n_samples=C.n_samples)._eigh(1, start)
     else:
         values, vectors = _top_eigvec(C.submatrix(support), start)
     v = vectors[:, 0]

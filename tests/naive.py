@@ -571,6 +571,18 @@ def lanczos_top(A, v0, max_steps, tol, out):
     return ev[-1], -1.0, m
 
 
+def centred_sumsq(X, mean, c, out):
+    """Twin of repro.kernels.linalg.centred_sumsq: the squared column norms of (X - mean) / c."""
+    out[:] = (((X - mean) / c) ** 2).sum(axis=0)
+
+
+def centred_float32(X, mean, c, scale, out):
+    """Twin of repro.kernels.linalg.centred_float32: the centred copy, scaled, into float32."""
+    A = np.subtract(X, mean)
+    np.divide(A, c, out=A)
+    np.multiply(A, scale, out=out, casting="same_kind")
+
+
 def top_support(f, K, nonneg, excluded, work, idx):
     """Twin of repro.kernels.em_sparse_pca.top_support: a stable sort of the candidates by decreasing
     magnitude (ties: lower index first), the first K, in increasing index order."""

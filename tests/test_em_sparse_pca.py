@@ -3,6 +3,7 @@ solver for the M-steps (Eqs. 14, 17, 20), brute force, the NumPy twins of the ke
 independent runs for the path."""
 
 import itertools
+import math
 import warnings
 
 import naive
@@ -22,7 +23,7 @@ from repro.em_sparse_pca import (
     renormalize_on_support,
 )
 from repro.kernels import em_sparse_pca as kern
-from repro.linalg import Covariance, renormalize
+from repro.linalg import Covariance, canonical_sign, renormalize
 
 
 def _data(seed, n=40, p=12, shift=2.0):
@@ -1542,6 +1543,57 @@ def test_float32_search_same_support_exact_weights(nonneg, renorm):
             assert (w >= 0).all()
             assert on.explained_variance_[0] >= off.explained_variance_[0] * (1 - 1e-9)
         assert on.operator_ == "covariance"
+
+
+def test_centred_data_without_its_copy_is_the_data_operator():
+    # the float32 search's exact operator computes the columns it is asked for: the same numbers as the
+    # float64 centred copy (bit for bit), and everything else as the data-backed Covariance
+    from repro.em_sparse_pca import operators
+
+    X = _tall(6, n=300, p=40) + 7.0
+    mean = X.mean(axis=0)
+    ref = Covariance._from_valid(X, operator="data", mean=mean)
+    lazy = operators._CentredData(X, mean)
+    idx = np.array([3, 0, 17, 39])
+    assert np.array_equal(lazy._columns(idx), ref.data[:, idx])
+    assert np.array_equal(lazy.restrict(idx).data, ref.restrict(idx).data)
+    assert np.array_equal(lazy.submatrix(idx), ref.submatrix(idx))
+    w = np.zeros(40)
+    w[idx] = [0.5, -0.2, 0.7, 0.1]
+    assert lazy.quad(w) == pytest.approx(ref.quad(w), rel=1e-14)
+    W = np.random.default_rng(0).standard_normal((40, 3))
+    np.testing.assert_allclose(lazy.quad(W), ref.quad(W), rtol=1e-14)  # columns: through the whole data
+    np.testing.assert_allclose(lazy.column_norms(), ref.column_norms(), rtol=1e-14)
+    assert lazy.trace() == pytest.approx(ref.trace(), rel=1e-14)
+    assert lazy._full is not None and np.array_equal(lazy.data, ref.data)  # formed by the W product
+    assert np.array_equal(lazy._columns(idx), ref.data[:, idx])
+    s = 2.0 ** math.frexp(float(lazy.column_norms().max()))[1]
+    want = np.empty(X.shape, dtype=np.float32)
+    np.multiply(ref.data, 1.0 / s, out=want, casting="same_kind")
+    assert np.array_equal(lazy.float32(1.0 / s), want)
+
+
+def test_top_pc_by_lanczos_is_the_leading_eigenvector():
+    # the float32 search's first start: Lanczos from the ones vector, ARPACK where it does not converge
+    from repro.em_sparse_pca import operators
+
+    rng = np.random.default_rng(7)
+    for p in (60, 200):
+        X = rng.standard_normal((p + 20, 5)) @ rng.standard_normal((5, p)) + rng.standard_normal((p + 20, p))
+        M = np.cov(X, rowvar=False)
+        vecs = np.linalg.eigh(M)[1]
+        rank, v = operators._top_pc_lanczos(M)
+        assert rank == 1
+        assert abs(abs(v @ vecs[:, -1]) - 1.0) < 1e-12
+        np.testing.assert_allclose(v, canonical_sign(vecs[:, -1]), atol=1e-9)
+        steps = operators.PC_LANCZOS_STEPS
+        try:
+            operators.PC_LANCZOS_STEPS = 2  # not converged: ARPACK's answer
+            rank2, v2 = operators._top_pc_lanczos(M)
+        finally:
+            operators.PC_LANCZOS_STEPS = steps
+        assert rank2 == 1 and np.abs(v2 - v).max() < 1e-9
+    assert operators._top_pc_lanczos(np.zeros((60, 60)))[0] == 0
 
 
 def test_float32_search_only_where_it_applies():

@@ -107,23 +107,32 @@ def test_validation_is_at_the_bottom():
 
 # --------------------------------------------------------------------------- X validated once per public call
 def _count_checks(monkeypatch, shape) -> list:
-    """Wrap ``check_array`` wherever the library holds it; record the calls on an array of ``shape``."""
+    """Wrap ``check_array`` (and ``_check_array``, which also reports whether NaN was found) wherever the
+    library holds it, but ``_check_array`` inside ``repro._validation`` (``check_array`` calls it); record
+    the calls on an array of ``shape``."""
     import sys
 
     from repro import _validation
 
-    original = _validation.check_array
     calls = []
 
-    def counting(X, *args, **kwargs):
-        if np.shape(X) == shape:
-            calls.append(kwargs.get("name", args[0] if args else "X"))
-        return original(X, *args, **kwargs)
+    def counting(original):
+        def wrapper(X, *args, **kwargs):
+            if np.shape(X) == shape:
+                calls.append(kwargs.get("name", args[0] if args else "X"))
+            return original(X, *args, **kwargs)
 
-    for name, module in list(sys.modules.items()):
-        in_repro = name == "repro" or name.startswith("repro.")
-        if in_repro and getattr(module, "check_array", None) is original:
-            monkeypatch.setattr(module, "check_array", counting)
+        return wrapper
+
+    for attr in ("check_array", "_check_array"):
+        original = getattr(_validation, attr)
+        wrapped = counting(original)
+        for name, module in list(sys.modules.items()):
+            in_repro = name == "repro" or name.startswith("repro.")
+            if attr == "_check_array" and module is _validation:
+                continue
+            if in_repro and getattr(module, attr, None) is original:
+                monkeypatch.setattr(module, attr, wrapped)
     return calls
 
 

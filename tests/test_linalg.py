@@ -247,6 +247,27 @@ def test_lanczos_kernel_matches_numpy_twin():
     assert lanczos_top(np.eye(3), np.zeros(3), 10, 1e-12, np.empty(3))[1] < 0  # zero start: not converged
 
 
+def test_centred_kernels_match_numpy_twins():
+    # the float32 copy bit for bit (the same IEEE operations per entry, a power-of-two scale), the squared
+    # column norms to round-off (the twin sums pairwise, the kernel row by row)
+    import naive
+
+    from repro.kernels.linalg import centred_float32, centred_sumsq
+
+    rng = np.random.default_rng(41)
+    for n, d, scale in ((2, 1, 1.0), (7, 5, 0.5), (300, 40, 2.0**-7), (1000, 3, 2.0**5)):
+        X = rng.standard_normal((n, d)) * rng.uniform(0.1, 100.0, d) + rng.uniform(-50, 50, d)
+        mean, c = X.mean(axis=0), np.sqrt(n - 1)
+        got, want = np.empty(d), np.empty(d)
+        centred_sumsq(X, mean, c, got)
+        naive.centred_sumsq(X, mean, c, want)
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        got32, want32 = np.empty((n, d), np.float32), np.empty((n, d), np.float32)
+        centred_float32(X, mean, c, scale, got32)
+        naive.centred_float32(X, mean, c, scale, want32)
+        assert np.array_equal(got32, want32)
+
+
 @pytest.mark.parametrize("n", [32, 33, 60, 150])
 def test_top_eigvec_is_the_leading_eigenpair_from_any_start(n):
     """_top_eigvec (Lanczos from a start, certified by Cholesky, dsyevr otherwise) gives _top_eigh's

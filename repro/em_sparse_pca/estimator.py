@@ -18,6 +18,7 @@ from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._validation import (
+    _check_array,
     check_array,
     check_cardinalities,
     check_has_variance,
@@ -368,9 +369,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        s = 1.0
+        s, finite = 1.0, None
         if not is_dask(X) and not isinstance(X, Covariance):
-            X = _valid_data(X)
+            X, finite = _check_array(X, "X", min_samples=2, allow_nan=True)  # as _valid_data, NaN found out
             check_has_variance(X, "EMSparsePCA")
             s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
             if s != 1.0:
@@ -383,7 +384,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             card = np.ravel(np.asarray(self.cardinality if self.cardinality is not None else 0))
             if card.size == 1 and np.issubdtype(card.dtype, np.integer) and card[0] > 0:
                 search32 = int(card[0])  # (a bad cardinality is refused with its reason by the fit below)
-        op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32)  # checked above
+        op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32, finite=finite)
         self._fit_op(op, mean, n - 1)
         unscale_fitted(self, s)
         return self

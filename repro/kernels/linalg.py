@@ -1,4 +1,5 @@
-"""Numba kernel of the leading eigenpair of a small symmetric matrix from a good start (Lanczos).
+"""Numba kernels of dense linear algebra: the leading eigenpair of a small symmetric matrix from a good
+start (Lanczos), and the scaled centred data's column norms and float32 copy without its float64 copy.
 
 ``lanczos_top``
     Lanczos with full reorthogonalization (twice, classical Gram-Schmidt) from ``v0``: after step ``j`` the
@@ -11,6 +12,12 @@
     method finds the largest eigenvalue only if the start is not orthogonal to its eigenvector; the caller
     (:func:`repro.linalg._top_eigvec`) certifies that ``theta`` is the largest (a Cholesky factorization of
     ``(theta + delta) I - A``) and falls back to ``dsyevr`` otherwise.
+``centred_sumsq``, ``centred_float32``
+    The squared column norms of ``A = (X - mean) / c`` and ``A * scale`` rounded to float32, each in one
+    pass over ``X`` without the ``N x D`` float64 array ``A``: every entry as NumPy computes it
+    (``np.subtract``, then ``np.divide``, then ``np.multiply`` into a float32 array), so the float32 copy
+    equals the one made through ``A`` bit for bit. The float32 search covariance of
+    :mod:`repro.em_sparse_pca` forms ``A32' A32`` from it and needs of ``A`` only a few columns.
 """
 
 from __future__ import annotations
@@ -72,3 +79,25 @@ def lanczos_top(A, v0, max_steps, tol, out):
         for i in range(n):
             Q[j + 1, i] = w[i] / b
     return theta, res, m
+
+
+@njit
+def centred_sumsq(X, mean, c, out):
+    """``out[j] = sum_i a_ij^2`` for ``a_ij = (X[i, j] - mean[j]) / c`` (``X``: ``N x D``, C-contiguous);
+    the sums run over the rows in order."""
+    n, d = X.shape
+    for j in range(d):
+        out[j] = 0.0
+    for i in range(n):
+        for j in range(d):
+            a = (X[i, j] - mean[j]) / c
+            out[j] += a * a
+
+
+@njit
+def centred_float32(X, mean, c, scale, out):
+    """``out[i, j] = float32(((X[i, j] - mean[j]) / c) * scale)`` (``out``: float32, ``N x D``)."""
+    n, d = X.shape
+    for i in range(n):
+        for j in range(d):
+            out[i, j] = ((X[i, j] - mean[j]) / c) * scale
