@@ -44,7 +44,7 @@ from ._validation import (
     unscale,
 )
 from .kernels.em_sparse_pca import support_matvec
-from .kernels.linalg import lanczos_top
+from .kernels.linalg import centred_scaled, lanczos_top
 
 __all__ = [
     "OPERATORS",
@@ -378,10 +378,17 @@ class Covariance:
             M += M.T
             M *= 0.5 / (n - ddof)
             return cls(matrix=M, n_samples=n)
-        # One new array: centred, then scaled in place (the same values as (X - mean) / sqrt(n - ddof)).
-        A = np.subtract(X, mean) if center else np.array(X, dtype=np.float64, order="C")
-        np.divide(A, np.sqrt(n - ddof), out=A)
-        return cls(data=A, n_samples=n)
+        # One new array, (X - mean) / sqrt(n - ddof), and diag(C) from the same pass (a finite diagonal
+        # shows every entry finite, so the constructor's test of the array is needed only otherwise)
+        if not center:
+            A = np.array(X, dtype=np.float64, order="C")
+            np.divide(A, np.sqrt(n - ddof), out=A)
+            return cls(data=A, n_samples=n)
+        A, diag = np.empty((n, d)), np.empty(d)
+        centred_scaled(X, np.asarray(mean, dtype=np.float64), float(np.sqrt(n - ddof)), A, diag)
+        op = cls._trusted(data=A, n_samples=n) if np.isfinite(diag).all() else cls(data=A, n_samples=n)
+        op._diag = diag
+        return op
 
     @classmethod
     def from_matrix(cls, C, *, n_samples: int | None = None, name: str = "C") -> Covariance:

@@ -571,6 +571,13 @@ def lanczos_top(A, v0, max_steps, tol, out):
     return ev[-1], -1.0, m
 
 
+def centred_scaled(X, mean, c, out, sumsq):
+    """Twin of repro.kernels.linalg.centred_scaled: (X - mean) / c and its squared column norms."""
+    out[:] = np.subtract(X, mean)
+    np.divide(out, c, out=out)
+    sumsq[:] = np.einsum("ij,ij->j", out, out)
+
+
 def centred_sumsq(X, mean, c, out):
     """Twin of repro.kernels.linalg.centred_sumsq: the squared column norms of (X - mean) / c."""
     out[:] = (((X - mean) / c) ** 2).sum(axis=0)

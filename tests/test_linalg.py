@@ -252,7 +252,7 @@ def test_centred_kernels_match_numpy_twins():
     # column norms to round-off (the twin sums pairwise, the kernel row by row)
     import naive
 
-    from repro.kernels.linalg import centred_float32, centred_sumsq
+    from repro.kernels.linalg import centred_float32, centred_scaled, centred_sumsq
 
     rng = np.random.default_rng(41)
     for n, d, scale in ((2, 1, 1.0), (7, 5, 0.5), (300, 40, 2.0**-7), (1000, 3, 2.0**5)):
@@ -262,10 +262,33 @@ def test_centred_kernels_match_numpy_twins():
         centred_sumsq(X, mean, c, got)
         naive.centred_sumsq(X, mean, c, want)
         np.testing.assert_allclose(got, want, rtol=1e-13)
+        A, B, ss = np.empty((n, d)), np.empty((n, d)), np.empty(d)
+        centred_scaled(X, mean, c, A, ss)
+        naive.centred_scaled(X, mean, c, B, want)
+        assert np.array_equal(A, B)
+        np.testing.assert_allclose(ss, want, rtol=1e-13)
         got32, want32 = np.empty((n, d), np.float32), np.empty((n, d), np.float32)
         centred_float32(X, mean, c, scale, got32)
         naive.centred_float32(X, mean, c, scale, want32)
         assert np.array_equal(got32, want32)
+
+
+def test_from_data_centres_in_one_pass():
+    # the data operator holds (X - mean) / sqrt(n - ddof) exactly as NumPy computes it, with diag(C) from
+    # the same pass; a centring that overflows (finite X) is still refused, by the constructor's test
+    rng = np.random.default_rng(42)
+    X = rng.standard_normal((40, 7)) * 1e3 + 5e3
+    for ddof in (0, 1):
+        C = Covariance._from_valid(X, ddof=ddof)
+        want = np.subtract(X, X.mean(axis=0))
+        np.divide(want, np.sqrt(40 - ddof), out=want)
+        assert np.array_equal(C.data, want)
+        np.testing.assert_allclose(C.diag(), np.var(X, axis=0, ddof=ddof), rtol=1e-12)
+        np.testing.assert_allclose(C.trace(), np.trace(np.cov(X, rowvar=False, ddof=ddof)), rtol=1e-12)
+    assert np.array_equal(Covariance._from_valid(X, center=False).data, X / np.sqrt(39))
+    big = np.array([[1.7e308, 1.0], [1.7e308, 2.0], [-1.7e308, 0.5]])
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="infinite"):
+        Covariance.from_data(big)
 
 
 @pytest.mark.parametrize("n", [32, 33, 60, 150])

@@ -45,7 +45,7 @@ class _Screen:
         if U is not None and U.shape[0] == N:  # the refined bound (see em_update_screened)
             q = U.shape[1]
             self.Ut = np.ascontiguousarray(U.T)
-            self.B = np.ascontiguousarray(A.T @ U)
+            self.B = np.ascontiguousarray((U.T @ A).T)  # (A'U as written: 1.6x the time on leukemia)
             g = 8.0 * (N + q + 2) * np.finfo(float).eps
             c2 = self.colnorm**2
             self.cr = np.sqrt(np.maximum(c2 - np.einsum("ij,ij->i", self.B, self.B), 0.0) + g * c2)

@@ -12,6 +12,10 @@ start (Lanczos), and the scaled centred data's column norms and float32 copy wit
     method finds the largest eigenvalue only if the start is not orthogonal to its eigenvector; the caller
     (:func:`repro.linalg._top_eigvec`) certifies that ``theta`` is the largest (a Cholesky factorization of
     ``(theta + delta) I - A``) and falls back to ``dsyevr`` otherwise.
+``centred_scaled``
+    ``A = (X - mean) / c`` and its squared column norms in one pass over ``X`` (NumPy's ``np.subtract``,
+    ``np.divide`` and ``einsum`` for the norms took three): the data operator of
+    :meth:`repro.linalg.Covariance.from_data`, every entry as NumPy computes it.
 ``centred_sumsq``, ``centred_float32``
     The squared column norms of ``A = (X - mean) / c`` and ``A * scale`` rounded to float32, each in one
     pass over ``X`` without the ``N x D`` float64 array ``A``: every entry as NumPy computes it
@@ -79,6 +83,19 @@ def lanczos_top(A, v0, max_steps, tol, out):
         for i in range(n):
             Q[j + 1, i] = w[i] / b
     return theta, res, m
+
+
+@njit
+def centred_scaled(X, mean, c, out, sumsq):
+    """``out[i, j] = a_ij = (X[i, j] - mean[j]) / c`` and ``sumsq[j] = sum_i a_ij^2`` (the rows in order)."""
+    n, d = X.shape
+    for j in range(d):
+        sumsq[j] = 0.0
+    for i in range(n):
+        for j in range(d):
+            a = (X[i, j] - mean[j]) / c
+            out[i, j] = a
+            sumsq[j] += a * a
 
 
 @njit
