@@ -572,15 +572,13 @@ def lanczos_top(A, v0, max_steps, tol, out):
 
 
 def centred_scaled(X, mean, c, out, sumsq):
-    """Twin of repro.kernels.linalg.centred_scaled: (X - mean) / c and its squared column norms."""
-    out[:] = np.subtract(X, mean)
-    np.divide(out, c, out=out)
-    sumsq[:] = np.einsum("ij,ij->j", out, out)
-
-
-def centred_sumsq(X, mean, c, out):
-    """Twin of repro.kernels.linalg.centred_sumsq: the squared column norms of (X - mean) / c."""
-    out[:] = (((X - mean) / c) ** 2).sum(axis=0)
+    """Twin of repro.kernels.linalg.centred_scaled: (X - mean) / c (unless out is 0 x 0) and its squared
+    column norms."""
+    A = np.subtract(X, mean)
+    np.divide(A, c, out=A)
+    if out.shape[0] == X.shape[0]:
+        out[:] = A
+    sumsq[:] = np.einsum("ij,ij->j", A, A)
 
 
 def centred_float32(X, mean, c, scale, out):

@@ -252,21 +252,20 @@ def test_centred_kernels_match_numpy_twins():
     # column norms to round-off (the twin sums pairwise, the kernel row by row)
     import naive
 
-    from repro.kernels.linalg import centred_float32, centred_scaled, centred_sumsq
+    from repro.kernels.linalg import centred_float32, centred_scaled
 
     rng = np.random.default_rng(41)
     for n, d, scale in ((2, 1, 1.0), (7, 5, 0.5), (300, 40, 2.0**-7), (1000, 3, 2.0**5)):
         X = rng.standard_normal((n, d)) * rng.uniform(0.1, 100.0, d) + rng.uniform(-50, 50, d)
         mean, c = X.mean(axis=0), np.sqrt(n - 1)
-        got, want = np.empty(d), np.empty(d)
-        centred_sumsq(X, mean, c, got)
-        naive.centred_sumsq(X, mean, c, want)
-        np.testing.assert_allclose(got, want, rtol=1e-13)
-        A, B, ss = np.empty((n, d)), np.empty((n, d)), np.empty(d)
-        centred_scaled(X, mean, c, A, ss)
+        got, want, alone = np.empty(d), np.empty(d), np.empty(d)
+        A, B = np.empty((n, d)), np.empty((n, d))
+        centred_scaled(X, mean, c, A, got)
         naive.centred_scaled(X, mean, c, B, want)
         assert np.array_equal(A, B)
-        np.testing.assert_allclose(ss, want, rtol=1e-13)
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        centred_scaled(X, mean, c, np.empty((0, 0)), alone)  # the norms alone: the same sums
+        assert np.array_equal(alone, got)
         got32, want32 = np.empty((n, d), np.float32), np.empty((n, d), np.float32)
         centred_float32(X, mean, c, scale, got32)
         naive.centred_float32(X, mean, c, scale, want32)

@@ -16,7 +16,7 @@ import scipy.linalg
 
 from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
 from .._validation import _all_finite, check_array
-from ..kernels.linalg import centred_float32, centred_sumsq, lanczos_top
+from ..kernels.linalg import centred_float32, centred_scaled, lanczos_top
 from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, canonical_sign, choose_operator
 from .missing import _ObservedData
 from .screening import SCREEN_RANK
@@ -125,7 +125,7 @@ class _CentredData(Covariance):
     """The sample covariance of complete data ``X`` (``N x D``, validated) through its scaled centred data
     ``A = (X - mean) / sqrt(N - 1)``, for the float32 search (:class:`_SearchCovariance`), without the
     ``N x D`` float64 array ``A``: one pass over ``X`` gives the column norms
-    (:func:`repro.kernels.linalg.centred_sumsq`), a second the float32 copy of ``A / s``
+    (:func:`repro.kernels.linalg.centred_scaled`), a second the float32 copy of ``A / s``
     (:meth:`float32`), and the weights of the support the search finds need only its columns
     (:meth:`_columns`: ``N K``), each entry computed as the full array would hold it. ``data`` forms that
     array on first use (nothing on the search's path asks for it: the copy and the third pass for the
@@ -138,7 +138,7 @@ class _CentredData(Covariance):
         self.matrix = None
         self.n_features, self.n_samples = D, N
         self._diag = np.empty(D)
-        centred_sumsq(X, mean, self._c, self._diag)
+        centred_scaled(X, mean, self._c, np.empty((0, 0)), self._diag)  # the column norms alone
 
     @property
     def data(self) -> np.ndarray:

@@ -15,10 +15,10 @@ start (Lanczos), and the scaled centred data's column norms and float32 copy wit
 ``centred_scaled``
     ``A = (X - mean) / c`` and its squared column norms in one pass over ``X`` (NumPy's ``np.subtract``,
     ``np.divide`` and ``einsum`` for the norms took three): the data operator of
-    :meth:`repro.linalg.Covariance.from_data`, every entry as NumPy computes it.
-``centred_sumsq``, ``centred_float32``
-    The squared column norms of ``A = (X - mean) / c`` and ``A * scale`` rounded to float32, each in one
-    pass over ``X`` without the ``N x D`` float64 array ``A``: every entry as NumPy computes it
+    :meth:`repro.linalg.Covariance.from_data`, every entry as NumPy computes it; or the norms alone.
+``centred_float32``
+    With the norms alone from ``centred_scaled``: ``A * scale`` rounded to float32, in one pass over ``X``
+    without the ``N x D`` float64 array ``A``: every entry as NumPy computes it
     (``np.subtract``, then ``np.divide``, then ``np.multiply`` into a float32 array), so the float32 copy
     equals the one made through ``A`` bit for bit. The float32 search covariance of
     :mod:`repro.em_sparse_pca` forms ``A32' A32`` from it and needs of ``A`` only a few columns.
@@ -87,28 +87,18 @@ def lanczos_top(A, v0, max_steps, tol, out):
 
 @njit
 def centred_scaled(X, mean, c, out, sumsq):
-    """``out[i, j] = a_ij = (X[i, j] - mean[j]) / c`` and ``sumsq[j] = sum_i a_ij^2`` (the rows in order)."""
+    """``out[i, j] = a_ij = (X[i, j] - mean[j]) / c`` and ``sumsq[j] = sum_i a_ij^2`` (the rows in order);
+    ``out`` of shape ``(0, 0)``: the sums only."""
     n, d = X.shape
+    store = out.shape[0] == n
     for j in range(d):
         sumsq[j] = 0.0
     for i in range(n):
         for j in range(d):
             a = (X[i, j] - mean[j]) / c
-            out[i, j] = a
+            if store:
+                out[i, j] = a
             sumsq[j] += a * a
-
-
-@njit
-def centred_sumsq(X, mean, c, out):
-    """``out[j] = sum_i a_ij^2`` for ``a_ij = (X[i, j] - mean[j]) / c`` (``X``: ``N x D``, C-contiguous);
-    the sums run over the rows in order."""
-    n, d = X.shape
-    for j in range(d):
-        out[j] = 0.0
-    for i in range(n):
-        for j in range(d):
-            a = (X[i, j] - mean[j]) / c
-            out[j] += a * a
 
 
 @njit
