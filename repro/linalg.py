@@ -358,15 +358,25 @@ class Covariance:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
         return cls._from_valid(
-            X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter
+            X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter, name=name
         )
 
     @classmethod
     def _from_valid(
-        cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS, mean=None
+        cls,
+        X,
+        *,
+        center=True,
+        ddof=1,
+        operator="data",
+        n_vectors=1,
+        n_iter=DEFAULT_ITERATIONS,
+        mean=None,
+        name="X",
     ) -> Covariance:
         """:meth:`from_data` on an array that passed ``check_array`` (C-contiguous float64, finite);
-        ``mean``: its column means when the caller has them."""
+        ``mean``: its column means when the caller has them. Finite data whose centring (or, for the
+        matrix, whose products) overflow float64 are refused with that reason."""
         n, d = X.shape
         if center and mean is None:
             mean = X.mean(axis=0)
@@ -377,7 +387,9 @@ class Covariance:
             M = Xc.T @ Xc
             M += M.T
             M *= 0.5 / (n - ddof)
-            return cls(matrix=M, n_samples=n)
+            if not np.isfinite(M).all():
+                raise _overflow(X, name)
+            return cls._trusted(matrix=M, n_samples=n)
         # One new array, (X - mean) / sqrt(n - ddof), and diag(C) from the same pass (a finite diagonal
         # shows every entry finite, so the constructor's test of the array is needed only otherwise)
         if not center:
@@ -386,7 +398,9 @@ class Covariance:
             return cls(data=A, n_samples=n)
         A, diag = np.empty((n, d)), np.empty(d)
         centred_scaled(X, np.asarray(mean, dtype=np.float64), float(np.sqrt(n - ddof)), A, diag)
-        op = cls._trusted(data=A, n_samples=n) if np.isfinite(diag).all() else cls(data=A, n_samples=n)
+        if not np.isfinite(diag).all() and not np.isfinite(A).all():
+            raise _overflow(X, name)
+        op = cls._trusted(data=A, n_samples=n)
         op._diag = diag
         return op
 
@@ -761,6 +775,16 @@ class Covariance:
                 return Covariance(data=X.copy(), n_samples=self.n_samples)
             new = X - np.outer(Xw, Xw @ X) / norm2
         return Covariance(data=new, n_samples=self.n_samples)
+
+
+def _overflow(X: np.ndarray, name: str) -> ValueError:
+    """The error for finite data whose covariance float64 cannot hold."""
+    top = max(float(X.max()), -float(X.min()))
+    return ValueError(
+        f"{name} is finite but its centred values or their products overflow float64 (largest magnitude "
+        f"{top:.3g}), so its covariance cannot be formed; divide {name} by a power of two first (e.g. "
+        f"{name} / 2.0**600), which divides the covariance by its square."
+    )
 
 
 def as_covariance(C, name: str = "C") -> Covariance:

@@ -286,8 +286,15 @@ def test_from_data_centres_in_one_pass():
         np.testing.assert_allclose(C.trace(), np.trace(np.cov(X, rowvar=False, ddof=ddof)), rtol=1e-12)
     assert np.array_equal(Covariance._from_valid(X, center=False).data, X / np.sqrt(39))
     big = np.array([[1.7e308, 1.0], [1.7e308, 2.0], [-1.7e308, 0.5]])
-    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="infinite"):
-        Covariance.from_data(big)
+    for operator in ("data", "covariance"):
+        with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="X is finite but"):
+            Covariance.from_data(big, operator=operator)
+    # products that overflow: refused for the matrix; kept as data, whose eigenvalues then say the same
+    huge = rng.standard_normal((30, 3)) * 1e160
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="overflow float64"):
+        Covariance.from_data(huge, operator="covariance")
+    with pytest.raises(ValueError, match="too large for float64"):
+        Covariance.from_data(huge, operator="data").eigh(1)
 
 
 @pytest.mark.parametrize("n", [32, 33, 60, 150])
