@@ -35,6 +35,7 @@ import scipy.linalg.lapack
 
 from ._validation import (
     _all_finite,
+    _max_abs,
     check_array,
     check_covariance_args,
     check_int,
@@ -602,7 +603,7 @@ class Covariance:
         idx = np.asarray(idx)
         if self.matrix is not None:
             return self.matrix[np.ix_(idx, idx)]
-        S = self.data[:, idx]
+        S = self._columns(idx)
         return S.T @ S
 
     def restrict(self, idx) -> Covariance:
@@ -629,7 +630,8 @@ class Covariance:
         return Covariance._trusted(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
 
     def _columns(self, idx) -> np.ndarray:
-        """The data's columns ``idx`` (``N x len(idx)``): what :meth:`restrict` wraps (internal use)."""
+        """The data's columns ``idx`` (``N x len(idx)``), for reading: what :meth:`submatrix` and the
+        renormalization of a support use (internal)."""
         return self.data[:, idx]
 
     def column_norms(self) -> np.ndarray:
@@ -779,11 +781,10 @@ class Covariance:
 
 def _overflow(X: np.ndarray, name: str) -> ValueError:
     """The error for finite data whose covariance float64 cannot hold."""
-    top = max(float(X.max()), -float(X.min()))
     return ValueError(
         f"{name} is finite but its centred values or their products overflow float64 (largest magnitude "
-        f"{top:.3g}), so its covariance cannot be formed; divide {name} by a power of two first (e.g. "
-        f"{name} / 2.0**600), which divides the covariance by its square."
+        f"{_max_abs(X):.3g}), so its covariance cannot be formed; divide {name} by a power of two first "
+        f"(e.g. {name} / 2.0**600), which divides the covariance by its square."
     )
 
 

@@ -98,7 +98,7 @@ def test_bench_quick(tmp_path):
 # --------------------------------------------------------------------------- helpers
 def test_sklearn_alpha_search_exact_k():
     X = np.random.default_rng(0).standard_normal((60, 15))
-    r = bench_em_sparse_pca.sklearn_alpha_search(X, 4, max_fits=40, time_budget=60)
+    r = bench_em_sparse_pca.sklearn_alpha_search(X, 4, max_fits=40)
     assert r["exact"] and r["nnz"] == 4
     assert np.count_nonzero(r["component"]) == 4
     assert np.linalg.norm(r["component"]) == pytest.approx(1.0)
@@ -106,7 +106,7 @@ def test_sklearn_alpha_search_exact_k():
 
 def test_sklearn_alpha_search_reports_budget_stop():
     X = np.random.default_rng(1).standard_normal((40, 12))
-    r = bench_em_sparse_pca.sklearn_alpha_search(X, 3, max_fits=1, time_budget=60)
+    r = bench_em_sparse_pca.sklearn_alpha_search(X, 3, max_fits=1)
     assert r["n_fits"] == 1
     assert r["exact"] == (r["nnz"] == 3)
 

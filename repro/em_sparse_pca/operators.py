@@ -142,9 +142,8 @@ class _CentredData(Covariance):
 
     @property
     def data(self) -> np.ndarray:
-        if self._full is None:  # as Covariance._from_valid forms it
-            self._full = np.subtract(self._X, self._mean)
-            np.divide(self._full, self._c, out=self._full)
+        if self._full is None:
+            self._full = Covariance._from_valid(self._X, operator="data", mean=self._mean).data
         return self._full
 
     def _gather(self, idx) -> np.ndarray:
@@ -164,10 +163,6 @@ class _CentredData(Covariance):
 
     def restrict(self, idx) -> Covariance:
         return Covariance._trusted(data=self._gather(np.asarray(idx)), n_samples=self.n_samples)
-
-    def submatrix(self, idx) -> np.ndarray:
-        S = self._columns(idx)
-        return S.T @ S
 
     def quad(self, W):
         """``w'Cw`` through the non-zero columns of a vector ``w``; columns ``W`` as the base class."""
