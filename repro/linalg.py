@@ -627,7 +627,12 @@ class Covariance:
             return Covariance._trusted(
                 matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples
             )
-        return Covariance._trusted(data=np.ascontiguousarray(self.data[:, idx]), n_samples=self.n_samples)
+        return Covariance._trusted(data=self._gather(idx), n_samples=self.n_samples)
+
+    def _gather(self, idx) -> np.ndarray:
+        """A new array of the data's columns ``idx`` (``N x len(idx)``, C-contiguous): what :meth:`restrict`
+        keeps (internal)."""
+        return np.ascontiguousarray(self.data[:, idx])
 
     def _columns(self, idx) -> np.ndarray:
         """The data's columns ``idx`` (``N x len(idx)``), for reading: what :meth:`submatrix` and the

@@ -149,7 +149,7 @@ class _CentredData(Covariance):
     def _gather(self, idx) -> np.ndarray:
         """A new array of the columns ``idx`` (``N x len(idx)``, C-contiguous)."""
         if self._full is not None:
-            return np.ascontiguousarray(self._full[:, idx])
+            return super()._gather(idx)
         return (self._X[:, idx] - self._mean[idx]) / self._c
 
     def _columns(self, idx) -> np.ndarray:
@@ -160,9 +160,6 @@ class _CentredData(Covariance):
         if self._last is None or self._last[0] != key:
             self._last = key, self._gather(idx)
         return self._last[1]
-
-    def restrict(self, idx) -> Covariance:
-        return Covariance._trusted(data=self._gather(np.asarray(idx)), n_samples=self.n_samples)
 
     def quad(self, W):
         """``w'Cw`` through the non-zero columns of a vector ``w``; columns ``W`` as the base class."""

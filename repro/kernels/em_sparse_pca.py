@@ -178,7 +178,7 @@ def top_support(f, K, nonneg, excluded, work, idx):
     if m >= SAMPLE_MIN and 8 * K <= m:
         thr = _kth_by_sample(work, m, K)
         if thr < 0.0:  # the sample's bound left fewer than K: select among every candidate
-            _gather(f, nonneg, excluded, 0.0, work)[0]
+            _gather(f, nonneg, excluded, 0.0, work)
     if thr < 0.0:
         thr = kth_largest(work, m, K)
     above = 0
