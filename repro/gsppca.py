@@ -114,18 +114,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from scipy import integrate, special
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import ProjectionMixin, dask_rows
+from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, dask_rows
 from ._threads import blas_limited
 from ._validation import (
     check_array,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_n_features,
     check_random_state,
     check_real,
@@ -247,7 +252,9 @@ def _check_d(n_components, n: int, p: int) -> int:
     high = min(n, p) - 1
     if high < 1:
         raise ValueError(f"X of shape ({n}, {p}) is too small: n_components must be < min(n, p).")
-    return check_int(n_components, "n_components", low=1, high=high)
+    return check_n_components(
+        n_components, n, p, high=high, why="GSPPCA needs n_components < min(n_samples, n_features)"
+    )
 
 
 NOISE_ESTIMATES = ("bc", "ml")
@@ -1143,6 +1150,7 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -
     rng = check_random_state(random_state)
     check_has_variance(X, "gsppca_vem")
     Xc = X - X.mean(axis=0)
+    _noise_sq(Xc, d, "bc")  # refuse a zero noise estimate (data of rank <= d) before the VEM, as GSPPCA does
     return _unscale_vem(_run_vem(Xc, d, max_iter, tol, rng), sc, n, p)
 
 
@@ -1184,8 +1192,8 @@ def _unscale_vem(res: VEMResult, sc: float, n: int, p: int) -> VEMResult:
         M=unscale(res.M, sc, 1, "loadings"),
         Mu=res.Mu,
         Sigma=res.Sigma,
-        alpha=float(unscale(res.alpha, sc, 2, "variances")),
-        sigma2=float(unscale(res.sigma2, sc, 2, "variances")),
+        alpha=float(unscale(res.alpha, sc, 2, "variances", underflow=False)),  # not 0: refused, as GSPPCA
+        sigma2=float(unscale(res.sigma2, sc, 2, "variances", underflow=False)),
         free_energy=res.free_energy + n * p * math.log(sc),
         n_iter=res.n_iter,
         converged=res.converged,
@@ -1262,6 +1270,9 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -1294,6 +1305,16 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "n_selected": [StrOptions({"evidence"}), POSITIVE_INT],
+        "sigma1": [StrOptions(set(NOISE_ESTIMATES)), Interval(Real, 0, None, closed="neither")],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "ranking": [StrOptions(set(RANKINGS))],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(
         self,
         n_components=1,
@@ -1314,6 +1335,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     @blas_limited
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features), which is centred; returns self.
 
@@ -1347,6 +1369,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         if is_dask(X):
             return self._fit_dask(X)
         X = check_array(X, "X", min_samples=2)
@@ -1499,8 +1522,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         lazy = dask_rows(X, self.score_samples)
         if lazy is not None:
             return lazy
-        X = check_array(X, "X")
-        check_n_features(self, X)
+        X = check_n_features(self, X)
         Xc = X - self.mean_
         s = check_scale(Xc)
         alpha = float(self.alpha_path_[self.n_selected_ - 1]) / s / s

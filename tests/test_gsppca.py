@@ -394,7 +394,7 @@ def test_noise_estimates():
     assert bc**2 == pytest.approx(s + b * s * math.sqrt(2 * c) / 76, rel=1e-10)
     assert bc > ml
     assert GSPPCA(4, sigma1="ml", random_state=0).fit(X).sigma1_ == pytest.approx(ml)
-    with pytest.raises(ValueError, match="sigma1 must be a positive float, 'bc'"):
+    with pytest.raises(ValueError, match="'sigma1' parameter of GSPPCA must be a str among"):
         GSPPCA(4, sigma1="js").fit(X)
 
 

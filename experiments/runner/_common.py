@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import _preflight, _runtimes
+from . import _args, _preflight, _runtimes
 from . import claims as ledger
 from ._atomic import atomic_path, atomic_write_text
 from ._paths import FIGURES_DIR, REPO_ROOT, default_out, out_notice
@@ -110,9 +110,13 @@ class Config:
 def add_common_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """``--quick``, ``--seed`` and ``--out``, shared by every experiment and by ``repro run``."""
     parser.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
-    parser.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
     parser.add_argument(
-        "--out", type=Path, default=default_out(),
+        "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=default_out(),
         help="output folder (default figures/ in a source checkout, else ./repro-figures)",
     )
     return parser
@@ -156,7 +160,7 @@ def experiment_parser(module_name: str, module=None, prog: str | None = None) ->
     short = module_name.rsplit(".", 1)[-1]
     from ._describe import describe
 
-    parser = argparse.ArgumentParser(
+    parser = _args.OneLineParser(
         prog=prog or f"python -m experiments.{short}",
         description=describe(short, module),
         formatter_class=argparse.RawDescriptionHelpFormatter,
