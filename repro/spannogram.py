@@ -1084,8 +1084,14 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     @blas_limited
     def _fit_cov(self, cov: Covariance):
         D = cov.n_features
-        L = check_n_components(self.n_components, cov.n_samples, D)
         n_all = cov.data.shape[0] if cov.data is not None else (cov.n_samples or D + 1)
+        L = check_n_components(
+            self.n_components,
+            n_all,
+            D,
+            high=max(min(n_all - 1, D), 1),
+            why="centring removes one dimension, so the data span at most n_samples - 1 directions",
+        )
         limit = max(min(n_all - 1, D), 1)
         rank = min(3, limit) if isinstance(self.rank, str) else int(self.rank)
         if rank > limit:  # what spannogram_bound refuses too (never lowered silently)

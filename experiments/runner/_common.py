@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from . import _args, _preflight, _runtimes
 from . import claims as ledger
-from ._atomic import atomic_path, atomic_write_text
+from ._atomic import atomic_path, atomic_write_text, csv_problem
 from ._paths import FIGURES_DIR, REPO_ROOT, default_out, out_notice
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "REPO_ROOT",
     "Config",
     "PanelDroppedWarning",
+    "ResultFileError",
     "add_common_flags",
     "cpu_seconds_per_call",
     "markdown_table",
@@ -133,6 +134,12 @@ _DROPPED_PANEL_MESSAGE = r"(?is).*\b(panel|subplot|figure)s?\b.*\b(skipped|dropp
 
 class PanelDroppedError(RuntimeError):
     """Raised by the runner when an experiment dropped a panel of its figure."""
+
+
+class ResultFileError(ValueError):
+    """A result CSV that is not one the runner wrote whole: cut off, damaged, or another file's columns.
+
+    The command line reports it in one line naming the file and the fix (run the experiment again)."""
 
 
 def _guarded(step, name: str, what: str):
@@ -226,7 +233,7 @@ def redraw_module(module_name: str, cfg: Config) -> str:
     mod = importlib.import_module(module_name)
     name = module_name.rsplit(".", 1)[-1]
     if not (cfg.out / f"{name}.csv").exists():
-        raise FileNotFoundError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
+        raise ResultFileError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
     stored = cfg.out / "claims" / f"{name}.csv"
     if stored.exists():  # keep the ledger's record of whether the CSV came from a quick run
         try:
@@ -238,24 +245,44 @@ def redraw_module(module_name: str, cfg: Config) -> str:
 
 
 def read_result(out: Path, name: str) -> pd.DataFrame:
-    """An experiment's CSV as the figure, table and claims see it (a damaged file is named)."""
+    """An experiment's CSV as the figure, table and claims see it, read as strictly as it is written.
+
+    :func:`write_csv` writes a header of unique column names, rows of exactly as many fields and a line
+    end after the last row, atomically. A file that is not so (cut off mid-row by a copy, a full disk or
+    an editor; empty; not UTF-8; rows of another length; not CSV) is refused with a
+    :class:`ResultFileError` naming it, never read as fewer or partly empty rows.
+    """
     path = Path(out) / f"{name}.csv"
+    fix = f"run `repro run {name}` to write it again."
+    problem = csv_problem(path)
+    if problem:
+        raise ResultFileError(f"{path} {problem}; {fix}")
     try:
         return pd.read_csv(path, low_memory=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{path} is damaged ({type(exc).__name__}: {exc}); run `repro run {name}` to write it again."
-        ) from exc
+        raise ResultFileError(f"{path} is damaged ({type(exc).__name__}: {exc}); {fix}") from exc
 
 
 def _render(mod, name: str, cfg: Config, t0: float) -> str:
     df = read_result(cfg.out, name)
-    if hasattr(mod, "plot"):
-        with style():
-            fig = _guarded(lambda: mod.plot(df, cfg), name, "figure")
-            save_figure(fig, cfg.out / f"{name}.png")
-    if hasattr(mod, "table"):
-        atomic_write_text(cfg.out / f"{name}.md", mod.table(df, cfg))
+    try:
+        if hasattr(mod, "plot"):
+            with style():
+                fig = _guarded(lambda: mod.plot(df, cfg), name, "figure")
+                save_figure(fig, cfg.out / f"{name}.png")
+        if hasattr(mod, "table"):
+            atomic_write_text(cfg.out / f"{name}.md", mod.table(df, cfg))
+    except (KeyError, AttributeError) as exc:  # a column the experiment reads is not there
+        missing = exc.args[0] if isinstance(exc, KeyError) and exc.args else None
+        if isinstance(exc, AttributeError):  # df.column of a missing column
+            if not str(exc).startswith("'DataFrame' object has no attribute"):
+                raise
+            missing = getattr(exc, "name", None) or str(exc).rsplit(" ", 1)[-1]
+        raise ResultFileError(
+            f"{cfg.out / name}.csv lacks the column {missing!r} that {name} reads (its columns: "
+            f"{', '.join(map(str, df.columns[:8]))}{', ...' if len(df.columns) > 8 else ''}): a foreign or "
+            f"damaged result file; run `repro run {name}` to write it again."
+        ) from exc
     rows = ledger.evaluate(name, getattr(mod, "CLAIMS", []), df, quick=cfg.quick)
     ledger.write_ledger(cfg.out, name, rows, render=cfg.render_ledger)
     counts = rows["verdict"].value_counts().to_dict()

@@ -119,7 +119,7 @@ def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
         fn = _common.redraw_module if redraw else _common.run_module
         return name, True, fn(_module_name(name), cfg)
     except Exception as exc:
-        if isinstance(exc, _common.PanelDroppedError):  # a known cause: one line, no traceback
+        if isinstance(exc, (_common.PanelDroppedError, _common.ResultFileError)):  # known: one line
             return name, False, str(exc)
         return name, False, traceback.format_exc()
 
@@ -161,6 +161,7 @@ def cmd_run(args) -> int:
     if notice := out_notice(args.out):
         print(notice, file=sys.stderr)
     _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
+    _atomic.exit_on_termination()  # a terminated run removes its temporaries as it unwinds
     cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
     failed: list[str] = []
     t0 = time.perf_counter()
