@@ -1270,7 +1270,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
         Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
@@ -1395,19 +1395,14 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         return self._store(res, order, path, support, Vt[:k], sv[:k] ** 2, mean, sc, n, p)
 
     def _check_params(self, p):
-        """Refuse bad parameters; the forced ``q`` or None."""
+        """The checks that depend on the data (the others are ``_parameter_constraints``'); the forced ``q``
+        or None."""
         if p < 2:
             raise ValueError(
                 "X has 1 feature(s); GSPPCA selects variables among at least 2 (n_components < n_features)."
             )
-        if self.ranking not in RANKINGS:
-            raise ValueError(f"ranking must be one of {RANKINGS}; got {self.ranking!r}.")
-        check_int(self.max_iter, "max_iter", low=1)
-        check_real(self.tol, "tol", low=0.0)
-        if isinstance(self.n_selected, str) and self.n_selected == "evidence":
+        if isinstance(self.n_selected, str):  # "evidence", the only string the constraints let through
             return None
-        if isinstance(self.n_selected, str):
-            raise ValueError(f"n_selected must be 'evidence' or an int in 1..{p}; got {self.n_selected!r}.")
         return check_int(self.n_selected, "n_selected", low=1, high=p)
 
     def _choose_ranking(self, res, checkpoints, path_of):

@@ -971,7 +971,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
         Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
@@ -1101,8 +1101,6 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
                 f"rank <= {limit}, or rank='auto'."
             )
         ks = check_cardinality(self.cardinality, D, L)
-        if self.deflation not in _DEFLATIONS:
-            raise ValueError(f"deflation must be one of {_DEFLATIONS}; got {self.deflation!r}.")
         rng = check_random_state(self.random_state)
         active = np.ones(D, dtype=bool)
         work = cov

@@ -238,6 +238,7 @@ def test_result_files_are_read_strictly(tmp_path):
     whole = csv.read_bytes()
     cases = {
         "cut off mid-row": whole[:300],  # the case: "2/2 runs converged", exit 0
+        "cut at a row boundary": b"".join(whole.splitlines(keepends=True)[:3]),  # the recorded sha256
         "a row short": whole.replace(b"\n", b"\n,", 1)[:-3] + b"\n",
         "empty": b"",
         "foreign columns": b"a,b\n1,2\n",

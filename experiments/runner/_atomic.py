@@ -24,12 +24,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
+    "DIGESTS",
     "atomic_path",
     "atomic_write_text",
     "csv_problem",
     "exit_on_termination",
     "folder_lock",
     "lock_path",
+    "record_digest",
+    "recorded_digest",
     "remove_stale_temporaries",
 ]
 
@@ -263,3 +266,55 @@ def csv_problem(path: str | os.PathLike) -> str | None:
                 "(cut off or edited)"
             )
     return None
+
+
+#: The completeness record of an output folder's result CSVs, in ``sha256sum`` format (``<hex>  NAME.csv``;
+#: ``sha256sum -c results.sha256`` checks it by hand). Written after each CSV is in place, so a CSV it
+#: lists is one the runner wrote whole: a file cut off at a row boundary (which no structural check can
+#: see), edited or replaced no longer matches and is refused.
+DIGESTS = "results.sha256"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_digests(folder: Path) -> dict[str, str]:
+    try:
+        text = (folder / DIGESTS).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out = {}
+    for line in text.splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) == 64 and name:
+            out[name] = digest
+    return out
+
+
+def record_digest(path: str | os.PathLike) -> None:
+    """Record the sha256 of the result CSV ``path`` (just written) in its folder's :data:`DIGESTS`."""
+    path = Path(path)
+    with folder_lock(path.parent):  # two runs (--jobs) record into one file
+        digests = _read_digests(path.parent)
+        digests[path.name] = _sha256(path)
+        atomic_write_text(path.parent / DIGESTS, "".join(f"{d}  {n}\n" for n, d in sorted(digests.items())))
+
+
+def recorded_digest(path: str | os.PathLike) -> str | None:
+    """Why the result CSV ``path`` does not match its recorded sha256 (None: it matches, or the folder
+    has no record of it: an output folder written before the record existed)."""
+    path = Path(path)
+    want = _read_digests(path.parent).get(path.name)
+    if want is None or want == _sha256(path):
+        return None
+    return (
+        f"is damaged: it does not match the sha256 recorded in {DIGESTS} when the runner wrote it "
+        "(cut off, edited or replaced since)"
+    )

@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from . import _args, _preflight, _runtimes
 from . import claims as ledger
-from ._atomic import atomic_path, atomic_write_text, csv_problem
+from ._atomic import atomic_path, atomic_write_text, csv_problem, record_digest, recorded_digest
 from ._paths import FIGURES_DIR, REPO_ROOT, default_out, out_notice
 
 __all__ = [
@@ -250,11 +250,13 @@ def read_result(out: Path, name: str) -> pd.DataFrame:
     :func:`write_csv` writes a header of unique column names, rows of exactly as many fields and a line
     end after the last row, atomically. A file that is not so (cut off mid-row by a copy, a full disk or
     an editor; empty; not UTF-8; rows of another length; not CSV) is refused with a
-    :class:`ResultFileError` naming it, never read as fewer or partly empty rows.
+    :class:`ResultFileError` naming it, never read as fewer or partly empty rows; and a file whose sha256
+    differs from the one recorded when it was written (``results.sha256``, :func:`_atomic.record_digest`:
+    a file cut off at a row boundary, edited or replaced) is refused too.
     """
     path = Path(out) / f"{name}.csv"
     fix = f"run `repro run {name}` to write it again."
-    problem = csv_problem(path)
+    problem = csv_problem(path) or recorded_digest(path)
     if problem:
         raise ResultFileError(f"{path} {problem}; {fix}")
     try:
@@ -296,6 +298,7 @@ def write_csv(df: pd.DataFrame, path: Path) -> Path:
     path = Path(path)
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.10g")
+    record_digest(path)  # after the CSV is in place: what read_result checks it against
     return path
 
 

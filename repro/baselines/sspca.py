@@ -391,7 +391,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
         Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
@@ -478,12 +478,9 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         d = check_n_components(self.n_components, n, p)
-        max_iter = check_int(self.max_iter, "max_iter", low=1)
-        tol = check_real(self.tol, "tol", low=0.0)
+        max_iter, tol = int(self.max_iter), float(self.tol)  # checked by _parameter_constraints
         if self.alpha is not None and self.n_selected is not None:
             raise ValueError("pass either alpha or n_selected, not both.")
-        if self.cv_score not in CV_SCORES:
-            raise ValueError(f"cv_score must be 'refit' or 'shrunk'; got {self.cv_score!r}.")
         check_has_variance(X, "SSPCA")
         sc = check_scale(X)
         Xs = X / sc if sc != 1.0 else X

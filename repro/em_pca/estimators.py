@@ -216,7 +216,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         Number of components fitted.
     n_features_in_ : int
         Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
         Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
@@ -616,7 +616,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         Number of components fitted.
     n_features_in_ : int
         Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
         Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 

@@ -248,7 +248,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         Column means (with missing values: estimated jointly with the first component).
     n_features_in_ : int
         Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
         Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
     operator_ : str
