@@ -230,10 +230,11 @@ def test_command_line_refuses_bad_values_in_one_line(args, words, tmp_path):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.csv"))  # nothing computed
 
 
-def test_result_files_are_read_strictly(tmp_path):
+def test_result_files_are_read_strictly(tmp_path, capsys):
+    from experiments.runner import cli
+
     out = tmp_path / "out"
-    res = _repro("run", "sigg2008_prop32", "--quick", "--out", str(out))
-    assert res.returncode == 0, res.stderr
+    assert cli.main(["run", "sigg2008_prop32", "--quick", "--out", str(out)]) == 0
     csv = out / "sigg2008_prop32.csv"
     whole = csv.read_bytes()
     cases = {
@@ -246,12 +247,13 @@ def test_result_files_are_read_strictly(tmp_path):
     }
     for label, content in cases.items():
         csv.write_bytes(content)
-        res = _repro("redraw", "sigg2008_prop32", "--out", str(out))
-        assert res.returncode == 1, (label, res.stdout)
-        assert str(csv) in res.stderr and "Traceback" not in res.stderr, (label, res.stderr)
-        assert "run `repro run sigg2008_prop32`" in res.stderr, (label, res.stderr)
+        capsys.readouterr()
+        assert cli.main(["redraw", "sigg2008_prop32", "--out", str(out)]) == 1, label
+        err = capsys.readouterr().err
+        assert str(csv) in err and "Traceback" not in err, (label, err)
+        assert "run `repro run sigg2008_prop32`" in err, (label, err)
     csv.write_bytes(whole)
-    assert _repro("redraw", "sigg2008_prop32", "--out", str(out)).returncode == 0
+    assert cli.main(["redraw", "sigg2008_prop32", "--out", str(out)]) == 0
 
 
 def test_temporaries_of_a_killed_writer_are_removed(tmp_path):
