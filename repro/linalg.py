@@ -314,6 +314,7 @@ class Covariance:
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
         self._set(*check_covariance_args(data, matrix), n_samples)
+        self._psd_checked = matrix is not None  # check_covariance_args found the matrix PSD
 
     def _set(self, data, matrix, n_samples):
         self.data = data
@@ -408,7 +409,9 @@ class Covariance:
     @classmethod
     def from_matrix(cls, C, *, n_samples: int | None = None, name: str = "C") -> Covariance:
         """Wrap a symmetric positive semi-definite matrix."""
-        return cls._derived(check_symmetric(C, name, psd=True), n_samples=n_samples)
+        op = cls._derived(check_symmetric(C, name, psd=True), n_samples=n_samples)
+        op._psd_checked = True  # so that a method taking it does not check it again
+        return op
 
     @classmethod
     def _derived(cls, matrix, *, n_samples: int | None = None) -> Covariance:

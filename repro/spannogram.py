@@ -117,7 +117,7 @@ _MAX_PATH_ENTRIES = 50_000_000  # components stored by a path (400 MB)
 def _as_cov(X, name: str = "X") -> Covariance:
     """A :class:`Covariance` from data (rows are samples, centred) or a given one (a matrix must be PSD)."""
     if isinstance(X, Covariance):
-        if X.data is None:
+        if X.data is None and not getattr(X, "_psd_checked", False):  # derived ones: not yet checked
             check_psd(X.matrix, name)
         return X
     return Covariance.from_data(check_array(X, name, min_samples=2), name=name)
