@@ -19,7 +19,9 @@ __all__ = [
     "POSITIVE_INT",
     "RANDOM_STATE",
     "ComponentNamesMixin",
+    "IntInterval",
     "ProjectionMixin",
+    "RealInterval",
     "ReproTags",
     "VarianceScoreMixin",
     "dask_rows",
@@ -36,14 +38,36 @@ __all__ = [
 # Bounds that depend on the data (``n_components`` at most min(n_samples, n_features), a cardinality at
 # most n_features) are checked in ``fit``, where the data are known.
 
+
+class IntInterval(Interval):
+    """scikit-learn's ``Interval(Integral, ...)`` without ``True`` / ``False``: a bool is an ``Integral`` in
+    Python, and ``max_iter=True`` would run one iteration without a word."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(Integral, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+class RealInterval(Interval):
+    """scikit-learn's ``Interval(Real, ...)`` without ``True`` / ``False`` (``tol=True`` is not 1.0)."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(Real, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
 #: An integer >= 1 (n_components, max_iter, cardinality, ...).
-POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+POSITIVE_INT = IntInterval(1, None, closed="left")
 #: A real >= 0 (tol, penalties); infinity is refused later where it is not meaningful.
-NONNEG_REAL = Interval(Real, 0, None, closed="left")
+NONNEG_REAL = RealInterval(0, None, closed="left")
 #: What :func:`repro._validation.check_random_state` turns into a Generator.
 RANDOM_STATE = [
     None,
-    Interval(Integral, 0, None, closed="left"),
+    IntInterval(0, None, closed="left"),
     np.random.RandomState,
     np.random.Generator,
     np.random.SeedSequence,

@@ -114,16 +114,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 from scipy import integrate, special
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, dask_rows
+from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, dask_rows
 from ._threads import blas_limited
 from ._validation import (
     check_array,
@@ -1308,7 +1307,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [POSITIVE_INT],
         "n_selected": [StrOptions({"evidence"}), POSITIVE_INT],
-        "sigma1": [StrOptions(set(NOISE_ESTIMATES)), Interval(Real, 0, None, closed="neither")],
+        "sigma1": [StrOptions(set(NOISE_ESTIMATES)), RealInterval(0, None, closed="neither")],
         "max_iter": [POSITIVE_INT],
         "tol": [NONNEG_REAL],
         "ranking": [StrOptions(set(RANKINGS))],

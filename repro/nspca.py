@@ -21,14 +21,13 @@ Section 5.2 (bisection on beta for a target cardinality).
 
 from __future__ import annotations
 
-from numbers import Real
 from typing import ClassVar, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin
+from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval
 from ._threads import blas_limit
 from ._validation import (
     as_float,
@@ -571,7 +570,7 @@ class NSPCA(ProjectionMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [POSITIVE_INT],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [RealInterval(0, None, closed="neither")],
         "beta": [NONNEG_REAL],
         "max_iter": [POSITIVE_INT],
         "tol": [NONNEG_REAL],

@@ -154,3 +154,20 @@ def test_sklearn_param_and_column_checks(cls, check):
         est.set_params(random_state=0)
     assert set(cls._parameter_constraints) == set(est.get_params())  # every parameter declared
     getattr(estimator_checks, check)(cls.__name__, est)
+
+
+@pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
+def test_numeric_parameters_refuse_booleans(cls):
+    """``max_iter=True`` is an Integral to Python (and 1 to NumPy); the constraints refuse it, naming it."""
+    from repro._base import IntInterval, RealInterval
+
+    X = np.random.default_rng(0).standard_normal((30, 6))
+    numeric = [
+        name
+        for name, options in cls._parameter_constraints.items()
+        if any(isinstance(c, (IntInterval, RealInterval)) for c in options) and "boolean" not in options
+    ]
+    assert numeric
+    for name in numeric:
+        with pytest.raises(ValueError, match=f"The '{name}' parameter of {cls.__name__} must be"):
+            cls(**{name: True}).fit(X)

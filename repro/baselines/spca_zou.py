@@ -35,15 +35,13 @@ H. Zou and T. Hastie. Regularization and variable selection via the elastic net.
 from __future__ import annotations
 
 import time
-from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval
 
-from .._base import NONNEG_REAL, POSITIVE_INT, ProjectionMixin, unscale_fitted, unscale_path
+from .._base import NONNEG_REAL, POSITIVE_INT, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._threads import blas_limited
 from .._validation import (
     check_array,
@@ -375,7 +373,7 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [POSITIVE_INT],
         "cardinality": [None, POSITIVE_INT, "array-like"],
-        "ridge": [Interval(Real, 0, None, closed="both")],  # inf: the soft-thresholding limit
+        "ridge": [RealInterval(0, None, closed="both")],  # inf: the soft-thresholding limit
         "renormalize": ["boolean"],
         "tol": [NONNEG_REAL],
         "max_iter": [POSITIVE_INT],

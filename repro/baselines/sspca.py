@@ -55,15 +55,14 @@ P.-A. Mattei, C. Bouveyron and P. Latouche. Globally sparse probabilistic PCA. A
 from __future__ import annotations
 
 import math
-from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval, ProjectionMixin
 from .._threads import blas_limited
 from .._validation import (
     check_array,
@@ -429,7 +428,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         "n_components": [POSITIVE_INT],
         "alpha": [None, NONNEG_REAL],
         "n_selected": [None, POSITIVE_INT],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        "cv": [IntInterval(2, None, closed="left")],
         "cv_score": [StrOptions(set(CV_SCORES))],
         "max_iter": [POSITIVE_INT],
         "tol": [NONNEG_REAL],

@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
@@ -25,6 +24,7 @@ from .._base import (
     POSITIVE_INT,
     RANDOM_STATE,
     ComponentNamesMixin,
+    IntInterval,
     VarianceScoreMixin,
     with_expected_failures,
 )
@@ -258,7 +258,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         "random_state": RANDOM_STATE,
         "init": [None, "array-like"],
         "callback": [None, callable],
-        "n_oversamples": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "n_oversamples": [IntInterval(0, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, unscale_fitted, unscale_path
+from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -295,9 +294,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         "init": [None, StrOptions(set(_INITS)), "array-like"],
         "renormalize": ["boolean", StrOptions({"refine"})],
         "orthogonality": [StrOptions(set(_ORTHOGONALITY))],
-        "min_angle_deg": [None, Interval(Real, 0, 90, closed="right")],
-        "penalty": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, 1, closed="right")],
+        "min_angle_deg": [None, RealInterval(0, 90, closed="right")],
+        "penalty": [RealInterval(0, None, closed="neither")],
+        "tol": [RealInterval(0, 1, closed="right")],
         "max_iter": [POSITIVE_INT],
         "random_state": RANDOM_STATE,
         "operator": [StrOptions(set(OPERATORS))],
