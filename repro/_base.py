@@ -4,23 +4,73 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field, fields
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import Tags
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_array, check_n_features, is_dask, unscale
+from ._validation import check_n_features, is_dask, unscale
 
 __all__ = [
+    "NONNEG_REAL",
+    "POSITIVE_INT",
+    "RANDOM_STATE",
     "ComponentNamesMixin",
+    "IntInterval",
     "ProjectionMixin",
+    "RealInterval",
     "ReproTags",
     "VarianceScoreMixin",
     "dask_rows",
     "unscale_fitted",
     "unscale_path",
     "with_expected_failures",
+]
+
+
+# --------------------------------------------------------------------------- parameter constraints
+# The building blocks of the estimators' ``_parameter_constraints`` (scikit-learn's parameter validation:
+# ``fit`` runs under ``sklearn.base._fit_context``, which refuses a parameter outside its constraints with
+# an ``InvalidParameterError``, a ValueError and a TypeError naming the parameter and what it accepts).
+# Bounds that depend on the data (``n_components`` at most min(n_samples, n_features), a cardinality at
+# most n_features) are checked in ``fit``, where the data are known.
+
+
+class IntInterval(Interval):
+    """scikit-learn's ``Interval(Integral, ...)`` without ``True`` / ``False``: a bool is an ``Integral`` in
+    Python, and ``max_iter=True`` would run one iteration without a word."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(Integral, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+class RealInterval(Interval):
+    """scikit-learn's ``Interval(Real, ...)`` without ``True`` / ``False`` (``tol=True`` is not 1.0)."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(Real, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+#: An integer >= 1 (n_components, max_iter, cardinality, ...).
+POSITIVE_INT = IntInterval(1, None, closed="left")
+#: A real >= 0 (tol, penalties); infinity is refused later where it is not meaningful.
+NONNEG_REAL = RealInterval(0, None, closed="left")
+#: What :func:`repro._validation.check_random_state` turns into a Generator.
+RANDOM_STATE = [
+    None,
+    IntInterval(0, None, closed="left"),
+    np.random.RandomState,
+    np.random.Generator,
+    np.random.SeedSequence,
 ]
 
 
@@ -147,8 +197,7 @@ class VarianceScoreMixin:
         from .linalg import Covariance, span_variances  # linalg sits above this module
 
         check_is_fitted(self, "components_")
-        X = check_array(X, "X", allow_nan=True)
-        check_n_features(self, X)
+        X = check_n_features(self, X, allow_nan=True)
         if np.isnan(X).any():
             raise ValueError(
                 "X holds NaN: score needs complete rows (the variance of missing entries is not defined); "
@@ -193,6 +242,5 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin)
         lazy = dask_rows(X, self.transform)
         if lazy is not None:
             return lazy
-        X = check_array(X, "X")
-        check_n_features(self, X)
+        X = check_n_features(self, X)
         return (X - self.mean_) @ self.components_.T

@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_SKLEARN_DIR = os.path.dirname(os.path.abspath(sys.modules["sklearn"].__file__)) + os.sep
 
 __all__ = [
     "ConvergenceWarning",
@@ -41,17 +42,20 @@ __all__ = [
     "check_cardinalities",
     "check_cardinality",
     "check_covariance_args",
+    "check_features",
     "check_has_variance",
     "check_int",
     "check_latent",
     "check_n_components",
     "check_n_features",
+    "check_psd",
     "check_random_state",
     "check_real",
     "check_scale",
     "check_symmetric",
     "check_vector",
     "is_dask",
+    "refuse_dask",
     "unscale",
     "warn_not_converged",
 ]
@@ -74,6 +78,7 @@ def _as_float_array(X, name: str) -> np.ndarray:
     """``X`` as a float64 ndarray, refusing complex, sparse and non-numeric input with the true reason."""
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array of shape (n_samples, n_features).")
+    refuse_dask(X, name)
     if _is_sparse(X):
         raise ValueError(
             f"{name} is a scipy sparse matrix ({type(X).__name__}); sparse input is not supported by this "
@@ -210,14 +215,36 @@ def _check_array(X, name, *, allow_nan, min_samples, min_features=1, copy=False)
     return np.ascontiguousarray(arr), finite
 
 
-def check_n_features(estimator, X, name: str = "X") -> None:
-    """Refuse ``X`` whose number of columns differs from the fitted ``estimator.n_features_in_``."""
-    expected = estimator.n_features_in_
-    if X.shape[1] != expected:
-        raise ValueError(
-            f"{name} has {X.shape[1]} features, but {type(estimator).__name__} is expecting {expected} "
-            f"features as input (the number it was fitted on)."
-        )
+def check_n_features(estimator, X, name: str = "X", **check_array_kwargs) -> np.ndarray:
+    """``X`` for a method of a fitted estimator: its columns checked as scikit-learn checks them, its
+    values converted by :func:`check_array` (keywords passed on).
+
+    The column names of a DataFrame against ``feature_names_in_`` first (renamed, reordered, missing or
+    unseen columns are refused naming them, as scikit-learn's own estimators do), then the conversion,
+    then the number of columns against ``n_features_in_`` (scikit-learn's ``_check_feature_names`` and
+    ``_check_n_features``, the two halves of ``validate_data(..., skip_check_array=True, reset=False)``,
+    around the project's own conversion).
+    """
+    from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+    _check_feature_names(estimator, X, reset=False)
+    arr = check_array(X, name, **check_array_kwargs)
+    _check_n_features(estimator, arr, reset=False)
+    return arr
+
+
+def check_features(estimator, raw) -> None:
+    """Record ``n_features_in_`` and, for a DataFrame with string column names, ``feature_names_in_``
+    (scikit-learn's ``validate_data(..., skip_check_array=True, reset=True)``); for a ``fit``.
+
+    The project's own conversion (:func:`check_array`, Dask and missing values) still validates the
+    values; this only records the columns, so that :func:`check_n_features` can check them later.
+    """
+    from sklearn.utils.validation import validate_data
+
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_  # a refit on data without names forgets the old names
+    validate_data(estimator, raw, skip_check_array=True, reset=True)
 
 
 def check_latent(Z, n_components: int, name: str = "Z") -> np.ndarray:
@@ -327,11 +354,13 @@ def _asymmetry(M: np.ndarray, block: int = 512) -> float:
     return worst
 
 
-def check_covariance_args(data, matrix):
+def check_covariance_args(data, matrix, *, psd: bool = True):
     """Validate the parts of a directly built :class:`repro.linalg.Covariance`; returns ``(data, matrix)``.
 
     ``data`` must be a finite 2-D float array (``C = data' data``); ``matrix`` a finite symmetric square
-    matrix. The arrays are used as they are when already float64 (no copy).
+    matrix, positive semi-definite (:func:`check_psd`) unless ``psd=False`` (a matrix the library derived
+    from a checked one: a deflation, a principal submatrix, a Gram matrix).
+    The arrays are used as they are when already float64 (no copy).
     """
     if (data is None) == (matrix is None):
         raise ValueError("Covariance needs exactly one of data= or matrix=; use from_data or from_matrix.")
@@ -352,7 +381,47 @@ def check_covariance_args(data, matrix):
             "matrix must be symmetric; use Covariance.from_matrix((C + C.T) / 2) if the asymmetry is "
             "round-off."
         )
+    if psd:
+        check_psd(arr, "matrix")
     return None, arr
+
+
+#: A matrix given as a covariance may have eigenvalues down to ``-PSD_RTOL * max|diag| * n_features``
+#: (round-off of a product ``X'X``); below that it is refused as not positive semi-definite.
+PSD_RTOL = 1e-10
+
+
+def check_psd(M: np.ndarray, name: str = "C") -> None:
+    """Refuse a symmetric matrix ``M`` given as a covariance whose smallest eigenvalue is below
+    ``-PSD_RTOL * max|diag(M)| * n_features`` (:data:`PSD_RTOL`): a covariance is positive semi-definite,
+    and a negative eigenvalue would give negative variances. One LAPACK call for the smallest eigenvalue.
+    """
+    import scipy.linalg
+
+    if not M.size:
+        return
+    lo = float(scipy.linalg.eigh(M, eigvals_only=True, subset_by_index=[0, 0])[0])
+    top = float(np.max(np.abs(np.diag(M))))
+    if lo < -PSD_RTOL * max(top, 1e-300) * M.shape[0]:
+        raise ValueError(
+            f"{name} is not positive semi-definite (smallest eigenvalue {lo:.3g}, below the round-off "
+            f"tolerance {PSD_RTOL:g} x max|diag| x n_features); a covariance must be. Pass a covariance "
+            "(e.g. Covariance.from_data(data) or np.cov(data, rowvar=False)) or clip the negative "
+            "eigenvalues."
+        )
+
+
+def refuse_dask(X, name: str = "X") -> None:
+    """Refuse a ``dask.array`` where the data are needed in memory, instead of gathering it silently
+    (``np.asarray`` would compute the whole array and copy it onto the client). Every method that fits a
+    Dask array where it lies dispatches on :func:`is_dask` before converting its input, so the conversion
+    (:func:`check_array`, :func:`as_float`) refuses the others: the baselines and the functions."""
+    if is_dask(X):
+        raise ValueError(
+            f"{name} is a dask.array, which this method does not fit where it lies, and it does not gather "
+            f"one silently. Pass {name}.compute() if it fits in memory, or use an estimator that fits Dask "
+            "arrays where they lie (EMPCA, SensiblePCA, EMSparsePCA, NSPCA, SpannogramPCA, GSPPCA)."
+        )
 
 
 def check_vector(v, name: str, size: int | None = None) -> np.ndarray:
@@ -367,15 +436,19 @@ def check_vector(v, name: str, size: int | None = None) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def check_symmetric(C, name: str = "C", *, tol: float = 1e-8) -> np.ndarray:
-    """Return ``C`` as a finite symmetric float64 square matrix (symmetrized to round-off)."""
+def check_symmetric(C, name: str = "C", *, tol: float = 1e-8, psd: bool = False) -> np.ndarray:
+    """Return ``C`` as a finite symmetric float64 square matrix (symmetrized to round-off); with ``psd``
+    also positive semi-definite (:func:`check_psd`: a matrix given as a covariance)."""
     arr = check_array(C, name)
     if arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name} must be a square (n_features, n_features) matrix; got shape {arr.shape}.")
     scale = max(1.0, float(np.max(np.abs(arr))))
     if np.max(np.abs(arr - arr.T)) > tol * scale:
         raise ValueError(f"{name} must be symmetric; pass (C + C.T) / 2 if the asymmetry is round-off.")
-    return np.ascontiguousarray((arr + arr.T) / 2.0)
+    out = np.ascontiguousarray((arr + arr.T) / 2.0)
+    if psd:
+        check_psd(out, name)
+    return out
 
 
 def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
@@ -415,10 +488,31 @@ def check_real(
     return value
 
 
-def check_n_components(n_components, n_samples: int, n_features: int, name: str = "n_components") -> int:
-    """Return ``n_components`` checked against ``1..min(n_samples, n_features)``."""
-    high = min(n_samples, n_features)
-    return check_int(n_components, name, low=1, high=high)
+def check_n_components(
+    n_components,
+    n_samples: int | None,
+    n_features: int,
+    name: str = "n_components",
+    *,
+    high: int | None = None,
+    why: str | None = None,
+) -> int:
+    """The one rule for ``n_components``: an integer from 1 to ``min(n_samples, n_features)``, or to
+    ``high`` where the method gives fewer (``why`` says why), refused in one wording everywhere.
+
+    ``n_samples`` is None for a given covariance matrix (then the bound is ``n_features``).
+    """
+    k = check_int(n_components, name, low=1)
+    limit = (n_features if n_samples is None else min(n_samples, n_features)) if high is None else high
+    if k > limit:
+        shape = f"({n_samples}, {n_features})" if n_samples is not None else f"({n_features}, {n_features})"
+        what = "a covariance of shape" if n_samples is None else "X of shape"
+        reason = why or "min(n_samples, n_features)"
+        raise ValueError(
+            f"{name}={k} is too large for {what} {shape}: it must be at most {max(limit, 0)} ({reason}); "
+            f"lower {name} or pass more data."
+        )
+    return k
 
 
 def check_cardinality(cardinality, n_features: int, n_components: int = 1) -> np.ndarray:
@@ -479,9 +573,10 @@ def warn_not_converged(method: str, n_iter: int, tol: float, detail: str = "") -
     msg = f"{method} did not converge in {n_iter} iterations (tol={tol:g}); raise max_iter or loosen tol."
     if detail:
         msg = f"{msg} {detail}"
-    # Point the warning at the user's line: the first frame outside this package.
+    # Point the warning at the user's line: the first frame outside this package and outside
+    # scikit-learn (whose _fit_context wraps every fit).
     frame, level = sys._getframe(0), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith((_PACKAGE_DIR, _SKLEARN_DIR)):
         frame, level = frame.f_back, level + 1
     warnings.warn(msg, ConvergenceWarning, stacklevel=level)
 

@@ -114,18 +114,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy import integrate, special
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import ProjectionMixin, dask_rows
+from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, dask_rows
 from ._threads import blas_limited
 from ._validation import (
     check_array,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_n_features,
     check_random_state,
     check_real,
@@ -247,7 +251,9 @@ def _check_d(n_components, n: int, p: int) -> int:
     high = min(n, p) - 1
     if high < 1:
         raise ValueError(f"X of shape ({n}, {p}) is too small: n_components must be < min(n, p).")
-    return check_int(n_components, "n_components", low=1, high=high)
+    return check_n_components(
+        n_components, n, p, high=high, why="GSPPCA needs n_components < min(n_samples, n_features)"
+    )
 
 
 NOISE_ESTIMATES = ("bc", "ml")
@@ -1143,6 +1149,7 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -
     rng = check_random_state(random_state)
     check_has_variance(X, "gsppca_vem")
     Xc = X - X.mean(axis=0)
+    _noise_sq(Xc, d, "bc")  # refuse a zero noise estimate (data of rank <= d) before the VEM, as GSPPCA does
     return _unscale_vem(_run_vem(Xc, d, max_iter, tol, rng), sc, n, p)
 
 
@@ -1184,8 +1191,8 @@ def _unscale_vem(res: VEMResult, sc: float, n: int, p: int) -> VEMResult:
         M=unscale(res.M, sc, 1, "loadings"),
         Mu=res.Mu,
         Sigma=res.Sigma,
-        alpha=float(unscale(res.alpha, sc, 2, "variances")),
-        sigma2=float(unscale(res.sigma2, sc, 2, "variances")),
+        alpha=float(unscale(res.alpha, sc, 2, "variances", underflow=False)),  # not 0: refused, as GSPPCA
+        sigma2=float(unscale(res.sigma2, sc, 2, "variances", underflow=False)),
         free_energy=res.free_energy + n * p * math.log(sc),
         n_iter=res.n_iter,
         converged=res.converged,
@@ -1262,6 +1269,9 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -1294,6 +1304,16 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "n_selected": [StrOptions({"evidence"}), POSITIVE_INT],
+        "sigma1": [StrOptions(set(NOISE_ESTIMATES)), RealInterval(0, None, closed="neither")],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "ranking": [StrOptions(set(RANKINGS))],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(
         self,
         n_components=1,
@@ -1314,6 +1334,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     @blas_limited
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features), which is centred; returns self.
 
@@ -1347,6 +1368,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         if is_dask(X):
             return self._fit_dask(X)
         X = check_array(X, "X", min_samples=2)
@@ -1372,19 +1394,14 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         return self._store(res, order, path, support, Vt[:k], sv[:k] ** 2, mean, sc, n, p)
 
     def _check_params(self, p):
-        """Refuse bad parameters; the forced ``q`` or None."""
+        """The checks that depend on the data (the others are ``_parameter_constraints``'); the forced ``q``
+        or None."""
         if p < 2:
             raise ValueError(
                 "X has 1 feature(s); GSPPCA selects variables among at least 2 (n_components < n_features)."
             )
-        if self.ranking not in RANKINGS:
-            raise ValueError(f"ranking must be one of {RANKINGS}; got {self.ranking!r}.")
-        check_int(self.max_iter, "max_iter", low=1)
-        check_real(self.tol, "tol", low=0.0)
-        if isinstance(self.n_selected, str) and self.n_selected == "evidence":
+        if isinstance(self.n_selected, str):  # "evidence", the only string the constraints let through
             return None
-        if isinstance(self.n_selected, str):
-            raise ValueError(f"n_selected must be 'evidence' or an int in 1..{p}; got {self.n_selected!r}.")
         return check_int(self.n_selected, "n_selected", low=1, high=p)
 
     def _choose_ranking(self, res, checkpoints, path_of):
@@ -1499,8 +1516,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         lazy = dask_rows(X, self.score_samples)
         if lazy is not None:
             return lazy
-        X = check_array(X, "X")
-        check_n_features(self, X)
+        X = check_n_features(self, X)
         Xc = X - self.mean_
         s = check_scale(Xc)
         alpha = float(self.alpha_path_[self.n_selected_ - 1]) / s / s

@@ -314,6 +314,7 @@ class Covariance:
 
     def __init__(self, *, data=None, matrix=None, n_samples=None):
         self._set(*check_covariance_args(data, matrix), n_samples)
+        self._psd_checked = matrix is not None  # check_covariance_args found the matrix PSD
 
     def _set(self, data, matrix, n_samples):
         self.data = data
@@ -408,7 +409,18 @@ class Covariance:
     @classmethod
     def from_matrix(cls, C, *, n_samples: int | None = None, name: str = "C") -> Covariance:
         """Wrap a symmetric positive semi-definite matrix."""
-        return cls(matrix=check_symmetric(C, name), n_samples=n_samples)
+        op = cls._derived(check_symmetric(C, name, psd=True), n_samples=n_samples)
+        op._psd_checked = True  # so that a method taking it does not check it again
+        return op
+
+    @classmethod
+    def _derived(cls, matrix, *, n_samples: int | None = None) -> Covariance:
+        """Wrap a matrix the library derived from a checked covariance (a deflation, a principal
+        submatrix, a Gram matrix): checked finite and symmetric, not again for semi-definiteness (it is
+        PSD up to round-off by construction, and that test costs an eigenvalue problem). Internal use."""
+        self = cls.__new__(cls)
+        self._set(*check_covariance_args(None, matrix, psd=False), n_samples)
+        return self
 
     # ----- products
     @property
@@ -771,7 +783,7 @@ class Covariance:
             raise ValueError(f"method must be 'projection' or 'schur'; got {method!r}.")
         if self.matrix is not None and self.data is None:
             fn = projection_deflate if method == "projection" else schur_deflate
-            return Covariance(matrix=fn(self.matrix, w), n_samples=self.n_samples)
+            return Covariance._derived(fn(self.matrix, w), n_samples=self.n_samples)
         X = self.data
         Xw = X @ w
         if method == "projection":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.cluster import pair_confusion_matrix
 
-from ._validation import as_float, check_array, unscale
+from ._validation import as_float, check_array, check_real, unscale
 from .linalg import as_covariance, span_variances
 
 __all__ = [
@@ -238,6 +238,7 @@ def cardinality(W, tol: float = 0.0) -> np.ndarray:
     [2, 1]
     """
     W = _rows(W)
+    tol = check_real(tol, "tol", low=0.0)  # a negative tol would count exact zeros as non-zeros
     return np.count_nonzero(np.abs(W) > tol, axis=1)
 
 
@@ -411,6 +412,16 @@ def _as_index_set(v, n_features, name) -> set[int]:
         return set(np.flatnonzero(arr).tolist())
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"{name} must be a boolean mask or integer indices; got dtype {arr.dtype}.")
+    if arr.size and arr.min() < 0:
+        raise ValueError(
+            f"{name} holds negative indices ({int(arr.min())}); pass feature indices 0..n_features-1 "
+            "(a negative index would name another feature than the one counted from the start)."
+        )
+    if arr.size and n_features is not None and arr.max() >= n_features:
+        raise ValueError(
+            f"{name} holds index {int(arr.max())}, out of range for n_features={n_features}; pass feature "
+            f"indices 0..{n_features - 1}."
+        )
     return set(arr.ravel().tolist())
 
 

@@ -21,18 +21,21 @@ Section 5.2 (bisection on beta for a target cardinality).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
 
-from ._base import ProjectionMixin
+from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval
 from ._threads import blas_limit
 from ._validation import (
     as_float,
     check_array,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_random_state,
     check_real,
     check_symmetric,
@@ -282,7 +285,7 @@ def _unit_rows(U: np.ndarray) -> np.ndarray:
 def _scatter(X, precomputed: bool, name: str = "X"):
     """Return (A, mean, n_samples) with A = Xc' Xc for data rows, or the given matrix when precomputed."""
     if precomputed:
-        A = check_symmetric(X, name)
+        A = check_symmetric(X, name, psd=True)
         return np.ascontiguousarray(A), np.zeros(A.shape[0]), None
     if is_dask(X):
         return _dask_scatter(X, name)
@@ -436,9 +439,9 @@ def nspca(
     >>> bool(np.all(np.diff(res.objective) >= 0))  # coordinate ascent never lowers Eq. 3
     True
     """
-    A, _, _ = _scatter(X, precomputed)
+    A, _, n = _scatter(X, precomputed)
     d = A.shape[0]
-    k = check_int(n_components, "n_components", low=1, high=d)
+    k = check_n_components(n_components, n, d)
     alpha, beta, max_iter, tol = _check_params(alpha, beta, max_iter, tol)
     rng = check_random_state(random_state)
     return _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng)
@@ -539,6 +542,9 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         ``w' C w`` for each row ``w`` of ``components_``, ``C = Xc'Xc / (n - 1)``.
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -562,6 +568,16 @@ class NSPCA(ProjectionMixin, BaseEstimator):
     (50, 2)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "alpha": [RealInterval(0, None, closed="neither")],
+        "beta": [NONNEG_REAL],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "init": [StrOptions({"random"}), "array-like"],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(
         self,
         n_components=1,
@@ -581,6 +597,7 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.init = init
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); returns self.
 
@@ -602,9 +619,10 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         A, mean, n = _scatter(X, False)
         d = A.shape[0]
-        k = check_int(self.n_components, "n_components", low=1, high=d)
+        k = check_n_components(self.n_components, n, d)
         alpha, beta, max_iter, tol = _check_params(self.alpha, self.beta, self.max_iter, self.tol)
         rng = check_random_state(self.random_state)
         res = _fit_scatter(A, k, alpha, beta, max_iter, tol, self.init, rng)
@@ -743,7 +761,7 @@ def nspca_for_cardinality(
     """
     A, _, n = _scatter(X, precomputed)
     d = A.shape[0]
-    k = check_int(n_components, "n_components", low=1, high=d)
+    k = check_n_components(n_components, n, d)
     target = check_int(target, "target", low=1, high=d * k)
     alpha, _, max_iter, tol = _check_params(alpha, 0.0, max_iter, tol)
     n_restarts = check_int(n_restarts, "n_restarts", low=1)
@@ -890,7 +908,9 @@ def nspca_for_min_angle(
     d = A.shape[0]
     if d < 2:
         raise ValueError("X must have at least 2 features for an angle between components.")
-    k = check_int(n_components, "n_components", low=2, high=d)
+    k = check_n_components(n_components, n, d)
+    if k < 2:
+        raise ValueError(f"n_components must be at least 2 for an angle between components; got {k}.")
     min_angle = check_real(min_angle_deg, "min_angle_deg", low=0.0, high=90.0, low_inclusive=False)
     _, beta, max_iter, tol = _check_params(1.0, beta, max_iter, tol)
     try:

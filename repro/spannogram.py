@@ -67,20 +67,25 @@ import math
 import numbers
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
 import scipy.special
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
 
-from ._base import ProjectionMixin
+from ._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin
 from ._threads import blas_limited
 from ._validation import (
     check_array,
     check_cardinalities,
     check_cardinality,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
+    check_psd,
     check_random_state,
     check_real,
     check_scale,
@@ -112,15 +117,8 @@ _MAX_PATH_ENTRIES = 50_000_000  # components stored by a path (400 MB)
 def _as_cov(X, name: str = "X") -> Covariance:
     """A :class:`Covariance` from data (rows are samples, centred) or a given one (a matrix must be PSD)."""
     if isinstance(X, Covariance):
-        if X.data is None:
-            M = X.matrix
-            lo = float(scipy.linalg.eigh(M, eigvals_only=True, subset_by_index=[0, 0])[0])
-            top = float(np.max(np.abs(np.diag(M)))) if M.size else 0.0
-            if lo < -1e-10 * max(top, 1e-300) * M.shape[0]:
-                raise ValueError(
-                    f"{name} is not positive semi-definite (smallest eigenvalue {lo:.3g}); pass a covariance "
-                    "(e.g. Covariance.from_data(data)) or clip the negative eigenvalues."
-                )
+        if X.data is None and not getattr(X, "_psd_checked", False):  # derived ones: not yet checked
+            check_psd(X.matrix, name)
         return X
     return Covariance.from_data(check_array(X, name, min_samples=2), name=name)
 
@@ -156,7 +154,7 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
         from ._chunked import dask_covariance
 
         n, _, A = dask_covariance(X, name)
-        X = Covariance(matrix=A / (n - 1), n_samples=n)
+        X = Covariance._derived(A / (n - 1), n_samples=n)
     if isinstance(X, Covariance):
         cov, s, power = _as_cov(X, name).rescaled()
         if not np.any(cov.diag() > 0):
@@ -200,7 +198,7 @@ def _low_rank(cov: Covariance, d: int, support=None) -> _LowRank:
         if cov.data is not None:
             cov = Covariance(data=np.ascontiguousarray(cov.data[:, support]), n_samples=cov.n_samples)
         else:
-            cov = Covariance(matrix=cov.matrix[np.ix_(support, support)], n_samples=cov.n_samples)
+            cov = Covariance._derived(cov.matrix[np.ix_(support, support)], n_samples=cov.n_samples)
     n_max = cov.n_features if cov.data is None else min(cov.n_features, cov.data.shape[0])
     for want in range(
         min(d + 1, n_max), 0, -1
@@ -937,9 +935,11 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         (``k = n_features``), the non-negative (or plain) principal component, as for
         :class:`repro.EMSparsePCA`: the one choice that fits any data without knowing its size; pass the
         cardinality you want for a sparse component.
-    rank : int
-        ``d`` (the paper's experiments use 3; lowered to the rank the data can have when they have fewer
-        features or samples).
+    rank : int or "auto", default "auto"
+        ``d``. ``"auto"``: 3 (the paper's experiments), or the rank the data can have when it is lower
+        (``min(n_samples - 1, n_features)``). An int is used as given and refused when it exceeds that
+        rank (never lowered silently); with ``deflation="remove"`` a later component whose remaining
+        features are fewer than ``d`` uses their number.
     n_samples : int
         Samples ``c`` per component (1e4 for ``d = 3``, ``eps = 0.1``).
     nonneg : bool
@@ -971,6 +971,9 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -998,12 +1001,23 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "cardinality": [None, POSITIVE_INT, "array-like"],
+        "rank": [POSITIVE_INT, StrOptions({"auto"})],
+        "n_samples": [POSITIVE_INT],
+        "nonneg": ["boolean"],
+        "random_state": RANDOM_STATE,
+        "net": [StrOptions(set(_NETS))],
+        "deflation": [StrOptions(set(_DEFLATIONS))],
+    }
+
     def __init__(
         self,
         n_components=1,
         *,
         cardinality=None,
-        rank=3,
+        rank="auto",
         n_samples=10000,
         nonneg=True,
         random_state=None,
@@ -1019,6 +1033,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         self.net = net
         self.deflation = deflation
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on data ``X`` (n_samples, n_features); returns self.
 
@@ -1042,11 +1057,12 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         from ._chunked import dask_covariance
 
         if is_dask(X):
             n, mean, A = dask_covariance(X, "X")
-            self._fit_cov(Covariance(matrix=A / (n - 1), n_samples=n))
+            self._fit_cov(Covariance._derived(A / (n - 1), n_samples=n))
             self.mean_ = mean
             return self
         X = check_array(X, "X", min_samples=2)
@@ -1068,10 +1084,23 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     @blas_limited
     def _fit_cov(self, cov: Covariance):
         D = cov.n_features
-        L = check_int(self.n_components, "n_components", low=1, high=D)
+        n_all = cov.data.shape[0] if cov.data is not None else (cov.n_samples or D + 1)
+        L = check_n_components(
+            self.n_components,
+            n_all,
+            D,
+            high=max(min(n_all - 1, D), 1),
+            why="centring removes one dimension, so the data span at most n_samples - 1 directions",
+        )
+        limit = max(min(n_all - 1, D), 1)
+        rank = min(3, limit) if isinstance(self.rank, str) else int(self.rank)
+        if rank > limit:  # what spannogram_bound refuses too (never lowered silently)
+            raise ValueError(
+                f"X has {D} feature(s) and {n_all} samples, so its covariance has rank at most "
+                f"min(n_samples - 1, n_features) = {limit}: rank={self.rank} is more than that. Pass "
+                f"rank <= {limit}, or rank='auto'."
+            )
         ks = check_cardinality(self.cardinality, D, L)
-        if self.deflation not in _DEFLATIONS:
-            raise ValueError(f"deflation must be one of {_DEFLATIONS}; got {self.deflation!r}.")
         rng = check_random_state(self.random_state)
         active = np.ones(D, dtype=bool)
         work = cov
@@ -1099,7 +1128,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
                 )
             k = int(min(ks[j], idx.size))
             n_rows = sub.data.shape[0] if sub.data is not None else sub.n_features + 1
-            d = min(int(self.rank), min(sub.n_features, n_rows - 1))  # few features left: lower d
+            d = min(rank, min(sub.n_features, n_rows - 1))  # few features left after deflation: lower d
             path = spannogram_path(
                 sub, [k], rank=d, n_samples=self.n_samples, nonneg=self.nonneg, random_state=rng, net=self.net
             )

@@ -521,3 +521,160 @@ def test_issue20_blocks_are_read_rescaled(scale):
     assert s1.log_likelihood == pytest.approx(s0.log_likelihood - X.size * np.log(scale), rel=1e-9)
     with pytest.raises(ValueError, match="too large for float64"):
         repro.em_pca_blocks([X * 1e300], 2, random_state=0)
+
+
+# --------------------------------------------------------------------------- issue 35: the new surfaces
+# DataFrames with column names (reordered, renamed, missing), matrices given as covariances (indefinite,
+# asymmetric, non-finite), the command line's values and the result files, on seeds beyond those above.
+# Every case: the right answer, or a ValueError (the command line: exit status 2 in one line, a result
+# file: a ResultFileError naming it); never a silent wrong result, never a traceback.
+SEEDS_35 = (2, 3)
+
+
+def _named_frame(seed: int):
+    import pandas as pd
+
+    return pd.DataFrame(_data(seed), columns=[f"f{i}" for i in range(P)])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # scikit-learn's "X does not have valid feature names"
+@pytest.mark.parametrize("seed", SEEDS_35)
+@pytest.mark.parametrize("name", ["EMPCA", "SensiblePCA", "EMSparsePCA", "NSPCA", "SpannogramPCA", "GSPPCA",
+                                  "GSPCA", "SPCAZou", "SSPCA"])  # fmt: skip
+def test_matrix_dataframe_columns(name, seed):
+    from test_issue35_reproducers import ESTIMATORS as FACTORIES
+
+    D = _named_frame(seed)
+    est = _run(FACTORIES[name]().fit, D)
+    assert list(est.feature_names_in_) == list(D.columns)
+    np.testing.assert_allclose(est.transform(D), est.transform(D.to_numpy()))
+    perm = np.random.default_rng(seed).permutation(P)
+    while (perm == np.arange(P)).all():
+        perm = np.roll(perm, 1)
+    for bad in (
+        D.iloc[:, perm],  # reordered
+        D.rename(columns={"f0": "g0"}),  # renamed
+        D.iloc[:, :-1],  # one missing
+        D.assign(extra=1.0),  # one unseen
+    ):
+        with pytest.raises(ValueError, match="feature names should match"):
+            est.transform(bad)
+        with pytest.raises(ValueError, match="feature names should match"):
+            est.score(bad)
+    unnamed = _run(FACTORIES[name]().fit, D.set_axis(range(P), axis=1))  # non-string names: none recorded
+    assert not hasattr(unnamed, "feature_names_in_") and unnamed.n_features_in_ == P
+
+
+def _indefinite(seed: int, kind: str) -> np.ndarray:
+    C = np.cov(_data(seed), rowvar=False)
+    if kind == "negated":
+        return -C
+    if kind == "one_negative":  # one eigenvalue -1e-3 of the largest: far beyond round-off
+        w, V = np.linalg.eigh(C)
+        w[0] = -1e-3 * w[-1]
+        return (V * w) @ V.T
+    if kind == "asymmetric":
+        C = C.copy()
+        C[0, 1] += 0.1 * C[0, 0]
+        return C
+    if kind == "nan":
+        C = C.copy()
+        C[1, 1] = np.nan
+        return C
+    raise AssertionError(kind)
+
+
+COVARIANCE_CALLS = {
+    "Covariance(matrix=)": lambda C: Covariance(matrix=C).eigh(2)[0],
+    "Covariance.from_matrix": lambda C: Covariance.from_matrix(C).eigh(2)[0],
+    "leading_eigenpairs": lambda C: repro.leading_eigenpairs(C, 2)[0],
+    "metrics.explained_variance": lambda C: metrics.explained_variance(np.eye(P)[:2], C),
+    "metrics.adjusted_variance": lambda C: metrics.adjusted_variance(np.eye(P)[:2], C),
+    "gspca(precomputed)": lambda C: np.einsum(
+        "ij,jk,ik->i", (W := gspca(C, 3, 2, precomputed=True).components), C, W
+    ),
+    "gspca_path(precomputed)": lambda C: gspca_path(C, 4, precomputed=True).variance,
+    "nspca(precomputed)": lambda C: repro.nspca(C, 1, alpha=1.0, precomputed=True, max_iter=100).objective,
+    "spannogram_bound": lambda C: repro.spannogram_bound(Covariance.from_matrix(C), [1, 3], n_samples=300),
+    "pathspca": lambda C: pathspca(Covariance.from_matrix(C), [1, 3]).variance,
+    "EMSparsePCA(Covariance)": lambda C: (
+        EMSparsePCA(cardinality=3, random_state=0)
+        .fit(Covariance.from_matrix(C, n_samples=N))
+        .explained_variance_
+    ),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS_35)
+@pytest.mark.parametrize("kind", ["psd", "negated", "one_negative", "asymmetric", "nan"])
+@pytest.mark.parametrize("name", list(COVARIANCE_CALLS))
+def test_matrix_covariance_inputs(name, kind, seed):
+    C = np.cov(_data(seed), rowvar=False) if kind == "psd" else _indefinite(seed, kind)
+    try:
+        out = np.asarray(_run(COVARIANCE_CALLS[name], C), dtype=float)
+    except ValueError as exc:
+        assert kind != "psd", f"{name} refused a covariance: {exc}"
+        assert re.search(r"positive semi-definite|symmetric|NaN|infinite", str(exc)), f"{name}: {exc}"
+        assert ARGUMENTS.search(str(exc)), f"{name} on {kind}: the error names no argument: {exc}"
+        return
+    except Exception as exc:  # an obscure error
+        pytest.fail(f"{name} on {kind}: {type(exc).__name__}: {exc}")
+    assert kind == "psd", f"{name} accepted a {kind} matrix and returned {out}"
+    assert np.all(np.isfinite(out)) and np.all(out >= -1e-12 * np.trace(C)), f"{name}: {out}"
+
+
+def _cli_cases(seed: int) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    junk = "".join(rng.choice(list("ab/. -\\:*"), size=12))
+    return [
+        ["run", "sigg2008_prop32", "--quick", "--seed", str(-int(rng.integers(1, 10**6)))],
+        ["run", "sigg2008_prop32", "--quick", "--seed", str(2**32 + int(rng.integers(0, 10**6)))],
+        ["run", "sigg2008_prop32", "--quick", "--seed", f"{rng.random():.3f}"],
+        ["run", "s" * int(rng.integers(101, 5000)), "--quick"],
+        ["run", f"x{junk}", "--quick"],
+        ["redraw", f"../{junk}"],
+        ["run", "os.path", "--quick"],
+        ["run", "experiments.runner.claims", "--quick"],
+        ["run", "sigg2008_prop32", "--jobs", str(-int(rng.integers(0, 5)))],
+    ]
+
+
+@pytest.mark.parametrize("seed", SEEDS_35)
+def test_matrix_command_line(seed, tmp_path, capsys):
+    from experiments.runner import cli
+
+    out = tmp_path / "out"
+    for args in _cli_cases(seed):
+        try:
+            rc = cli.main([*args, "--out", str(out)])
+        except SystemExit as exc:  # argparse
+            rc = exc.code
+        err = capsys.readouterr().err
+        assert rc == 2, (args, rc, err)
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, (args, err)
+        assert not out.exists() or not any(out.glob("*.csv")), args  # nothing computed
+
+
+@pytest.mark.parametrize("seed", SEEDS_35)
+def test_matrix_result_files(seed, tmp_path):
+    import pandas as pd
+
+    from experiments.runner import _common
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"method": rng.choice(["a", "b,c", 'q"t'], 40), "x": rng.standard_normal(40)})
+    path = _common.write_csv(df, tmp_path / "toy.csv")
+    whole = path.read_bytes()
+    pd.testing.assert_frame_equal(_common.read_result(tmp_path, "toy"), pd.read_csv(path))
+    cuts = sorted(set(rng.integers(0, len(whole), 25).tolist()) | {len(whole) - 1})
+    ends = [i + 1 for i, b in enumerate(whole) if b == ord("\n")][1:-1]  # row boundaries
+    variants = [whole[:c] for c in cuts] + [whole[:e] for e in ends[:: max(1, len(ends) // 8)]]
+    flips = rng.integers(0, len(whole), 10)
+    variants += [whole[:i] + bytes([whole[i] ^ 0x20]) + whole[i + 1 :] for i in flips]
+    variants += [b"x,y\n1,2\n", whole.replace(b"\n", b"\r\n")]
+    for content in variants:
+        if content == whole:
+            continue
+        path.write_bytes(content)
+        with pytest.raises(_common.ResultFileError, match=re.escape(str(path))):
+            _common.read_result(tmp_path, "toy")

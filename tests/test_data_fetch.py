@@ -568,6 +568,39 @@ def test_parsed_cache_with_a_flipped_header_is_rebuilt(tmp_path, monkeypatch):
     assert len(builds) == 3
 
 
+def test_parsed_cache_edited_with_its_digest_recomputed_is_rebuilt(tmp_path, monkeypatch):
+    """Issue 35: tampered labels with the digest recomputed were served; the entry is keyed (HMAC)."""
+    import hashlib
+
+    from data_fetch import _parsed
+
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path))
+    builds = []
+
+    def build():
+        builds.append(1)
+        return {"images": np.arange(12, dtype=np.uint8).reshape(3, 4), "labels": np.array([7, 1, 7])}
+
+    _parsed.cached_arrays("toy", ["sha256:02"], build)
+    path = _parsed.parsed_path("toy", ["sha256:02"])
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files if k != "__sha256__"}
+    arrays["labels"] = np.array([1, 1, 1])  # tampered, and the public sha256 recomputed as before
+    h = hashlib.sha256(path.stem.encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"\n{name}\n{a.dtype.str}\n{a.shape}\n".encode())
+        h.update(memoryview(a).cast("B"))
+    np.savez(path, **arrays, __sha256__=np.array(h.hexdigest()))
+    again = _parsed.cached_arrays("toy", ["sha256:02"], build)
+    assert again["labels"].tolist() == [7, 1, 7] and len(builds) == 2
+    key = path.parent / ".hmac-key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    key.chmod(0o644)  # readable by others: not used, nothing is read from the cache
+    _parsed.cached_arrays("toy", ["sha256:02"], build)
+    assert len(builds) == 3
+
+
 def test_parsed_cache_file_mode_follows_the_umask(tmp_path, monkeypatch):
     from data_fetch import _parsed
 

@@ -751,7 +751,7 @@ def test_spca_issue_cases():
     for fit in (lambda Z: SensiblePCA(1).fit(Z), lambda Z: ppca_closed_form(Z, 1)):
         with pytest.raises(ValueError, match="no variance"):  # the validation layer's wording
             fit(np.zeros((10, 4)))
-    with pytest.raises(ValueError, match="algorithm must be one of"):
+    with pytest.raises(ValueError, match="'algorithm' parameter of SensiblePCA must be a str among"):
         SensiblePCA(1, algorithm="fast").fit(rng.standard_normal((10, 4)))
 
 

@@ -943,7 +943,7 @@ def test_refine_is_never_worse_and_moves_the_support(seed, nonneg, better):
 
 def test_renormalize_is_checked():
     X = _refine_data(0)
-    with pytest.raises(ValueError, match="renormalize must be True, False or 'refine'"):
+    with pytest.raises(ValueError, match="'renormalize' parameter of EMSparsePCA must be"):
         EMSparsePCA(1, cardinality=3, renormalize="yes").fit(X)
     with pytest.raises(ValueError, match="renormalize"):
         em_sparse_pca_path(X, [3], renormalize=None)

@@ -339,8 +339,10 @@ def test_scale_extremes_give_the_answer_or_name_the_fix():
         with pytest.raises(ValueError, match=r"X is too (large|small) .*prior variances alpha"):
             evidence_path(X * c, np.arange(20), n_components=3)
     r0 = gsppca_vem(X, 2, random_state=0)
-    r = gsppca_vem(X * 1e-300, 2, random_state=0)  # was ZeroDivisionError
+    r = gsppca_vem(X * 1e-150, 2, random_state=0)
     np.testing.assert_allclose(r.u, r0.u, atol=1e-12)
+    with pytest.raises(ValueError, match=r"X is too small for float64.*Multiply X"):
+        gsppca_vem(X * 1e-300, 2, random_state=0)  # was ZeroDivisionError, then alpha = sigma2 = 0 (issue 35)
     with pytest.raises(ValueError, match="X is too large for float64"):
         gsppca_vem(X * 1e300, 2)  # sigma^2 ~ 1e600 cannot be returned
     with pytest.raises(ValueError, match=r"X is too large for float64.*Divide X"):
@@ -394,7 +396,7 @@ def test_noise_estimates():
     assert bc**2 == pytest.approx(s + b * s * math.sqrt(2 * c) / 76, rel=1e-10)
     assert bc > ml
     assert GSPPCA(4, sigma1="ml", random_state=0).fit(X).sigma1_ == pytest.approx(ml)
-    with pytest.raises(ValueError, match="sigma1 must be a positive float, 'bc'"):
+    with pytest.raises(ValueError, match="'sigma1' parameter of GSPPCA must be a str among"):
         GSPPCA(4, sigma1="js").fit(X)
 
 

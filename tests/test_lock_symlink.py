@@ -1,4 +1,5 @@
-"""The ledger lock in the shared temporary folder cannot be redirected by a planted symlink."""
+"""The ledger lock: in the user's own cache (never the shared temporary folder), and not redirected by a
+planted symlink."""
 
 from __future__ import annotations
 
@@ -14,13 +15,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="no fcntl lock o
 
 @pytest.fixture
 def private_tmp(tmp_path, monkeypatch):
-    """A private temporary directory for the lock, so the test never touches the shared one."""
-    import tempfile
-
-    lock_dir = tmp_path / "tmp"
-    lock_dir.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(lock_dir))
-    return lock_dir
+    """A private cache for the lock, so the test never touches the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "repro" / "locks"
 
 
 def test_planted_symlink_is_refused_and_target_untouched(tmp_path, private_tmp):
@@ -54,3 +51,25 @@ def test_plain_lock_file_still_works(tmp_path, private_tmp):
         assert _atomic.lock_path(out).is_file()
     with _atomic.folder_lock(out):  # reopened, not recreated
         pass
+
+
+def test_lock_is_never_in_the_shared_temporary_folder(tmp_path, private_tmp):
+    """Issue 35: a predictable name in /tmp could be held by another local user (runs waited 600 s)."""
+    import tempfile
+
+    out = tmp_path / "out"
+    lock = _atomic.lock_path(out)
+    assert lock.parent == private_tmp
+    assert not str(lock).startswith(tempfile.gettempdir() + os.sep + "repro-")
+    with _atomic.folder_lock(out):
+        pass
+    assert (private_tmp.stat().st_mode & 0o777) == 0o700
+
+
+def test_lock_falls_back_to_the_output_folder_when_the_cache_is_shared(tmp_path, private_tmp):
+    private_tmp.mkdir(parents=True)
+    private_tmp.chmod(0o777)  # writable by others: not the user's alone
+    out = tmp_path / "out"
+    assert _atomic.lock_path(out) == out / ".repro.lock"
+    with _atomic.folder_lock(out):
+        assert (out / ".repro.lock").is_file()

@@ -158,7 +158,7 @@ def test_redraw_rebuilds_figure_and_ledger_from_csv(toy_module, tmp_path):
     summary = redraw_module(toy_module, Config(quick=False, out=out))
     assert "toy_fig1: 3 rows" in summary and (out / "toy_fig1.png").exists()
     assert (out / "claims" / "toy_fig1.csv").read_text() == before  # quick flag kept from the ledger
-    with pytest.raises(FileNotFoundError, match="repro run"):
+    with pytest.raises(ValueError, match=r"no .*toy_fig1\.csv to redraw from.*repro run"):
         redraw_module(toy_module, Config(out=tmp_path / "empty"))
 
 

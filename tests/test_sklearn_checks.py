@@ -139,3 +139,35 @@ def test_grid_search_without_labels():
     search.fit(X)
     assert search.best_params_ == {"cardinality": 6}  # the unconstrained span explains the most
     assert np.all(np.diff(search.cv_results_["mean_test_score"]) > 0)
+
+
+# --- issue 35: scikit-learn's parameter validation and column-name checks, which parametrize_with_checks
+# does not run (scikit-learn runs them on its own estimators in its common tests)
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("check", ["check_param_validation", "check_dataframe_column_names_consistency"])
+def test_sklearn_param_and_column_checks(cls, check):
+    from sklearn.utils import estimator_checks
+
+    est = cls()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    assert set(cls._parameter_constraints) == set(est.get_params())  # every parameter declared
+    getattr(estimator_checks, check)(cls.__name__, est)
+
+
+@pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
+def test_numeric_parameters_refuse_booleans(cls):
+    """``max_iter=True`` is an Integral to Python (and 1 to NumPy); the constraints refuse it, naming it."""
+    from repro._base import IntInterval, RealInterval
+
+    X = np.random.default_rng(0).standard_normal((30, 6))
+    numeric = [
+        name
+        for name, options in cls._parameter_constraints.items()
+        if any(isinstance(c, (IntInterval, RealInterval)) for c in options) and "boolean" not in options
+    ]
+    assert numeric
+    for name in numeric:
+        with pytest.raises(ValueError, match=f"The '{name}' parameter of {cls.__name__} must be"):
+            cls(**{name: True}).fit(X)

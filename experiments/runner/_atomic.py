@@ -7,8 +7,8 @@ the target. A kill at any moment leaves either the previous version or the new o
 file; two processes writing the same output never share a temporary name. A kill between the write and
 the rename can leave a hidden ``.*.tmp`` file behind; :func:`remove_stale_temporaries` clears those.
 
-:func:`folder_lock` is an advisory ``fcntl`` lock (a file in the temporary directory named by the
-folder's real path), held while the ledger is
+:func:`folder_lock` is an advisory ``fcntl`` lock (a file in the user's own cache, ``~/.cache/repro/locks``,
+named by the folder's real path; see :func:`lock_path`), held while the ledger is
 rebuilt and the README section rewritten, so two runs into one folder never read a half-updated set.
 Only the standard library is imported here (the command line's ``--help`` must stay fast).
 """
@@ -17,12 +17,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_text", "folder_lock", "lock_path", "remove_stale_temporaries"]
+__all__ = [
+    "DIGESTS",
+    "atomic_path",
+    "atomic_write_text",
+    "csv_problem",
+    "exit_on_termination",
+    "folder_lock",
+    "lock_path",
+    "record_digest",
+    "recorded_digest",
+    "remove_stale_temporaries",
+]
 
 _TMP_SUFFIX = ".tmp"
 _UMASK = os.umask(0)
@@ -77,11 +89,29 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
-def remove_stale_temporaries(folder: str | os.PathLike, older_than_s: float = 3600.0) -> list[Path]:
-    """Delete this module's temporary files in ``folder`` (and ``claims/``) older than ``older_than_s``.
+_TMP_NAME = re.compile(r"\.(?P<stem>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp(\..*)?")
 
-    They only exist when a process was killed between writing and renaming; a younger one may belong to
-    a run still in progress and is kept.
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (on this machine)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's), or cannot tell: keep its file
+    return True
+
+
+def remove_stale_temporaries(folder: str | os.PathLike, older_than_s: float = 3600.0) -> list[Path]:
+    """Delete this module's temporary files in ``folder`` (and ``claims/``) left by a killed writer.
+
+    They only exist when a process was killed between writing and renaming (SIGKILL, a power cut: the
+    command line turns SIGTERM and SIGHUP into an exit that removes them). A file whose writer (the pid
+    in its name) no longer runs is removed at once; one whose writer still runs is kept unless older than
+    ``older_than_s`` (a pid reused by another process).
     """
     removed = []
     now = time.time()
@@ -89,31 +119,71 @@ def remove_stale_temporaries(folder: str | os.PathLike, older_than_s: float = 36
         if not sub.is_dir():
             continue
         for p in sub.glob(f".*{_TMP_SUFFIX}*"):
+            m = _TMP_NAME.fullmatch(p.name)
+            if m is None:
+                continue  # not one of ours
             with contextlib.suppress(OSError):
-                if now - p.stat().st_mtime > older_than_s:
+                if not _alive(int(m["pid"])) or now - p.stat().st_mtime > older_than_s:
                     p.unlink()
                     removed.append(p)
     return removed
 
 
-def lock_path(folder: str | os.PathLike) -> Path:
-    """The lock file of an output folder: in the temporary directory, named by the folder's real path.
+def exit_on_termination() -> None:
+    """Turn SIGTERM and SIGHUP into ``SystemExit`` in this process, so that a terminated run unwinds:
+    :func:`atomic_path` then removes its temporary file (a SIGKILL cannot be caught; the next run's
+    :func:`remove_stale_temporaries` removes what it leaves)."""
+    import signal
 
-    Kept out of the folder itself so that ``figures/`` holds only outputs.
+    def stop(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(sig, stop)
+
+
+def _lock_dir() -> Path | None:
+    """The user's own lock folder, ``$XDG_CACHE_HOME/repro/locks`` (default ``~/.cache/repro/locks``),
+    created with mode 0700; None when it is not a folder of this user's that others cannot write."""
+    import stat
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "repro" / "locks"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    getuid = getattr(os, "getuid", None)
+    if not stat.S_ISDIR(st.st_mode) or (getuid is not None and st.st_uid != getuid()) or st.st_mode & 0o022:
+        return None
+    return folder
+
+
+def lock_path(folder: str | os.PathLike) -> Path:
+    """The lock file of an output folder: in the user's own cache (:func:`_lock_dir`), named by the
+    folder's real path, so that ``figures/`` holds only outputs; in the output folder itself
+    (``.repro.lock``) when that cache is not the user's alone.
+
+    Never in the shared temporary folder: a predictable name there could be created (and held) by
+    another local user, making every run into that folder wait and then fail.
     """
     import hashlib
-    import tempfile
 
     key = hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"repro-{key}.lock"
+    locks = _lock_dir()
+    if locks is None:
+        return Path(folder) / ".repro.lock"
+    return locks / f"repro-{key}.lock"
 
 
 def _open_lock(path: Path) -> int:
     """Open (or create) the lock file ``path`` without following a symlink.
 
-    The lock lives in the shared temporary directory, where anyone may plant a symlink under its name
-    to redirect the open (and a create) to a file of theirs; ``O_NOFOLLOW`` refuses that, and a symlink
-    found there is reported, not removed (it is not ours).
+    A symlink planted under its name would redirect the open (and a create) to another file;
+    ``O_NOFOLLOW`` refuses that, and a symlink found there is reported, not removed.
     """
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -122,7 +192,7 @@ def _open_lock(path: Path) -> int:
         if os.path.islink(path):
             raise RuntimeError(
                 f"the lock file {path} is a symbolic link (to {os.readlink(path)!r}); refusing to follow it. "
-                "Remove the link (or set TMPDIR to a private folder) and run again."
+                "Remove the link and run again."
             ) from exc
         raise
 
@@ -161,3 +231,90 @@ def folder_lock(folder: str | os.PathLike, timeout_s: float = 600.0) -> Iterator
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def csv_problem(path: str | os.PathLike) -> str | None:
+    """What makes ``path`` other than a whole CSV as the runner writes it (None: nothing): empty, cut off
+    (no line end after the last row), not UTF-8, no header of unique names, or a row of another length.
+
+    The runner's CSVs are read as strictly as they are written (atomically, whole): a file cut off
+    mid-row by a copy, a full disk or an editor is refused, never read as fewer or partly empty rows.
+    """
+    import csv
+    import io
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        return f"is damaged: it cannot be read ({exc.strerror or exc})"
+    if not raw.strip():
+        return "is damaged: empty"
+    if not raw.endswith(b"\n"):
+        return "is damaged: cut off (its last line has no line end: a truncated write or copy)"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "is damaged: not a UTF-8 text file (not a result CSV)"
+    rows = csv.reader(io.StringIO(text, newline=""))
+    header = next(rows, [])
+    if not header or any(not h.strip() for h in header) or len(set(header)) != len(header):
+        return "is damaged: no valid header (empty or repeated column names: not a result CSV)"
+    for i, row in enumerate(rows, start=2):
+        if len(row) != len(header):
+            return (
+                f"is damaged: line {i} has {len(row)} field(s) where the header has {len(header)} "
+                "(cut off or edited)"
+            )
+    return None
+
+
+#: The completeness record of an output folder's result CSVs, in ``sha256sum`` format (``<hex>  NAME.csv``;
+#: ``sha256sum -c results.sha256`` checks it by hand). Written after each CSV is in place, so a CSV it
+#: lists is one the runner wrote whole: a file cut off at a row boundary (which no structural check can
+#: see), edited or replaced no longer matches and is refused.
+DIGESTS = "results.sha256"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_digests(folder: Path) -> dict[str, str]:
+    try:
+        text = (folder / DIGESTS).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out = {}
+    for line in text.splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) == 64 and name:
+            out[name] = digest
+    return out
+
+
+def record_digest(path: str | os.PathLike) -> None:
+    """Record the sha256 of the result CSV ``path`` (just written) in its folder's :data:`DIGESTS`."""
+    path = Path(path)
+    with folder_lock(path.parent):  # two runs (--jobs) record into one file
+        digests = _read_digests(path.parent)
+        digests[path.name] = _sha256(path)
+        atomic_write_text(path.parent / DIGESTS, "".join(f"{d}  {n}\n" for n, d in sorted(digests.items())))
+
+
+def recorded_digest(path: str | os.PathLike) -> str | None:
+    """Why the result CSV ``path`` does not match its recorded sha256 (None: it matches, or the folder
+    has no record of it: an output folder written before the record existed)."""
+    path = Path(path)
+    want = _read_digests(path.parent).get(path.name)
+    if want is None or want == _sha256(path):
+        return None
+    return (
+        f"is damaged: it does not match the sha256 recorded in {DIGESTS} when the runner wrote it "
+        "(cut off, edited or replaced since)"
+    )

@@ -52,9 +52,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import _preflight, _runtimes
+from . import _args, _preflight, _runtimes
 from . import claims as ledger
-from ._atomic import atomic_path, atomic_write_text
+from ._atomic import atomic_path, atomic_write_text, csv_problem, record_digest, recorded_digest
 from ._paths import FIGURES_DIR, REPO_ROOT, default_out, out_notice
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "REPO_ROOT",
     "Config",
     "PanelDroppedWarning",
+    "ResultFileError",
     "add_common_flags",
     "cpu_seconds_per_call",
     "markdown_table",
@@ -110,9 +111,13 @@ class Config:
 def add_common_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """``--quick``, ``--seed`` and ``--out``, shared by every experiment and by ``repro run``."""
     parser.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
-    parser.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
     parser.add_argument(
-        "--out", type=Path, default=default_out(),
+        "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=default_out(),
         help="output folder (default figures/ in a source checkout, else ./repro-figures)",
     )
     return parser
@@ -129,6 +134,12 @@ _DROPPED_PANEL_MESSAGE = r"(?is).*\b(panel|subplot|figure)s?\b.*\b(skipped|dropp
 
 class PanelDroppedError(RuntimeError):
     """Raised by the runner when an experiment dropped a panel of its figure."""
+
+
+class ResultFileError(ValueError):
+    """A result CSV that is not one the runner wrote whole: cut off, damaged, or another file's columns.
+
+    The command line reports it in one line naming the file and the fix (run the experiment again)."""
 
 
 def _guarded(step, name: str, what: str):
@@ -156,7 +167,7 @@ def experiment_parser(module_name: str, module=None, prog: str | None = None) ->
     short = module_name.rsplit(".", 1)[-1]
     from ._describe import describe
 
-    parser = argparse.ArgumentParser(
+    parser = _args.OneLineParser(
         prog=prog or f"python -m experiments.{short}",
         description=describe(short, module),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -222,7 +233,7 @@ def redraw_module(module_name: str, cfg: Config) -> str:
     mod = importlib.import_module(module_name)
     name = module_name.rsplit(".", 1)[-1]
     if not (cfg.out / f"{name}.csv").exists():
-        raise FileNotFoundError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
+        raise ResultFileError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
     stored = cfg.out / "claims" / f"{name}.csv"
     if stored.exists():  # keep the ledger's record of whether the CSV came from a quick run
         try:
@@ -234,24 +245,46 @@ def redraw_module(module_name: str, cfg: Config) -> str:
 
 
 def read_result(out: Path, name: str) -> pd.DataFrame:
-    """An experiment's CSV as the figure, table and claims see it (a damaged file is named)."""
+    """An experiment's CSV as the figure, table and claims see it, read as strictly as it is written.
+
+    :func:`write_csv` writes a header of unique column names, rows of exactly as many fields and a line
+    end after the last row, atomically. A file that is not so (cut off mid-row by a copy, a full disk or
+    an editor; empty; not UTF-8; rows of another length; not CSV) is refused with a
+    :class:`ResultFileError` naming it, never read as fewer or partly empty rows; and a file whose sha256
+    differs from the one recorded when it was written (``results.sha256``, :func:`_atomic.record_digest`:
+    a file cut off at a row boundary, edited or replaced) is refused too.
+    """
     path = Path(out) / f"{name}.csv"
+    fix = f"run `repro run {name}` to write it again."
+    problem = csv_problem(path) or recorded_digest(path)
+    if problem:
+        raise ResultFileError(f"{path} {problem}; {fix}")
     try:
         return pd.read_csv(path, low_memory=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{path} is damaged ({type(exc).__name__}: {exc}); run `repro run {name}` to write it again."
-        ) from exc
+        raise ResultFileError(f"{path} is damaged ({type(exc).__name__}: {exc}); {fix}") from exc
 
 
 def _render(mod, name: str, cfg: Config, t0: float) -> str:
     df = read_result(cfg.out, name)
-    if hasattr(mod, "plot"):
-        with style():
-            fig = _guarded(lambda: mod.plot(df, cfg), name, "figure")
-            save_figure(fig, cfg.out / f"{name}.png")
-    if hasattr(mod, "table"):
-        atomic_write_text(cfg.out / f"{name}.md", mod.table(df, cfg))
+    try:
+        if hasattr(mod, "plot"):
+            with style():
+                fig = _guarded(lambda: mod.plot(df, cfg), name, "figure")
+                save_figure(fig, cfg.out / f"{name}.png")
+        if hasattr(mod, "table"):
+            atomic_write_text(cfg.out / f"{name}.md", mod.table(df, cfg))
+    except (KeyError, AttributeError) as exc:  # a column the experiment reads is not there
+        missing = exc.args[0] if isinstance(exc, KeyError) and exc.args else None
+        if isinstance(exc, AttributeError):  # df.column of a missing column
+            if not str(exc).startswith("'DataFrame' object has no attribute"):
+                raise
+            missing = getattr(exc, "name", None) or str(exc).rsplit(" ", 1)[-1]
+        raise ResultFileError(
+            f"{cfg.out / name}.csv lacks the column {missing!r} that {name} reads (its columns: "
+            f"{', '.join(map(str, df.columns[:8]))}{', ...' if len(df.columns) > 8 else ''}): a foreign or "
+            f"damaged result file; run `repro run {name}` to write it again."
+        ) from exc
     rows = ledger.evaluate(name, getattr(mod, "CLAIMS", []), df, quick=cfg.quick)
     ledger.write_ledger(cfg.out, name, rows, render=cfg.render_ledger)
     counts = rows["verdict"].value_counts().to_dict()
@@ -265,6 +298,7 @@ def write_csv(df: pd.DataFrame, path: Path) -> Path:
     path = Path(path)
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.10g")
+    record_digest(path)  # after the CSV is in place: what read_result checks it against
     return path
 
 

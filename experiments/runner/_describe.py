@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import _runtimes
 
-__all__ = ["describe", "docstring", "runs_alone", "runtime_line", "title"]
+__all__ = ["defines", "describe", "docstring", "runs_alone", "runtime_line", "title"]
 
 _PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
 FIGURES_DIR = _PKG_DIR.parent / "figures"
@@ -34,6 +34,16 @@ def _constant(name: str | Path, attr: str, default):
             except ValueError:
                 return default
     return default
+
+
+def defines(name: str | Path, function: str) -> bool:
+    """Whether experiment ``name`` (or the file ``name``) defines ``function`` at module level: an
+    experiment module defines ``compute`` (an unreadable or unparsable file defines nothing)."""
+    try:
+        body = _tree(name).body
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return False
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in body)
 
 
 def title(name: str) -> str:

@@ -225,6 +225,10 @@ def _claim_files(out_dir: Path) -> list[Path]:
 
 def _read_claim_file(path: Path) -> pd.DataFrame:
     """One experiment's stored rows; raises ValueError naming the file when it is damaged."""
+    from ._atomic import csv_problem
+
+    if problem := csv_problem(path):
+        raise ValueError(f"{path}: {problem}")
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:

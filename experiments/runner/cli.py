@@ -22,7 +22,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from . import _describe, _runtimes
+from . import _args, _describe, _runtimes
 from ._paths import FIGURES_DIR, default_out, out_notice
 from ._progress import PROGRESS_ENV, Progress
 
@@ -66,7 +66,10 @@ def _stem(name: str) -> str:
 
 
 def _source(name: str) -> Path | None:
-    """The source file of experiment ``name`` (None when there is no such module), without importing it."""
+    """The source file of experiment ``name`` (None when there is no such module, or the module is not an
+    experiment: no source file, or no top-level ``compute``), without importing it."""
+    if _args.name_problem(name):
+        return None
     if "." not in name:
         path = _PKG_DIR / f"{name}.py"
         return path if path.is_file() and name in experiment_names() else None
@@ -76,7 +79,9 @@ def _source(name: str) -> Path | None:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return None
-    return Path(spec.origin) if spec is not None and spec.origin else None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py") or not Path(spec.origin).is_file():
+        return None  # a built-in or frozen module (os.path), a package without source, ...
+    return Path(spec.origin) if _describe.defines(Path(spec.origin), "compute") else None
 
 
 def longest_first(names: list[str], expected: dict) -> list[str]:
@@ -114,7 +119,7 @@ def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
         fn = _common.redraw_module if redraw else _common.run_module
         return name, True, fn(_module_name(name), cfg)
     except Exception as exc:
-        if isinstance(exc, _common.PanelDroppedError):  # a known cause: one line, no traceback
+        if isinstance(exc, (_common.PanelDroppedError, _common.ResultFileError)):  # known: one line
             return name, False, str(exc)
         return name, False, traceback.format_exc()
 
@@ -122,6 +127,10 @@ def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
 # --------------------------------------------------------------------------- run
 def cmd_run(args) -> int:
     available = experiment_names()
+    bad = [p for p in map(_args.name_problem, args.names) if p]
+    if bad:
+        print(f"repro: error: {bad[0]}", file=sys.stderr)
+        return 2
     names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
     if args.redraw and args.names == ["all"]:
         names = [n for n in available if (args.out / f"{n}.csv").exists()]
@@ -130,7 +139,8 @@ def cmd_run(args) -> int:
     if unknown:
         print(
             f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all {len(available)} "
-            "(a dotted name is taken as the module path of an experiment outside this package).",
+            "(a dotted name is taken as the module path of an experiment outside this package: a .py file "
+            "that defines compute).",
             file=sys.stderr,
         )
         return 2
@@ -151,6 +161,7 @@ def cmd_run(args) -> int:
     if notice := out_notice(args.out):
         print(notice, file=sys.stderr)
     _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
+    _atomic.exit_on_termination()  # a terminated run removes its temporaries as it unwinds
     cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
     failed: list[str] = []
     t0 = time.perf_counter()
@@ -384,7 +395,7 @@ def cmd_claims(args) -> int:
 
 # --------------------------------------------------------------------------- main
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _args.OneLineParser(
         prog="repro",
         description="Regenerate the papers' figures and tables and check their claims.",
         epilog=(
@@ -408,7 +419,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("names", nargs="+", help="experiment names, or `all`")
     p_run.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
-    p_run.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
+    p_run.add_argument(
+        "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
+    )
     p_run.add_argument(
         "--out", type=Path, default=default_out(),
         help="output folder (default figures/, the committed outputs, in a source checkout; ./repro-figures "

@@ -24,18 +24,21 @@ NIPS 18, 2006, Sections 3-4.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
 
-from .._base import ProjectionMixin, unscale_fitted
+from .._base import POSITIVE_INT, ProjectionMixin, unscale_fitted
 from .._threads import blas_limit
 from .._validation import (
     check_array,
     check_cardinality,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_scale,
     check_symmetric,
     unscale,
@@ -247,7 +250,7 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
     if isinstance(X, Covariance):
         return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features), 1.0
     if precomputed:
-        C = check_symmetric(X, "X")
+        C = check_symmetric(X, "X", psd=True)
         return C, np.zeros(C.shape[0]), 1.0
     X = check_array(X, "X", min_samples=2)
     check_has_variance(X, "GSPCA")
@@ -390,9 +393,10 @@ def gspca(
     >>> [S.tolist() for S in res.supports], np.linalg.norm(res.components, axis=1).round(12).tolist()
     ([[0, 1, 2], [0, 1, 3]], [1.0, 1.0])
     """
+    n = None if precomputed or isinstance(X, Covariance) else np.shape(X)[0]
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
-    k = check_int(n_components, "n_components", low=1, high=D)
+    k = check_n_components(n_components, n if isinstance(n, int) else None, D)
     Ks = check_cardinality(cardinality, D, k)
     direction = _check_direction(direction)
     if deflation not in ("projection", "schur"):
@@ -442,6 +446,9 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         Number of components (the search is not iterative).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -465,12 +472,20 @@ class GSPCA(ProjectionMixin, BaseEstimator):
     ([[0, 1, 2], [0, 1, 3]], (100, 2))
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "cardinality": [None, POSITIVE_INT, "array-like"],
+        "direction": [StrOptions(set(_DIRECTIONS))],
+        "deflation": [StrOptions({"projection", "schur"})],
+    }
+
     def __init__(self, n_components=1, *, cardinality=None, direction="both", deflation="projection"):
         self.n_components = n_components
         self.cardinality = cardinality
         self.direction = direction
         self.deflation = deflation
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); returns self.
 
@@ -486,7 +501,9 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         X = check_array(X, "X", min_samples=2)
+        check_n_components(self.n_components, *X.shape)
         C, mean, s = _as_matrix(X, False)  # C of X / s for badly scaled X (see _as_matrix)
         res = gspca(
             C,

@@ -35,19 +35,22 @@ H. Zou and T. Hastie. Regularization and variable selection via the elastic net.
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 
-from .._base import ProjectionMixin, unscale_fitted, unscale_path
+from .._base import NONNEG_REAL, POSITIVE_INT, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._threads import blas_limited
 from .._validation import (
     check_array,
     check_cardinalities,
     check_cardinality,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_real,
     check_scale,
     check_vector,
@@ -338,6 +341,9 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -364,6 +370,15 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
     (100, 2)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "cardinality": [None, POSITIVE_INT, "array-like"],
+        "ridge": [RealInterval(0, None, closed="both")],  # inf: the soft-thresholding limit
+        "renormalize": ["boolean"],
+        "tol": [NONNEG_REAL],
+        "max_iter": [POSITIVE_INT],
+    }
+
     def __init__(
         self, n_components=1, *, cardinality=None, ridge=1e-6, renormalize=False, tol=1e-3, max_iter=200
     ):
@@ -374,6 +389,7 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); returns self.
 
@@ -392,6 +408,7 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         X = check_array(X, "X", min_samples=2)
         check_has_variance(X, "SPCAZou")
         s = check_scale(X)
@@ -403,7 +420,13 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
     @blas_limited
     def _fit_data(self, A, mean, rank_bound, scale=1.0):
         D = A.shape[1]
-        L = check_int(self.n_components, "n_components", low=1, high=max(min(rank_bound, D), 1))
+        L = check_n_components(
+            self.n_components,
+            rank_bound + 1,
+            D,
+            high=max(min(rank_bound, D), 1),
+            why="centring removes one dimension, so the data span at most n_samples - 1 directions",
+        )
         ks = check_cardinality(self.cardinality, D, L)
         ridge = _scale_ridge(_check_ridge(self.ridge), scale)
         tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)

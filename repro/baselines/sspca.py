@@ -55,17 +55,21 @@ P.-A. Mattei, C. Bouveyron and P. Latouche. Globally sparse probabilistic PCA. A
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import ProjectionMixin
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval, ProjectionMixin
 from .._threads import blas_limited
 from .._validation import (
     check_array,
+    check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_n_features,
     check_random_state,
     check_real,
@@ -246,7 +250,7 @@ def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, his
     (True, True)
     """
     X = check_array(X, "X")
-    d = check_int(n_components, "n_components", low=1, high=min(X.shape))
+    d = check_n_components(n_components, *X.shape)
     alpha = check_real(alpha, "alpha", low=0.0)
     sc = check_scale(X)
     X = X / sc if sc != 1.0 else X
@@ -294,7 +298,7 @@ def sspca_path(X, n_components, alphas, *, max_iter=500, tol=1e-6):
     [0, 1, 4]
     """
     X = check_array(X, "X")
-    d = check_int(n_components, "n_components", low=1, high=min(X.shape))
+    d = check_n_components(n_components, *X.shape)
     alphas = np.asarray(alphas, dtype=np.float64)
     sc = check_scale(X)
     X = X / sc if sc != 1.0 else X
@@ -386,6 +390,9 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         Column means of the training data (subtracted by ``transform``).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -417,6 +424,17 @@ class SSPCA(ProjectionMixin, BaseEstimator):
     (2, 20)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "alpha": [None, NONNEG_REAL],
+        "n_selected": [None, POSITIVE_INT],
+        "cv": [IntInterval(2, None, closed="left")],
+        "cv_score": [StrOptions(set(CV_SCORES))],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(
         self,
         n_components=1,
@@ -439,6 +457,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
 
     @blas_limited
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (centred here); returns self.
 
@@ -454,15 +473,13 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
-        d = check_int(self.n_components, "n_components", low=1, high=min(n, p))
-        max_iter = check_int(self.max_iter, "max_iter", low=1)
-        tol = check_real(self.tol, "tol", low=0.0)
+        d = check_n_components(self.n_components, n, p)
+        max_iter, tol = int(self.max_iter), float(self.tol)  # checked by _parameter_constraints
         if self.alpha is not None and self.n_selected is not None:
             raise ValueError("pass either alpha or n_selected, not both.")
-        if self.cv_score not in CV_SCORES:
-            raise ValueError(f"cv_score must be 'refit' or 'shrunk'; got {self.cv_score!r}.")
         check_has_variance(X, "SSPCA")
         sc = check_scale(X)
         Xs = X / sc if sc != 1.0 else X
@@ -524,8 +541,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             (higher is better; 0 for an exact reconstruction).
         """
         check_is_fitted(self, "components_")
-        X = check_array(X, "X")
-        check_n_features(self, X)
+        X = check_n_features(self, X)
         Xc = X - self.mean_
         sc = check_scale(Xc)
         Xc = Xc / sc if sc != 1.0 else Xc

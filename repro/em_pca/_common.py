@@ -132,17 +132,13 @@ def _ritz(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_common(n_components, max_iter, tol, n, p, *, spca: bool = False):
-    k = check_n_components(n_components, n, p)
     high = min(n - 1, p - 1) if spca else min(n - 1, p)
-    if k > high:
-        why = (
-            "SensiblePCA needs at least one discarded dimension with positive variance for the noise level"
-            if spca
-            else "centring removes one dimension, so the data span at most n_samples - 1 directions"
-        )
-        raise ValueError(
-            f"n_components={k} is too large for X of shape ({n}, {p}): it must be at most {high} ({why})."
-        )
+    why = (
+        "SensiblePCA needs at least one discarded dimension with positive variance for the noise level"
+        if spca
+        else "centring removes one dimension, so the data span at most n_samples - 1 directions"
+    )
+    k = check_n_components(n_components, n, p, high=high, why=why)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_real(tol, "tol", low=0.0)
     return k, max_iter, tol

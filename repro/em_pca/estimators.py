@@ -11,13 +11,23 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import ComponentNamesMixin, VarianceScoreMixin, with_expected_failures
+from .._base import (
+    NONNEG_REAL,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    ComponentNamesMixin,
+    IntInterval,
+    VarianceScoreMixin,
+    with_expected_failures,
+)
 from .._chunked import DaskSource, DenseSource, is_dask
 from .._chunked import missing_structure as _missing_structure
 from .._rescale import rescaled
@@ -25,6 +35,7 @@ from .._threads import blas_limited
 from .._validation import (
     _head,
     check_array,
+    check_features,
     check_int,
     check_latent,
     check_n_features,
@@ -205,6 +216,9 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         Number of components fitted.
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     See Also
     --------
@@ -236,6 +250,16 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
     >>> np.linalg.svd(est.components_ @ full.components_.T, compute_uv=False).round(3).tolist()  # cosines
     [1.0, 1.0]
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "random_state": RANDOM_STATE,
+        "init": [None, "array-like"],
+        "callback": [None, callable],
+        "n_oversamples": [IntInterval(0, None, closed="left"), StrOptions({"auto"})],
+    }
 
     def __init__(
         self,
@@ -282,6 +306,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
             return with_expected_failures(tags, {"check_estimators_nan_inf": why})
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
 
@@ -297,9 +322,11 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         self
             The fitted estimator.
         """
+        check_features(self, X)
         res = em_pca(X, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit_blocks(self, blocks):
         """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self.
 
@@ -313,6 +340,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         self
             The fitted estimator.
         """
+        check_features(self, None)  # blocks carry no column names
         res = em_pca_blocks(blocks, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
 
@@ -335,8 +363,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         check_is_fitted(self, "components_")
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
-        X = check_array(X, "X", allow_nan=True)
-        check_n_features(self, X)
+        X = check_n_features(self, X, allow_nan=True)
         mask = np.isnan(X)
         if not mask.any():
             return (X - self.mean_) @ self.components_.T
@@ -589,6 +616,9 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         Number of components fitted.
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
 
     Warns
     -----
@@ -619,6 +649,15 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     >>> model.sample(5, random_state=0).shape  # a density: it generates data
     (5, 30)
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "algorithm": [StrOptions({"accelerated", "em"})],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "random_state": RANDOM_STATE,
+        "init": [None, "array-like"],
+    }
 
     def __init__(
         self,
@@ -651,6 +690,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         self.n_components_ = res.components.shape[0]
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
 
@@ -666,8 +706,10 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         return self._store(sensible_pca(X, **self.get_params()))  # the parameters are its keywords
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit_blocks(self, blocks):
         """Fit on row blocks read once per iteration (see :func:`em_pca_blocks`). Returns self.
 
@@ -681,6 +723,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, None)  # blocks carry no column names
         return self._store(sensible_pca_blocks(blocks, **self.get_params()))
 
     def __sklearn_tags__(self):
@@ -690,8 +733,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "C_")
-        X = check_array(X, "X", allow_nan=True)
-        check_n_features(self, X)
+        X = check_n_features(self, X, allow_nan=True)
         return X
 
     def _observed(self, X):

@@ -9,7 +9,14 @@ import warnings
 
 import numpy as np
 
-from .._validation import ConvergenceWarning, check_cardinality, check_int, check_real, warn_not_converged
+from .._validation import (
+    ConvergenceWarning,
+    check_cardinality,
+    check_int,
+    check_n_components,
+    check_real,
+    warn_not_converged,
+)
 from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
 from ..linalg import renormalize
 from ._common import _ORTHOGONALITY, _RHO_MAX, _Component, _Settings
@@ -208,7 +215,13 @@ def _solve_quasi(op, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg) 
 
 def _check_params(est_params: dict, D: int, N_rank_bound: int):
     p = est_params
-    L = check_int(p["n_components"], "n_components", low=1, high=max(N_rank_bound, 1))
+    L = check_n_components(
+        p["n_components"],
+        N_rank_bound + 1,
+        D,
+        high=max(N_rank_bound, 1),
+        why="the rank of the covariance: n_samples - 1 for centred data, at most n_features",
+    )
     ks = check_cardinality(p["cardinality"], D, L)
     orth = p["orthogonality"]
     if orth not in _ORTHOGONALITY:

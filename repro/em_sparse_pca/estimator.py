@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import StrOptions
 
-from .._base import ProjectionMixin, unscale_fitted, unscale_path
+from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -21,6 +23,7 @@ from .._validation import (
     _check_array,
     check_array,
     check_cardinalities,
+    check_features,
     check_has_variance,
     check_int,
     check_random_state,
@@ -29,12 +32,12 @@ from .._validation import (
     warn_not_converged,
 )
 from ..kernels.em_sparse_pca import MAX_ITER
-from ..linalg import Covariance
-from ._common import _Settings
+from ..linalg import OPERATORS, Covariance
+from ._common import _ORTHOGONALITY, _Settings
 from .components import _check_params, _fit
 from .missing import _ObservedData
 from .operators import _prepare, _quad_rows, _rank_and_pc
-from .restarts import DEFAULT_STARTS, _check_init, _resolve_restarts, _solve_component
+from .restarts import _INITS, DEFAULT_STARTS, _check_init, _resolve_restarts, _solve_component
 
 
 @dataclass
@@ -244,6 +247,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         Column means (with missing values: estimated jointly with the first component).
     n_features_in_ : int
         Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str, shape ``(n_features_in_,)``
+        Column names of ``X`` when ``fit`` got a DataFrame with string column names (only then);
+        ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
     operator_ : str
         The operator used: ``"data"``, ``"covariance"`` or ``"missing"`` (the generalized E-step).
 
@@ -279,6 +285,22 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     >>> bool(np.allclose(pca.explained_variance_, np.linalg.eigvalsh(np.cov(X, rowvar=False))[::-1][:2]))
     True
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "cardinality": [None, POSITIVE_INT, "array-like"],
+        "nonneg": ["boolean"],
+        "n_restarts": [None, POSITIVE_INT],
+        "init": [None, StrOptions(set(_INITS)), "array-like"],
+        "renormalize": ["boolean", StrOptions({"refine"})],
+        "orthogonality": [StrOptions(set(_ORTHOGONALITY))],
+        "min_angle_deg": [None, RealInterval(0, 90, closed="right")],
+        "penalty": [RealInterval(0, None, closed="neither")],
+        "tol": [RealInterval(0, 1, closed="right")],
+        "max_iter": [POSITIVE_INT],
+        "random_state": RANDOM_STATE,
+        "operator": [StrOptions(set(OPERATORS))],
+    }
 
     def __init__(
         self,
@@ -340,8 +362,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
-        X = check_array(X, "X", allow_nan=True)
-        check_n_features(self, X)
+        X = check_n_features(self, X, allow_nan=True)
         W = self.components_
         Xc = X - self.mean_
         miss = np.isnan(Xc)
@@ -353,6 +374,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
                 Xc[i, ~obs] = W[:, ~obs].T @ z
         return Xc @ W.T
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features; NaN marks a missing entry; a ``dask.array`` is read in
         chunks); returns self.
@@ -369,6 +391,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        check_features(self, X)
         s, finite = 1.0, None
         if not is_dask(X) and not isinstance(X, Covariance):
             X, finite = _check_array(X, "X", min_samples=2, allow_nan=True)  # as _valid_data, NaN found out

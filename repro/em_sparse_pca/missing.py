@@ -140,7 +140,7 @@ class _ObservedData:
         else:
             Z = self.X0 - m if self.Mf is None else np.where(self.Mf.astype(bool), 0.0, self.X0 - m)
             G = Z.T @ Z
-        return Covariance(matrix=0.5 * (G + G.T) / self.dof, n_samples=self.n_samples)
+        return Covariance._derived(0.5 * (G + G.T) / self.dof, n_samples=self.n_samples)
 
 
 def _rank1_stats(X0, Of, Mf, mu, W):

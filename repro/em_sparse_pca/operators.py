@@ -266,7 +266,7 @@ def _prepare(
         if not src.missing and kind == "covariance":  # one more pass forms the D x D covariance
             check_client_matrix(D, name)
             (G,) = src.map_sum(gram_chunk, src.mean)
-            return Covariance(matrix=0.5 * (G + G.T) / (N - 1), n_samples=N), src.mean, N
+            return Covariance._derived(0.5 * (G + G.T) / (N - 1), n_samples=N), src.mean, N
         op = _ObservedData(src)
         return op, op.obs_mean, N
     if not checked:
