@@ -273,7 +273,9 @@ def _cell(value) -> str:
 
 
 def _key(row, columns: list[str]) -> str:
-    return ", ".join(f"{c}={_cell(row[c])}" for c in columns[:5])
+    """The row named by its first five non-empty text and count cells (``method=EM, k=3``)."""
+    cells = [(c, _cell(row[c])) for c in columns]
+    return ", ".join(f"{c}={v}" for c, v in [(c, v) for c, v in cells if v not in ("nan", "", "<NA>")][:5])
 
 
 def compare_frames(name: str, old, new, reference: str = "") -> ExperimentReport:
