@@ -241,3 +241,22 @@ def test_cli_refusals(capsys):
     assert cli.main(["verify", "data_overview", "--update"]) == 2  # full references: `repro run`
     assert "needs --quick" in capsys.readouterr().err
     assert cli.main(["verify", "data_overview", "--jobs", "0"]) == 2
+
+
+def test_update_keeps_values_that_moved_within_tolerance(tmp_path):
+    # measured noise within a declared tolerance (tracemalloc's peak) leaves the reference's bytes alone
+    df = pd.DataFrame({"part": ["storage", "storage"], "peak_bytes": [339604, 1135657]})
+    _write_run(tmp_path / "run", df, {"a": "reproduced"})
+    (tmp_path / "run" / "roweis1997_claims.csv").write_bytes((tmp_path / "run" / "toy.csv").read_bytes())
+    (tmp_path / "run" / "claims" / "roweis1997_claims.csv").write_bytes(
+        (tmp_path / "run" / "claims" / "toy.csv").read_bytes()
+    )
+    ref = tmp_path / "ref"
+    verify.write_reference("roweis1997_claims", tmp_path / "run", ref)
+    first = (ref / "roweis1997_claims.csv").read_bytes()
+    df.assign(peak_bytes=[339687, 1135682]).to_csv(tmp_path / "run" / "roweis1997_claims.csv", index=False)
+    verify.write_reference("roweis1997_claims", tmp_path / "run", ref)
+    assert (ref / "roweis1997_claims.csv").read_bytes() == first
+    df.assign(peak_bytes=[339604, 2000000]).to_csv(tmp_path / "run" / "roweis1997_claims.csv", index=False)
+    verify.write_reference("roweis1997_claims", tmp_path / "run", ref)  # beyond 1%: rewritten
+    assert pd.read_csv(ref / "roweis1997_claims.csv").peak_bytes.tolist() == [339604, 2000000]
