@@ -260,3 +260,10 @@ def test_update_keeps_values_that_moved_within_tolerance(tmp_path):
     df.assign(peak_bytes=[339604, 2000000]).to_csv(tmp_path / "run" / "roweis1997_claims.csv", index=False)
     verify.write_reference("roweis1997_claims", tmp_path / "run", ref)  # beyond 1%: rewritten
     assert pd.read_csv(ref / "roweis1997_claims.csv").peak_bytes.tolist() == [339604, 2000000]
+
+
+def test_the_module_examples_run():
+    import doctest
+
+    result = doctest.testmod(verify)
+    assert result.attempted > 0 and result.failed == 0

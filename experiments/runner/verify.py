@@ -10,7 +10,8 @@ The references
   verdicts; a timing claim's verdict is stored as ``(timing)``, a quick run's timings deciding nothing).
   ``repro verify all --quick --update`` rewrites them, and prints what moved first (a value that moved
   within its tolerance keeps its old digits, so an update where nothing moved rewrites the same bytes:
-  checked by two updates of all 32 experiments in a row here); the test suite
+  an update of all 32 experiments changed only ``peak_bytes`` before this rule, two updates of
+  ``roweis1997_claims`` after it nothing); the test suite
   compares the quick run of every experiment it makes with them (``tests/quickrun.py``).
 
 How columns compare
