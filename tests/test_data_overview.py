@@ -2,6 +2,7 @@
 
 import pandas as pd
 import pytest
+from quickrun import check_reference
 
 from experiments import data_overview
 
@@ -12,6 +13,7 @@ def test_data_overview_quick_run(tmp_path):
     df = pd.read_csv(tmp_path / "data_overview.csv")
     assert (tmp_path / "data_overview.png").stat().st_size > 10_000
     rows = pd.read_csv(tmp_path / "claims" / "data_overview.csv")
+    check_reference(tmp_path, "data_overview")
     assert set(rows.id) == {c.id for c in data_overview.CLAIMS}
     verdicts = dict(zip(rows.id, rows.verdict, strict=True))
     # The published dataset facts hold for the files in the registry.

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from quickrun import check_reference
 
 from experiments import sigg2008_prop32 as exp
 
@@ -23,3 +24,4 @@ def test_quick_run(tmp_path):
     rows = pd.read_csv(tmp_path / "claims" / "sigg2008_prop32.csv")
     assert "check failed" not in set(rows.verdict)
     assert (tmp_path / "sigg2008_prop32.png").exists()
+    check_reference(tmp_path, "sigg2008_prop32")

@@ -7,6 +7,7 @@ repro run NAME --help               what the experiment reproduces, its choices,
 repro redraw NAME...|all            figures and claims again from the CSVs, no compute
 repro claims [NAME...] [--verdict V] [--paper P] [--timing|--no-timing] [--markdown] [--out DIR]
 repro data [--fetch]                dataset files and their state (mirror / cached / missing)
+repro verify NAME...|all [--quick] [--jobs N] [--json] [--update]   re-run and compare every number
 
 Only the standard library is imported at start (``repro --help`` and ``repro list`` read the
 experiments' sources with ``ast``); NumPy, Numba and the library load when something runs.
@@ -465,6 +466,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "data", help="dataset files and their state; --fetch downloads the missing", add_help=False
     )
+    from . import verify  # `repro verify` (issue 33): its parser and command live in verify.py
+
+    verify.add_parser(sub)
     return parser
 
 
@@ -494,6 +498,10 @@ def _main(argv=None) -> int:
         return cli(rest, prog="repro data")
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "verify":
+        from .verify import cmd_verify
+
+        return cmd_verify(args)
     if args.command in ("run", "redraw") and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)

@@ -1,0 +1,590 @@
+"""``repro verify``: re-run experiments and compare every number of their CSVs with a reference.
+
+The references
+--------------
+* A full run (``repro verify NAME``) is compared with the committed ``figures/NAME.csv`` and the
+  verdicts of ``figures/claims/NAME.csv``.
+* A quick run (``repro verify NAME --quick``) is compared with the committed quick references in
+  ``experiments/references/quick/``: ``NAME.csv`` (the ``--quick`` CSV at seed 0, its timing columns
+  left out, so that regenerating them is deterministic) and ``claims/NAME.csv`` (the claim ids and
+  verdicts; a timing claim's verdict is stored as ``(timing)``, a quick run's timings deciding nothing).
+  ``repro verify all --quick --update`` rewrites them, and prints what moved first (a value that moved
+  within its tolerance keeps its old digits, so an update where nothing moved rewrites the same bytes:
+  an update of all 32 experiments changed only ``peak_bytes`` before this rule, two updates of
+  ``roweis1997_claims`` after it nothing); the test suite
+  compares the quick run of every experiment it makes with them (``tests/quickrun.py``).
+
+How columns compare
+-------------------
+One default rule, :func:`column_rule`, and the declarations of :data:`DECLARED` where it is wrong:
+
+* **timing** columns (a name with ``seconds``, ``_s`` at the end, ``speedup``, ``rss``, ``wall``; and the
+  columns :data:`DECLARED` names, e.g. the speed ratios of the benchmarks and the call counts of their
+  timing loops) are not compared. A timing claim whose verdict changed is reported apart and does not
+  fail the check.
+* **text** (labels, keys, booleans) compares exactly, as strings; an empty cell equals only an empty one.
+* **integers**, and float columns whose values are whole numbers in both runs (counts, supports, iteration
+  counts stored with NaN), compare exactly.
+* **floats** compare within ``|new - old| <= ATOL + RTOL * |old|`` (NaN equals only NaN).
+
+Tolerances, measured and reasoned
+---------------------------------
+*Run to run on one machine* the CSVs are bit-identical: two ``repro run all --quick`` on the 2-core
+development machine (2026-11-27) wrote the same bytes in every non-timing column of every experiment
+(every random stream is seeded from ``--seed``; no experiment reads the clock to decide anything but a
+timing loop's number of calls, which is a timing column). So on one machine any difference is a change.
+
+*Machine to machine* what can differ: the BLAS library and its kernels (OpenBLAS picks its kernels by CPU:
+AVX2 and AVX-512 sum the products of a ``dot`` or ``gemm`` in different orders), BLAS and Numba thread
+counts (the blocking of a product and the order of a parallel reduction follow them), and the NumPy and
+SciPy versions (LAPACK drivers). Each changes the last bits of a product (relative ``1e-16``); an
+iterative method stopped by a tolerance turns that into a difference of the order of its tolerance (the
+experiments run to ``1e-6`` or finer), and the number of iterations it takes can move by one or two.
+Hence ``RTOL = 1e-5`` (ten times the coarsest tolerance the experiments stop at) and ``ATOL = 1e-8``
+for values that are rounding noise (an angle between eigenvectors computed two ways is ``1e-8`` from a
+cosine of ``1 - 1e-16``). Counts compare exactly all the same: an iteration count that moved on another
+machine is reported, for a reader to judge; that is what catches a changed default tolerance, start or
+restart count on the same machine, where it matters most. The tolerances are not looser: a default
+``tol`` of ``1e-2`` instead of ``1e-6`` moves EM's results by ``1e-3`` or more, far outside them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._paths import FIGURES_DIR
+
+__all__ = [
+    "ATOL",
+    "DECLARED",
+    "QUICK_REFERENCES",
+    "RTOL",
+    "BadReference",
+    "ExperimentReport",
+    "column_rule",
+    "compare_experiment",
+    "compare_frames",
+    "main",
+    "write_reference",
+]
+
+#: The quick references: ``NAME.csv`` and ``claims/NAME.csv`` per experiment (``--quick``, seed 0).
+QUICK_REFERENCES = Path(__file__).resolve().parents[1] / "references" / "quick"
+
+RTOL = 1e-5
+ATOL = 1e-8
+#: A timing column by its name: seconds, wall time, speed-ups, resident memory.
+TIMING_NAME = re.compile(r"seconds|(^|_)s$|speedup|rss|wall")
+TIMING, EXACT, TEXT, FLOAT = "timing", "exact", "text", "float"
+
+#: Per experiment, the columns whose rule is not the default: ``"timing"`` (not compared), ``"exact"``,
+#: or ``(rtol, atol)``. Only where the default is wrong; every entry says why.
+DECLARED: dict[str, dict[str, object]] = {
+    # speed ratios of measured times, and how many calls or repeats a timing loop made in its budget
+    "asteris2014_fig4": {"ratio": TIMING, "calls_alg3": TIMING, "calls_em": TIMING},
+    # the worker memory limit follows the host's memory (a cluster set up by the test has its own)
+    "bench_dask_cluster": {"ratio": TIMING, "memory_limit": TIMING},
+    "bench_em_pca": {"ratio": TIMING, "ratio_samples": TIMING, "repeats": TIMING},
+    "bench_em_scale": {
+        "ratio": TIMING,
+        "ratio_samples": TIMING,
+        "repeats": TIMING,
+        "cov_form_iterations": TIMING,  # time to form the covariance / time of one iteration
+    },
+    "bench_em_sparse_pca": {"ratio": TIMING, "repeats": TIMING, "ratio_block": TIMING, "samples": TIMING},
+    "bench_gsppca": {"ratio": TIMING},
+    "bench_nspca": {"ratio": TIMING, "ratio_pca": TIMING},
+    "bench_spannogram": {
+        "ratio": TIMING,
+        "fig_ratio": TIMING,
+        "ratio_per_k": TIMING,
+        "ratio_one_k": TIMING,
+        "calls": TIMING,
+        "curve_over_one_k": TIMING,
+        "n_samples": TIMING,
+    },
+    "roweis1997_fig2": {"timing_only": TIMING},
+    # tracemalloc's peak counts Python objects too: 79-83 bytes of 0.3-1.2 MB moved between two runs
+    "roweis1997_claims": {"peak_bytes": (1e-2, 0.0)},
+}
+
+
+class BadReference(RuntimeError):
+    """A reference is missing or cannot be read: ``repro verify`` never passes on it."""
+
+
+def column_rule(experiment: str, column: str, old=None, new=None) -> object:
+    """How ``column`` of ``experiment`` compares: ``"timing"``, ``"text"``, ``"exact"`` or ``(rtol, atol)``.
+
+    Parameters
+    ----------
+    experiment : str
+        The experiment's name (``sigg2008_fig2``).
+    column : str
+        The CSV column.
+    old, new : pandas.Series, optional
+        The reference's and the new run's column; without them only the declared and name rules apply
+        (``"float"`` is then returned for an undecided column).
+
+    Returns
+    -------
+    object
+        ``"timing"`` (not compared), ``"text"`` and ``"exact"`` (equal or moved), or a tuple
+        ``(rtol, atol)``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> column_rule("bench_em_pca", "seconds")
+    'timing'
+    >>> column_rule("mattei2016_fig2", "n_iter", pd.Series([3.0, float("nan")]), pd.Series([4.0, 5.0]))
+    'exact'
+    >>> column_rule("mattei2016_fig2", "fscore", pd.Series([0.5]), pd.Series([0.5]))
+    (1e-05, 1e-08)
+    """
+    declared = DECLARED.get(experiment, {}).get(column)
+    if declared is not None:
+        return declared
+    if TIMING_NAME.search(column):
+        return TIMING
+    if old is None or new is None:
+        return FLOAT
+    import pandas as pd
+
+    if not all(pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) for s in (old, new)):
+        return TEXT
+    if all(pd.api.types.is_integer_dtype(s) for s in (old, new)):
+        return EXACT
+    values = [s.to_numpy(dtype=float) for s in (old, new)]
+    import numpy as np
+
+    if all(np.all(np.isnan(v) | (v == np.round(v))) for v in values):
+        return EXACT
+    return (RTOL, ATOL)
+
+
+# --------------------------------------------------------------------------- comparison
+@dataclass
+class Moved:
+    """One column that moved: how many rows, the largest relative change, the first few rows."""
+
+    column: str
+    rule: object
+    n_moved: int
+    n_rows: int
+    max_rel: float
+    examples: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class ExperimentReport:
+    """What moved in one experiment between a reference and a new run."""
+
+    name: str
+    reference: str
+    error: str = ""
+    rows: tuple[int, int] = (0, 0)
+    columns_added: list[str] = field(default_factory=list)
+    columns_removed: list[str] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
+    verdicts: list[dict] = field(default_factory=list)  # non-timing claims: a change fails
+    timing_verdicts: list[dict] = field(default_factory=list)  # reported apart, never fails
+    skipped: list[str] = field(default_factory=list)  # timing columns, not compared
+
+    @property
+    def ok(self) -> bool:
+        """No error, and nothing moved beyond tolerance (timing verdicts aside)."""
+        return not (
+            self.error
+            or self.rows[0] != self.rows[1]
+            or self.columns_added
+            or self.columns_removed
+            or self.moved
+            or self.verdicts
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "experiment": self.name,
+            "reference": self.reference,
+            "ok": self.ok,
+            "error": self.error,
+            "rows": {"old": self.rows[0], "new": self.rows[1]},
+            "columns_added": self.columns_added,
+            "columns_removed": self.columns_removed,
+            "moved": [
+                {
+                    **m.__dict__,
+                    "rule": m.rule if isinstance(m.rule, str) else list(m.rule),
+                    "max_rel": m.max_rel if math.isfinite(m.max_rel) else None,  # strict JSON
+                }
+                for m in self.moved
+            ],
+            "verdicts": self.verdicts,
+            "timing_verdicts": self.timing_verdicts,
+            "timing_columns": self.skipped,
+        }
+
+    def text(self, examples: int = 5) -> str:
+        """The readable report of this experiment (several lines)."""
+        if self.error:
+            return f"{self.name}: ERROR {self.error}"
+        head = f"{self.name}: {'no number moved' if self.ok else 'MOVED'} (against {self.reference})"
+        lines = [head]
+        if self.rows[0] != self.rows[1]:
+            lines.append(f"  rows: {self.rows[0]} -> {self.rows[1]} (compared in order up to the shorter)")
+        if self.columns_removed:
+            lines.append(f"  columns gone: {', '.join(self.columns_removed)}")
+        if self.columns_added:
+            lines.append(f"  columns new: {', '.join(self.columns_added)}")
+        for m in self.moved:
+            how = m.rule if isinstance(m.rule, str) else f"rtol {m.rule[0]:g}, atol {m.rule[1]:g}"
+            rel = "" if math.isnan(m.max_rel) else f", largest relative change {m.max_rel:.3g}"
+            lines.append(f"  column {m.column} ({how}): {m.n_moved} of {m.n_rows} rows moved{rel}")
+            for e in m.examples[:examples]:
+                r = "" if e["rel"] is None else f" ({e['rel']:+.3g})"  # none from 0 or NaN
+                lines.append(f"    row {e['row']} [{e['key']}]: {e['old']} -> {e['new']}{r}")
+        for v in self.verdicts:
+            lines.append(f"  verdict {v['id']}: {v['old']} -> {v['new']}")
+        for v in self.timing_verdicts:
+            lines.append(f"  timing verdict (not counted) {v['id']}: {v['old']} -> {v['new']}")
+        return "\n".join(lines)
+
+
+def _read_csv(path: Path, what: str):
+    import pandas as pd
+
+    if not path.is_file():
+        raise BadReference(f"no {what} {path}")
+    try:
+        df = pd.read_csv(path, low_memory=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise BadReference(f"{what} {path} is malformed ({type(exc).__name__}: {exc})") from exc
+    if df.empty or df.columns.duplicated().any() or any(str(c).startswith("Unnamed:") for c in df.columns):
+        raise BadReference(f"{what} {path} is malformed (no rows, or unnamed or repeated columns)")
+    return df
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else format(value, ".10g")
+    return str(value)
+
+
+def _key(row, columns: list[str]) -> str:
+    """The row named by its first five non-empty text and count cells (``method=EM, k=3``)."""
+    cells = [(c, _cell(row[c])) for c in columns]
+    return ", ".join(f"{c}={v}" for c, v in [(c, v) for c, v in cells if v not in ("nan", "", "<NA>")][:5])
+
+
+def compare_frames(name: str, old, new, reference: str = "") -> ExperimentReport:
+    """Compare the reference frame ``old`` with the new run's ``new``, column by column, row by row.
+
+    Rows are matched in order (every experiment writes its rows in a fixed order); columns by name. A
+    column only in the new frame is a change unless it is a timing column (the quick references leave
+    those out).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> old = pd.DataFrame({"method": ["EM", "PCA"], "variance": [1.0, 2.0], "seconds": [0.1, 0.2]})
+    >>> new = old.assign(variance=[1.0, 2.5], seconds=[0.3, 0.1])
+    >>> r = compare_frames("toy", old, new)
+    >>> r.ok, [m.column for m in r.moved], r.skipped
+    (False, ['variance'], ['seconds'])
+    """
+    import numpy as np
+
+    report = ExperimentReport(name, reference, rows=(len(old), len(new)))
+    timing = {c for c in {*old.columns, *new.columns} if column_rule(name, c) == TIMING}
+    report.skipped = [c for c in new.columns if c in timing]
+    report.columns_removed = [c for c in old.columns if c not in new.columns and c not in timing]
+    report.columns_added = [c for c in new.columns if c not in old.columns and c not in timing]
+    common = [c for c in old.columns if c in new.columns and c not in timing]
+    n = min(len(old), len(new))
+    old, new = old.iloc[:n].reset_index(drop=True), new.iloc[:n].reset_index(drop=True)
+    rules = {c: column_rule(name, c, old[c], new[c]) for c in common}
+    keys = [c for c in common if rules[c] in (TEXT, EXACT)]
+    for c in common:
+        rule = rules[c]
+        if rule == TEXT:
+            a, b = (s.astype(object).where(s.notna(), "").astype(str) for s in (old[c], new[c]))
+            bad = (a != b).to_numpy()
+            rel = np.full(n, np.nan)
+        else:
+            a = old[c].to_numpy(dtype=float)
+            b = new[c].to_numpy(dtype=float)
+            nan_a, nan_b = np.isnan(a), np.isnan(b)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                diff = np.abs(b - a)
+                rel = np.where(a != 0, (b - a) / np.abs(a), np.where(b == a, 0.0, np.inf))
+                if rule == EXACT:
+                    close = a == b
+                else:
+                    rtol, atol = rule
+                    close = (a == b) | (diff <= atol + rtol * np.abs(a))  # a == b: also inf
+            bad = (nan_a != nan_b) | (~nan_a & ~nan_b & ~close)
+            rel = np.where(nan_a | nan_b, np.nan, rel)
+        if not bad.any():
+            continue
+        idx = np.flatnonzero(bad)
+        finite = np.abs(rel[idx])[~np.isnan(rel[idx])]
+        examples = [
+            {
+                "row": int(i),
+                "key": _key(old.iloc[i], [k for k in keys if k != c]),
+                "old": _cell(old[c].iloc[i]),
+                "new": _cell(new[c].iloc[i]),
+                "rel": float(rel[i]) if np.isfinite(rel[i]) else None,  # None: NaN, or from 0
+            }
+            for i in idx[:10]
+        ]
+        report.moved.append(
+            Moved(c, rule, int(bad.sum()), n, float(finite.max()) if finite.size else math.nan, examples)
+        )
+    return report
+
+
+def _verdicts(path: Path, what: str) -> dict[str, tuple[str, bool]]:
+    df = _read_csv(path, what)
+    if not {"id", "verdict"} <= set(df.columns):
+        raise BadReference(f"{what} {path} is malformed (no id or verdict column)")
+    timing = (
+        df["machine_dependent"].astype(str).str.lower().eq("true")
+        if "machine_dependent" in df.columns
+        else df["verdict"].eq("(timing)")
+    )
+    return {str(i): (str(v), bool(t)) for i, v, t in zip(df["id"], df["verdict"], timing, strict=True)}
+
+
+def compare_experiment(name: str, out: Path, reference: Path) -> ExperimentReport:
+    """Compare ``out/NAME.csv`` and its claims with the reference folder (``figures/`` or the quick ones).
+
+    A missing or malformed reference is an error of the report (``ok`` is False), never a pass.
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> from pathlib import Path
+    >>> ref, out = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"k": [1], "v": [0.5]}).to_csv(out / "toy.csv", index=False)
+    >>> compare_experiment("toy", out, ref).error.startswith("no reference")
+    True
+    """
+    out, reference = Path(out), Path(reference)
+    try:
+        old = _read_csv(reference / f"{name}.csv", "reference")
+        new = _read_csv(out / f"{name}.csv", "new CSV")
+        report = compare_frames(name, old, new, str(reference))
+        ref_claims = reference / "claims" / f"{name}.csv"
+        old_v = _verdicts(ref_claims, "reference claims file")
+        new_v = _verdicts(out / "claims" / f"{name}.csv", "new claims file")
+    except BadReference as exc:
+        out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
+        hint = (
+            f"; regenerate it with `repro verify {name} --quick --update`"
+            if reference.resolve() == QUICK_REFERENCES.resolve()
+            else f"; make it with `repro run {name}{out_flag}`"
+        )
+        return ExperimentReport(name, str(reference), error=f"{exc}{hint}")
+    for cid in sorted(old_v.keys() | new_v.keys()):
+        none = ("(no such claim)", False)
+        (ov, ot), (nv, nt) = old_v.get(cid, none), new_v.get(cid, none)
+        if ot or nt:
+            if ov != nv and "(timing)" not in (ov, nv):
+                report.timing_verdicts.append({"id": cid, "old": ov, "new": nv})
+        elif ov != nv:
+            report.verdicts.append({"id": cid, "old": ov, "new": nv})
+    return report
+
+
+# --------------------------------------------------------------------------- quick references
+def write_reference(name: str, out: Path, reference: Path = QUICK_REFERENCES) -> None:
+    """Copy a run's CSV (timing columns left out) and its claim verdicts into ``reference``.
+
+    Deterministic: what is written depends only on the non-timing results, which are bit-identical from
+    run to run on one machine; a timing claim's verdict is written as ``(timing)``.
+    """
+    import pandas as pd
+
+    from ._common import write_csv
+
+    df = _read_csv(Path(out) / f"{name}.csv", "new CSV")
+    df = df[[c for c in df.columns if column_rule(name, c) != TIMING]]
+    df = _keep_within_tolerance(name, df, Path(reference) / f"{name}.csv")
+    (reference / "claims").mkdir(parents=True, exist_ok=True)
+    write_csv(df, reference / f"{name}.csv")
+    claims = _read_csv(Path(out) / "claims" / f"{name}.csv", "new claims file")
+    timing = claims["machine_dependent"].astype(str).str.lower().eq("true")
+    rows = pd.DataFrame(
+        {
+            "experiment": claims["experiment"],
+            "id": claims["id"],
+            "machine_dependent": timing,
+            "verdict": claims["verdict"].where(~timing, "(timing)"),
+        }
+    )
+    write_csv(rows, reference / "claims" / f"{name}.csv")
+
+
+def _keep_within_tolerance(name: str, df, path: Path):
+    """``df`` with the old reference's values wherever a float moved within its tolerance.
+
+    So an update rewrites only what moved: a column declared with a tolerance for measured noise
+    (``peak_bytes``) does not change the reference's bytes from one update to the next.
+    """
+    import numpy as np
+
+    try:
+        old = _read_csv(path, "reference")
+    except BadReference:
+        return df
+    if len(old) != len(df):
+        return df
+    df = df.copy()
+    for c in [c for c in df.columns if c in old.columns]:
+        rule = column_rule(name, c, old[c], df[c])
+        if not isinstance(rule, tuple):
+            continue
+        a, b = old[c].to_numpy(dtype=float), df[c].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            close = (a == b) | (np.abs(b - a) <= rule[1] + rule[0] * np.abs(a))
+        if close.any():
+            df[c] = df[c].where(~close, old[c])
+    return df
+
+
+# --------------------------------------------------------------------------- command
+def add_parser(sub) -> None:
+    """The ``verify`` subcommand of ``repro`` (called by :func:`experiments.runner.cli._parser`)."""
+    p = sub.add_parser(
+        "verify",
+        help="re-run experiments and compare every number with the committed ones",
+        description=(
+            "Re-run the experiments into a temporary folder and compare every column of their CSVs, and "
+            "their claim verdicts, with a reference: the committed figures/ for a full run, the committed "
+            "quick references (experiments/references/quick/) with --quick. Timing columns are not "
+            "compared; timing verdicts that changed are reported apart. Exit status 1 when anything moved "
+            "beyond tolerance (see experiments/runner/verify.py), 2 on a missing or malformed reference."
+        ),
+    )
+    p.add_argument("names", nargs="+", help="experiment names, or `all`")
+    p.add_argument("--quick", action="store_true", help="quick sizes, against the quick references")
+    p.add_argument("--jobs", type=int, default=1, help="experiments run in parallel processes (default 1)")
+    p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+    p.add_argument(
+        "--update", action="store_true",
+        help="with --quick: rewrite the quick references from this run (after reporting what moved)",
+    )  # fmt: skip
+    p.add_argument(
+        "--reference", type=Path, default=None,
+        help="compare with this folder (laid out as figures/) instead of the committed references",
+    )  # fmt: skip
+    p.add_argument(
+        "--keep", type=Path, default=None, help="run into this folder and keep it (default: a temporary one)"
+    )
+
+
+def cmd_verify(args) -> int:
+    """Run ``args.names`` into a temporary folder and compare; the exit status of ``repro verify``."""
+    from argparse import Namespace
+
+    from . import cli
+
+    if args.update and not args.quick and args.reference is None:
+        print(
+            "--update rewrites the quick references and needs --quick; the full references are figures/, "
+            "rewritten by `repro run NAME` (with its ledger and README rows).",
+            file=sys.stderr,
+        )
+        return 2
+    if args.jobs < 1:
+        print("--jobs must be at least 1", file=sys.stderr)
+        return 2
+    available = cli.experiment_names()
+    names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
+    unknown = [n for n in names if cli._source(n) is None]  # a dotted name: a module outside the package
+    if unknown:
+        print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists them.", file=sys.stderr)
+        return 2
+    reference = args.reference or (QUICK_REFERENCES if args.quick else FIGURES_DIR)
+    tmp = None
+    if args.keep is not None:
+        out = Path(args.keep)
+    else:
+        tmp = tempfile.mkdtemp(prefix="repro-verify-")
+        out = Path(tmp)
+    try:
+        run_args = Namespace(names=names, quick=args.quick, seed=0, out=out, jobs=args.jobs, redraw=False)
+        # the runs' own lines go to stderr when stdout carries the JSON
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            status = cli.cmd_run(run_args)
+        if status == 2:
+            return 2
+        stems = [cli._stem(n) for n in names]
+        ran = [n for n in stems if (out / f"{n}.csv").is_file() and (out / "claims" / f"{n}.csv").is_file()]
+        reports = [compare_experiment(n, out, reference) for n in ran]
+        failed = [n for n in stems if n not in ran]
+        if args.update:
+            if failed:
+                print(f"--update: nothing written, {', '.join(failed)} failed.", file=sys.stderr)
+            else:
+                for n in stems:
+                    write_reference(n, out, reference)
+        _print(reports, failed, args, reference)
+        if args.update:
+            return 1 if failed else 0
+        if any(r.error for r in reports):
+            return 2  # a missing or malformed reference: never a pass
+        return 0 if not failed and all(r.ok for r in reports) else 1
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _print(reports: list[ExperimentReport], failed: list[str], args, reference: Path) -> None:
+    moved = [r.name for r in reports if not r.ok]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "quick": bool(args.quick),
+                    "reference": str(reference),
+                    "ok": not moved and not failed,
+                    "updated": bool(args.update and not failed),
+                    "failed": failed,
+                    "experiments": [r.to_dict() for r in reports],
+                },
+                indent=1,
+                allow_nan=False,
+            )
+        )
+        return
+    print()
+    for r in reports:
+        print(r.text())
+    timing = sum(len(r.timing_verdicts) for r in reports)
+    summary = (
+        f"verify{' --quick' if args.quick else ''}: {len(reports)} experiment(s) compared with {reference}; "
+        f"numbers moved: {', '.join(moved) if moved else 'none'}"
+        f"{'; failed to run: ' + ', '.join(failed) if failed else ''}"
+        f"{f'; {timing} timing verdict(s) changed (not counted)' if timing else ''}."
+    )
+    if args.update and not failed:
+        summary += f" References rewritten in {reference}."
+    print(summary)
+
+
+def main(argv=None) -> int:
+    """``repro verify ARGS`` (the same as ``python -m experiments verify ARGS``)."""
+    from . import cli
+
+    return cli.main(["verify", *(sys.argv[1:] if argv is None else argv)])
