@@ -267,3 +267,41 @@ def test_the_module_examples_run():
 
     result = doctest.testmod(verify)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_library_defaults_match_their_reference():
+    """Every public estimator and function with its defaults gives the numbers recorded in
+    experiments/references/library_defaults.csv (what `repro verify all` compares): a changed default
+    tolerance, start count or sample count moves them (the experiments set their own parameters)."""
+    import pandas as pd
+
+    from experiments.runner import defaults_probe
+    from experiments.runner.verify import compare_frames
+
+    new = defaults_probe.probe()
+    assert not new.quantity.str.startswith("error").any(), new[new.quantity.str.startswith("error")]
+    report = compare_frames(defaults_probe.NAME, pd.read_csv(defaults_probe.REFERENCE), new)
+    assert report.ok, report.text()
+
+
+def test_library_defaults_probe_notices_a_changed_default(monkeypatch):
+    """The probe can fail: EMPCA's default tol 1e-6 -> 1e-2 moves its row (the issue's example)."""
+    import pandas as pd
+
+    import repro
+    from experiments.runner import defaults_probe
+    from experiments.runner.verify import compare_frames
+
+    init = repro.EMPCA.__init__
+    defaults = list(init.__defaults__ or ())
+    kwdefaults = dict(init.__kwdefaults__ or {})
+    assert kwdefaults.get("tol") == 1e-6
+    monkeypatch.setattr(init, "__kwdefaults__", {**kwdefaults, "tol": 1e-2})
+    assert defaults == list(init.__defaults__ or ())
+    cases = defaults_probe.cases()
+    monkeypatch.setattr(defaults_probe, "cases", lambda: {"EMPCA": cases["EMPCA"]})
+    old = pd.read_csv(defaults_probe.REFERENCE)
+    old = old[old.case == "EMPCA"].reset_index(drop=True)
+    report = compare_frames(defaults_probe.NAME, old, defaults_probe.probe())
+    assert not report.ok
+    assert "value" in [m.column for m in report.moved]

@@ -533,12 +533,17 @@ def cmd_verify(args) -> int:
         ran = [n for n in stems if (out / f"{n}.csv").is_file() and (out / "claims" / f"{n}.csv").is_file()]
         reports = [compare_experiment(n, out, reference) for n in ran]
         failed = [n for n in stems if n not in ran]
+        defaults = _library_defaults() if args.names == ["all"] else None
+        if defaults is not None:
+            reports.append(defaults[0])
         if args.update:
             if failed:
                 print(f"--update: nothing written, {', '.join(failed)} failed.", file=sys.stderr)
             else:
                 for n in stems:
                     write_reference(n, out, reference)
+                if defaults is not None:
+                    _write_library_defaults(defaults[1])
         _print(reports, failed, args, reference)
         if args.update:
             return 1 if failed else 0
@@ -548,6 +553,28 @@ def cmd_verify(args) -> int:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _library_defaults():
+    """The library's defaults probe (:mod:`.defaults_probe`) against its reference: (report, new table)."""
+    from . import defaults_probe
+
+    print(f"{defaults_probe.NAME}: fitting every public estimator with its defaults", file=sys.stderr)
+    new = defaults_probe.probe()
+    try:
+        old = _read_csv(defaults_probe.REFERENCE, "reference")
+    except BadReference as exc:
+        hint = "; regenerate it with `repro verify all --quick --update`"
+        return ExperimentReport(defaults_probe.NAME, str(defaults_probe.REFERENCE), error=f"{exc}{hint}"), new
+    return compare_frames(defaults_probe.NAME, old, new, str(defaults_probe.REFERENCE)), new
+
+
+def _write_library_defaults(table) -> None:
+    from . import defaults_probe
+    from ._common import write_csv
+
+    path = defaults_probe.REFERENCE
+    write_csv(_keep_within_tolerance(defaults_probe.NAME, table, path), path)
 
 
 def _print(reports: list[ExperimentReport], failed: list[str], args, reference: Path) -> None:
