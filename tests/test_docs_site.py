@@ -3,8 +3,9 @@
 The site: ``REPRO_DOCS_BUILD`` names the folder of the built HTML site (the CI sets it after building with
 ``python -m sphinx -W -b html docs "$REPRO_DOCS_BUILD"``); then a missing site, a missing chromium or a
 missing playwright is a failure, not a skip. Without the variable, and with chromium, playwright and the
-docs extra installed (the README's test command on a machine with chromium), the session builds the site
-once into ``docs/_build/html`` (``-W``; incremental after the first time: about 30 s instead of 60-110 s);
+docs extra installed (the README's test command on a machine with chromium: the test extra brings the docs
+extra), the session builds the site once into ``docs/_build/html`` (``-W``, the examples not executed;
+incremental after the first time);
 without chromium or the docs extra the module is skipped with the reason. The browser is
 ``REPRO_CHROMIUM`` or the ``chromium`` on the PATH; playwright's own browser download is never used.
 """
@@ -63,7 +64,9 @@ def site() -> Path:
             cwd=ROOT,
             capture_output=True,
             text=True,
-            env={**os.environ, "MPLBACKEND": "Agg"},
+            # the examples are not executed here (the CI's docs build and `python -m sphinx` run them; their
+            # thumbnails are placeholders here): the build costs less; sphinx-gallery caches nothing from it
+            env={**os.environ, "MPLBACKEND": "Agg", "REPRO_DOCS_PLOT_GALLERY": "False"},
         )
         if build.returncode:
             pytest.fail(f"the documentation build failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
