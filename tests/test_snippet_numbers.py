@@ -26,3 +26,13 @@ def test_user_guide_examples_give_the_numbers_shown(page):
         verbose=False,
     )
     assert result.attempted > 0 and result.failed == 0, f"{page.name}: {result}"
+
+
+def test_cluster_page_quotes_the_client_limit_in_force():
+    from repro import _chunked
+
+    text = " ".join((GUIDE / "cluster.rst").read_text(encoding="utf-8").split())
+    gib = _chunked.CLIENT_LIMIT_BYTES / 2**30
+    p_max = int((_chunked.CLIENT_LIMIT_BYTES / 8) ** 0.5)  # a p x p float64 matrix
+    assert f"above {gib:g} GiB, ``p > {p_max}``" in text, (gib, p_max)
+    assert not _chunked.client_fits(p_max + 1) and _chunked.client_fits(p_max)
