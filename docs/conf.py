@@ -90,17 +90,54 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "show_memory": False,
     "plot_gallery": os.environ.get("REPRO_DOCS_PLOT_GALLERY", "True"),
+    # "Examples using X" on the API pages (the minigallery in _templates/autosummary/)
+    "doc_module": ("repro", "data_fetch"),
+    "backreferences_dir": "api/backrefs",
 }
 warnings.filterwarnings("ignore", message="Matplotlib is currently using agg", category=UserWarning)
+
+
+# --- math, offline -------------------------------------------------------------------------------------
+# MathJax 3 from the django-static-mathjax package (Apache-2.0; the docs extra installs it), copied into the
+# site's _static: formulas render with no CDN, at build and at view time. tex-svg-full.js carries every TeX
+# extension and draws with SVG, so it loads no other file.
+def _mathjax_copy() -> Path:
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.find_spec("mathjax")
+    src = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" if spec else None
+    if src is None or not (src / "es5" / "tex-svg-full.js").is_file():
+        raise RuntimeError(
+            "the documentation renders formulas with a local MathJax: install it with "
+            '`pip install -e ".[docs]"` (the django-static-mathjax package)'
+        )
+    dest = DOCS / "_mathjax" / "mathjax"
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, rel in (("tex-svg-full.js", "es5/tex-svg-full.js"), ("LICENSE", "LICENSE")):
+        if not (dest / name).is_file() or (dest / name).stat().st_size != (src / rel).stat().st_size:
+            shutil.copyfile(src / rel, dest / name)
+    return dest.parent
+
+
+_MATHJAX_DIR = _mathjax_copy()
+mathjax_path = "mathjax/tex-svg-full.js"
 
 # --- HTML ------------------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = "Constrained and probabilistic PCA, reproduced"
-html_static_path = ["_static"]
+html_static_path = ["_static", str(_MATHJAX_DIR)]
+html_favicon = "_static/favicon.svg"
 html_css_files = ["repro.css"]
 html_show_sourcelink = False
 html_theme_options = {
     "navbar_align": "left",
+    # one line at 1280 px: the logo with the version, the sections, the search button
+    "navbar_start": ["navbar-logo", "repro-version"],
+    "navbar_center": ["navbar-nav"],
+    "navbar_end": ["theme-switcher"],
+    "navbar_persistent": ["search-button"],
+    "header_links_before_dropdown": 4,
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "secondary_sidebar_items": ["page-toc"],
@@ -108,3 +145,6 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_context = {"default_mode": "light"}
+# reproduction pages: no side columns (nor the page-toc, removed by the pages' metadata), the figure and its
+# claims take the page's width
+html_sidebars = {"reproduction/*": []}

@@ -70,6 +70,7 @@ __all__ = [
     "check_dask_array",
     "check_observed",
     "client_fits",
+    "compute",
     "dask_covariance",
     "is_dask",
 ]
@@ -593,6 +594,36 @@ def _rows_call(Xb, fn, *args):
 TREE_WIDTH = 8
 
 
+def compute(name: str, *graphs):
+    """``dask.compute(*graphs)``, with an error that says so when data of ``name`` were lost.
+
+    An array persisted or scattered on a ``distributed`` cluster lives in the workers' memory as futures;
+    when a worker holding some of them dies (or the futures are released), the scheduler forgets those
+    chunks and every later pass fails with ``FutureCancelledError ... already forgotten``, which does not
+    say that data were lost. That error becomes a :class:`RuntimeError` naming the array and the fix.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> compute("X", da.ones((4, 2), chunks=2).sum())
+    (np.float64(8.0),)
+    """
+    import concurrent.futures
+
+    import dask
+
+    try:
+        return dask.compute(*graphs)
+    except concurrent.futures.CancelledError as exc:  # distributed's FutureCancelledError derives from it
+        raise RuntimeError(
+            f"{name}: chunks of this Dask array were lost: a worker holding them died or their futures "
+            f"were released, and the scheduler has forgotten them ({type(exc).__name__}: {exc}). The data "
+            f"are gone from the cluster: persist (or scatter) {name} again from its source, e.g. "
+            f"{name} = {name}.persist(), and fit again; client.replicate(...) keeps copies on several "
+            "workers so that one lost worker loses no data."
+        ) from exc
+
+
 def check_dask_array(X, name: str = "X") -> None:
     """The Dask input policy's refusals: not 2-D, not real numbers, an unknown number of features."""
     if X.ndim != 2:
@@ -781,16 +812,13 @@ class DaskSource:
     def map_reduce(self, fn, combine, *args):
         """One pass: ``fn(chunk, None, *args)`` on every row chunk, the results combined by ``combine`` (a
         module-level function of a list of results, applied in chunk order as :meth:`_reduce` says)."""
-        import dask
 
-        (total,) = dask.compute(self._reduce(fn, args, combine))
+        (total,) = compute(self.name, self._reduce(fn, args, combine))
         return total
 
     def map_chunks(self, fn, *args) -> list:
         """One pass: ``[fn(chunk, None, *args) for each chunk]`` in chunk order."""
-        import dask
-
-        return list(dask.compute(*self._parts(fn, args)))
+        return list(compute(self.name, *self._parts(fn, args)))
 
     def map_rows(self, fn, *args):
         """``fn(chunk, *args)`` per row chunk (an array with one entry or row per row of the chunk), as a
@@ -930,7 +958,6 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
         When the client-side ``p x p`` matrix would exceed :data:`CLIENT_LIMIT_BYTES`, and for the input
         the Dask policy refuses, NaN, infinite values, too few samples or an overflow.
     """
-    import dask
 
     if not is_dask(X):
         raise ValueError(f"{name} must be a dask.array.Array here; got {type(X).__name__}.")
@@ -938,7 +965,7 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
     p = int(X.shape[1])
     check_client_matrix(p, name)
     total = DaskSource(X, name, first_pass=False)._reduce(_moments_chunk, (), _merge_moments, indexed=True)
-    (n, mean, A, n_nan, n_inf, first) = dask.compute(total)[0]
+    (n, mean, A, n_nan, n_inf, first) = compute(name, total)[0]
     if n_inf:
         raise ValueError(
             f"{name} holds infinite values ({n_inf}, the first in row chunk {int(first)}); remove or "

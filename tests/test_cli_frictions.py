@@ -117,6 +117,7 @@ def test_progress_past_the_recorded_time_says_so(tmp_path):
 
     prog = Progress(["data_overview"], quick=True, jobs=1, out=tmp_path)
     try:
+        prog.cold_cache = False  # kernels compiled (else the line says "compiling kernels (first run only)")
         prog.expected["data_overview"] = 1.0
         prog.start("data_overview")
         prog.started["data_overview"] -= 5.0  # it has run 5 s of its recorded 1 s

@@ -273,3 +273,15 @@ def test_bench_dask_cluster_claims_can_fail():
     top = b.MAX_POWER_ITER
     assert _claim(b, "tall-empca-vs-svd-compressed", tall(fast, svd_sin=1e-3, q=top)) == REPRODUCED
     assert _claim(b, "tall-empca-vs-svd-compressed", tall(slow, svd_sin=1e-3, q=top)) == TOO_CLOSE
+
+
+def test_a_lost_scattered_array_says_its_data_were_lost(client):
+    # chunks scattered to the workers (no task can recompute them), then lost: released here, as when the
+    # worker that held them dies
+    X = _data(6)
+    futures = [client.scatter(X[i : i + CHUNK]) for i in range(0, N, CHUNK)]
+    Xd = da.concatenate([da.from_delayed(f, shape=(CHUNK, P), dtype=X.dtype) for f in futures])
+    assert EMPCA(2, random_state=0).fit(Xd).explained_variance_[0] > 0  # fits while the chunks are there
+    client.cancel(futures[1:2])
+    with pytest.raises(RuntimeError, match=r"X: chunks of this Dask array were lost.*persist \(or scatter\)"):
+        EMPCA(2, random_state=0).fit(Xd)

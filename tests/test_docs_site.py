@@ -1,8 +1,12 @@
 """The built documentation site, opened in a real headless browser (Debian's chromium, through playwright).
 
-Runs when ``REPRO_DOCS_BUILD`` names the folder of the built HTML site (the CI sets it after building with
+The site: ``REPRO_DOCS_BUILD`` names the folder of the built HTML site (the CI sets it after building with
 ``python -m sphinx -W -b html docs "$REPRO_DOCS_BUILD"``); then a missing site, a missing chromium or a
-missing playwright is a failure, not a skip. Without the variable the module is skipped. The browser is
+missing playwright is a failure, not a skip. Without the variable, and with chromium, playwright and the
+docs extra installed (the README's test command on a machine with chromium: the test extra brings the docs
+extra), the session builds the site once into ``docs/_build/html`` (``-W``, the examples not executed;
+incremental after the first time);
+without chromium or the docs extra the module is skipped with the reason. The browser is
 ``REPRO_CHROMIUM`` or the ``chromium`` on the PATH; playwright's own browser download is never used.
 """
 
@@ -10,9 +14,11 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import os
 import re
 import shutil
+import subprocess
 import sys
 import threading
 from html.parser import HTMLParser
@@ -23,16 +29,48 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_ENV = "REPRO_DOCS_BUILD"
+
+
+def _missing() -> str:
+    """Why the site cannot be built and opened here ("" when it can)."""
+    if not (os.environ.get("REPRO_CHROMIUM") or shutil.which("chromium")):
+        return "no chromium (apt-get install chromium, or set REPRO_CHROMIUM); the browser tests need it"
+    for module, extra in (
+        ("playwright", "docs"),
+        ("sphinx", "docs"),
+        ("sphinx_gallery", "docs"),
+        ("mathjax", "docs"),
+    ):
+        if importlib.util.find_spec(module) is None:
+            return f'{module} is not installed: pip install -e ".[{extra}]" to build and open the site'
+    return ""
+
+
 pytestmark = pytest.mark.skipif(
-    not os.environ.get(SITE_ENV), reason=f"set {SITE_ENV} to the built HTML site to check it (the CI does)"
+    not os.environ.get(SITE_ENV) and bool(_missing()),
+    reason=f"the documentation site cannot be built and opened here: {_missing()} (or set {SITE_ENV})",
 )
 
 # Three experiment pages the browser opens: one figure, one table, one benchmark.
 EXPERIMENT_PAGES = ("sigg2008_fig3", "mattei2016_table1", "bench_em_pca")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site() -> Path:
+    if not os.environ.get(SITE_ENV):
+        path = ROOT / "docs" / "_build" / "html"
+        build = subprocess.run(
+            [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(path)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            # the examples are not executed here (the CI's docs build and `python -m sphinx` run them; their
+            # thumbnails are placeholders here): the build costs less; sphinx-gallery caches nothing from it
+            env={**os.environ, "MPLBACKEND": "Agg", "REPRO_DOCS_PLOT_GALLERY": "False"},
+        )
+        if build.returncode:
+            pytest.fail(f"the documentation build failed:\n{build.stdout[-3000:]}\n{build.stderr[-3000:]}")
+        return path
     path = Path(os.environ[SITE_ENV])
     if not (path / "index.html").is_file():
         pytest.fail(f"{SITE_ENV}={path}: no built site there (index.html missing); build it first")
@@ -109,13 +147,13 @@ def test_every_public_name_and_experiment_has_its_page(site):
             missing.append(str(page.relative_to(site)))
             continue
         html = page.read_text(encoding="utf-8")
-        n_rows = len(re.findall(r"<tr class=\"row-(?:odd|even)\">", html.split("repro-claims", 1)[-1]))
+        n_rows = len(re.findall(r'<tr id="claim-', html))
         claims = repro_gallery.read_claims(e["name"])
-        assert n_rows - 1 == len(claims) if claims else "repro-claims" not in html, (e["name"], n_rows)
+        assert n_rows == len(claims) if claims else "repro-claims" not in html, (e["name"], n_rows)
     assert not missing, f"pages missing from the site: {missing}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser_page(site):
     chromium = os.environ.get("REPRO_CHROMIUM") or shutil.which("chromium")
     if not chromium:
@@ -179,3 +217,145 @@ def test_search_finds_an_estimator(browser_page):
     results.first.wait_for(timeout=30_000)
     texts = results.all_inner_texts()
     assert any("EMSparsePCA" in t for t in texts), texts[:5]
+
+
+# ------------------------------------------------------------------ layout, measured in chromium at 1280 px
+WIDTH, HEIGHT = 1280, 900
+
+
+@pytest.fixture(scope="session")
+def layout_page(browser_page):
+    """The browser at 1280 x 900, every request outside the local server recorded and refused."""
+    page, base = browser_page
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(base):
+            return r.continue_()
+        outside.append(r.request.url)
+        return r.abort()
+
+    page.route("**/*", route)
+    yield page, base, outside
+    page.unroute("**/*")
+
+
+def _open(page, url):
+    response = page.goto(url)
+    assert response is not None and response.ok, f"{url}: HTTP {response and response.status}"
+    page.wait_for_load_state("load")
+
+
+_OVERFLOW_JS = """() => {
+  const article = document.querySelector('.bd-article') || document.body;
+  const right = article.getBoundingClientRect().right + 1;
+  const wide = Array.from(article.querySelectorAll('table, pre, figure, img'))
+    .filter(e => e.getBoundingClientRect().right > right && !e.closest('.pst-scrollable-table-container')
+                 && !e.closest('.highlight'))
+    .map(e => e.tagName + '.' + e.className);
+  return {page: document.documentElement.scrollWidth - document.documentElement.clientWidth, wide: wide};
+}"""
+
+
+def _experiments_with_figures() -> list[str]:
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    import repro_gallery
+
+    return [
+        e["name"] for e in repro_gallery.experiments() if (ROOT / "figures" / f"{e['name']}.png").is_file()
+    ]
+
+
+@pytest.mark.parametrize("name", _experiments_with_figures())
+def test_reproduction_page_reads_like_the_paper(layout_page, name):
+    page, base, outside = layout_page
+    _open(page, f"{base}reproduction/{name}.html")
+    fig = page.evaluate(
+        """() => {
+      const img = document.querySelector('figure.repro-figure img');
+      const a = img.closest('a');
+      const table = document.querySelector('table.repro-claims');
+      const r = img.getBoundingClientRect();
+      return {width: r.width, bottom: r.bottom + window.scrollY, natural: img.naturalWidth,
+              href: a ? a.href : null,
+              table: table ? table.getBoundingClientRect().top + window.scrollY : null,
+              published: table ? Array.from(table.querySelectorAll('tbody tr'))
+                                   .map(tr => tr.children[1].innerText.trim()) : []};
+    }"""
+    )
+    assert fig["width"] >= 800, f"{name}: the figure is {fig['width']:.0f} px wide at {WIDTH} px"
+    assert fig["href"], f"{name}: the figure links to no full-size image"
+    full = page.context.request.get(fig["href"])
+    assert full.ok and full.headers["content-type"] == "image/png", (name, fig["href"])
+    if fig["table"] is not None:
+        gap = fig["table"] - fig["bottom"]
+        assert 0 <= gap <= HEIGHT, f"{name}: the claims table starts {gap:.0f} px below the figure"
+        assert all(fig["published"]), f"{name}: a blank 'published' cell"
+    over = page.evaluate(_OVERFLOW_JS)
+    assert over["page"] <= 0 and not over["wide"], f"{name}: wider than its column: {over}"
+    assert not outside, f"{name}: requests outside the site: {outside[:3]}"
+
+
+def test_gallery_index_is_a_grid_with_verdict_counts(layout_page):
+    page, base, _ = layout_page
+    _open(page, base + "reproduction/index.html")
+    rows = page.evaluate(
+        """() => {
+      const cards = Array.from(document.querySelectorAll('.repro-thumb'));
+      const tops = cards.map(c => Math.round(c.getBoundingClientRect().top));
+      const perRow = Math.max(...tops.map(t => tops.filter(u => u === t).length));
+      return {first: perRow, n: cards.length,
+              badges: document.querySelectorAll('.repro-thumb .repro-badge').length};
+    }"""
+    )
+    assert rows["n"] >= 30 and rows["first"] >= 3, f"at most {rows['first']} cards in a row, of {rows['n']}"
+    assert rows["badges"] >= 30, rows
+
+
+def test_home_page_scoreboard_links_to_the_lists(layout_page):
+    page, base, _ = layout_page
+    _open(page, base + "index.html")
+    links = page.locator("table.repro-scoreboard tbody a").evaluate_all("as => as.map(a => a.href)")
+    assert len(links) >= 6 and all("reproduction/index.html#" in h for h in links), links
+    for href in links:
+        assert page.context.request.get(href).ok
+
+
+@pytest.mark.parametrize(
+    ("name", "methods"),
+    [
+        ("repro.EMSparsePCA", ("fit", "transform", "score")),
+        ("repro.EMPCA", ("fit", "transform", "score")),
+        ("repro.GSPPCA", ("fit", "transform")),
+        ("repro.Covariance", ("eigh",)),
+    ],
+)
+def test_api_class_pages_list_their_methods(layout_page, name, methods):
+    page, base, _ = layout_page
+    _open(page, f"{base}api/generated/{name}.html")
+    listed = page.locator("dl.py.method > dt").evaluate_all("ds => ds.map(d => d.id.split('.').pop())")
+    assert set(methods) <= set(listed), (name, listed)
+    over = page.evaluate(_OVERFLOW_JS)
+    assert over["page"] <= 0 and not over["wide"], f"{name}: wider than its column: {over}"
+
+
+def test_api_pages_link_back_to_the_examples(layout_page):
+    page, base, _ = layout_page
+    _open(page, base + "api/generated/repro.EMSparsePCA.html")
+    links = page.locator(".sphx-glr-thumbcontainer a, .sphx-glr-thumbnail-title").count()
+    assert links >= 1, "no 'Examples using EMSparsePCA'"
+
+
+def test_math_renders_offline_and_the_site_shows_version_favicon_one_line_navbar(layout_page):
+    import repro
+
+    page, base, outside = layout_page
+    _open(page, base + "user_guide/certificate.html")
+    page.wait_for_selector("mjx-container svg", timeout=20_000)
+    assert page.locator("mjx-container").count() >= 1
+    assert not outside, f"requests outside the site: {outside[:3]}"
+    assert page.locator(".repro-version").first.inner_text().strip() == f"v{repro.__version__}"
+    assert page.locator("link[rel='icon']").count() >= 1
+    header = page.evaluate("() => document.querySelector('.bd-header').getBoundingClientRect().height")
+    assert header <= 80, f"the navbar is {header:.0f} px tall at {WIDTH} px (wraps)"

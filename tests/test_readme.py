@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -33,3 +34,46 @@ def test_python_example_runs():
     namespace: dict = {}  # the blocks read top to bottom, as a reader runs them
     for block in code:
         exec(compile(block, str(README), "exec"), namespace)
+    # the shapes and the iteration count quoted beside assignments
+    assert namespace["faces"].shape == (2429, 361)
+    assert namespace["X"].shape == (72, 12582)
+    assert 50 <= namespace["ppca"].n_iter_ <= 70, namespace["ppca"].n_iter_  # "ML in about 60 steps" (58)
+    # every number quoted in a comment is what the line gives
+    quoted = quoted_numbers("\n".join(code))
+    assert len(quoted) >= 4, quoted
+    for expr, want in quoted:
+        got = eval(expr, namespace)
+        if isinstance(want, list):  # "(2, 12582), [50 50]": the integers of the value, in order
+            assert [int(v) for v in re.findall(r"\d+", str(got))] == want, (expr, got, want)
+        else:
+            digits = len(want.split(".")[1])
+            assert round(float(np.ravel(got)[0]), digits) == float(want), (expr, got, want)
+
+
+# "expr  # ~0.82 ...", "expr  # ... = 2.56 here ...", "expr  # (2, 12582), [50 50]"
+_APPROX = re.compile(r"(?:~|= )(\d+\.\d+)")
+_REPR = re.compile(r"^\([\d, ]+\)(?:, \[[\d ]+\])?$")
+
+
+def quoted_numbers(code: str) -> list[tuple[str, str | list[int]]]:
+    """``(expression, quoted)`` for every line of the README's examples whose comment quotes its result."""
+    out = []
+    for line in code.splitlines():
+        expr, sep, comment = line.partition("#")
+        expr, comment = expr.strip(), comment.strip()
+        if not sep or not expr or "=" in expr.split("(")[0]:
+            continue  # no comment, or an assignment: nothing quoted about a value
+        m = _APPROX.search(comment)
+        if m:
+            out.append((expr, m.group(1)))
+        elif _REPR.match(comment):
+            out.append((expr, [int(v) for v in re.findall(r"\d+", comment)]))
+    return out
+
+
+def test_quoted_numbers_are_found():
+    code = "\n".join(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S))
+    exprs = [e for e, _ in quoted_numbers(code)]
+    assert "metrics.certified_fraction(Xf, em.components_, 40)" in exprs
+    assert "metrics.overlap(nn.U_.T)" in exprs
+    assert any(e.startswith("spca.components_.shape") for e in exprs)

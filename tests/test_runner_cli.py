@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.runner import _describe, _preflight, _runtimes, cli
+from experiments.runner import _describe, _preflight, _progress, _runtimes, cli
 from experiments.runner import claims as ledger
 from experiments.runner._common import FIGURES_DIR, Config, PanelDroppedError, run_module
 
@@ -177,6 +177,8 @@ def test_damaged_claims_file_is_skipped_and_named(tmp_path, capsys):
 # ------------------------------------------------------------------------- run: progress and safety
 def test_progress_lines_without_a_terminal(toys, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("REPRO_PROGRESS_INTERVAL", "0.2")
+    # kernels already compiled (a first run says "compiling kernels": tests/test_progress_compiling.py)
+    monkeypatch.setattr(_progress, "_kernel_cache_files", lambda: [tmp_path / "f.nbi"])
     _runtimes.record(tmp_path, "slow", True, 10.0)
     assert cli.main(["run", "toycli.slow", "toycli.ok", "--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

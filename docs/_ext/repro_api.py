@@ -12,7 +12,7 @@ import importlib
 import inspect
 from pathlib import Path
 
-__all__ = ["MODULES", "api_entries", "render_module_page", "setup", "write_pages"]
+__all__ = ["MODULES", "api_entries", "render_module_page", "setup", "skip_member", "write_pages"]
 
 # (module, page title, one-line summary). The names come from each module's ``__all__``.
 MODULES = (
@@ -83,7 +83,9 @@ def render_module_page(modname: str, title: str, summary: str) -> str:
         if kind == "module":
             lines += [f"- :ref:`{modname}.{n} <api-{modname}.{n}>`" for n in names] + [""]
             continue
-        template = "class.rst" if kind in ("class", "exception") else "base.rst"
+        # the path from templates_path: a bare "class.rst" is not found there and autosummary falls back to
+        # base.rst, whose page lists no method
+        template = "autosummary/class.rst" if kind in ("class", "exception") else "autosummary/base.rst"
         lines += [
             ".. autosummary::",
             "   :toctree: generated/",
@@ -108,6 +110,15 @@ def write_pages(app, config=None) -> None:
         _write_if_changed(folder / f"{modname}.rst", render_module_page(modname, title, summary))
 
 
+def skip_member(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's metadata-routing setters (``set_fit_request``, ...): made for every
+    estimator by scikit-learn, documented there, and their docstrings refer to its glossary."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
 def setup(app):
     app.connect("config-inited", write_pages)
+    app.connect("autodoc-skip-member", skip_member)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,6 +14,7 @@ text is shown as written, never parsed as markup.
 from __future__ import annotations
 
 import csv
+import html
 import io
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from experiments.runner._runtimes import fmt_seconds
 from experiments.runner._runtimes import read as read_runtimes
 from experiments.runner.cli import experiment_names
 
-__all__ = ["PAPERS", "VERDICTS", "experiments", "read_claims", "setup", "write_pages"]
+__all__ = ["PAPERS", "VERDICTS", "claims_html", "experiments", "read_claims", "setup", "write_pages"]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"
@@ -141,22 +142,71 @@ def _indent(text: str, prefix: str = "   ") -> str:
     return "\n".join(prefix + line if line.strip() else "" for line in text.splitlines())
 
 
+def _verdict_counts(rows: list[dict]) -> dict[str, int]:
+    return {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+
+
+def _badges(rows: list[dict]) -> str:
+    """Raw HTML: one coloured badge per verdict present, with its count."""
+    counts = _verdict_counts(rows)
+    return " ".join(
+        f'<span class="repro-badge {_badge_class(v)}">{n} {html.escape(v)}</span>'
+        for v, n in counts.items()
+        if n
+    )
+
+
+def _badge_class(verdict: str) -> str:
+    return "repro-badge-" + verdict.replace(" ", "-")
+
+
 def render_page(exp: dict, times) -> str:
-    """The reStructuredText of one experiment's page."""
+    """The reStructuredText of one experiment's page: the figure at the full content width (a link to the
+    full resolution), the claims directly under it, then the paper, command, cost and protocol."""
     name, title = exp["name"], exp["title"]
     _, reference = PAPERS[exp["paper"]]
-    lines = [f".. _exp-{name}:", "", name, "=" * len(name), ""]
+    lines = [
+        ":html_theme.sidebar_secondary.remove: true",
+        "",
+        f".. _exp-{name}:",
+        "",
+        name,
+        "=" * len(name),
+        "",
+    ]
+    lines += [_esc(title), ""]
     png = FIGURES / f"{name}.png"
     if png.exists():
+        from PIL import Image
+
+        with Image.open(png) as im:
+            width, height = im.size
         lines += [
             f".. figure:: /../figures/{name}.png",
             f"   :alt: {name}: {title}",
-            "   :class: repro-figure",
+            "   :figclass: repro-figure",
+            f"   :target: ../_images/{name}.png",
+            "",
+            f"   Click the figure for the full resolution ({width} x {height} px).",
             "",
         ]
+    claims = read_claims(name)
+    lines += ["Claims", "------", ""]
+    if claims:
+        lines += [
+            f"{len(claims)} claims, as in the ledger ``figures/CLAIMS.md`` (``repro claims {name} -v``); "
+            "click a claim's id for the paper's sentence and the note.",
+            "",
+            f".. repro-claims:: {name}",
+            "",
+        ]
+    else:
+        lines += ["This experiment checks no claim.", ""]
     lines += [
+        "Paper, command and cost",
+        "-----------------------",
+        "",
         f":Paper: {_esc(reference)}",
-        f":Reproduces: {_esc(title)}",
         f":Command: ``repro run {name}`` (a quick look that leaves ``figures/`` alone: "
         f"``repro run {name} --quick --out /tmp/repro``)",
         f":Recorded cost: {_cost(name, times)}",
@@ -176,17 +226,6 @@ def render_page(exp: dict, times) -> str:
         lines += [doc, ""]
     elif doc:
         lines += ["::", "", _indent(doc), ""]
-    claims = read_claims(name)
-    lines += ["Claims", "------", ""]
-    if claims:
-        lines += [
-            f"{len(claims)} claims, as in the ledger ``figures/CLAIMS.md`` (``repro claims {name} -v``).",
-            "",
-            f".. repro-claims:: {name}",
-            "",
-        ]
-    else:
-        lines += ["This experiment checks no claim.", ""]
     return "\n".join(lines)
 
 
@@ -211,8 +250,10 @@ def render_source(exp: dict) -> str:
 
 
 def _summary_table(exps) -> list[str]:
+    """The scoreboard: claims per paper and verdict, each paper linking to its list in the gallery."""
     lines = [
         ".. list-table:: Claims by paper and verdict (timing claims, which rest on a measured time, apart)",
+        "   :class: repro-scoreboard",
         "   :header-rows: 1",
         "",
         "   * - paper",
@@ -236,7 +277,7 @@ def _summary_table(exps) -> list[str]:
             for v in VERDICTS:
                 totals[v] += counts[v]
             total += len(rows)
-            label = heading + (" (timing)" if timing else "")
+            label = f":ref:`{heading}{' (timing)' if timing else ''} <gallery-{key}>`"
             lines += [f"   * - {label}", f"     - {len(rows)}"] + [f"     - {counts[v]}" for v in VERDICTS]
     lines += ["   * - **all**", f"     - **{total}**"] + [f"     - **{totals[v]}**" for v in VERDICTS]
     return [*lines, ""]
@@ -247,7 +288,7 @@ def _thumbnail(name: str, folder: Path) -> str | None:
     png = FIGURES / f"{name}.png"
     if not png.exists():
         return None
-    thumb = folder / f"{name}.png"
+    thumb = folder / f"{name}-thumb.png"  # not {name}.png: Sphinx copies both into _images/
     if not thumb.exists() or thumb.stat().st_mtime < png.stat().st_mtime:
         from PIL import Image
 
@@ -270,14 +311,16 @@ def render_index(exps, thumbs: Path) -> str:
         "``figures/`` when the site is built: nothing is recomputed. How to read a verdict: "
         ":doc:`/user_guide/ledger`.",
         "",
-        *_summary_table(exps),
+        ".. include:: scoreboard.inc",
+        "",
     ]
     hidden = []
     for key, (heading, reference) in PAPERS.items():
         group = [e for e in exps if e["paper"] == key]
         if not group:
             continue
-        lines += [heading, "-" * len(heading), "", _esc(reference), "", ".. container:: repro-thumbs", ""]
+        lines += [f".. _gallery-{key}:", "", heading, "-" * len(heading), "", _esc(reference), ""]
+        lines += [".. container:: repro-thumbs", ""]
         for e in group:
             thumb = _thumbnail(e["name"], thumbs)
             lines += ["   .. container:: repro-thumb", ""]
@@ -289,43 +332,71 @@ def render_index(exps, thumbs: Path) -> str:
                     "",
                 ]
             lines += [f"      :ref:`{e['name']} <exp-{e['name']}>`", "", f"      {_esc(e['title'])}", ""]
+            badges = _badges(read_claims(e["name"]))
+            if badges:
+                lines += ["      .. raw:: html", "", f'         <p class="repro-counts">{badges}</p>', ""]
             hidden.append(e["name"])
     lines += [".. toctree::", "   :hidden:", "", *(f"   {h}" for h in hidden), ""]
     return "\n".join(lines)
 
 
+def _short(text: str, limit: int = 90) -> str:
+    """What a claim's sentence says, in short: the part after its source ("Sec. 7, Fig. 3: ..."), cut at
+    a word boundary."""
+    head, sep, rest = text.partition(": ")
+    said = rest if sep and len(head) < 40 else text
+    if len(said) <= limit:
+        return said
+    return said[:limit].rsplit(" ", 1)[0].rstrip(",;") + " ..."
+
+
+def claims_html(rows: list[dict]) -> str:
+    """The compact claims table: id (unfolding the sentence and the note), published, reproduced, verdict
+    as a coloured badge. A qualitative claim (no published number) shows the paper's statement, in short."""
+    esc = html.escape
+    out = [
+        '<table class="repro-claims">',
+        '<colgroup><col class="c-id"><col class="c-pub"><col class="c-rep">',
+        '<col class="c-verdict"></colgroup>',
+        "<thead><tr><th>claim</th><th>published</th><th>reproduced</th><th>verdict</th></tr></thead>",
+        "<tbody>",
+    ]
+    for r in rows:
+        published = r["published"].strip()
+        pub = (
+            esc(published)
+            if published
+            else f'<span class="repro-qualitative" title="qualitative claim: the paper says">'
+            f"{esc(_short(r['claim']))}</span>"
+        )
+        marks = []
+        if r.get("machine_dependent") == "True":
+            marks.append("timing")
+        if r.get("quick") == "True":
+            marks.append("quick run")
+        mark = f'<span class="repro-mark">{esc(", ".join(marks))}</span>' if marks else ""
+        note = f'<p class="repro-note"><b>Note.</b> {esc(r["note"])}</p>' if r.get("note", "").strip() else ""
+        out.append(
+            f'<tr id="claim-{esc(r["id"])}">'
+            f"<td><details><summary><code>{esc(r['id'])}</code></summary>"
+            f"<p>{esc(r['claim'])}</p>{note}</details></td>"
+            f"<td>{pub}</td><td>{esc(r['reproduced'])}</td>"
+            f'<td><span class="repro-badge {_badge_class(r["verdict"])}">'
+            f"{esc(r['verdict'])}</span>{mark}</td>"
+            "</tr>"
+        )
+    out += ["</tbody>", "</table>"]
+    return "\n".join(out)
+
+
 class ClaimsTable(Directive):
-    """``.. repro-claims:: NAME``: the claims of one experiment as a table of plain text."""
+    """``.. repro-claims:: NAME``: the claims of one experiment as a compact table (HTML, text escaped: a
+    claim's text is shown as written, never parsed as markup)."""
 
     required_arguments = 1
-    COLUMNS = (("id", 2), ("claim", 4), ("published", 1), ("reproduced", 4), ("verdict", 1), ("note", 5))
 
     def run(self):
-        rows = read_claims(self.arguments[0])
-        table = nodes.table(classes=["repro-claims"])
-        group = nodes.tgroup(cols=len(self.COLUMNS))
-        table += group
-        for _, width in self.COLUMNS:
-            group += nodes.colspec(colwidth=width)
-        head = nodes.thead()
-        head += self._row([c for c, _ in self.COLUMNS])
-        group += head
-        body = nodes.tbody()
-        for r in rows:
-            verdict = r["verdict"] + (" (timing)" if r.get("machine_dependent") == "True" else "")
-            verdict += " (quick run)" if r.get("quick") == "True" else ""
-            body += self._row([r["id"], r["claim"], r["published"], r["reproduced"], verdict, r["note"]])
-        group += body
-        return [table]
-
-    @staticmethod
-    def _row(cells):
-        row = nodes.row()
-        for text in cells:
-            entry = nodes.entry()
-            entry += nodes.paragraph(text=text)
-            row += entry
-        return row
+        return [nodes.raw("", claims_html(read_claims(self.arguments[0])), format="html")]
 
 
 def write_pages(app, config=None) -> None:
@@ -339,6 +410,7 @@ def write_pages(app, config=None) -> None:
     for e in exps:
         pages[folder / f"{e['name']}.rst"] = render_page(e, times)
         pages[folder / "source" / f"{e['name']}.rst"] = render_source(e)
+    pages[folder / "scoreboard.inc"] = "\n".join(_summary_table(exps))
     for path, text in pages.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")

@@ -10,16 +10,36 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["FIGURES_DIR", "INSTALLED_OUT", "REPO_ROOT", "default_out", "in_checkout", "out_notice"]
+__all__ = [
+    "FIGURES_DIR",
+    "INSTALLED_OUT",
+    "PACKAGED_RUNTIMES",
+    "REPO_ROOT",
+    "default_out",
+    "in_checkout",
+    "out_notice",
+    "recorded_runtimes",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIGURES_DIR = REPO_ROOT / "figures"
+# The committed figures/runtimes.csv, shipped in a wheel through this link (figures/ is not in a wheel).
+PACKAGED_RUNTIMES = Path(__file__).resolve().parent / "recorded_runtimes.csv"
 INSTALLED_OUT = "repro-figures"  # the default output folder, in the working directory, outside a checkout
 
 
 def in_checkout() -> bool:
     """Whether the runner runs from a source checkout (``pyproject.toml`` beside its packages)."""
     return (REPO_ROOT / "pyproject.toml").is_file()
+
+
+def recorded_runtimes(folder: Path) -> Path:
+    """The ``runtimes.csv`` to read for ``folder``: the packaged copy of the committed one when ``folder`` is
+    ``figures/`` and that is absent (an installed copy), else ``folder/runtimes.csv``."""
+    path = Path(folder) / "runtimes.csv"
+    if not path.is_file() and Path(folder).resolve() == FIGURES_DIR.resolve():
+        return PACKAGED_RUNTIMES
+    return path
 
 
 def default_out() -> Path:

@@ -18,6 +18,22 @@ from ._paths import FIGURES_DIR
 __all__ = ["PROGRESS_ENV", "Progress"]
 
 PROGRESS_ENV = "REPRO_PROGRESS_INTERVAL"
+_REPRO_DIR = Path(__file__).resolve().parents[2] / "repro"
+COMPILING = "compiling kernels (first run only)"
+_COMPILE_QUIET_S = 60.0  # no kernel cached for this long: compilation is over
+
+
+def _kernel_cache_files() -> list[Path]:
+    """Numba's cache index files of the library's kernels (``*.nbi``; none before the first run).
+
+    Numba caches each compiled kernel in ``__pycache__`` beside its source, or under ``NUMBA_CACHE_DIR``
+    when that is set. Looked up by file name only: no import of numba here.
+    """
+    root = Path(os.environ["NUMBA_CACHE_DIR"]) if os.environ.get("NUMBA_CACHE_DIR") else _REPRO_DIR
+    try:
+        return list(root.rglob("*.nbi"))
+    except OSError:
+        return []
 
 
 def _interval() -> float:
@@ -45,6 +61,8 @@ class Progress:
         self.started: dict[str, float] = {}
         self.done: list[str] = []
         self.t0 = time.monotonic()
+        # No kernel in Numba's cache yet: this run compiles them (a minute or more on the first run).
+        self.cold_cache = not _kernel_cache_files()
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.tty = sys.stderr.isatty()
@@ -102,14 +120,34 @@ class Progress:
             total += max(exp - (now - self.started[n]), 0.0) if n in self.started else exp
         return total / min(self.jobs, max(1, len(self.names) - len(self.done)))
 
+    def compiling(self) -> bool:
+        """Whether the run is compiling the kernels: the cache was empty at the start and a kernel was
+        cached less than a minute ago (or none yet)."""
+        if not self.cold_cache:
+            return False
+        files = _kernel_cache_files()
+        if not files:
+            return True
+        try:
+            newest = max(f.stat().st_mtime for f in files)
+        except OSError:
+            return True
+        if time.time() - newest < _COMPILE_QUIET_S:
+            return True
+        self.cold_cache = False  # compiled: from now on the recorded times hold
+        return False
+
     def status(self) -> str:
         now = time.monotonic()
+        compiling = self.compiling()
         with self.lock:
             running = ", ".join(f"{n} {_runtimes.fmt_seconds(now - t)}" for n, t in self.started.items())
             left = self.left()
             overdue = self._overdue(now)
             others = [n for n in self.names if n not in self.done and n not in overdue]
-        if overdue:
+        if compiling:
+            est = COMPILING + (f"; recorded times: about {_runtimes.fmt_seconds(left)} left" if left else "")
+        elif overdue:
             recorded = ", ".join(f"{n}: {_runtimes.fmt_seconds(self.expected[n])}" for n in overdue)
             est = f"taking longer than recorded ({recorded} recorded)"
             if others:

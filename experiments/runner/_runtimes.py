@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from ._atomic import atomic_write_text, folder_lock
+from ._paths import recorded_runtimes
 
 __all__ = ["FIELDS", "fmt_seconds", "read", "record", "typical"]
 
@@ -22,8 +23,12 @@ FILENAME = "runtimes.csv"
 
 
 def read(folder: str | os.PathLike) -> dict[tuple[str, bool], tuple[float, str]]:
-    """``{(experiment, quick): (seconds, date)}`` from ``folder/runtimes.csv`` ({} if absent or damaged)."""
-    path = Path(folder) / FILENAME
+    """``{(experiment, quick): (seconds, date)}`` from ``folder/runtimes.csv`` ({} if absent or damaged).
+
+    For ``figures/`` outside a checkout (an installed wheel), the copy of the committed file that the wheel
+    carries.
+    """
+    path = recorded_runtimes(Path(folder))
     out: dict[tuple[str, bool], tuple[float, str]] = {}
     try:
         text = path.read_text(encoding="utf-8")

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import _args, _describe, _runtimes
-from ._paths import FIGURES_DIR, default_out, out_notice
+from ._paths import FIGURES_DIR, default_out, out_notice, recorded_runtimes
 from ._progress import PROGRESS_ENV, Progress
 
 _NOT_EXPERIMENTS = {"__main__"}
@@ -228,6 +228,12 @@ def _report(result, failed, prog) -> None:
 
 
 # --------------------------------------------------------------------------- list, help
+def _recorded_where() -> str:
+    """Where ``repro list``'s times come from: ``figures/runtimes.csv`` in a checkout, else the wheel's."""
+    path = recorded_runtimes(FIGURES_DIR)
+    return "figures/runtimes.csv" if path.parent == FIGURES_DIR else f"{path} (the committed full run's)"
+
+
 def cmd_list(_args) -> int:
     names = experiment_names()
     times = _runtimes.read(FIGURES_DIR)
@@ -256,7 +262,7 @@ def cmd_list(_args) -> int:
             partial = "" if len(got) == len(names) else f" ({len(got)} of {len(names)} recorded)"
             totals.append(f"{_runtimes.fmt_seconds(sum(got))} {label}{partial}")
     footer = (
-        "Run times recorded in figures/runtimes.csv, one after the other: "
+        f"Run times recorded in {_recorded_where()}, one after the other: "
         f"{'; '.join(totals) or 'none yet'}. `repro run NAME --help` explains one experiment."
     )
     print("\n" + textwrap.fill(footer, columns, break_long_words=False, break_on_hyphens=False))
@@ -309,7 +315,8 @@ def cmd_claims(args) -> int:
     claims_dir = out / "claims"
     if not claims_dir.is_dir() or not any(p for p in claims_dir.glob("*.csv") if not p.name.startswith(".")):
         print(
-            f"no ledger in {out} (no {claims_dir}/*.csv). Make it with `repro run all` (writes figures/; "
+            f"no ledger in {out} (no {claims_dir}/*.csv). Make it with `repro run all` "
+            f"(writes {default_out()}; "
             f"`repro list` shows the time), or for a quick look `repro run all --quick --out /tmp/repro` "
             f"then `repro claims --out /tmp/repro`.",
             file=sys.stderr,
