@@ -25,6 +25,29 @@ LOADER_FILES: dict[str, tuple[str, ...]] = {
     "load_leukemia_golub": ("leukemia_golub/golub.RData",),
     "load_lrs": ("uci_lrs/lrs.data", "uci_lrs/lrs.names"),
     "load_pitprops": ("pitprops/pitprops.RData",),
+    "load_spca_optimal": tuple(
+        f"spca_optimal_berk_bertsimas/{f}"
+        for f in ("pitprops.csv", "miniBoone.jld", "communities.jld", "arrhythmia.jld")
+    )
+    + tuple(
+        f"spca_optimal_li_xie/{n}_txt"
+        for n in (
+            "pitprops",
+            "housing",
+            "keggdirected",
+            "pol",
+            "wdbc",
+            "dermatology",
+            "spambase",
+            "digits",
+            "buzz",
+            "song",
+            "gas",
+            "Eisen1",
+            "Eisen2",
+        )
+    ),
+    "load_spca_optimal_results": tuple(f"spca_optimal_li_xie/results_table{t}.csv" for t in (2, 8, 9, 10)),
     # load_mnist(split): both splits, since the split is an argument
     "load_mnist": _MNIST_TRAIN + _MNIST_TEST,
     "mnist_uint8": _MNIST_TRAIN + _MNIST_TEST,
