@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from quickrun import check_outputs
 
 from data_fetch._needs import LOADER_FILES
 from experiments import bench_optimal
-from quickrun import check_outputs
 
 DATA = LOADER_FILES["load_spca_optimal"] + LOADER_FILES["load_spca_optimal_results"]
 
