@@ -41,7 +41,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ._base import ProjectionMixin
-from ._validation import check_array, check_int, check_real
+from ._validation import check_array, check_cardinality, check_int, check_real
 from .kernels import optimal as _k
 from .linalg import Covariance, canonical_sign, projection_deflate
 
@@ -159,7 +159,9 @@ def _root_incumbents(C: np.ndarray, k: int, nonneg: bool, use_em: bool) -> list[
         try:
             from .em_sparse_pca import em_sparse_pca
 
-            comps, _ = em_sparse_pca(Covariance.from_matrix(C), 1, cardinality=k, nonneg=nonneg)
+            comps, _ = em_sparse_pca(
+                Covariance.from_matrix(C), 1, cardinality=k, nonneg=nonneg, certify=False
+            )
             s = np.flatnonzero(comps[0])
             if 0 < s.size <= k:
                 starts.append(np.argsort(-np.abs(comps[0]), kind="stable")[:k].astype(np.int64))
@@ -187,7 +189,7 @@ def optimal_sparse_pca(
     gap: float = 1e-6,
     time_limit: float | None = None,
     max_nodes: int | None = None,
-    eig_limit: int = 160,
+    eig_limit: int = 40,
     root_em: bool = True,
     root_spannogram: bool = True,
     verbose: bool = False,
@@ -214,7 +216,7 @@ def optimal_sparse_pca(
         Seconds; past it the best component is returned with its certified gap (``status`` "time_limit").
     max_nodes : int, optional
         A limit on the nodes processed (``status`` "node_limit").
-    eig_limit : int, default 160
+    eig_limit : int, default 40
         Largest number of allowed features for which a node computes ``lambda_max`` over all of them.
     root_em, root_spannogram : bool, default True
         Use EMSparsePCA as a root incumbent, and the spannogram certificate as a root bound.
@@ -352,8 +354,9 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
     ----------
     n_components : int, default 1
         Number of components.
-    cardinality : int or sequence of int
-        Largest number of non-zeros of each component (one value for all, or one per component).
+    cardinality : int, sequence of int, or None
+        Largest number of non-zeros of each component (one value for all, or one per component); ``None``:
+        no sparsity constraint (PCA, certified trivially).
     nonneg : bool, default False
         Non-negative loadings.
     precomputed : bool, default False
@@ -431,9 +434,7 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
             C = _as_matrix(X, False)
         p = C.shape[0]
         n = check_int(self.n_components, "n_components", low=1, high=p)
-        if self.cardinality is None:
-            raise ValueError("cardinality is required: the largest number of non-zeros of each component.")
-        ks = np.broadcast_to(np.atleast_1d(np.asarray(self.cardinality)), (n,))
+        ks = check_cardinality(p if self.cardinality is None else self.cardinality, p, n)
         comps, results = [], []
         for i in range(n):
             res = optimal_sparse_pca(

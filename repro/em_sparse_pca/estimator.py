@@ -220,6 +220,15 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         1..361) it finds the float64 search's support in all fits but exact ties; fits with ``K <= 50`` take
         0.75-0.85x the time there.
 
+    certify : {"auto", True, False}, default "auto"
+        Compare the component with the certified optimum of :func:`repro.optimal_sparse_pca` (one
+        component, a cardinality, ``renormalize`` True or "refine", no missing values) and keep the better
+        one. ``"auto"``: only where a proof costs about as much as the EM (at most
+        ``CERTIFY_MAX_FEATURES`` = 16 features; at most ``CERTIFY_MAX_NODES`` nodes, so the result does not
+        depend on the machine): with 12 features the EM's defaults alone reached 0.990 of the optimum in the
+        worst of 30 random problems, the solver took 0.6x the EM's time; with 30-100 features it took
+        40-2500x. ``True``: on any size, until proven. ``False``: the EM alone (the papers' experiments).
+
     Attributes
     ----------
     components_ : ndarray, shape (n_components, n_features)
@@ -246,6 +255,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         Number of features seen by ``fit``.
     operator_ : str
         The operator used: ``"data"``, ``"covariance"`` or ``"missing"`` (the generalized E-step).
+    certified_gap_ : ndarray, shape (n_components,)
+        Per component, ``(upper bound - value) / value`` proven by the exact solver (0: optimal), NaN where
+        ``certify`` did not run.
 
     See Also
     --------
@@ -296,6 +308,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         max_iter=1000,
         random_state=None,
         operator="auto",
+        certify="auto",
     ):
         self.n_components = n_components
         self.cardinality = cardinality
@@ -310,6 +323,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.operator = operator
+        self.certify = certify
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -418,6 +432,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         )
         W = np.array([c.w for c in comps])
         missing = isinstance(op, _ObservedData)
+        self.certified_gap_ = np.full(L, np.nan)
+        if _wants_certificate(self.certify, L, D, ks, missing, _check_renormalize(self.renormalize)):
+            k0 = int(ks[0])
+            W[0], self.certified_gap_[0] = _certify_first(op, W[0], k0, bool(self.nonneg), self.certify)
         if missing:
             mean = comps[0].mean if comps[0].mean is not None else mean
             ev, tr = op.completed_variance(W, W[0], mean)
@@ -437,6 +455,39 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.n_features_in_ = D
         self.operator_ = "missing" if missing else op.operator
         return self
+
+
+CERTIFY_MAX_FEATURES = 16
+CERTIFY_MAX_NODES = 5000
+
+
+def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
+    """Whether ``certify`` applies: one component with a cardinality, re-normalized, no missing values."""
+    if certify not in ("auto", True, False) or isinstance(certify, np.bool_):
+        raise ValueError(f'certify must be "auto", True or False; got {certify!r}.')
+    if certify is False or L != 1 or missing or renormalize not in (True, "refine") or int(ks[0]) >= D:
+        return False
+    return certify is True or D <= CERTIFY_MAX_FEATURES
+
+
+def _certify_first(op, w, k, nonneg, certify):
+    """The better of ``w`` and the exact solver's component on ``op``, and the certified relative gap."""
+    from ..optimal import optimal_sparse_pca
+
+    C = np.asarray(op.dense(), dtype=np.float64)
+    res = optimal_sparse_pca(
+        C,
+        k,
+        nonneg=nonneg,
+        precomputed=True,
+        root_em=False,
+        root_spannogram=False,
+        max_nodes=None if certify is True else CERTIFY_MAX_NODES,
+    )
+    mine = float(w @ C @ w)
+    if res.value > mine:
+        w, mine = res.component, res.value
+    return w, max(res.upper_bound - mine, 0.0) / mine if mine > 0 else np.inf
 
 
 def _check_renormalize(renormalize):
