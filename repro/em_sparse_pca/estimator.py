@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._base import ProjectionMixin, unscale_fitted, unscale_path
+from .._bnb import search
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -472,18 +473,10 @@ def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
 
 def _certify_first(op, w, k, nonneg, certify):
     """The better of ``w`` and the exact solver's component on ``op``, and the certified relative gap."""
-    from ..optimal import optimal_sparse_pca
-
     C = np.asarray(op.dense(), dtype=np.float64)
-    res = optimal_sparse_pca(
-        C,
-        k,
-        nonneg=nonneg,
-        precomputed=True,
-        root_em=False,
-        root_spannogram=False,
-        max_nodes=None if certify is True else CERTIFY_MAX_NODES,
-    )
+    if not np.max(np.diag(C)) > 0 or (nonneg and k > 62):  # no variance; too many supports to enumerate
+        return w, np.nan
+    res = search(C, k, nonneg=nonneg, gap=1e-6, max_nodes=None if certify is True else CERTIFY_MAX_NODES)
     mine = float(w @ C @ w)
     if res.value > mine:
         w, mine = res.component, res.value
