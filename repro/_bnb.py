@@ -162,6 +162,10 @@ def search(
                 )
     except KeyboardInterrupt:
         status = "interrupted"
+    if sp[0] > 0:  # a stopped search: each open node's own bound (its parent's is looser)
+        for t in range(sp[0]):
+            own = _k.node_bound(C, W, status_arr[t], k, nonneg, eig_limit, inc_val[0])
+            bounds[t] = min(bounds[t], own)
     ub = max(upper(), inc_val[0])
     x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()
     x /= np.linalg.norm(x)

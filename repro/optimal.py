@@ -95,7 +95,8 @@ def _as_matrix(X, precomputed: bool) -> np.ndarray:
 def _em_support(C: np.ndarray, k: int, nonneg: bool):
     """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
     try:
-        comps, _ = em_sparse_pca(Covariance.from_matrix(C), 1, cardinality=k, nonneg=nonneg, certify=False)
+        cov = Covariance.from_matrix(C)
+        comps, _ = em_sparse_pca(cov, 1, cardinality=k, nonneg=nonneg, certify=False, random_state=0)
     except Exception:
         return None
     if not 0 < np.count_nonzero(comps[0]) <= k:

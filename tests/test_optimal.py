@@ -190,6 +190,11 @@ def test_bounds_twins_and_validity(nonneg):
         for name, (kern, twin) in got.items():
             assert kern == pytest.approx(twin, rel=1e-9, abs=1e-12), name
             assert kern >= opt - tol, (name, kern, opt)
+        status = np.zeros(p, np.int8)
+        status[I] = 1
+        status[[j for j in range(p) if j not in I and j not in F]] = -1
+        own = K.node_bound(C, Wm, status, k, nonneg, 40, -np.inf)
+        assert own >= opt - tol and own <= min(v[0] for v in got.values()) + tol
         forced = K.forced_in_bounds(lam1, lam2, ka2, kab, kb2, d[F], r)
         np.testing.assert_allclose(forced, twin_forced(C, I, F, r), rtol=1e-9, atol=1e-12)
         for q, j in enumerate(F):  # bounds every support of the node that contains j

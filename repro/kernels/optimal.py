@@ -507,7 +507,7 @@ def greedy_support(C, k, nonneg):
 
 
 @njit(cache=True)
-def swap_search(C, S, nonneg, max_passes=20):
+def swap_search(C, S, nonneg, max_passes=3):
     """Local search: swap one feature of ``S`` for one outside while the value rises (first improvement)."""
     p = C.shape[0]
     S = S.copy()
@@ -540,3 +540,43 @@ def swap_search(C, S, nonneg, max_passes=20):
         if not improved:
             break
     return S
+
+
+@njit(cache=True)
+def node_bound(C, W, status, k, nonneg, eig_limit, inc):
+    """The smallest of the node's bounds (no early exit), with the free features whose forced-in bound is
+    at most ``inc`` fixed out first: a certified bound for an open node when a search stops."""
+    I = np.nonzero(status == 1)[0]
+    F = np.nonzero(status == 0)[0]
+    m = I.shape[0]
+    r = k - m
+    if r <= 0 or m + F.shape[0] <= k:
+        S = np.concatenate((I, F)) if r > 0 else I
+        if S.shape[0] == 0:
+            return 0.0
+        return signed_value(C, S)[0]  # >= the non-negative value
+    diag = np.diag(C).copy()
+    b = trace_bound(diag, I, F, r)
+    if m > 0:
+        wI, VI = np.linalg.eigh(_sub(C, I))
+        lam1 = max(wI[m - 1], 0.0)
+        lam2 = max(wI[m - 2], 0.0) if m > 1 else 0.0
+        if lam1 > 0.0:
+            u1 = VI[:, m - 1].copy()
+            a2, ab, b2 = split_along(C, diag, I, F, u1, lam1)
+            keep = forced_in_bounds(lam1, lam2, a2, ab, b2, diag[F], r) > inc
+            F = F[keep]
+            if m + F.shape[0] <= k:
+                return signed_value(C, np.concatenate((I, F)))[0]
+            a2, ab, b2 = a2[keep], ab[keep], b2[keep]
+            sa = signed_along(C, I, F, u1, lam1)
+            b = min(
+                b,
+                two_by_two_bound(lam1, lam2, a2, ab, b2, r),
+                residual_bound(C, F, sa, a2, b2, lam1, lam2, r),
+            )
+        b = min(b, lixie_bound(lam1, diag, F, r), trace_bound(diag, I, F, r))
+    b = min(b, gershgorin_bound(W, I, F, r))
+    if m + F.shape[0] <= max(eig_limit, 2 * k):
+        b = min(b, np.linalg.eigvalsh(_sub(C, np.concatenate((I, F))))[-1])
+    return b
