@@ -32,7 +32,7 @@ class OptimalResult:
     proven : bool
         Whether ``gap`` reached the requested tolerance (the component is optimal to that tolerance).
     status : str
-        "optimal", "time_limit", "node_limit" or "interrupted".
+        "optimal", "time_limit", "node_limit", "interrupted" or "undecided_leaves".
     n_nodes : int
         Nodes processed.
     time : float
@@ -108,7 +108,7 @@ def search(
     C = np.ascontiguousarray(C0 / scale)
     W = np.maximum(C, 0.0) if nonneg else np.abs(C)
 
-    inc_val = np.array([-np.inf])
+    inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
     inc_x = np.zeros(p)
     for S in _root_incumbents(C, k, nonneg, em_start):
         _k._evaluate(C, np.sort(S), nonneg, k <= 16 or not nonneg, inc_val, inc_x)
@@ -129,8 +129,8 @@ def search(
 
     def upper() -> float:
         if sp[0] == 0:
-            return inc_val[0] + gap * abs(inc_val[0])
-        return float(min(root_bound, max(inc_val[0], bounds[: sp[0]].max())))
+            return max(inc_val[0] + gap * abs(inc_val[0]), inc_val[1])
+        return float(min(root_bound, max(inc_val[0], inc_val[1], bounds[: sp[0]].max())))
 
     try:
         while sp[0] > 0:
@@ -172,9 +172,11 @@ def search(
     value = float(x @ C0 @ x)
     upper_bound = float(ub * scale)
     rel = max(upper_bound - value, 0.0) / value if value > 0 else np.inf
-    proven = bool(rel <= gap * (1 + 1e-9) + 1e-12) or sp[0] == 0
+    proven = bool(rel <= gap * (1 + 1e-9) + 1e-12) or (sp[0] == 0 and inc_val[1] == -np.inf)
     if proven:
         status = "optimal"
+    elif status == "optimal":  # the tree is done, but non-negative leaves ran out of their budget
+        status = "undecided_leaves"
     return OptimalResult(
         component=x,
         value=value,

@@ -96,7 +96,9 @@ def _em_support(C: np.ndarray, k: int, nonneg: bool):
     """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
     try:
         cov = Covariance.from_matrix(C)
-        comps, _ = em_sparse_pca(cov, 1, cardinality=k, nonneg=nonneg, certify=False, random_state=0)
+        comps, _ = em_sparse_pca(
+            cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
+        )
     except Exception:
         return None
     if not 0 < np.count_nonzero(comps[0]) <= k:

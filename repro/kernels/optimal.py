@@ -34,6 +34,7 @@ LEAF = 7  # a node whose support is decided (evaluated exactly)
 FIXED_OUT = 8  # free variables fixed out by their forced-in bound
 RESIDUAL = 9  # the 2 x 2 bound with the residual parts bounded by Gershgorin
 N_COUNTS = 10
+LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
     "trace",
@@ -248,14 +249,16 @@ def signed_value(C, S):
 
 
 @njit(cache=True)
-def nonneg_value(C, S, floor):
+def nonneg_value(C, S, floor, budget=200_000):
     """``max x'Cx`` over unit ``x >= 0`` supported in ``S``, exactly, when it exceeds ``floor``.
 
     At the optimum, ``x`` restricted to its support ``T`` is a positive eigenvector of ``C_T`` (KKT), so
     the value is the largest eigenvalue with a one-signed eigenvector over the subsets ``T`` of ``S``.
     The subsets are enumerated (each once) and a subset whose ``lambda_max`` is at most the best so far
     is pruned with all of its own subsets; a one-signed top eigenvector (Perron) ends a branch. Returns
-    ``(value, x on S)``; ``value <= floor`` (and ``x`` zero) when nothing beats ``floor``.
+    ``(value, x on S, complete)``; ``value <= floor`` (and ``x`` zero) when nothing beats ``floor``;
+    ``complete`` is False when ``budget`` subsets were examined before the enumeration ended (then
+    ``value`` is only a lower bound).
     """
     m = S.shape[0]
     best = floor
@@ -267,7 +270,11 @@ def nonneg_value(C, S, floor):
     masks[0] = (np.int64(1) << m) - 1
     starts[0] = 0
     pos = np.empty(m, np.int64)
+    seen = 0
     while sp > 0:
+        if seen >= budget:
+            return best, bx, False
+        seen += 1
         sp -= 1
         mask = masks[sp]
         start = starts[sp]
@@ -308,7 +315,7 @@ def nonneg_value(C, S, floor):
                 masks[sp] = mask & ~(np.int64(1) << pos[t])
                 starts[sp] = pos[t] + 1
                 sp += 1
-    return best, bx
+    return best, bx, True
 
 
 @njit(cache=True)
@@ -337,12 +344,18 @@ def nonneg_lower(C, S, n_iter=30):
 
 @njit(cache=True)
 def _evaluate(C, S, nonneg, exact, inc_val, inc_x):
-    """Evaluate support ``S``; update the incumbent (value, full-length vector) when it improves."""
+    """Evaluate support ``S``; update the incumbent (``inc_val[0]``, full-length ``inc_x``) when it improves.
+
+    A non-negative support whose enumeration runs out of its budget records ``lambda_max(C_S)`` in
+    ``inc_val[1]`` (the largest bound of the supports left undecided, part of the certified bound).
+    """
     if S.shape[0] == 0:
         return
     if nonneg:
         if exact:
-            val, x = nonneg_value(C, S, inc_val[0])
+            val, x, complete = nonneg_value(C, S, inc_val[0], LEAF_BUDGET)
+            if not complete:
+                inc_val[1] = max(inc_val[1], signed_value(C, S)[0])
         else:
             val, x = nonneg_lower(C, S)
     else:
