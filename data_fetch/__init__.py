@@ -27,6 +27,8 @@ from .loaders import (
     load_lrs,
     load_mnist,
     load_pitprops,
+    load_spca_optimal,
+    load_spca_optimal_results,
 )
 from .mnist_variations import load_mnist_variation
 
@@ -47,6 +49,8 @@ __all__ = [
     "load_mnist",
     "load_mnist_variation",
     "load_pitprops",
+    "load_spca_optimal",
+    "load_spca_optimal_results",
     "mirror_dir",
     "registry",
 ]

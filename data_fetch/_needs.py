@@ -14,6 +14,13 @@ __all__ = ["LOADER_FILES", "files_for"]
 _MNIST_TRAIN = ("mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz")
 _MNIST_TEST = ("mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz")
 
+#: Section 8: Berk & Bertsimas's files and Li & Xie's matrices (``NAME_txt``), read by load_spca_optimal.
+SPCA_OPTIMAL_BB_FILES = ("pitprops.csv", "miniBoone.jld", "communities.jld", "arrhythmia.jld")
+SPCA_OPTIMAL_LI_XIE = (
+    "pitprops", "housing", "keggdirected", "pol", "wdbc", "dermatology", "spambase", "digits", "buzz", "song",
+    "gas", "Eisen1", "Eisen2",
+)  # fmt: skip
+
 LOADER_FILES: dict[str, tuple[str, ...]] = {
     "load_cbcl_faces": ("cbcl_faces/CBCL_Face.mat",),
     "load_cbcl_training": ("cbcl_faces/training.pkl",),
@@ -25,6 +32,9 @@ LOADER_FILES: dict[str, tuple[str, ...]] = {
     "load_leukemia_golub": ("leukemia_golub/golub.RData",),
     "load_lrs": ("uci_lrs/lrs.data", "uci_lrs/lrs.names"),
     "load_pitprops": ("pitprops/pitprops.RData",),
+    "load_spca_optimal": tuple(f"spca_optimal_berk_bertsimas/{f}" for f in SPCA_OPTIMAL_BB_FILES)
+    + tuple(f"spca_optimal_li_xie/{n}_txt" for n in SPCA_OPTIMAL_LI_XIE),
+    "load_spca_optimal_results": tuple(f"spca_optimal_li_xie/results_table{t}.csv" for t in (2, 8, 9, 10)),
     # load_mnist(split): both splits, since the split is an argument
     "load_mnist": _MNIST_TRAIN + _MNIST_TEST,
     "mnist_uint8": _MNIST_TRAIN + _MNIST_TEST,

@@ -25,6 +25,7 @@ from ._parsed import cached_arrays
 from ._registry import CACHE_ENV, MIRROR_ENV, Entry, fetch, mirror_dir, registry
 
 __all__ = [
+    "SPCA_OPTIMAL_INSTANCES",
     "Dataset",
     "load_cbcl_faces",
     "load_cbcl_training",
@@ -34,6 +35,8 @@ __all__ = [
     "load_mnist",
     "load_numpy_pickle",
     "load_pitprops",
+    "load_spca_optimal",
+    "load_spca_optimal_results",
 ]
 
 CITATIONS = {
@@ -54,6 +57,14 @@ CITATIONS = {
     "lrs": (
         "IRAS Low Resolution Spectrometer database, 531-spectrum subset (donor J. Stutz, NASA Ames, 1988), "
         "UCI Machine Learning Repository, https://archive.ics.uci.edu/ml/datasets/Low+Resolution+Spectrometer"
+    ),
+    "berk_bertsimas": (
+        "Berk, L. & Bertsimas, D. (2019). Certifiably optimal sparse principal component analysis. "
+        "Math. Prog. Comp. 11:381-420; repository lauren897/Optimal-SPCA, Data/ (MIT licence)"
+    ),
+    "li_xie": (
+        "Li, Y. & Xie, W. (2024). Exact and approximation algorithms for sparse PCA. INFORMS J. Computing; "
+        "repository INFORMSJoC/2022.0372, data/ (MIT licence)"
     ),
     "pitprops": (
         "Jeffers, J.N.R. (1967). Two case studies in the application of principal component analysis. "
@@ -747,3 +758,110 @@ def load_mnist(split: str = "train") -> Dataset:
         f"{_copy_used(files)}"
     )
     return Dataset(X=X, y=y, feature_names=None, description=desc)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Certified-optimal sparse PCA benchmarks (Berk & Bertsimas 2019; Li & Xie 2024)
+# ---------------------------------------------------------------------------------------------------
+
+from ._needs import SPCA_OPTIMAL_LI_XIE  # noqa: E402 - the names live with the file list
+
+_BB_FILES = {
+    "pitprops": ("pitprops.csv", None, None),
+    "miniboone": ("miniBoone.jld", "miniBooNE", "normMiniBooNE"),
+    "communities": ("communities.jld", "communities", "normCommunities"),
+    "arrhythmia": ("arrhythmia.jld", "arrhythmia", "normArrhythmia"),
+}
+_LI_XIE = SPCA_OPTIMAL_LI_XIE
+
+#: The instances :func:`load_spca_optimal` knows: ``(source, name)`` pairs.
+SPCA_OPTIMAL_INSTANCES = tuple(("berk_bertsimas", n) for n in _BB_FILES) + tuple(
+    ("li_xie", n) for n in _LI_XIE
+)
+
+
+def load_spca_optimal(source: str, name: str, *, correlation: bool = False) -> np.ndarray:
+    """A covariance (or correlation) matrix on which exact sparse PCA solvers are measured.
+
+    Parameters
+    ----------
+    source : {"berk_bertsimas", "li_xie"}
+        Berk & Bertsimas (2019): "pitprops" (correlation), "miniboone", "communities", "arrhythmia" (each a
+        covariance, or with ``correlation=True`` the correlation matrix they also ship). Li & Xie (2024): the
+        thirteen covariance matrices "pitprops", "housing", "keggdirected", "pol", "wdbc", "dermatology",
+        "spambase", "digits", "buzz", "song", "gas", "Eisen1", "Eisen2".
+    name : str
+        The instance.
+    correlation : bool, default False
+        Berk & Bertsimas's correlation matrix (``norm...`` in their files; Arrhythmia's holds NaN where a
+        feature is constant). Pit Props is a correlation matrix either way.
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        Symmetric float64 matrix.
+
+    Examples
+    --------
+    >>> from data_fetch import load_spca_optimal
+    >>> load_spca_optimal("berk_bertsimas", "communities", correlation=True).shape
+    (101, 101)
+    >>> load_spca_optimal("li_xie", "housing").shape
+    (13, 13)
+    """
+    if source == "berk_bertsimas":
+        if name not in _BB_FILES:
+            raise ValueError(
+                f"name must be one of {sorted(_BB_FILES)} for source 'berk_bertsimas'; got {name!r}."
+            )
+        fname, raw, norm = _BB_FILES[name]
+        files = _get(f"spca_optimal_berk_bertsimas/{fname}")
+        path = files[0][0]
+        if raw is None:
+            M = np.loadtxt(path, delimiter=",", dtype=np.float64)
+        else:
+            import h5py
+
+            with h5py.File(path, "r") as f:
+                M = np.asarray(f[norm if correlation else raw], dtype=np.float64)
+    elif source == "li_xie":
+        if name not in _LI_XIE:
+            raise ValueError(f"name must be one of {list(_LI_XIE)} for source 'li_xie'; got {name!r}.")
+        files = _get(f"spca_optimal_li_xie/{name}_txt")
+        path = files[0][0]
+        M = pd.read_csv(path, index_col=0).to_numpy(dtype=np.float64)
+    else:
+        raise ValueError(f"source must be 'berk_bertsimas' or 'li_xie'; got {source!r}.")
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise _bad_content(path, f"a matrix of shape {M.shape}")
+    finite = np.isfinite(M)
+    if not np.allclose(np.where(finite, M, 0), np.where(finite, M, 0).T, rtol=1e-10, atol=0):
+        raise _bad_content(path, "an asymmetric matrix")
+    return M
+
+
+def load_spca_optimal_results(table: int) -> pd.DataFrame:
+    """Li & Xie's (2024) published result tables 2, 8, 9 and 10 (optimal values, gaps and times).
+
+    Parameters
+    ----------
+    table : {2, 8, 9, 10}
+        Table 2: their proven Pit Props optima for s = 4..10 with the times of four exact methods; tables
+        8-10: the gaps (%) and times of their heuristics.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The CSV as published (columns with the same name are suffixed ``.1``, ``.2``, ...).
+
+    Examples
+    --------
+    >>> from data_fetch import load_spca_optimal_results
+    >>> t = load_spca_optimal_results(2)
+    >>> [int(s) for s in t["s"]]
+    [4, 5, 6, 7, 8, 9, 10]
+    """
+    if table not in (2, 8, 9, 10):
+        raise ValueError(f"table must be 2, 8, 9 or 10; got {table!r}.")
+    files = _get(f"spca_optimal_li_xie/results_table{table}.csv")
+    return pd.read_csv(files[0][0], index_col=0)

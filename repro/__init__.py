@@ -18,6 +18,7 @@ from .nspca import (
     nspca_for_min_angle,
     nspca_objective,
 )
+from .optimal import OptimalResult, OptimalSparsePCA, optimal_sparse_pca
 from .spannogram import (
     SpannogramPCA,
     rank1_solver,
@@ -35,6 +36,8 @@ __all__ = [
     "ConvergenceWarning",
     "Covariance",
     "EMSparsePCA",
+    "OptimalResult",
+    "OptimalSparsePCA",
     "SensiblePCA",
     "SpannogramPCA",
     "baselines",
@@ -51,6 +54,7 @@ __all__ = [
     "nspca_for_cardinality",
     "nspca_for_min_angle",
     "nspca_objective",
+    "optimal_sparse_pca",
     "ppca_closed_form",
     "rank1_solver",
     "renormalize",

@@ -256,7 +256,7 @@ def test_shipped_registry_lists_every_source():
     entries = registry()
     required = [e for e in entries.values() if not e.optional]
     optional = [e for e in entries.values() if e.optional]
-    assert len(required) == 13 and all(e.algorithm == "sha256" for e in required)
+    assert len(required) == 13 + 21 and all(e.algorithm == "sha256" for e in required)
     pinned = re.compile(r"https://raw\.githubusercontent\.com/[^/]+/[^/]+/[0-9a-f]{40}/")
     assert all(pinned.match(e.url) for e in required)
     assert sorted(e.name for e in optional) == sorted(mv.VARIANTS.values())

@@ -60,6 +60,13 @@ ESTIMATORS += [
 ]
 # --- end of the Mattei et al. block
 
+# --- the exact solver (issue 37)
+ESTIMATORS += [
+    repro.OptimalSparsePCA(cardinality=1),
+    repro.OptimalSparsePCA(2, cardinality=1, nonneg=True),
+]
+# --- end of the exact-solver block
+
 
 def _expected_failures(estimator) -> dict:
     return getattr(get_tags(estimator), "expected_failed_checks", {})

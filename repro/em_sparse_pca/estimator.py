@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
+from .._bnb import search
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -223,6 +224,15 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         1..361) it finds the float64 search's support in all fits but exact ties; fits with ``K <= 50`` take
         0.75-0.85x the time there.
 
+    certify : {"auto", True, False}, default "auto"
+        Compare the component with the certified optimum of :func:`repro.optimal_sparse_pca` (one
+        component, a cardinality, ``renormalize`` True or "refine", no missing values) and keep the better
+        one. ``"auto"``: only where a proof costs about as much as the EM (at most
+        ``CERTIFY_MAX_FEATURES`` = 16 features; at most ``CERTIFY_MAX_NODES`` nodes, so the result does not
+        depend on the machine): with 12 features the EM's defaults alone reached 0.990 of the optimum in the
+        worst of 30 random problems, the solver took 0.6x the EM's time; with 30-100 features it took
+        40-2500x. ``True``: on any size, until proven. ``False``: the EM alone (the papers' experiments).
+
     Attributes
     ----------
     components_ : ndarray, shape (n_components, n_features)
@@ -252,6 +262,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         ``transform`` and ``score`` then refuse a DataFrame whose columns differ or are reordered.
     operator_ : str
         The operator used: ``"data"``, ``"covariance"`` or ``"missing"`` (the generalized E-step).
+    certified_gap_ : ndarray, shape (n_components,)
+        Per component, ``(upper bound - value) / value`` proven by the exact solver (0: optimal), NaN where
+        ``certify`` did not run.
 
     See Also
     --------
@@ -300,6 +313,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         "max_iter": [POSITIVE_INT],
         "random_state": RANDOM_STATE,
         "operator": [StrOptions(set(OPERATORS))],
+        "certify": ["boolean", StrOptions({"auto"})],
     }
 
     def __init__(
@@ -318,6 +332,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         max_iter=1000,
         random_state=None,
         operator="auto",
+        certify="auto",
     ):
         self.n_components = n_components
         self.cardinality = cardinality
@@ -332,6 +347,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.operator = operator
+        self.certify = certify
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -441,6 +457,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         )
         W = np.array([c.w for c in comps])
         missing = isinstance(op, _ObservedData)
+        self.certified_gap_ = np.full(L, np.nan)
+        if _wants_certificate(self.certify, L, D, ks, missing, _check_renormalize(self.renormalize)):
+            k0 = int(ks[0])
+            W[0], self.certified_gap_[0] = _certify_first(op, W[0], k0, bool(self.nonneg), self.certify)
         if missing:
             mean = comps[0].mean if comps[0].mean is not None else mean
             ev, tr = op.completed_variance(W, W[0], mean)
@@ -460,6 +480,33 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.n_features_in_ = D
         self.operator_ = "missing" if missing else op.operator
         return self
+
+
+CERTIFY_MAX_FEATURES = 16
+CERTIFY_MAX_NODES = 5000
+
+
+def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
+    """Whether ``certify`` applies: one component with a cardinality, re-normalized, no missing values."""
+    if isinstance(certify, np.bool_):
+        certify = bool(certify)
+    if certify not in ("auto", True, False):
+        raise ValueError(f'certify must be "auto", True or False; got {certify!r}.')
+    if certify is False or L != 1 or missing or renormalize not in (True, "refine") or int(ks[0]) >= D:
+        return False
+    return certify is True or D <= CERTIFY_MAX_FEATURES
+
+
+def _certify_first(op, w, k, nonneg, certify):
+    """The better of ``w`` and the exact solver's component on ``op``, and the certified relative gap."""
+    C = np.asarray(op.dense(), dtype=np.float64)
+    if not np.max(np.diag(C)) > 0 or (nonneg and k > 62):  # no variance; too many supports to enumerate
+        return w, np.nan
+    res = search(C, k, nonneg=nonneg, gap=1e-6, max_nodes=CERTIFY_MAX_NODES if certify == "auto" else None)
+    mine = float(w @ C @ w)
+    if res.value > mine:
+        w, mine = res.component, res.value
+    return w, max(res.upper_bound - mine, 0.0) / mine if mine > 0 else np.inf
 
 
 def _check_renormalize(renormalize):

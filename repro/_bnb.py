@@ -1,0 +1,191 @@
+"""The search of :func:`repro.optimal_sparse_pca` on a validated matrix (kept apart from the estimator
+module so that EMSparsePCA's certificate can use it without an import cycle)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .kernels import optimal as _k
+from .linalg import canonical_sign
+
+__all__ = ["OptimalResult", "search"]
+
+
+@dataclass
+class OptimalResult:
+    """The outcome of :func:`optimal_sparse_pca`.
+
+    Attributes
+    ----------
+    component : ndarray, shape (n_features,)
+        The best unit component found (at most ``k`` non-zeros).
+    value : float
+        Its variance ``x'Cx``.
+    upper_bound : float
+        A proven upper bound on the optimum.
+    gap : float
+        ``(upper_bound - value) / value``: the certified relative gap.
+    proven : bool
+        Whether ``gap`` reached the requested tolerance (the component is optimal to that tolerance).
+    status : str
+        "optimal", "time_limit", "node_limit", "interrupted" or "undecided_leaves".
+    n_nodes : int
+        Nodes processed.
+    time : float
+        Seconds spent (root heuristics included).
+    root_bound : float
+        The upper bound known before branching (the root's bounds and the spannogram certificate).
+    prunes : dict
+        Nodes pruned by each bound (and features fixed out, leaves evaluated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import optimal_sparse_pca
+    >>> C = np.array([[3.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 2.5]])
+    >>> res = optimal_sparse_pca(C, 1, precomputed=True)
+    >>> res.proven, round(res.value, 6), int(np.argmax(np.abs(res.component)))
+    (True, 3.0, 0)
+    """
+
+    component: np.ndarray
+    value: float
+    upper_bound: float
+    gap: float
+    proven: bool
+    status: str
+    n_nodes: int
+    time: float
+    root_bound: float
+    prunes: dict = field(default_factory=dict)
+
+    @property
+    def support(self) -> np.ndarray:
+        """Indices of the non-zero loadings."""
+        return np.flatnonzero(self.component)
+
+
+def _root_incumbents(C: np.ndarray, k: int, nonneg: bool, em_start) -> list[np.ndarray]:
+    """Supports from greedy selection, the truncated top eigenvector and (optionally) ``em_start``."""
+    starts = [_k.greedy_support(C, k, nonneg)]
+    _w, V = np.linalg.eigh(C)
+    v = V[:, -1]
+    if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
+        v = -v
+    score = np.maximum(v, 0) if nonneg else np.abs(v)
+    starts.append(np.argsort(-score, kind="stable")[:k].astype(np.int64))
+    if em_start is not None:
+        s = em_start(C, k, nonneg)
+        if s is not None:
+            starts.append(s)
+    return [_k.swap_search(C, np.ascontiguousarray(s, dtype=np.int64), nonneg) for s in starts]
+
+
+def search(
+    C0: np.ndarray,
+    k: int,
+    *,
+    nonneg: bool,
+    gap: float,
+    time_limit: float | None = None,
+    max_nodes: int | None = None,
+    eig_limit: int = 40,
+    em_start=None,
+    spannogram=None,
+    verbose: bool = False,
+    t0: float | None = None,
+) -> OptimalResult:
+    """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
+    caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg)`` an
+    optional root bound (both on the scaled matrix)."""
+    t0 = time.perf_counter() if t0 is None else t0
+    p = C0.shape[0]
+    scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
+    C = np.ascontiguousarray(C0 / scale)
+    W = np.maximum(C, 0.0) if nonneg else np.abs(C)
+
+    inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
+    inc_x = np.zeros(p)
+    for S in _root_incumbents(C, k, nonneg, em_start):
+        _k._evaluate(C, np.sort(S), nonneg, k <= 16 or not nonneg, inc_val, inc_x)
+    diag = np.diag(C)
+    root_bound = float(min(np.sum(np.sort(diag)[::-1][:k]), np.linalg.eigvalsh(C)[-1]))
+    if spannogram is not None and inc_val[0] < root_bound * (1 - gap):
+        root_bound = min(root_bound, spannogram(C, k, nonneg))
+
+    status_arr = np.zeros((p + 2, p), np.int8)
+    bounds = np.full(p + 2, np.inf)
+    bounds[0] = root_bound
+    sp = np.array([1], np.int64)
+    counts = np.zeros(_k.N_COUNTS, np.int64)
+    n_nodes = 0
+    chunk = 64
+    last_print = time.perf_counter()
+    status = "optimal"
+
+    def upper() -> float:
+        if sp[0] == 0:
+            return max(inc_val[0] + gap * abs(inc_val[0]), inc_val[1])
+        return float(min(root_bound, max(inc_val[0], inc_val[1], bounds[: sp[0]].max())))
+
+    try:
+        while sp[0] > 0:
+            if upper() <= inc_val[0] + gap * abs(inc_val[0]):
+                break
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                status = "time_limit"
+                break
+            if max_nodes is not None and n_nodes >= max_nodes:
+                status = "node_limit"
+                break
+            todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
+            tc = time.perf_counter()
+            n_nodes += _k.bnb_run(
+                C, W, k, nonneg, gap, eig_limit, status_arr, bounds, sp, inc_val, inc_x, counts, todo
+            )
+            dt = time.perf_counter() - tc
+            chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
+            if verbose and time.perf_counter() - last_print >= 1.0:
+                last_print = time.perf_counter()
+                ub = upper()
+                print(
+                    f"optimal_sparse_pca k={k}: {n_nodes} nodes, {sp[0]} open, "
+                    f"value {inc_val[0] * scale:.6g}, "
+                    f"bound {ub * scale:.6g}, gap {(ub - inc_val[0]) / inc_val[0]:.2e}, "
+                    f"{last_print - t0:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    except KeyboardInterrupt:
+        status = "interrupted"
+    if sp[0] > 0:  # a stopped search: each open node's own bound (its parent's is looser)
+        for t in range(sp[0]):
+            own = _k.node_bound(C, W, status_arr[t], k, nonneg, eig_limit, inc_val[0])
+            bounds[t] = min(bounds[t], own)
+    ub = max(upper(), inc_val[0])
+    x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()
+    x /= np.linalg.norm(x)
+    value = float(x @ C0 @ x)
+    upper_bound = float(ub * scale)
+    rel = max(upper_bound - value, 0.0) / value if value > 0 else np.inf
+    proven = bool(rel <= gap * (1 + 1e-9) + 1e-12) or (sp[0] == 0 and inc_val[1] == -np.inf)
+    if proven:
+        status = "optimal"
+    elif status == "optimal":  # the tree is done, but non-negative leaves ran out of their budget
+        status = "undecided_leaves"
+    return OptimalResult(
+        component=x,
+        value=value,
+        upper_bound=max(upper_bound, value),
+        gap=float(rel),
+        proven=proven,
+        status=status,
+        n_nodes=int(n_nodes),
+        time=time.perf_counter() - t0,
+        root_bound=float(root_bound * scale),
+        prunes={name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)},
+    )

@@ -1,0 +1,595 @@
+"""Numba kernels of the exact sparse PCA solver (:mod:`repro.optimal`): the node bounds and the node loop.
+
+The problem is ``max x'Cx`` over unit ``x`` with at most ``k`` non-zeros (and ``x >= 0`` when ``nonneg``),
+``C`` positive semi-definite. A node fixes a set ``I`` of variables in, a set out, and leaves ``F`` free;
+``r = k - |I|`` variables may still enter. Every bound below is an upper bound on the value of every
+support ``S`` with ``I <= S <= I + F`` and ``|S| <= k`` (derivations in :mod:`repro.optimal`, checked
+against brute force in ``tests/test_optimal.py``):
+
+* trace: ``tr C_S <= sum_I C_ii + (r largest C_jj, j in F)``;
+* Li & Xie's cut: ``lambda_max(C_S) <= lambda_max(C_I) + (r largest C_jj, j in F)`` (C PSD);
+* the 2 x 2 bound: with ``h`` the top eigenvector of ``C_I`` in the factor space, ``a_j`` the part of
+  feature ``j`` along ``h`` and ``b_j`` the rest, ``lambda_max(C_S) <= lambda_max [[l1 + A, B], [B, l2 + D]]``
+  where ``A, B, D`` are the ``r`` largest ``a_j^2``, ``|a_j| b_j`` and ``b_j^2`` (each taken separately);
+* Gershgorin (Berk & Bertsimas): the largest row sum of ``|C_S|`` (of ``max(C_S, 0)`` when ``nonneg``);
+* ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (when ``|A|`` is at most ``eig_limit``).
+
+A free variable whose 2 x 2 bound with it forced in is below the incumbent is fixed out of the subtree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Prune counters (indices into ``counts``); names in BOUND_NAMES.
+STALE = 0  # the parent's bound fell below an incumbent found after the parent was branched
+TRACE = 1
+LIXIE = 2
+TWO_BY_TWO = 3
+GERSHGORIN = 4
+LAMBDA_A = 5
+NODE_INCUMBENT = 6  # the bound exceeded the incumbent until the node's own completion raised it
+LEAF = 7  # a node whose support is decided (evaluated exactly)
+FIXED_OUT = 8  # free variables fixed out by their forced-in bound
+RESIDUAL = 9  # the 2 x 2 bound with the residual parts bounded by Gershgorin
+N_COUNTS = 10
+LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
+BOUND_NAMES = (
+    "stale",
+    "trace",
+    "li_xie",
+    "two_by_two",
+    "gershgorin",
+    "lambda_allowed",
+    "node_incumbent",
+    "leaf",
+    "fixed_out",
+    "residual_gershgorin",
+)
+
+
+@njit(cache=True)
+def top_sum(v, t):
+    """Sum of the ``t`` largest entries of ``v`` (all of them when ``t >= len(v)``, 0 when ``t <= 0``)."""
+    n = v.shape[0]
+    if t <= 0 or n == 0:
+        return 0.0
+    if t >= n:
+        return v.sum()
+    s = np.sort(v)
+    return s[n - t :].sum()
+
+
+@njit(cache=True)
+def _kth_largest(v, t):
+    """The ``t``-th largest entry of ``v`` (``-inf`` when ``t`` is out of ``1..len(v)``)."""
+    n = v.shape[0]
+    if t <= 0 or t > n:
+        return -np.inf
+    return np.sort(v)[n - t]
+
+
+@njit(cache=True)
+def trace_bound(diag, I, F, r):
+    """``sum_I C_ii`` plus the ``r`` largest free diagonal entries: bounds ``tr C_S >= lambda_max(C_S)``."""
+    s = 0.0
+    for i in I:
+        s += diag[i]
+    return s + top_sum(diag[F], r)
+
+
+@njit(cache=True)
+def lixie_bound(lam1, diag, F, r):
+    """Li & Xie's cut: ``lambda_max(C_I)`` plus the ``r`` largest free diagonal entries (``C`` PSD)."""
+    return lam1 + top_sum(diag[F], r)
+
+
+@njit(cache=True)
+def gershgorin_bound(W, I, F, r):
+    """Largest row sum of ``W_S`` over every ``S`` of the node (``W = |C|``, or ``max(C, 0)`` when x >= 0).
+
+    A row ``i`` in ``I`` sums its entries on ``I`` and its ``r`` largest on ``F``; a free row ``i`` takes
+    itself, ``I`` and the ``r - 1`` largest of the other free entries (``W >= 0``, so fewer is smaller).
+    """
+    nf = F.shape[0]
+    best = -np.inf
+    row = np.empty(nf)
+    for i in I:
+        s = 0.0
+        for j in I:
+            s += W[i, j]
+        for t in range(nf):
+            row[t] = W[i, F[t]]
+        s += top_sum(row, r)
+        if s > best:
+            best = s
+    for q in range(nf):
+        i = F[q]
+        s = W[i, i]
+        for j in I:
+            s += W[i, j]
+        for t in range(nf):
+            row[t] = W[i, F[t]]
+        row[q] = -np.inf
+        s += top_sum(row[row > -np.inf], r - 1)
+        if s > best:
+            best = s
+    return best
+
+
+@njit(cache=True)
+def lam_max_2x2(a, b, d):
+    """Largest eigenvalue of the symmetric ``[[a, b], [b, d]]``."""
+    return 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + b * b)
+
+
+@njit(cache=True)
+def split_along(C, diag, I, F, u1, lam1):
+    """``a_j^2``, ``|a_j| b_j``, ``b_j^2`` of each free feature: its part along the top direction of ``C_I``.
+
+    In a factor ``C = G'G``, ``h = G_I u1 / sqrt(lam1)``; ``a_j = g_j'h = C_{j,I} u1 / sqrt(lam1)`` and
+    ``b_j^2 = C_jj - a_j^2`` (the squared norm of the rest of ``g_j``).
+    """
+    a = np.abs(signed_along(C, I, F, u1, lam1))
+    a2 = a * a
+    b2 = np.maximum(diag[F] - a2, 0.0)
+    ab = a * np.sqrt(b2)
+    return a2, ab, b2
+
+
+@njit(cache=True)
+def two_by_two_bound(lam1, lam2, a2, ab, b2, r):
+    """``lambda_max [[lam1 + A, B], [B, lam2 + D]]`` with A, B, D the ``r`` largest of a2, ab, b2."""
+    return lam_max_2x2(lam1 + top_sum(a2, r), top_sum(ab, r), lam2 + top_sum(b2, r))
+
+
+@njit(cache=True)
+def signed_along(C, I, F, u1, lam1):
+    """The signed ``a_j = C_{j,I} u1 / sqrt(lam1)`` of each free feature."""
+    nf = F.shape[0]
+    a = np.empty(nf)
+    sq = np.sqrt(lam1)
+    for q in range(nf):
+        j = F[q]
+        s = 0.0
+        for t in range(I.shape[0]):
+            s += C[j, I[t]] * u1[t]
+        a[q] = s / sq
+    return a
+
+
+@njit(cache=True)
+def residual_bound(C, F, a, a2, b2, lam1, lam2, r):
+    """The 2 x 2 bound with the residuals taken together: ``lambda_max [[l1 + al^2, al be], [., l2 + be^2]]``.
+
+    For ``y = c h + s w``, ``G_R'y = c a_R + s z`` with ``z = G_R'w`` (``w`` orthogonal to ``h``), and
+    ``||z||^2 <= lambda_max(C_R - a_R a_R')`` (the residual Gram matrix). So ``||G_R'y|| <= c al + s be``
+    with ``al^2`` the ``r`` largest ``a_j^2`` and ``be^2`` a bound on the residual's sparse eigenvalue:
+    the smaller of its ``r`` largest diagonal entries ``b_j^2`` and its Gershgorin row sums (the ``r - 1``
+    largest ``|C_jl - a_j a_l|`` of each free row).
+    """
+    nf = F.shape[0]
+    row = np.empty(nf - 1)
+    g = -np.inf
+    for q in range(nf):
+        j = F[q]
+        t = 0
+        for u in range(nf):
+            if u != q:
+                row[t] = abs(C[j, F[u]] - a[q] * a[u])
+                t += 1
+        v = b2[q] + top_sum(row, r - 1)
+        if v > g:
+            g = v
+    be2 = min(g, top_sum(b2, r))
+    al2 = top_sum(a2, r)
+    return lam_max_2x2(lam1 + al2, np.sqrt(al2 * be2), lam2 + be2)
+
+
+@njit(cache=True)
+def _top_minus(v, r, sorted_top, kth):
+    """Per entry ``j``: the sum of the ``r - 1`` largest of ``v`` without ``v_j`` (from the top-r sum)."""
+    n = v.shape[0]
+    out = np.empty(n)
+    if r - 1 <= 0:
+        out[:] = 0.0
+        return out
+    top_r1 = sorted_top - kth  # the r - 1 largest when v_j is not among the r largest
+    for q in range(n):
+        if v[q] >= kth:
+            out[q] = sorted_top - v[q]
+        else:
+            out[q] = top_r1
+    return out
+
+
+@njit(cache=True)
+def forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r):
+    """For each free ``j``: a bound on every support of the node that contains ``j``.
+
+    The smaller of the 2 x 2 bound with ``j`` among the ``r`` entries and Li & Xie's cut from
+    ``I + {j}`` (``lambda_max(C_{I+j})`` bounded by its own 2 x 2 bound, plus the ``r - 1`` largest
+    other free diagonal entries).
+    """
+    n = a2.shape[0]
+    out = np.empty(n)
+    if n == 0:
+        return out
+    ta = top_sum(a2, r)
+    tab = top_sum(ab, r)
+    tb = top_sum(b2, r)
+    td = top_sum(dF, r)
+    ra = _top_minus(a2, r, ta, _kth_largest(a2, r))
+    rab = _top_minus(ab, r, tab, _kth_largest(ab, r))
+    rb = _top_minus(b2, r, tb, _kth_largest(b2, r))
+    rd = _top_minus(dF, r, td, _kth_largest(dF, r))
+    for q in range(n):
+        forced = lam_max_2x2(lam1 + a2[q] + ra[q], ab[q] + rab[q], lam2 + b2[q] + rb[q])
+        alone = lam_max_2x2(lam1 + a2[q], ab[q], lam2 + b2[q]) + rd[q]
+        out[q] = min(forced, alone)
+    return out
+
+
+@njit(cache=True)
+def _sub(C, S):
+    m = S.shape[0]
+    M = np.empty((m, m))
+    for a in range(m):
+        for b in range(m):
+            M[a, b] = C[S[a], S[b]]
+    return M
+
+
+@njit(cache=True)
+def signed_value(C, S):
+    """``lambda_max(C_S)`` and its unit eigenvector (on ``S``)."""
+    w, V = np.linalg.eigh(_sub(C, S))
+    return w[-1], V[:, -1].copy()
+
+
+@njit(cache=True)
+def nonneg_value(C, S, floor, budget=200_000):
+    """``max x'Cx`` over unit ``x >= 0`` supported in ``S``, exactly, when it exceeds ``floor``.
+
+    At the optimum, ``x`` restricted to its support ``T`` is a positive eigenvector of ``C_T`` (KKT), so
+    the value is the largest eigenvalue with a one-signed eigenvector over the subsets ``T`` of ``S``.
+    The subsets are enumerated (each once) and a subset whose ``lambda_max`` is at most the best so far
+    is pruned with all of its own subsets; a one-signed top eigenvector (Perron) ends a branch. Returns
+    ``(value, x on S, complete)``; ``value <= floor`` (and ``x`` zero) when nothing beats ``floor``;
+    ``complete`` is False when ``budget`` subsets were examined before the enumeration ended (then
+    ``value`` is only a lower bound).
+    """
+    m = S.shape[0]
+    best = floor
+    bx = np.zeros(m)
+    cap = m * m + 2
+    masks = np.empty(cap, np.int64)
+    starts = np.empty(cap, np.int64)
+    sp = 1
+    masks[0] = (np.int64(1) << m) - 1
+    starts[0] = 0
+    pos = np.empty(m, np.int64)
+    seen = 0
+    while sp > 0:
+        if seen >= budget:
+            return best, bx, False
+        seen += 1
+        sp -= 1
+        mask = masks[sp]
+        start = starts[sp]
+        n = 0
+        for t in range(m):
+            if (mask >> t) & 1:
+                pos[n] = t
+                n += 1
+        T = np.empty(n, np.int64)
+        for t in range(n):
+            T[t] = S[pos[t]]
+        M = _sub(C, T)
+        w, V = np.linalg.eigh(M)
+        if w[n - 1] <= best:
+            continue
+        perron = False
+        for e in range(n - 1, -1, -1):
+            if w[e] <= best:
+                break
+            v = V[:, e]
+            tol = 1e-12 * np.max(np.abs(v))
+            if np.all(v >= -tol) or np.all(v <= tol):
+                x = np.abs(v)
+                x /= np.sqrt(np.sum(x * x))
+                val = x @ M @ x
+                if val > best:
+                    best = val
+                    bx[:] = 0.0
+                    for t in range(n):
+                        bx[pos[t]] = x[t]
+                if e == n - 1:
+                    perron = True
+                break
+        if perron or n == 1:
+            continue
+        for t in range(n):
+            if pos[t] >= start:
+                masks[sp] = mask & ~(np.int64(1) << pos[t])
+                starts[sp] = pos[t] + 1
+                sp += 1
+    return best, bx, True
+
+
+@njit(cache=True)
+def nonneg_lower(C, S, n_iter=30):
+    """A feasible non-negative value on ``S``: projected power steps from the clipped top eigenvector."""
+    M = _sub(C, S)
+    _w, V = np.linalg.eigh(M)
+    v = V[:, -1].copy()
+    if np.sum(np.maximum(v, 0.0)) < np.sum(np.maximum(-v, 0.0)):
+        v = -v
+    x = np.maximum(v, 0.0)
+    nx = np.sqrt(np.sum(x * x))
+    if nx == 0.0:
+        x[:] = 0.0
+        x[np.argmax(np.diag(M))] = 1.0
+    else:
+        x /= nx
+    for _ in range(n_iter):  # C PSD: each projected power step raises x'Cx
+        y = np.maximum(M @ x, 0.0)
+        ny = np.sqrt(np.sum(y * y))
+        if ny == 0.0:
+            break
+        x = y / ny
+    return x @ M @ x, x
+
+
+@njit(cache=True)
+def _evaluate(C, S, nonneg, exact, inc_val, inc_x):
+    """Evaluate support ``S``; update the incumbent (``inc_val[0]``, full-length ``inc_x``) when it improves.
+
+    A non-negative support whose enumeration runs out of its budget records ``lambda_max(C_S)`` in
+    ``inc_val[1]`` (the largest bound of the supports left undecided, part of the certified bound).
+    """
+    if S.shape[0] == 0:
+        return
+    if nonneg:
+        if exact:
+            val, x, complete = nonneg_value(C, S, inc_val[0], LEAF_BUDGET)
+            if not complete:
+                inc_val[1] = max(inc_val[1], signed_value(C, S)[0])
+        else:
+            val, x = nonneg_lower(C, S)
+    else:
+        val, x = signed_value(C, S)
+    if val > inc_val[0]:
+        inc_val[0] = val
+        inc_x[:] = 0.0
+        for t in range(S.shape[0]):
+            inc_x[S[t]] = x[t]
+
+
+@njit(cache=True)
+def bnb_run(
+    C, W, k, nonneg, gap, eig_limit, stack_status, stack_bound, sp_arr, inc_val, inc_x, counts, max_nodes
+):
+    """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
+
+    ``stack_status[t]`` is a node (1 in, -1 out, 0 free per feature) and ``stack_bound[t]`` its parent's
+    bound; ``sp_arr[0]`` the number of open nodes (at most ``p + 1``: depth-first). The incumbent
+    (``inc_val[0]``, ``inc_x``) and the prune ``counts`` are updated in place. Returns the nodes processed.
+    """
+    p = C.shape[0]
+    diag = np.empty(p)
+    for i in range(p):
+        diag[i] = C[i, i]
+    nodes = 0
+    while sp_arr[0] > 0 and nodes < max_nodes:
+        sp = sp_arr[0] - 1
+        status = stack_status[sp].copy()
+        pb = stack_bound[sp]
+        sp_arr[0] = sp
+        nodes += 1
+        thr = inc_val[0] + gap * abs(inc_val[0])
+        if pb <= thr:
+            counts[STALE] += 1
+            continue
+        I = np.nonzero(status == 1)[0]
+        F = np.nonzero(status == 0)[0]
+        m = I.shape[0]
+        nf = F.shape[0]
+        r = k - m
+        if r <= 0:
+            counts[LEAF] += 1
+            _evaluate(C, I, nonneg, True, inc_val, inc_x)
+            continue
+        if m + nf <= k:
+            counts[LEAF] += 1
+            _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x)
+            continue
+        dF = diag[F]
+        b = trace_bound(diag, I, F, r)
+        if b <= thr:
+            counts[TRACE] += 1
+            continue
+        lam1 = 0.0
+        lam2 = 0.0
+        have_split = False
+        if m > 0:
+            wI, VI = np.linalg.eigh(_sub(C, I))
+            lam1 = max(wI[m - 1], 0.0)
+            if m > 1:
+                lam2 = max(wI[m - 2], 0.0)
+            b = min(b, lixie_bound(lam1, diag, F, r))
+            if b <= thr:
+                counts[LIXIE] += 1
+                continue
+            if lam1 > 0.0:
+                a2, ab, b2 = split_along(C, diag, I, F, VI[:, m - 1].copy(), lam1)
+                have_split = True
+                b = min(b, two_by_two_bound(lam1, lam2, a2, ab, b2, r))
+                if b <= thr:
+                    counts[TWO_BY_TWO] += 1
+                    continue
+                sa = signed_along(C, I, F, VI[:, m - 1].copy(), lam1)
+                b = min(b, residual_bound(C, F, sa, a2, b2, lam1, lam2, r))
+                if b <= thr:
+                    counts[RESIDUAL] += 1
+                    continue
+        b = min(b, gershgorin_bound(W, I, F, r))
+        if b <= thr:
+            counts[GERSHGORIN] += 1
+            continue
+        if m + nf <= eig_limit:
+            A = np.concatenate((I, F))
+            b = min(b, np.linalg.eigvalsh(_sub(C, A))[m + nf - 1])
+            if b <= thr:
+                counts[LAMBDA_A] += 1
+                continue
+        # the node's incumbent: I plus the r free features most aligned with it
+        if have_split:
+            score = a2
+        else:
+            score = dF.copy()
+        order = np.argsort(-score)
+        S = np.concatenate((I, F[order[:r]]))
+        _evaluate(C, S, nonneg, False, inc_val, inc_x)
+        thr = inc_val[0] + gap * abs(inc_val[0])
+        if b <= thr:
+            counts[NODE_INCUMBENT] += 1
+            continue
+        if have_split:
+            fb = forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r)
+            keep = fb > thr
+            n_out = nf - np.sum(keep)
+            if n_out > 0:
+                counts[FIXED_OUT] += n_out
+                for q in range(nf):
+                    if not keep[q]:
+                        status[F[q]] = -1
+                F = F[keep]
+                score = score[keep]
+                nf = F.shape[0]
+                if nf == 0 or m + nf <= k:
+                    counts[LEAF] += 1
+                    _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x)
+                    continue
+                # the node's own bounds over the smaller free set
+                a2 = a2[keep]
+                ab = ab[keep]
+                b2 = b2[keep]
+                dF = dF[keep]
+                b = min(b, lixie_bound(lam1, diag, F, r), two_by_two_bound(lam1, lam2, a2, ab, b2, r))
+                if b <= thr:
+                    counts[TWO_BY_TWO] += 1
+                    continue
+        j = F[np.argmax(score)]
+        sp = sp_arr[0]
+        stack_status[sp, :] = status
+        stack_status[sp, j] = -1
+        stack_bound[sp] = b
+        stack_status[sp + 1, :] = status
+        stack_status[sp + 1, j] = 1
+        stack_bound[sp + 1] = b
+        sp_arr[0] = sp + 2
+    return nodes
+
+
+@njit(cache=True)
+def greedy_support(C, k, nonneg):
+    """Forward selection: add the feature that raises the value most (``lambda_max``, or the non-negative
+    lower bound), ``k`` times. Returns the support."""
+    p = C.shape[0]
+    chosen = np.zeros(p, np.bool_)
+    S = np.empty(0, np.int64)
+    for _ in range(min(k, p)):
+        best = -np.inf
+        bj = -1
+        for j in range(p):
+            if chosen[j]:
+                continue
+            T = np.append(S, j)
+            if nonneg:
+                v, _x = nonneg_lower(C, T, 10)
+            else:
+                v, _x = signed_value(C, T)
+            if v > best:
+                best = v
+                bj = j
+        chosen[bj] = True
+        S = np.append(S, bj)
+    return S
+
+
+@njit(cache=True)
+def swap_search(C, S, nonneg, max_passes=3):
+    """Local search: swap one feature of ``S`` for one outside while the value rises (first improvement)."""
+    p = C.shape[0]
+    S = S.copy()
+    k = S.shape[0]
+    if nonneg:
+        cur, _x = nonneg_lower(C, S)
+    else:
+        cur, _x = signed_value(C, S)
+    inside = np.zeros(p, np.bool_)
+    for i in S:
+        inside[i] = True
+    for _ in range(max_passes):
+        improved = False
+        for a in range(k):
+            for j in range(p):
+                if inside[j]:
+                    continue
+                T = S.copy()
+                T[a] = j
+                if nonneg:
+                    v, _x = nonneg_lower(C, T)
+                else:
+                    v, _x = signed_value(C, T)
+                if v > cur * (1.0 + 1e-12):
+                    inside[S[a]] = False
+                    inside[j] = True
+                    S = T
+                    cur = v
+                    improved = True
+        if not improved:
+            break
+    return S
+
+
+@njit(cache=True)
+def node_bound(C, W, status, k, nonneg, eig_limit, inc):
+    """The smallest of the node's bounds (no early exit), with the free features whose forced-in bound is
+    at most ``inc`` fixed out first: a certified bound for an open node when a search stops."""
+    I = np.nonzero(status == 1)[0]
+    F = np.nonzero(status == 0)[0]
+    m = I.shape[0]
+    r = k - m
+    if r <= 0 or m + F.shape[0] <= k:
+        S = np.concatenate((I, F)) if r > 0 else I
+        if S.shape[0] == 0:
+            return 0.0
+        return signed_value(C, S)[0]  # >= the non-negative value
+    diag = np.diag(C).copy()
+    b = trace_bound(diag, I, F, r)
+    if m > 0:
+        wI, VI = np.linalg.eigh(_sub(C, I))
+        lam1 = max(wI[m - 1], 0.0)
+        lam2 = max(wI[m - 2], 0.0) if m > 1 else 0.0
+        if lam1 > 0.0:
+            u1 = VI[:, m - 1].copy()
+            a2, ab, b2 = split_along(C, diag, I, F, u1, lam1)
+            keep = forced_in_bounds(lam1, lam2, a2, ab, b2, diag[F], r) > inc
+            F = F[keep]
+            if m + F.shape[0] <= k:
+                return signed_value(C, np.concatenate((I, F)))[0]
+            a2, ab, b2 = a2[keep], ab[keep], b2[keep]
+            sa = signed_along(C, I, F, u1, lam1)
+            b = min(
+                b,
+                two_by_two_bound(lam1, lam2, a2, ab, b2, r),
+                residual_bound(C, F, sa, a2, b2, lam1, lam2, r),
+            )
+        b = min(b, lixie_bound(lam1, diag, F, r), trace_bound(diag, I, F, r))
+    b = min(b, gershgorin_bound(W, I, F, r))
+    if m + F.shape[0] <= max(eig_limit, 2 * k):
+        b = min(b, np.linalg.eigvalsh(_sub(C, np.concatenate((I, F))))[-1])
+    return b

@@ -1,0 +1,323 @@
+"""The certified optimum of sparse PCA: ``max x'Cx`` over unit ``x`` with at most ``k`` non-zeros, by branch
+and bound (optionally with ``x >= 0``).
+
+A node fixes features in (``I``) or out and leaves the rest free (``F``); ``r = k - |I|`` may still enter.
+It is pruned when an upper bound on every support below it is at most the incumbent (times ``1 + gap``).
+The bounds (kernels in :mod:`repro.kernels.optimal`), cheapest first:
+
+1. **trace** (Berk & Bertsimas 2019): ``lambda_max(C_S) <= tr C_S``.
+2. **Li & Xie's cut** (2024): for PSD ``C = G'G``, ``C_S = G_S'G_S`` and
+   ``||G_S||^2 <= ||G_I||^2 + sum_{j in S - I} ||g_j||^2``, so
+   ``lambda_max(C_S) <= lambda_max(C_I) + (r largest C_jj of F)``.
+3. **the 2 x 2 bound** (this library): let ``h`` be the top left singular vector of ``G_I`` (value
+   ``l1``, next ``l2``). A unit ``y = c h + s w`` (``w`` unit, orthogonal to ``h``, ``c, s >= 0``) gives
+   ``y'G_I G_I'y <= l1 c^2 + l2 s^2`` (no cross term: ``h`` is an eigenvector) and
+   ``(g_j'y)^2 <= (|a_j| c + b_j s)^2`` with ``a_j = g_j'h = C_{j,I} u1 / sqrt(l1)``,
+   ``b_j^2 = C_jj - a_j^2``. Summing, ``lambda_max(C_S) = max_y y'G_S G_S'y`` is at most the largest
+   eigenvalue of ``[[l1 + sum a_j^2, sum |a_j| b_j], [., l2 + sum b_j^2]]``, a non-negative matrix whose
+   largest eigenvalue grows with each entry: each sum is replaced by its ``r`` largest terms over ``F``.
+   With one feature ``j`` forced in, the same bound (or ``lambda_max(C_{I+j})``'s own 2 x 2 bound plus
+   Li & Xie's cut) decides whether ``j`` can be fixed out of the node's subtree.
+4. **Gershgorin** (Berk & Bertsimas): ``lambda_max(C_S) <= lambda_max(|C|_S) <=`` the largest row sum of
+   ``|C|_S``; for ``x >= 0``, ``x'Cx <= x'max(C, 0)x``, so ``max(C, 0)`` replaces ``|C|``.
+5. ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (eigenvalue interlacing), when
+   ``|A| <= eig_limit``.
+
+At the root the spannogram certificate (:func:`repro.spannogram_bound`, Asteris et al. 2014) is a further
+bound, and the incumbent is the best of a greedy forward selection, the truncated leading eigenvector and
+EMSparsePCA, each polished by a swap local search; each node tries ``I`` plus its ``r`` free features
+best aligned with ``C_I``'s top direction. The search is depth-first (at most ``p + 1`` open nodes).
+Not for ``x >= 0`` only: a decided support is evaluated exactly by enumerating its subsets (at the
+optimum ``x`` is a positive eigenvector of ``C_T`` on its support ``T``), so ``k <= 62`` there.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ._base import ProjectionMixin
+from ._bnb import OptimalResult, search
+from ._validation import check_array, check_cardinality, check_int, check_real
+from .em_sparse_pca import em_sparse_pca
+from .linalg import Covariance, projection_deflate
+from .spannogram import spannogram_bound
+
+__all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca"]
+
+_NONNEG_MAX_K = 62
+
+
+def _constant_features(M: np.ndarray) -> np.ndarray:
+    bad = ~np.isfinite(np.diag(M))
+    return np.flatnonzero(bad | (~np.isfinite(M)).all(axis=0))
+
+
+def _as_matrix(X, precomputed: bool) -> np.ndarray:
+    """The covariance as a dense float64 matrix, checked: finite, symmetric, positive semi-definite."""
+    if isinstance(X, Covariance):
+        M = np.asarray(X.dense(), dtype=float)
+    elif precomputed:
+        M = np.array(X, dtype=float, copy=True)
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise ValueError(f"X with precomputed=True must be a square matrix; got shape {M.shape}.")
+        if not np.all(np.isfinite(M)):
+            bad = _constant_features(M)
+            where = f" (features {bad[:10].tolist()}{'...' if bad.size > 10 else ''})" if bad.size else ""
+            raise ValueError(
+                f"X holds {int(np.sum(~np.isfinite(M)))} NaN or infinite entries{where}: a "
+                "correlation matrix has NaN where a feature is constant. Drop those features (or pass the "
+                "covariance matrix)."
+            )
+        asym = float(np.max(np.abs(M - M.T))) if M.size else 0.0
+        if asym > 1e-8 * max(float(np.max(np.abs(M))), 1e-300):
+            raise ValueError(f"X with precomputed=True must be symmetric; max |X - X'| = {asym:.3g}.")
+        M = 0.5 * (M + M.T)
+    else:
+        M = Covariance.from_data(check_array(X, "X", min_samples=2), name="X").dense()
+        M = np.array(M, dtype=float)
+    if M.shape[0] == 0:
+        raise ValueError("X has no features.")
+    top = float(np.max(np.abs(np.diag(M))))
+    if not top > 0:
+        raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
+    lo = float(np.linalg.eigvalsh(M)[0])
+    if lo < -1e-9 * top * M.shape[0]:
+        raise ValueError(
+            f"X is not positive semi-definite (smallest eigenvalue {lo:.3g}); pass a covariance or "
+            "correlation matrix, or clip its negative eigenvalues."
+        )
+    return M
+
+
+def _em_support(C: np.ndarray, k: int, nonneg: bool):
+    """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
+    try:
+        cov = Covariance.from_matrix(C)
+        comps, _ = em_sparse_pca(
+            cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
+        )
+    except Exception:
+        return None
+    if not 0 < np.count_nonzero(comps[0]) <= k:
+        return None
+    return np.argsort(-np.abs(comps[0]), kind="stable")[:k].astype(np.int64)
+
+
+def _spannogram_root(C: np.ndarray, k: int, nonneg: bool) -> float:
+    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed."""
+    try:
+        return float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
+    except Exception:
+        return np.inf
+
+
+def optimal_sparse_pca(
+    X,
+    k,
+    *,
+    nonneg: bool = False,
+    precomputed: bool = False,
+    gap: float = 1e-6,
+    time_limit: float | None = None,
+    max_nodes: int | None = None,
+    eig_limit: int = 40,
+    root_em: bool = True,
+    root_spannogram: bool = True,
+    verbose: bool = False,
+) -> OptimalResult:
+    """The optimal ``k``-sparse principal component, proven: ``max x'Cx``, ``||x|| = 1``, ``|x|_0 <= k``.
+
+    Branch and bound over supports (module docstring: the bounds and why each is valid). The returned
+    component is the best found; ``upper_bound`` bounds the optimum, so ``value / upper_bound`` certifies
+    how close it is even when the search stops early.
+
+    Parameters
+    ----------
+    X : array_like (n_samples, n_features), Covariance, or (n_features, n_features) with ``precomputed``
+        Data (centred here), a :class:`repro.Covariance`, or a covariance/correlation matrix.
+    k : int
+        The largest number of non-zeros, ``1 <= k <= n_features``.
+    nonneg : bool, default False
+        Also require ``x >= 0`` (then ``k <= 62``).
+    precomputed : bool, default False
+        ``X`` is a covariance or correlation matrix (symmetric positive semi-definite, finite).
+    gap : float, default 1e-6
+        Relative tolerance: the search ends when ``upper_bound <= value * (1 + gap)``.
+    time_limit : float, optional
+        Seconds; past it the best component is returned with its certified gap (``status`` "time_limit").
+    max_nodes : int, optional
+        A limit on the nodes processed (``status`` "node_limit").
+    eig_limit : int, default 40
+        Largest number of allowed features for which a node computes ``lambda_max`` over all of them.
+    root_em, root_spannogram : bool, default True
+        Use EMSparsePCA as a root incumbent, and the spannogram certificate as a root bound.
+    verbose : bool, default False
+        Print a progress line (nodes, open nodes, value, bound, gap) to stderr about every second.
+
+    Returns
+    -------
+    OptimalResult
+        Component, value, upper bound, gap, ``proven``, status, nodes, time and the prune counts.
+        Interrupting (Ctrl-C) returns the incumbent with status "interrupted".
+
+    See Also
+    --------
+    OptimalSparsePCA : several components, each certified.
+    repro.spannogram_bound : the upper bound of Asteris et al. (2014).
+
+    References
+    ----------
+    Berk, L. & Bertsimas, D. (2019). Certifiably optimal sparse principal component analysis. Math. Prog.
+    Comp. 11, 381-420. Li, Y. & Xie, W. (2024). Exact and approximation algorithms for sparse PCA. INFORMS
+    J. Computing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import optimal_sparse_pca
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 12)) @ rng.standard_normal((12, 12))
+    >>> res = optimal_sparse_pca(X, 4)
+    >>> res.proven, res.status, int(np.count_nonzero(res.component)) <= 4
+    (True, 'optimal', True)
+    >>> bool(res.value <= res.upper_bound)
+    True
+    """
+    t0 = time.perf_counter()
+    nonneg = bool(nonneg)
+    C0 = _as_matrix(X, precomputed)
+    p = C0.shape[0]
+    k = check_int(k, "k", low=1, high=p)
+    if nonneg and k > _NONNEG_MAX_K:
+        raise ValueError(f"k = {k} with nonneg=True: at most {_NONNEG_MAX_K} (supports are enumerated).")
+    gap = check_real(gap, "gap", low=0.0)
+    if time_limit is not None:
+        time_limit = check_real(time_limit, "time_limit", low=0.0)
+    if max_nodes is not None:
+        max_nodes = check_int(max_nodes, "max_nodes", low=0)
+    eig_limit = check_int(eig_limit, "eig_limit", low=0)
+    return search(
+        C0,
+        k,
+        nonneg=nonneg,
+        gap=gap,
+        time_limit=time_limit,
+        max_nodes=max_nodes,
+        eig_limit=eig_limit,
+        em_start=_em_support if root_em else None,
+        spannogram=_spannogram_root if root_spannogram else None,
+        verbose=verbose,
+        t0=t0,
+    )
+
+
+class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
+    """Sparse PCA with certified optimal components: each is :func:`optimal_sparse_pca` of the
+    (projection-)deflated covariance.
+
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number of components.
+    cardinality : int, sequence of int, or None
+        Largest number of non-zeros of each component (one value for all, or one per component); ``None``:
+        no sparsity constraint (PCA, certified trivially).
+    nonneg : bool, default False
+        Non-negative loadings.
+    precomputed : bool, default False
+        ``fit`` receives a covariance or correlation matrix (then ``transform`` is not available).
+    gap : float, default 1e-6
+        Relative tolerance of each proof.
+    time_limit : float, optional
+        Seconds per component; past it the component keeps its certified gap.
+
+    Attributes
+    ----------
+    components_ : ndarray (n_components, n_features)
+        Unit loadings as rows.
+    explained_variance_ : ndarray (n_components,)
+        ``w'Cw`` of each on the deflated covariance it was computed from.
+    upper_bounds_ : ndarray (n_components,)
+        Proven upper bounds on each deflated problem's optimum.
+    gaps_ : ndarray (n_components,)
+        Certified relative gaps.
+    proven_ : ndarray of bool (n_components,)
+        Whether each reached ``gap``.
+    results_ : list of OptimalResult
+        The full result of each component.
+    mean_ : ndarray (n_features,)
+        Column means (zeros for a precomputed matrix).
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+
+    See Also
+    --------
+    optimal_sparse_pca
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import OptimalSparsePCA
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.standard_normal((100, 8)) @ rng.standard_normal((8, 8))
+    >>> est = OptimalSparsePCA(n_components=2, cardinality=3).fit(X)
+    >>> est.components_.shape, bool(est.proven_.all())
+    ((2, 8), True)
+    >>> est.transform(X).shape
+    (100, 2)
+    """
+
+    def __init__(
+        self, n_components=1, *, cardinality=None, nonneg=False, precomputed=False, gap=1e-6, time_limit=None
+    ):
+        self.n_components = n_components
+        self.cardinality = cardinality
+        self.nonneg = nonneg
+        self.precomputed = precomputed
+        self.gap = gap
+        self.time_limit = time_limit
+
+    def fit(self, X, y=None):
+        """Compute the components.
+
+        Parameters
+        ----------
+        X : array_like (n_samples, n_features), Covariance, or a matrix with ``precomputed=True``
+            The data.
+        y : ignored
+
+        Returns
+        -------
+        self : OptimalSparsePCA
+        """
+        if isinstance(X, Covariance) or self.precomputed:
+            C = _as_matrix(X, True)
+            self.mean_ = np.zeros(C.shape[0])
+        else:
+            X = check_array(X, "X", min_samples=2)
+            self.mean_ = X.mean(axis=0)
+            C = _as_matrix(X, False)
+        p = C.shape[0]
+        n = check_int(self.n_components, "n_components", low=1, high=p)
+        ks = check_cardinality(p if self.cardinality is None else self.cardinality, p, n)
+        comps, results = [], []
+        for i in range(n):
+            res = optimal_sparse_pca(
+                C, int(ks[i]), nonneg=self.nonneg, precomputed=True, gap=self.gap, time_limit=self.time_limit
+            )
+            results.append(res)
+            comps.append(res.component)
+            if i + 1 < n:
+                C = projection_deflate(C, res.component)
+                C = 0.5 * (C + C.T)
+        self.components_ = np.array(comps)
+        self.results_ = results
+        self.explained_variance_ = np.array([r.value for r in results])
+        self.upper_bounds_ = np.array([r.upper_bound for r in results])
+        self.gaps_ = np.array([r.gap for r in results])
+        self.proven_ = np.array([r.proven for r in results])
+        self.n_features_in_ = p
+        return self

@@ -1,0 +1,24 @@
+"""bench_optimal in --quick mode: outputs, ledger rows, and the proven Pit Props optima."""
+
+from __future__ import annotations
+
+import pytest
+from quickrun import check_outputs
+
+from data_fetch._needs import LOADER_FILES
+from experiments import bench_optimal
+
+DATA = LOADER_FILES["load_spca_optimal"] + LOADER_FILES["load_spca_optimal_results"]
+
+
+@pytest.mark.data(*DATA)
+def test_bench_optimal_quick(tmp_path):
+    assert bench_optimal.main(["--quick", "--out", str(tmp_path)]) == 0
+    df, rows = check_outputs(tmp_path, "bench_optimal", bench_optimal)
+    pit = df[df.part == "pitprops"]
+    assert list(pit.k) == list(range(1, 14)) and pit.proven.all()
+    bench = df[df.part == "benchmark"]
+    for h in ("em", "spannogram", "thresholding", "pathspca"):  # no heuristic beats a proven optimum
+        assert (bench[bench.proven][f"{h}_ratio"] <= 1 + 1e-9).all()
+    assert (bench.upper_bound >= bench.value).all()
+    assert rows.set_index("id").loc["pitprops-optima", "verdict"] == "reproduced"
