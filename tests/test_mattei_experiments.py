@@ -148,6 +148,17 @@ def test_fig3_gain_and_significance_checks_can_fail():
     small = _fig3_frame([2.0, 2.5, 1.5, 3.0, 2.2, 1.8, 2.6, 2.4])
     assert mattei2016_fig3._check_significant(ahead).verdict == REPRODUCED
     assert mattei2016_fig3._check_significant(mixed).verdict == NOT_REPRODUCED
+    # issue 36: the rule tests a size. A margin of +0.01 point at every q is ahead everywhere (a plain
+    # Wilcoxon gives its smallest p) but is no 'very suboptimal' local choice: not reproduced as such
+    tiny = _fig3_frame([0.01] * 8)
+    out = mattei2016_fig3._check_significant(tiny)
+    assert out.verdict == PARTIAL
+    assert "against 0: p = 0.0039" in out.reproduced
+    # a loss just under a tenth of the global's variance at every q does not pass; well above it does
+    under = _fig3_frame([1.2] * 8)  # 1.2 / 12.2 = 9.8%
+    assert mattei2016_fig3._check_significant(under).verdict == PARTIAL
+    over = _fig3_frame([1.6] * 8)  # 1.6 / 12.6 = 12.7%
+    assert mattei2016_fig3._check_significant(over).verdict == REPRODUCED
     assert mattei2016_fig3._check_global(ahead).verdict == REPRODUCED
     assert mattei2016_fig3._check_global(small).verdict == PARTIAL  # above everywhere, but not by 5 points
     assert mattei2016_fig3._check_global(mixed).verdict == NOT_REPRODUCED
