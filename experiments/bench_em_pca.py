@@ -554,6 +554,7 @@ CLAIMS = [
         ">= 1.0x (other / EMPCA)",
         _check_vs(spectrum, other),
         machine_dependent=True,
+        case=f"{spectrum} spectrum",
     )
     for spectrum in ("spiked", "decaying")
     for tag, other in (("randomized", RSVD), ("svds", SVDS))

@@ -744,6 +744,7 @@ CLAIMS = [
         "<= 1.3x",
         _check_in_memory(prefix),
         machine_dependent=True,
+        case=label,
     )
     for tag, label, products, prefix in (
         ("roweis", "EMPCA(10) (Roweis' iteration)", "X Q, X'(XQ), 10 columns", "Roweis"),

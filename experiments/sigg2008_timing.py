@@ -264,6 +264,10 @@ def _iters(df, tol):
 
 
 def _check_iterations(df):
+    # One sentence, one verdict (DESIGN.md, "Writing a claim check"). The paper does not state Alg. 1's
+    # eps; the sentence says the iterations "achieve convergence", and the figures it supports (Fig. 2-3)
+    # compare converged components, so it is read at the tolerance every figure here uses (CLAIM_TOL).
+    # The loose reading (the largest eps tried) is reported in the note and does not count.
     m = _iters(df, CLAIM_TOL)
     loose = {tol: _iters(df, tol) for tol in TOLS if tol != CLAIM_TOL}
     nn = df[(df.kind == "time") & (df.method == "emPCA (nn)")].n_iter.mean()
@@ -274,33 +278,24 @@ def _check_iterations(df):
     )
     ok = bool((m < 10).all())
     holds_at = [f"{tol:g}" for tol, s in loose.items() if bool((s < 10).all())]
+    tol_max = max(TOLS)
     return Outcome(
         txt,
         REPRODUCED if ok else NOT_REPRODUCED,
         f"tested at the tolerance every figure uses, 1 - |w(t+1)'w(t)| < {CLAIM_TOL:g} (the paper's rule, "
-        "Alg. 1; the paper does not state its eps: the loose reading is em-iterations-below-10-loose-eps)"
+        "Alg. 1, whose eps the paper does not state). Reading decided: 'sufficient to achieve convergence' "
+        "speaks of converged components, the ones its figures compare, so the tolerance of the figures; "
+        f"the loose reading (eps = {tol_max:g}, a step of about {np.sqrt(2 * tol_max):.3f} rad) is "
+        "reported here and not counted"
         + (
             f"; the mean falls below 10 only at the loosest tolerance tried, {', '.join(holds_at)}, where "
             "the direction is still moving by about 1e-2 rad per step: not convergence in the sense of the "
             "figures"
             if holds_at and not ok
             else ""
-        ),
-    )
-
-
-def _check_iterations_loose(df):
-    tol = max(TOLS)
-    m = _iters(df, tol)
-    ok = bool((m < 10).all())
-    return Outcome(
-        "; ".join(f"{d}: {v:.1f}" for d, v in m.items()) + f" (tol {tol:g})",
-        REPRODUCED if ok else NOT_REPRODUCED,
-        f"the paper's stopping rule (Alg. 1: stop when |w(t+1)'w(t)| > 1 - eps) with the loosest eps tried, "
-        f"{tol:g} (a step of about {np.sqrt(2 * tol):.3f} rad). The paper does not state eps, so both "
-        "readings are rows: this one, and em-iterations-below-10 at the tolerance of the figures. For "
-        "context: the author's later R package nsprcomp stops on a relative change of the objective below "
-        "1e-3 (em_tol default, 100 iterations at most), another rule",
+        )
+        + ". For context: the author's later R package nsprcomp stops on a relative change of the "
+        "objective below 1e-3 (em_tol default, 100 iterations at most), another rule",
     )
 
 
@@ -400,13 +395,6 @@ CLAIMS = [
         "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence",
         "< 10",
         _check_iterations,
-    ),
-    Claim(
-        "em-iterations-below-10-loose-eps",
-        "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence (eps of the "
-        "stopping rule read as loose)",
-        "< 10",
-        _check_iterations_loose,
     ),
     Claim(
         "iterations-weak-in-K",

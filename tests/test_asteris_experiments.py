@@ -156,6 +156,14 @@ def test_new_asteris_checks_can_fail():
     bad = good.assign(certified_theorem2=0.4)
     assert _asteris.check_vs_apriori(good).verdict == REPRODUCED
     assert _asteris.check_vs_apriori(bad).verdict == NOT_REPRODUCED
+    # issue 36: "significantly tighter" = at least halving the room (1 - guarantee) the a-priori bound
+    # leaves. +11 points over an a-priori 45% leaves 80% of that room: higher everywhere, not significantly
+    eleven = good.assign(certified_theorem2=0.56)
+    assert _asteris.check_vs_apriori(eleven).verdict == PARTIAL
+    # +6 points over an a-priori 90% leaves 40% of the room: significant though the points are few
+    near_one = good.assign(rho_d=1.0, certified_theorem2=0.96)
+    out = _asteris.check_vs_apriori(near_one)
+    assert out.verdict == REPRODUCED and "margin to the rule: +0.10" in out.note
 
     def nspca(rows):
         return pd.DataFrame(

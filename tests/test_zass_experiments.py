@@ -153,16 +153,33 @@ def test_match_factors_recognises_dropped_pixels():
     assert (zass2006_fig2.match_factors(Wl, Wa, Wa).efficiency < 0.8).all()
 
 
-def test_overlap_remains_raw_reading_can_fail():
+def test_overlap_remains_one_verdict_raw_reading_only_in_note():
+    # one sentence, one verdict: the unit-norm reading decides; the raw off-diagonal is reported, not counted
     import pandas as pd
 
     from experiments import zass2006_fig2
 
-    def summary(a, c, b):
+    def summary(unit, raw):
         return pd.DataFrame(
-            [{"kind": "summary", "row": r, "overlap_offdiag": v} for r, v in (("a", a), ("c", c), ("b", b))]
+            [
+                {
+                    "kind": "summary",
+                    "row": r,
+                    "overlap_unit": u,
+                    "overlap_offdiag": o,
+                    "nondominant_energy": 0.3,
+                }
+                for r, u, o in zip("acb", unit, raw, strict=True)
+            ]
         )
 
-    assert zass2006_fig2._check_overlap_remains_raw(summary(54.2, 39.3, 2.26)).verdict == "reproduced"
-    assert zass2006_fig2._check_overlap_remains_raw(summary(54.2, 20.0, 2.26)).verdict == "partly reproduced"
-    assert zass2006_fig2._check_overlap_remains_raw(summary(54.2, 3.0, 2.26)).verdict == "not reproduced"
+    check = zass2006_fig2._check_overlap_remains
+    # same unit-norm overlaps, raw readings that disagree: same verdict, the raw one named in the note
+    for raw in ((54.2, 39.3, 2.26), (54.2, 3.0, 2.26)):
+        out = check(summary((4.88, 3.0, 1.0), raw))
+        assert out.verdict == "reproduced"
+        assert "not counted" in out.note
+    assert check(summary((4.88, 2.45, 1.61), (54.2, 39.3, 2.26))).verdict == "partly reproduced"
+    assert check(summary((4.88, 1.7, 1.61), (54.2, 39.3, 2.26))).verdict == "not reproduced"
+    ids = [c.id for c in zass2006_fig2.CLAIMS]
+    assert "overlap-remains-with-beta-raw-u" not in ids

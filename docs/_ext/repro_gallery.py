@@ -59,7 +59,8 @@ PAPERS = {
         "Performance goals of this implementation, as ratios against a reference measured in the same run.",
     ),
 }
-VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "too close to call")
+# "untestable here": a claim this repository cannot test, counted in its own column, never as not reproduced
+VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "too close to call", "untestable here")
 
 
 def paper_of(name: str) -> str:

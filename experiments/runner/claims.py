@@ -13,6 +13,7 @@ lock; a damaged claims file is skipped and named in ``CLAIMS.md``, never fatal.
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = [
     "PARTIAL",
     "REPRODUCED",
     "TOO_CLOSE",
+    "UNTESTABLE",
     "VERDICTS",
     "Claim",
     "Outcome",
@@ -35,6 +37,7 @@ __all__ = [
     "call_timing",
     "evaluate",
     "read_ledger",
+    "sentence_key",
     "write_ledger",
 ]
 
@@ -42,8 +45,12 @@ REPRODUCED = "reproduced"
 PARTIAL = "partly reproduced"
 NOT_REPRODUCED = "not reproduced"
 TOO_CLOSE = "too close to call"
+# a claim this repository cannot put to the test (its note says why and what would test it): not a
+# failure of the paper, so it is never counted as "not reproduced"; the ledger counts it apart
+UNTESTABLE = "untestable here"
 ERROR = "check failed"
-VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE, ERROR)
+VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE, UNTESTABLE, ERROR)
+TESTED_VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE)
 
 COLUMNS = [
     "experiment",
@@ -67,7 +74,8 @@ class Outcome:
     reproduced : str
         The measured value, as it should read in the table (e.g. ``"3.4 +/- 0.6"``).
     verdict : str
-        One of ``REPRODUCED``, ``PARTIAL``, ``NOT_REPRODUCED``.
+        One of ``REPRODUCED``, ``PARTIAL``, ``NOT_REPRODUCED``, ``TOO_CLOSE`` (timing rows) or
+        ``UNTESTABLE`` (this repository cannot test the claim; the note says why).
     note : str
         Why, especially when it does not reproduce: the best explanation of the difference.
     """
@@ -99,6 +107,11 @@ class Claim:
         True when the verdict rests on a measured time (a speed ratio, a slope of seconds): the ledger
         marks such rows and counts them apart from the mathematical ones. Their checks should decide
         with :func:`call_timing`, so the verdict does not flip between two runs on the same machine.
+    case : str
+        The data set, setting or method on which this row tests its sentence, when one sentence is
+        tested on several (``"spiked spectrum"``, ``"CBCL"``). Two rows of one experiment never test one
+        sentence in one case: a second *reading* of a sentence is decided in the check and reported in
+        its note, not given a row (:func:`sentence_key`).
     """
 
     id: str
@@ -106,6 +119,65 @@ class Claim:
     published: str
     check: Callable[[pd.DataFrame], Outcome]
     machine_dependent: bool = False
+    case: str = ""
+
+
+def sentence_key(sentence: str, case: str = "") -> str:
+    """What makes two claim rows test one sentence: its words without parenthesised remarks, and the case.
+
+    Parenthesised text (a reading, a measure, a data set named in passing) is dropped, so
+    ``"... remains (overlap measured on the raw U)"`` and ``"... remains"`` share a key: two readings
+    of one sentence. Rows that test one sentence on different data say so in ``Claim.case``.
+
+    Examples
+    --------
+    >>> sentence_key("t < 10 iterations (eps read as loose)") == sentence_key("t < 10 iterations")
+    True
+    >>> sentence_key("no slower (spiked)", "spiked") == sentence_key("no slower (decaying)", "decaying")
+    False
+    """
+    text = str(sentence)
+    while True:  # innermost parentheses first, so nested remarks go too
+        stripped = re.sub(r"\([^()]*\)", " ", text)
+        if stripped == text:
+            break
+        text = stripped
+    words = " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    return f"{words} | {' '.join(re.findall(r'[a-z0-9]+', str(case).lower()))}"
+
+
+def check_one_verdict_per_sentence(experiment: str, claims: Sequence[Claim]) -> None:
+    """Raise ValueError when two claims of ``experiment`` test one sentence in one case (or share an id).
+
+    One published sentence gets one verdict: where a sentence admits two readings, the check decides
+    which one the paper meant and reports the other's value in its note (DESIGN.md, "Writing a claim
+    check").
+
+    Examples
+    --------
+    >>> def ok(df):
+    ...     return Outcome("-", REPRODUCED)
+    >>> two_readings = [Claim("a", "It holds", "", ok), Claim("b", "It holds (raw U)", "", ok)]
+    >>> try:
+    ...     check_one_verdict_per_sentence("x", two_readings)
+    ... except ValueError as exc:
+    ...     print(str(exc)[:44])
+    x: claims 'a' and 'b' test one sentence ('It
+    """
+    ids, keys = {}, {}
+    for claim in claims:
+        if claim.id in ids:
+            raise ValueError(f"{experiment}: duplicate claim id {claim.id!r}.")
+        ids[claim.id] = claim
+        key = sentence_key(claim.sentence, claim.case)
+        if key in keys:
+            raise ValueError(
+                f"{experiment}: claims {keys[key].id!r} and {claim.id!r} test one sentence "
+                f"({claim.sentence!r}); "
+                "decide the reading in one check and put the other reading's value in its note, or name the "
+                "data each tests in Claim.case."
+            )
+        keys[key] = claim
 
 
 def verdict_from(ok: bool, partial: bool = False) -> str:
@@ -172,12 +244,9 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
 
     A check that raises is recorded with verdict ``"check failed"`` and the error, never dropped.
     """
-    seen = set()
+    check_one_verdict_per_sentence(experiment, claims)
     rows = []
     for claim in claims:
-        if claim.id in seen:
-            raise ValueError(f"{experiment}: duplicate claim id {claim.id!r}.")
-        seen.add(claim.id)
         try:
             out = claim.check(df)
             if not isinstance(out, Outcome):
@@ -295,6 +364,13 @@ def _render_ledger(out_dir: Path) -> Path:
         f"Timing, machine-dependent ({int(timing.sum())}): {_counts(df[timing]) if len(df) else 'none'}.",
         "",
     ]
+    n_untestable = int((df["verdict"] == UNTESTABLE).sum()) if len(df) else 0
+    if n_untestable:
+        lines += [
+            f"*{UNTESTABLE}* ({n_untestable}): claims this repository cannot put to the test (the note says "
+            "why); counted apart, never as *not reproduced*.",
+            "",
+        ]
     if df.attrs.get("damaged"):
         lines += [
             f"**Skipped {len(df.attrs['damaged'])} damaged claims file(s)** (rerun the experiment to restore "
@@ -350,8 +426,10 @@ def _update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
         "",
     ]
     # a mathematical claim is never "too close to call"; "check failed" only when some check did fail
-    math_verdicts = [v for v in VERDICTS if v != TOO_CLOSE and (v != ERROR or (df["verdict"] == ERROR).any())]
-    time_verdicts = [v for v in VERDICTS if v != ERROR]
+    math_verdicts = [
+        v for v in VERDICTS if v != TOO_CLOSE and (v not in (ERROR, UNTESTABLE) or (df["verdict"] == v).any())
+    ]
+    time_verdicts = [v for v in VERDICTS if v not in (ERROR, UNTESTABLE)]
     head = ["experiment", "claims", *math_verdicts, "timing claims", *(f"timing: {v}" for v in time_verdicts)]
     lines += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for name, g in df.groupby("experiment", sort=True):
@@ -360,8 +438,9 @@ def _update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
         cells = [str(int((~t).sum()))] + [str(int(math_counts.get(v, 0))) for v in math_verdicts]
         cells += [str(int(t.sum()))] + [str(int(time_counts.get(v, 0))) for v in time_verdicts]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    untestable = df[df["verdict"] == UNTESTABLE]
     for label, rows in (("", df[~timing]), ("Timing claims", df[timing])):
-        missed = rows[rows["verdict"] != REPRODUCED]
+        missed = rows[~rows["verdict"].isin([REPRODUCED, UNTESTABLE])]
         if not len(missed):
             continue
         intro = (
@@ -375,6 +454,9 @@ def _update_readme(readme: Path, out_dir: Path, titles: dict[str, str]) -> bool:
             f"{r.reproduced} ({r.verdict})"
             for r in missed.itertuples(index=False)
         ]
+    if len(untestable):
+        lines += ["", "Claims this repository cannot test (counted apart, not as not reproduced):", ""]
+        lines += [f"- `{r.experiment}/{r.id}`: {r.reproduced}" for r in untestable.itertuples(index=False)]
     lines += ["", README_END]
     head, rest = text.split(README_START, 1)
     tail = rest.split(README_END, 1)[1]

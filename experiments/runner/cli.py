@@ -299,6 +299,8 @@ _VERDICT_WORDS = {
     "not reproduced": "not reproduced",
     "too close": "too close to call",
     "too close to call": "too close to call",
+    "untestable": "untestable here",
+    "untestable here": "untestable here",
     "check failed": "check failed",
     "failed": "check failed",
     "error": "check failed",

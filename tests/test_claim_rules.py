@@ -1,0 +1,100 @@
+"""Ledger rules that hold across experiments (DESIGN.md, "Writing a claim check").
+
+* One published sentence, one verdict: no two claims of an experiment test one sentence in one case
+  (a second reading of a sentence goes into the note of the one row, never into a second row).
+* A claim this repository cannot test is *untestable here*: counted apart, never as *not reproduced*.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pandas as pd
+import pytest
+
+import experiments
+from experiments.runner import claims as ledger
+
+
+def _modules():
+    for m in pkgutil.iter_modules(experiments.__path__):
+        if not m.name.startswith("_") and m.name != "runner":
+            yield m.name
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_no_two_rows_test_one_sentence(name):
+    mod = importlib.import_module(f"experiments.{name}")
+    ledger.check_one_verdict_per_sentence(name, getattr(mod, "CLAIMS", []))
+
+
+def _ok(df):
+    return ledger.Outcome("-", ledger.REPRODUCED)
+
+
+def test_second_reading_of_a_sentence_is_refused():
+    # the two rows the audit found (issue 36): a sentence and the same sentence with a parenthesised reading
+    pairs = [
+        (
+            "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence",
+            "Sec. 3.1: on average, t < 10 EM iterations were sufficient to achieve convergence (eps of the "
+            "stopping rule read as loose)",
+        ),
+        (
+            "Fig. 2(c): ... but the overlapping nature of the factors remains",
+            "Fig. 2(c): ... but the overlapping nature of the factors remains (overlap measured on the "
+            "raw U, as the paper's ||I - U'U||)",
+        ),
+    ]
+    for a, b in pairs:
+        claims = [ledger.Claim("a", a, "", _ok), ledger.Claim("b", b, "", _ok)]
+        with pytest.raises(ValueError, match="test one sentence"):
+            ledger.check_one_verdict_per_sentence("x", claims)
+        with pytest.raises(ValueError, match="test one sentence"):
+            ledger.evaluate("x", claims, pd.DataFrame(), quick=True)
+    # one sentence on two named data sets is two cases, allowed; a different sentence is allowed
+    same = "Goal: no slower than svds at equal accuracy"
+    ledger.check_one_verdict_per_sentence(
+        "x",
+        [
+            ledger.Claim("s", f"{same} (spiked)", "", _ok, case="spiked"),
+            ledger.Claim("d", f"{same} (decaying)", "", _ok, case="decaying"),
+            ledger.Claim("o", "Goal: no slower than randomized PCA", "", _ok),
+        ],
+    )
+    with pytest.raises(ValueError, match="duplicate claim id"):
+        ledger.check_one_verdict_per_sentence(
+            "x", [ledger.Claim("a", "p", "", _ok), ledger.Claim("a", "q", "", _ok)]
+        )
+
+
+def test_untestable_is_counted_apart(tmp_path):
+    rows = pd.DataFrame(
+        [
+            {
+                "experiment": "e",
+                "id": i,
+                "claim": "c",
+                "published": "",
+                "reproduced": "-",
+                "verdict": v,
+                "note": "",
+                "quick": False,
+                "machine_dependent": False,
+            }
+            for i, v in (("a", ledger.REPRODUCED), ("b", ledger.NOT_REPRODUCED), ("c", ledger.UNTESTABLE))
+        ]
+    )
+    md = ledger.write_ledger(tmp_path, "e", rows).read_text()
+    assert "1 reproduced, 1 not reproduced, 1 untestable here" in md
+    assert "*untestable here* (1)" in md
+    readme = tmp_path / "README.md"
+    readme.write_text(f"x\n{ledger.README_START}\n{ledger.README_END}\n")
+    ledger.update_readme(readme, tmp_path, {})
+    text = readme.read_text()
+    head = next(line for line in text.splitlines() if line.startswith("| experiment"))
+    assert "untestable here" in head
+    did_not = text.split("did not fully reproduce")[1].split("cannot test")[0]
+    assert "`e/b`" in did_not and "`e/c`" not in did_not
+    assert "`e/c`" in text.split("cannot test")[1]
