@@ -34,13 +34,14 @@ optimum ``x`` is a positive eigenvector of ``C_T`` on its support ``T``), so ``k
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 
-from ._base import ProjectionMixin
+from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
 from ._bnb import OptimalResult, search
-from ._validation import check_array, check_cardinality, check_int, check_real
+from ._validation import check_array, check_cardinality, check_features, check_int, check_real
 from .em_sparse_pca import em_sparse_pca
 from .linalg import Covariance, projection_deflate
 from .spannogram import spannogram_bound
@@ -270,6 +271,15 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
     (100, 2)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [POSITIVE_INT],
+        "cardinality": [None, POSITIVE_INT, "array-like"],
+        "nonneg": ["boolean"],
+        "precomputed": ["boolean"],
+        "gap": [RealInterval(0, 1, closed="left")],
+        "time_limit": [None, RealInterval(0, None, closed="neither")],
+    }
+
     def __init__(
         self, n_components=1, *, cardinality=None, nonneg=False, precomputed=False, gap=1e-6, time_limit=None
     ):
@@ -280,6 +290,7 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         self.gap = gap
         self.time_limit = time_limit
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the components.
 
@@ -293,6 +304,8 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         -------
         self : OptimalSparsePCA
         """
+        if not isinstance(X, Covariance):
+            check_features(self, X)  # n_features_in_, and feature_names_in_ from a DataFrame
         if isinstance(X, Covariance) or self.precomputed:
             C = _as_matrix(X, True)
             self.mean_ = np.zeros(C.shape[0])

@@ -27,6 +27,7 @@ def test_setup_commands_are_the_two_documented_ones():
     "leukemia_armstrong_mll/MLL_test.data",
     "cbcl_faces/CBCL_Face.mat",
     "leukemia_golub/golub.RData",
+    "spca_optimal_berk_bertsimas/pitprops.csv",
 )
 def test_python_example_runs():
     code = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
