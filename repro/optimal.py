@@ -298,7 +298,8 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         ----------
         X : array_like (n_samples, n_features), Covariance, or a matrix with ``precomputed=True``
             The data.
-        y : ignored
+        y : None
+            Ignored (scikit-learn convention).
 
         Returns
         -------

@@ -258,7 +258,22 @@ def test_gspca_defaults_match_brute_force_on_small_data():
 def test_every_public_estimator_is_pinned_here():
     # a new public estimator must get a defaults test in this file
     estimators = {n for n in repro.__all__ if hasattr(getattr(repro, n), "fit")}
-    assert estimators == {"EMPCA", "NSPCA", "EMSparsePCA", "SensiblePCA", "SpannogramPCA", "GSPPCA"}
+    assert estimators == {
+        "EMPCA", "NSPCA", "EMSparsePCA", "SensiblePCA", "SpannogramPCA", "GSPPCA", "OptimalSparsePCA"
+    }  # fmt: skip
+
+
+def test_optimal_sparse_pca_defaults_reach_the_brute_force_optimum():
+    # default gap=1e-6, no time limit: the value within 1e-6 of the brute-force optimum, proven, k-sparse
+    for seed in (0, 1, 2):
+        X = _data(seed=seed)
+        A = X.T @ X / len(X)
+        est = repro.OptimalSparsePCA(cardinality=3).fit(X)
+        w = est.components_[0]
+        best = _best_sparse(A, 3)
+        assert np.count_nonzero(w) <= 3 and bool(est.proven_[0])
+        assert w @ A @ w >= best * (1 - 1e-6)
+        assert est.gaps_[0] <= 1e-6 * (1 + 1e-6)  # the default gap, to rounding
 
 
 # --------------------------------------------------------------------------- defaults as documented

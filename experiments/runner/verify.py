@@ -112,8 +112,10 @@ DECLARED: dict[str, dict[str, object]] = {
         "n_samples": TIMING,
     },
     "roweis1997_fig2": {"timing_only": TIMING},
-    # tracemalloc's peak counts Python objects too: 79-83 bytes of 0.3-1.2 MB moved between two runs
-    "roweis1997_claims": {"peak_bytes": (1e-2, 0.0)},
+    # tracemalloc's peak counts the Python objects alive at the time, so it depends on what the process
+    # imported and cached before: 79-83 bytes of 0.3-1.2 MB between two `repro run`s, but 7% of one row
+    # between a pytest process and a `repro run` on the same code. A measurement, not compared
+    "roweis1997_claims": {"peak_bytes": TIMING},
 }
 
 
