@@ -38,7 +38,8 @@ def test_python_example_runs():
     # the shapes and the iteration count quoted beside assignments
     assert namespace["faces"].shape == (2429, 361)
     assert namespace["X"].shape == (72, 12582)
-    assert 50 <= namespace["ppca"].n_iter_ <= 70, namespace["ppca"].n_iter_  # "ML in about 60 steps" (58)
+    # "ML in 54 steps": from random_state=0 (32-75 steps from other random starts, so the README seeds it)
+    assert namespace["ppca"].n_iter_ == 54, namespace["ppca"].n_iter_
     # every number quoted in a comment is what the line gives
     quoted = quoted_numbers("\n".join(code))
     assert len(quoted) >= 4, quoted
