@@ -410,7 +410,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Regenerate the papers' figures and tables and check their claims.",
         epilog=(
             "Examples: `repro list`; `repro run sigg2008_fig2 --help`; `repro run all --quick --out /tmp/q`; "
-            "`repro run all --jobs 2` (full run into figures/); `repro claims --verdict 'not reproduced'`. "
+            "`repro run all --jobs 2` (full run into figures/ in a checkout, ./repro-figures elsewhere); "
+            "`repro claims --verdict 'not reproduced'`. "
             f"Environment: REPRO_DATA_MIRROR (read-only data folder), REPRO_DATA_DIR (cache), "
             f"REPRO_OFFLINE=1 (never download), {PROGRESS_ENV} (seconds between progress lines in logs, "
             "default 30)."

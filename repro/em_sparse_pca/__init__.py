@@ -40,7 +40,8 @@ the full product, which renews the reference. On leukemia 4 to 9 iterations in 1
 The default start is the first principal component (both signs when non-negative) plus random starts, 5 in
 all; with ``renormalize=True`` the restart kept is the best after renormalization. Missing values (NaN) are
 handled by Roweis' generalized E-step in the zero-noise limit (:class:`_ObservedData`), and a ``dask.array``
-is read one pass per iteration, or once to form the covariance, through :class:`repro._chunked.DaskSource`
+is read in chunks, one or more passes per EM iteration (the starts, the components and the renormalization
+each add passes), or once to form the covariance, through :class:`repro._chunked.DaskSource`
 (the data layer shared with :mod:`repro.em_pca`, with the same input policy and errors).
 
 Several components (Section 4): projection deflation ``X <- X (I - ww')`` (Eq. 18); for non-negative
