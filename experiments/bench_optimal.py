@@ -74,7 +74,9 @@ def _best(path) -> float:
 def _heuristics(C: np.ndarray, k: int, quick: bool) -> dict:
     cov = Covariance.from_matrix(C)
     out = {}
-    _, var = em_sparse_pca(cov, 1, cardinality=k, certify=False)  # the EM alone, not its certified default
+    # the EM alone (not its certified default), its random starts seeded: unseeded, Communities (correlation)
+    # k = 5 gave 4.747 in one run and 4.861 in the next
+    _, var = em_sparse_pca(cov, 1, cardinality=k, certify=False, random_state=0)
     out["em"] = float(var[0])
     sp = spannogram_path(cov, [k], nonneg=False, n_samples=200 if quick else SPAN_SAMPLES, random_state=0)
     out["spannogram"] = _best(sp)

@@ -91,7 +91,11 @@ def cases() -> dict[str, Callable]:
             "em_pca": lambda X: result(repro.em_pca(X, random_state=0), "components", "n_iter"),
             "sensible_pca": lambda X: result(repro.sensible_pca(X, random_state=0), "components", "n_iter"),
             "em_sparse_pca(cardinality=4)": lambda X: dict(
-                zip(("components", "variance"), repro.em_sparse_pca(X, cardinality=4), strict=True)
+                zip(
+                    ("components", "variance"),
+                    repro.em_sparse_pca(X, cardinality=4, random_state=0),
+                    strict=True,
+                )
             ),
             "em_sparse_pca_path([2, 4, 6])": lambda X: result(
                 repro.em_sparse_pca_path(X, [2, 4, 6], random_state=0), "variance", "variance_opt", "n_iter"
