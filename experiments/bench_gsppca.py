@@ -31,20 +31,25 @@ The authors report ~91 s (Golub, ``d = 30``) and ~24 s (``d = 1``) for their R c
 
 Part D, the authors' GSPPCA.R on Golub (``part == "vs-R"``, issue 23; not in ``--quick``): our
 ``GSPPCA`` (default ``sigma1="bc"``, the bias-corrected noise estimate GSPPCA.R uses by default, and
-``sigma1="ml"``; default ``ranking="evidence"``: the best of the VEM's rankings at iterations 1, 2, 4, ...
-and at its end, by the exact evidence, :mod:`repro.gsppca` "Which ranking") at ``d = 1`` and ``d = 30`` on
-the whole Golub data, against GSPPCA.R (pamattei/GSPPCA @ 57de9a93, every default: ``nit = 200``,
-``epsi = 1e-5``, ``method = "BC"``): its selected ``q``, its largest log evidence (over ``q = d+1..p-1``, its
-range), its noise estimate and its time. At ``d = 1`` GSPPCA.R is **run live** when installed
-(:func:`experiments._peers.run_gsppca`, one call between our ``"bc"`` and ``"ml"`` fits, ``set.seed(0)``;
-about 30 s of R, the most this benchmark's budget allows); at ``d = 30`` (2-3 min of R) and wherever R is
-not installed, the values **recorded** by the peers' side-by-side run
-(``/work/shared/peers/results/gsppca/gsppca_side_by_side.json``, also ``experiments/peers_recorded/``) are
-used, and each row names its source (``R_source``). The time ratio (R's seconds over our one fit's wall
-time) is reported, not turned into a verdict: a recorded time comes from another machine. Goals: our
-default selection within 5% of R's, and our best evidence at least R's under the same noise estimate
-(the evidence formulas agree to 5e-5 nats, measured by the peers and by ``tests/test_peers_gsppca.py``).
-Under ``"ml"`` only R's ``q`` with its ranking is recorded (3046 at ``d = 30``, 595 at ``d = 1``).
+``sigma1="ml"``; default ``ranking="evidence"``: of the VEM's rankings at iterations 1, 2, 4, ... and at its
+end, the one whose best nested model has the largest exact evidence, :mod:`repro.gsppca` "Which ranking") at
+``d = 1`` and ``d = 30`` on the whole Golub data, against GSPPCA.R (pamattei/GSPPCA @ 57de9a93, every
+default: ``nit = 200``, ``epsi = 1e-5``, ``method = "BC"``): its selected ``q``, its largest log evidence
+(over ``q = d+1..p-1``, its range), its noise estimate, its time and its final ``u``. At ``d = 1`` GSPPCA.R is
+**run live** when installed (:func:`experiments._peers.run_gsppca`, one call between our ``"bc"`` and ``"ml"``
+fits, ``set.seed(0)``; about 30 s of R, the most this benchmark's budget allows); at ``d = 30`` (2-3 min of R)
+and wherever R is not installed, the values **recorded** by the peers' side-by-side run
+(``/work/shared/peers/results/gsppca/gsppca_side_by_side.json``, also ``experiments/peers_recorded/``) and
+R's final ``u`` recorded by ``experiments/peers_recorded/gsppca_golub_rankings.R`` are used, and each row
+names its source (``R_source``). The time ratio (R's seconds over our one fit's wall time) is reported, not
+turned into a verdict: a recorded time comes from another machine. Goals: our default selection within 5% of
+R's, and our best evidence at least that of R's final ranking, both scored by our formula under the same
+noise (it reproduces R's own values to 5e-5 nats, measured by the peers, by ``tests/test_peers_gsppca.py``
+and in each row). Under ``"ml"`` only R's ``q`` with its ranking is recorded (3046 at ``d = 30``, 595 at
+``d = 1``). Beside them (:func:`_ranking_facts`, issue 36): why the VEM's later rankings score a lower exact
+evidence than its first (the variance order, the evidence's per-row gains, the squared norm each ranking
+leaves out, the VEM with its noise held at the evidence's value) and how our ranking compares with R's
+(genes shared, Spearman of the rankings).
 
 Repeats: 3 (5 before GSPPCA.R ran here: the timing ratios lie 2.5-5x from their goals, well outside the
 15% band, so 3 decide them as surely, and the 30 s of R fit the benchmark's budget; ``--quick``: 2,
@@ -76,7 +81,16 @@ from experiments.runner.claims import (
     call_timing,
 )
 from repro import GSPPCA
-from repro.gsppca import _rotation_step, _row_log_density, _vem_init, _vem_loop, evidence_path, log_evidence
+from repro.gsppca import (
+    _EVIDENCE_TIE,
+    _ranking,
+    _rotation_step,
+    _row_log_density,
+    _vem_init,
+    _vem_loop,
+    evidence_path,
+    log_evidence,
+)
 
 TITLE = "Benchmark: GSPPCA VEM iteration, evidence path and whole fit vs a plain NumPy implementation"
 
@@ -242,28 +256,149 @@ R_RECORDED = {
     1: (595, -96389.39718928357, 0.5341218920137996, (30.43, 31.82, 28.07), 595),
     30: (2803, -98247.9494901813, 0.19693339842604546, (151.47, 124.37, 139.52), 3046),
 }
+# GSPPCA.R's u at the end of its VEM on Golub, per d (gsppca_golub_rankings.R, issue 36): its ranking,
+# scored by our formula where R is not run live.
+R_RANKINGS = "gsppca_golub_rankings_d{d}.csv"
 R_WITHIN = 0.05  # our default selection within 5% of GSPPCA.R's
-EVIDENCE_AGREEMENT = 5e-5  # nats: our evidence formula vs GSPPCA.R's on the same models (the peers' run)
 R_LIVE = (1,)  # the d run live when GSPPCA.R is installed: d = 30 takes 2-3 min of R, over the budget
 
 
+def _r_recorded(d):
+    """GSPPCA.R's rankings of the Golub genes at ``d`` along its VEM (columns ``R_iter_<k>``, ``R_end``) and
+    its final ``u`` (``R_u_final``), from experiments/peers_recorded/ (gsppca_golub_rankings.R)."""
+    return pd.read_csv(_peers.RECORDED_DIR / R_RANKINGS.format(d=d))
+
+
+def _r_recorded_u(d):
+    """GSPPCA.R's final ``u`` on Golub at ``d`` (its last VEM iteration), from experiments/peers_recorded/."""
+    return _r_recorded(d)["R_u_final"].to_numpy(dtype=np.float64)
+
+
 def _r_rows(d, X, live):
-    """GSPPCA.R at ``d``: run here (``live``) or its recorded values, as columns of the vs-R rows."""
+    """GSPPCA.R at ``d``: run here (``live``) or its recorded values, as columns of the vs-R rows, and its
+    final ``u`` (live, or recorded by gsppca_golub_rankings.R)."""
     q_r, ev_r, s_r, times, q_r_ml = R_RECORDED[d]
-    ev_ours = np.nan  # R's models scored by our formula: its ranking, its noise, its range of q
     if live:
         r = _peers.run_gsppca(X, d, seed=0)
-        q_r, ev_r, s_r, times = r["q"], r["max_log_evidence"], r["sigma"], (r["seconds"],)
-        path = evidence_path(X, np.argsort(-r["u"], kind="stable"), n_components=d, sigma1=s_r)
-        ev_ours = float(path.log_evidence[d : d + r["log_evidence"].size].max())
+        q_r, ev_r, s_r, times, u = r["q"], r["max_log_evidence"], r["sigma"], (r["seconds"],), r["u"]
+    else:
+        u = _r_recorded_u(d)
     return {
         "R_source": "live" if live else "recorded",
         "R_q": q_r,
         "R_max_logev": ev_r,
-        "R_max_logev_our_formula": ev_ours,
         "R_sigma1": s_r,
         "R_seconds": float(np.median(times)),
         "R_q_ml_ranking": q_r_ml,
+    }, u
+
+
+def _best(path, d, hi):
+    """Largest log evidence of ``path`` over ``q = d+1..hi`` (GSPPCA.R's range) and its ``q``."""
+    k = d + int(np.argmax(path.log_evidence[d:hi]))
+    return float(path.log_evidence[k]), k + 1
+
+
+def _spearman(a, b):
+    """Spearman correlation of the ranks two rankings (permutations) give the variables."""
+    ra, rb = np.empty(a.size), np.empty(b.size)
+    ra[a], rb[b] = np.arange(a.size), np.arange(b.size)
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def _ranking_facts(X, d, m, r_u, r_rankings=None):
+    """Why the VEM's later rankings score lower, and ours against GSPPCA.R's final ranking (issue 36).
+
+    ``m``: our default fit (``sigma1="bc"``, ``random_state=0``); ``r_u``: GSPPCA.R's final ``u``;
+    ``r_rankings``: its rankings along its VEM (:func:`_r_recorded`; None: not scored). Every
+    ranking is scored by the exact evidence under ``m``'s noise over GSPPCA.R's range of ``q``. Measured:
+
+    * the variance order (genes by decreasing sum of squares) and the gain ``w_i`` (nats per unit of row
+      ``i``'s squared norm moved from the inactive to the active genes, at the variance order's best model:
+      ``1 / (2 sigma1^2)`` plus the derivative of the active log density, by central differences): with
+      ``w_i`` constant the evidence at a given ``q`` ranks supports by their sum of squares; the order by
+      ``sum_i w_i x_ik^2`` is scored too (one step of that local ascent);
+    * for our returned ranking and the VEM's final one: the sum of squares their best model leaves out
+      against the variance order's top ``q`` (same ``q``), the evidence that predicts (``sum_i w_i`` of the
+      row differences) and the measured difference;
+    * the VEM's first iteration from the same start, against the order by variance in the leading
+      ``d``-dimensional PCA subspace;
+    * the VEM with its noise held at the evidence's ``sigma1^2`` (``_vem_loop(fix_s2=True)``), its final
+      ranking scored: does the noise re-estimated along the iterations change the ranking?
+    * GSPPCA.R's final ranking (its range ends before its ``u = 0`` genes, as its Occam): best evidence and
+      ``q``, genes shared with our selection, Spearman of the full rankings; and its rankings at its VEM's
+      iterations 1, 2, 4, ..., 128 (recorded): the best of them and its iteration, does the authors' VEM
+      (without our scale and rotation steps) lose evidence along its iterations too?
+    """
+    p = X.shape[1]
+    Xc = X - X.mean(axis=0)
+    s2 = m.sigma1_**2
+    sq = Xc * Xc
+    col2 = sq.sum(axis=0)
+
+    def path(order):
+        return evidence_path(X, order, n_components=d, sigma1=m.sigma1_)
+
+    var_order = np.argsort(-col2, kind="stable")
+    var_path = path(var_order)
+    var_ev, var_q = _best(var_path, d, p - 1)
+    sup = np.zeros(p, dtype=bool)
+    sup[var_order[:var_q]] = True
+    r2, o2 = sq[:, sup].sum(axis=1), sq[:, ~sup].sum(axis=1)
+    t = float(np.log(var_path.alpha[var_q - 1]))
+    h = 1e-6 * r2
+    w = 1.0 / (2.0 * s2) + (
+        _row_log_density(r2 + h, o2, var_q, p, d, t, s2) - _row_log_density(r2 - h, o2, var_q, p, d, t, s2)
+    ) / (2.0 * h)
+    w_ev, _ = _best(path(np.argsort(-(w @ sq), kind="stable")), d, p - 1)
+
+    def deficit(order):
+        ev, q = _best(path(order), d, p - 1)
+        miss = sq[:, var_order[:q]].sum(axis=1) - sq[:, order[:q]].sum(axis=1)
+        return ev, q, float(miss.sum()), float(w @ miss), float(var_path.log_evidence[q - 1] - ev)
+
+    final = _ranking(m.vem_.u, m.vem_.u_ratio)
+    ours = deficit(m.ranking_)
+    fin = deficit(final)
+    M0, s20 = _vem_init(Xc, d, np.random.default_rng(0))  # the start of GSPPCA(random_state=0)
+    a0 = float(np.mean(M0 * M0))
+    it1 = _vem_loop(Xc, M0.copy(), np.ones(p), a0, s20, 1, 0.0)
+    U = np.linalg.svd(Xc, full_matrices=False)[0][:, :d]
+    sub_order = np.argsort(-((U.T @ Xc) ** 2).sum(axis=0), kind="stable")
+    fx = _vem_loop(Xc, M0.copy(), np.ones(p), a0, s2, m.max_iter, m.tol, fix_s2=True)
+    fx_ev, fx_q = _best(path(_ranking(fx[0], fx[1])), d, p - 1)
+    r_order = np.argsort(-r_u, kind="stable")  # R's order(u, decreasing = TRUE)
+    r_ev, r_q = _best(path(r_order), d, min(p - 1, p - int(np.sum(r_u <= 1e-200))))
+    r_sel = r_order[:r_q]
+    r_cps = [] if r_rankings is None else [c for c in r_rankings.columns if c.startswith("R_iter_")]
+    r_cp = [_best(path(r_rankings[c].to_numpy(dtype=np.int64)), d, p - 1)[0] for c in r_cps] or [np.nan]
+    return {
+        "var_max_logev": var_ev,
+        "var_q": var_q,
+        "w_min": float(w.min()),
+        "w_max": float(w.max()),
+        "w_order_max_logev": w_ev,
+        "final_q": fin[1],
+        "sqnorm_left_out": ours[2],
+        "sqnorm_left_out_final": fin[2],
+        "logev_gap_predicted": ours[3],
+        "logev_gap_predicted_final": fin[3],
+        "logev_gap_var": ours[4],
+        "logev_gap_var_final": fin[4],
+        "spearman_var": _spearman(m.ranking_, var_order),
+        "spearman_var_final": _spearman(final, var_order),
+        "spearman_iter1_subspace": _spearman(_ranking(it1[0], it1[1]), sub_order),
+        "vem_sigma1_end": math.sqrt(m.vem_.sigma2),
+        "fixed_noise_max_logev": fx_ev,
+        "fixed_noise_q": fx_q,
+        "fixed_noise_n_iter": len(fx[7]),
+        "R_max_logev_our_formula": r_ev,
+        "R_q_our_formula": r_q,
+        "shared_with_R": int(np.intersect1d(m.ranking_[: m.n_selected_], r_sel).size),
+        "spearman_R": _spearman(m.ranking_, r_order),
+        "spearman_R_final": _spearman(final, r_order),
+        "R_best_checkpoint_logev": max(r_cp),
+        "R_best_checkpoint_iter": int(r_cps[int(np.argmax(r_cp))].split("_")[-1]) if r_cps else -1,
     }
 
 
@@ -295,7 +430,8 @@ def _vs_r():
                 "fit_wall_s": t,
             }
             if noise == "bc":  # GSPPCA.R between our two fits: interleaved, same process tree
-                r = _r_rows(d, X, live)
+                r, r_u = _r_rows(d, X, live)
+                ours[noise].update(_ranking_facts(X, d, m, r_u, _r_recorded(d)))
         rows += [{**row, **r} for row in ours.values()]
     return pd.DataFrame(rows)
 
@@ -426,30 +562,46 @@ def _check_r_evidence(df):
     g = _vs_r_rows(df)
     if g is None:
         return Outcome("-", NOT_REPRODUCED, "the GSPPCA.R comparison runs only in a full run")
-    parts, ok = [], []
+    parts, ok, notes = [], [], []
     for d in sorted(g.index.get_level_values(0).unique()):
-        row = g.loc[(d, "bc")]
-        ev, ev_r = float(row.max_logev_R_range), float(row.R_max_logev)
-        if row.R_source == "live":  # like for like: R's models scored by our formula
-            ev_r = float(row.R_max_logev_our_formula)
-            ok.append(ev >= ev_r)
-        else:  # R's own number: the two formulas agree to EVIDENCE_AGREEMENT nats
-            ok.append(ev >= ev_r - EVIDENCE_AGREEMENT)
+        r = g.loc[(d, "bc")]
+        ev, ev_r = float(r.max_logev_R_range), float(r.R_max_logev_our_formula)
+        same_noise = abs(r.sigma1_value - r.R_sigma1) <= 1e-6 * r.R_sigma1
+        ok.append(same_noise and ev >= ev_r - _EVIDENCE_TIE * abs(ev_r))  # a tie: one set summed in 2 orders
         parts.append(
-            f"d = {d}: ours {ev:.2f} vs R {ev_r:.2f} ({ev - ev_r:+.2f} nats; ranking of VEM iteration "
-            f"{int(row.ranking_iter)} of {int(row.n_iter)}, the final one's "
-            f"{row.max_logev_final_ranking - ev_r:+.2f}; "
-            f"sigma1 {row.sigma1_value:.6f} vs R {row.R_sigma1:.6f}, R {row.R_source})"
+            f"d = {d}: ours {ev:.2f} (q {int(r.q)}) vs R's ranking {ev_r:.2f} (q {int(r.R_q_our_formula)}), "
+            f"{ev - ev_r:+.2f} nats (sigma1 {r.sigma1_value:.6f} vs R {r.R_sigma1:.6f})"
+        )
+        notes.append(
+            f"d = {d}: our ranking is the VEM's at iteration {int(r.ranking_iter)} of {int(r.n_iter)} (of "
+            f"its rankings at iterations 1, 2, 4, ... and its end, the one whose best model has the largest "
+            f"exact evidence; its end's scores {r.max_logev_final_ranking - ev_r:+.2f} against R's); "
+            f"{int(r.shared_with_R)} of our {int(r.q)} genes are among R's {int(r.R_q_our_formula)}, "
+            f"Spearman of the rankings {r.spearman_R:.3f} (our end's {r.spearman_R_final:.3f}); R's own "
+            f"value {r.R_max_logev:.2f} ({r.R_source}; {r.R_max_logev - ev_r:+.1e} from our formula on its "
+            f"ranking). What sets the rankings' evidence, each part measured: the evidence sees each row's "
+            f"squared norms on the selected and the other genes (Theorem 2; a unit moved into the selection "
+            f"gains {r.w_min:.2f}-{r.w_max:.2f} nats over the rows), and the variance order's best "
+            f"model scores {r.var_max_logev:.2f} (q {int(r.var_q)}, {r.var_max_logev - ev:+.2f} from ours; "
+            f"reordered by those gains {r.w_order_max_logev - r.var_max_logev:+.2f} more); the VEM's first "
+            f"iteration ranks genes by their variance in the leading {d}-dimensional PCA subspace (Spearman "
+            f"{r.spearman_iter1_subspace:.4f}); Spearman with the variance order: ours {r.spearman_var:.3f}, "
+            f"the VEM's end {r.spearman_var_final:.3f}; against the variance order's top q, ours and the end "
+            f"leave out {r.sqnorm_left_out:.1f} and {r.sqnorm_left_out_final:.1f} of squared norm, which the "
+            f"gains turn into {r.logev_gap_predicted:.1f} and {r.logev_gap_predicted_final:.1f} nats below "
+            f"it (measured {r.logev_gap_var:.1f} and {r.logev_gap_var_final:.1f}); with the VEM's noise held "
+            f"at the evidence's sigma1 (re-estimated, it ends at {r.vem_sigma1_end:.4f}) its end "
+            f"({int(r.fixed_noise_n_iter)} iterations) scores {r.fixed_noise_max_logev:.2f}; the authors' "
+            f"VEM (recorded rankings at its iterations 1, 2, 4, ..., 128): the best, at iteration "
+            f"{int(r.R_best_checkpoint_iter)}, scores {r.R_best_checkpoint_logev:.2f}, "
+            f"{r.R_best_checkpoint_logev - ev_r:+.2f} from its end's"
         )
     return Outcome(
         "; ".join(parts),
         REPRODUCED if all(ok) else (PARTIAL if any(ok) else NOT_REPRODUCED),
         "goal: the largest log evidence of our default selection (q = d+1..p-1, GSPPCA.R's range) at least "
-        "GSPPCA.R's, both under the bias-corrected noise (live: R's ranking and noise scored by our formula; "
-        f"recorded: R's own value, the formulas agreeing to {EVIDENCE_AGREEMENT:g} nats); ours is the best "
-        "over the VEM's rankings at "
-        "iterations 1, 2, 4, ... and at its end (repro.gsppca module docstring: the VEM's fixed point is not "
-        "an evidence maximizer)",
+        "that of GSPPCA.R's final ranking, both scored by our formula under the same bias-corrected noise; "
+        + "; ".join(notes),
     )
 
 
@@ -463,8 +615,8 @@ CLAIMS = [
     ),
     Claim(
         "gsppca-r-evidence",
-        "Issue 23: on Golub the best evidence of our default selection at least GSPPCA.R's under the same "
-        "noise estimate (R run live at d = 1 when installed)",
+        "Issue 23: on Golub (d = 1, 30) the best evidence of our default selection at least that of "
+        "GSPPCA.R's final ranking under the same noise estimate (R run live at d = 1 when installed)",
         ">= -96389.40, -98247.95",
         _check_r_evidence,
     ),

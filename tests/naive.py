@@ -268,11 +268,11 @@ def em_update(f, K, nonneg, excluded, w, work, state):
 
 
 # --------------------------------------------------------------------------- repro.gsppca (no kernel)
-def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
+def gsppca_vem_naive(X, M, u, alpha, s2, n_iter, fix_s2=False):
     """Twin of the VEM iterations of ``repro.gsppca._vem_loop``, written as Proposition 1 reads: one ``d x d``
     inverse per variable for ``S_k``, sums over ``i`` and ``k`` as loops, and the M-step (Eqs. 12-14, with the
     corrections of the module docstring). Starts from ``S_k = 0``. Returns ``u, M, alpha, s2, F`` (the
-    free energy after each iteration)."""
+    free energy after each iteration). ``fix_s2``: the noise variance held at ``s2`` (Eq. 13 skipped)."""
     n, p = X.shape
     d = M.shape[1]
     S = [np.zeros((d, d)) for _ in range(p)]
@@ -296,7 +296,8 @@ def gsppca_vem_naive(X, M, u, alpha, s2, n_iter):
             for i in range(n)
             for k in range(p)
         )
-        s2 = resid / (n * p)
+        if not fix_s2:
+            s2 = resid / (n * p)
         alpha = sum(np.trace(S[k] + np.outer(M[k], M[k])) for k in range(p)) / (p * d)
         # Scale step: minimize over c > 0 with u_k c <= 1 the free energy of (u_k c, m_k / c, S_k / c^2).
         for k in range(p):

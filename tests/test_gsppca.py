@@ -244,6 +244,23 @@ def test_vem_equals_loop_twin_and_free_energy_decreases():
     np.testing.assert_allclose(F, F2, rtol=1e-10)
 
 
+def test_vem_with_fixed_noise_equals_twin():
+    # The diagnostic of bench_gsppca (issue 36): the noise held at a given value, every other block as usual.
+    X, _ = model_data(12, 7, 2, 4, 0.3, 4)
+    Xc = X - X.mean(axis=0)
+    M0, s2 = _vem_init(Xc, 2, np.random.default_rng(0))
+    alpha = float(np.mean(M0 * M0))
+    u, _, M, _, _, _, s, F, _ = _vem_loop(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, 0.0, fix_s2=True)
+    u2, M2, _, s22, F2 = gsppca_vem_naive(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, fix_s2=True)
+    assert s == s22 == 2.5 * s2
+    np.testing.assert_allclose(u, u2, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(M, M2, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(F, F2, rtol=1e-10)
+    assert np.all(np.diff(F) <= 1e-10 * np.abs(F[1:]))
+    free = _vem_loop(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, 0.0)
+    assert abs(free[6] - s) > 1e-3 * s  # re-estimated, the noise moves: the flag is what holds it
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # tol=0 runs max_iter
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_free_energy_never_increases(seed):
