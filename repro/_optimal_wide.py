@@ -34,6 +34,7 @@ EM and swap incumbents).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -296,9 +297,7 @@ def optimal_sparse_pca_wide(
         if levels is not None:
             levels.append(res)
         ub_prev, prev = res.upper_bound, np.flatnonzero(res.component)
-    res.n_nodes = total_nodes
-    res.time = time.perf_counter() - t0
-    return res
+    return replace(res, n_nodes=total_nodes, time=time.perf_counter() - t0)  # the levels keep their own
 
 
 def _one_cardinality(

@@ -157,6 +157,18 @@ def test_dispatch_never_forms_the_covariance(monkeypatch):
         optimal_sparse_pca(X, p + 1)
 
 
+def test_levels_are_each_cardinalitys_result():
+    """``levels``: k = 1..k in order, each with its own node count; the returned result counts them all."""
+    X = _wide(8, n=6, p=16)
+    C = np.cov(X, rowvar=False)
+    levels = []
+    res = _solve(X, 4, levels=levels)
+    assert len(levels) == 4 and res.n_nodes == sum(r.n_nodes for r in levels)
+    for j, r in enumerate(levels, 1):
+        assert r.proven and r.value == pytest.approx(_brute(C, j), rel=1e-7)
+        assert np.count_nonzero(r.component) <= j
+
+
 def test_support_value_on_the_small_side():
     """``lambda_max(C_S)`` through ``G_S G_S'`` (n x n) when ``|S| > n`` equals the ``|S| x |S|`` one."""
     X = _wide(6, n=4, p=10)
