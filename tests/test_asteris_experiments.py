@@ -65,6 +65,7 @@ def test_fig5_quick(tmp_path):
     assert asteris2014_fig5.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "asteris2014_fig5", asteris2014_fig5)
     _curve_checks(df)
+    _optimum_checks(df, "leukemia", range(1, 3))
 
 
 @pytest.mark.data(*LRS)
@@ -85,6 +86,10 @@ def _optimum_checks(df, dataset, ks):
     assert list(opt.index) == list(ks)
     assert (opt.variance <= opt.bound * (1 + 1e-12)).all() and (opt.nnz <= opt.index).all()
     assert opt.proven.astype(bool).equals(opt.opt_gap <= 1e-6 * (1 + 1e-9) + 1e-12)
+    # two independent certificates: Alg. 3's upper bound (the spannogram) is never below a proven optimum
+    sp = df[(df.method == "Spannogram") & (df.dataset == dataset)].set_index("cardinality").bound
+    done = opt[opt.proven.astype(bool)]
+    assert (sp.loc[done.index] >= done.variance * (1 - 1e-9)).all()
     rated = df[df.of_optimum.notna()]
     assert set(rated.method) <= set(OPTIMUM_COMPARED) and len(rated)
     assert (rated.of_optimum <= 1 + 1e-6).all() and (rated.of_optimum > 0).all()
