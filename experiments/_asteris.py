@@ -193,7 +193,7 @@ def optimum_rows(X, ks, *, dataset: str, lam1: float, max_nodes: int, root_em: b
     the centred ``X`` as in :func:`curves`) at each ``k`` of ``ks``, each search capped at ``max_nodes``
     nodes (not seconds: the rows do not depend on the machine's load). ``proven`` says whether the cap
     was enough; otherwise ``bound`` is the certified upper bound where the search stopped. Wide data
-    (``n < p``) go through :mod:`repro._optimal_wide` once for ``k = 1..max(ks)`` (each cardinality's search
+    (``n < p``) go through ``repro._optimal_wide`` once for ``k = 1..max(ks)`` (each cardinality's search
     capped), never forming the ``p x p`` covariance."""
     from repro import optimal_sparse_pca
     from repro._optimal_wide import optimal_sparse_pca_wide

@@ -27,7 +27,7 @@ with ``c_m`` the ``k`` largest ``v_m[j]^2``, ``max_i U_i`` (every support holds 
 spannogram certificate (:func:`repro.spannogram_bound`, through the ``N x p`` data).
 
 **Incumbents**: the truncated leading eigenvector and EMSparsePCA (through the data, never ``p x p``); then
-the search over ``R`` (:func:`repro._bnb.search` on ``C_R = G_R'G_R``, with its own greedy, eigenvector,
+the search over ``R`` (``repro._bnb.search`` on ``C_R = G_R'G_R``, with its own greedy, eigenvector,
 EM and swap incumbents).
 """
 

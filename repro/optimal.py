@@ -167,20 +167,20 @@ def optimal_sparse_pca(
         Component, value, upper bound, gap, ``proven``, status, nodes, time and the prune counts.
         Interrupting (Ctrl-C) returns the incumbent with status "interrupted".
 
+    See Also
+    --------
+    OptimalSparsePCA : several components, each certified.
+    repro.spannogram_bound : the upper bound of Asteris et al. (2014).
+
     Notes
     -----
-    **Wide data** (``n < p``, ``p >= 100``; :mod:`repro._optimal_wide`): the cardinalities ``1..k`` are
+    **Wide data** (``n < p``, ``p >= 100``; ``repro._optimal_wide``): the cardinalities ``1..k`` are
     solved in turn; for each, a feature is screened out when a bound on every support holding it (the
     trace, an eigen-knapsack over the ``n``-dimensional spectrum, the 2 x 2 bound, and the previous
     cardinality's upper bound plus ``C_ii``) is at most the incumbent, and the search runs on the
     remaining candidates' ``|R| x |R|`` covariance. More than 1500 candidates: no search, status
     "too_many_candidates", and the screening bounds give the certified gap. ``prunes`` counts the
     screened features and the candidates.
-
-    See Also
-    --------
-    OptimalSparsePCA : several components, each certified.
-    repro.spannogram_bound : the upper bound of Asteris et al. (2014).
 
     References
     ----------
