@@ -184,6 +184,80 @@ def curves(
     return pd.DataFrame(rows)
 
 
+OPTIMUM_METHOD = "Optimum (B&B)"
+OPTIMUM_COMPARED = ("Spannogram", "EM", "EM (PC start)", "NSPCA")
+
+
+def optimum_rows(X, ks, *, dataset: str, lam1: float, max_nodes: int, root_em: bool = True) -> pd.DataFrame:
+    """The certified non-negative optimum (:func:`repro.optimal_sparse_pca`, ``x >= 0``, the covariance of
+    the centred ``X`` as in :func:`curves`) at each ``k`` of ``ks``, each search capped at ``max_nodes``
+    nodes (not seconds: the rows do not depend on the machine's load). ``proven`` says whether the cap
+    was enough; otherwise ``bound`` is the certified upper bound where the search stopped. Wide data
+    (``n < p``) go through ``repro._optimal_wide`` once for ``k = 1..max(ks)`` (each cardinality's search
+    capped), never forming the ``p x p`` covariance."""
+    from repro import optimal_sparse_pca
+    from repro._optimal_wide import optimal_sparse_pca_wide
+
+    ks = sorted(int(k) for k in ks)
+    X = np.asarray(X, dtype=np.float64)
+    results = {}
+    t0 = time.perf_counter()
+    if X.shape[0] < X.shape[1]:
+        levels = []
+        optimal_sparse_pca_wide(
+            X, ks[-1], nonneg=True, gap=1e-6, time_limit=None, max_nodes=max_nodes, eig_limit=40,
+            root_em=root_em, root_spannogram=True, verbose=False, t0=t0, levels=levels,
+        )  # fmt: skip
+        results = {k: levels[k - 1] for k in ks}
+        for r in results.values():
+            r.time = np.nan  # the chain's levels share one clock: the total is in "seconds"
+    else:
+        C = Covariance.from_data(X).dense()
+        for k in ks:
+            results[k] = optimal_sparse_pca(C, k, nonneg=True, precomputed=True, max_nodes=max_nodes,
+                                            root_em=root_em)  # fmt: skip
+    total = time.perf_counter() - t0
+    return pd.DataFrame(
+        [
+            {
+                "dataset": dataset,
+                "method": OPTIMUM_METHOD,
+                "cardinality": k,
+                "variance": r.value,
+                "normalized": r.value / lam1,
+                "nnz": int(np.count_nonzero(r.component)),
+                "bound": r.upper_bound,
+                "bound_normalized": r.upper_bound / lam1,
+                "proven": bool(r.proven),
+                "opt_gap": r.gap,
+                "opt_status": r.status,
+                "opt_nodes": int(r.n_nodes),
+                "node_cap": int(max_nodes),
+                "lambda1": lam1,
+                "seconds": total,
+            }
+            for k, r in results.items()
+        ]
+    )
+
+
+def add_optimum_ratio(df: pd.DataFrame) -> pd.DataFrame:
+    """Column ``of_optimum`` on each compared method's rows (:data:`OPTIMUM_COMPARED`): its variance over the
+    optimum at its ``k`` (the proven value; where the node cap stopped the proof, the certified upper bound,
+    so the ratio is a lower bound on the true one: ``optimum_proven`` says which); NaN where no optimum was
+    computed."""
+    opt = df[df.method == OPTIMUM_METHOD]
+    df = df.copy()
+    df["of_optimum"] = np.nan
+    df["optimum_proven"] = pd.Series(pd.NA, index=df.index, dtype="boolean")
+    for (name, k), r in opt.set_index(["dataset", "cardinality"]).iterrows():
+        ref = r.variance if r.proven else r.bound
+        rows = (df.dataset == name) & (df.cardinality == k) & df.method.isin(OPTIMUM_COMPARED)
+        df.loc[rows, "of_optimum"] = df.loc[rows, "variance"] / ref
+        df.loc[rows, "optimum_proven"] = bool(r.proven)
+    return df
+
+
 def reading_rows(
     X_raw, ks, *, dataset: str, cfg: _common.Config, n_samples: int, readings=PREPROCESSINGS
 ) -> pd.DataFrame:
@@ -306,6 +380,16 @@ def plot_curves(df: pd.DataFrame, title: str, *, logx: bool = False):
     if "NSPCA" in set(df.method):
         ns = df[(df.method == "NSPCA") & df.found.fillna(False).astype(bool)].sort_values("cardinality")
         ax.plot(ns.cardinality, ns.normalized, ls="none", label="NSPCA", **_common.method_style("NSPCA"))
+    if OPTIMUM_METHOD in set(df.method):
+        opt = df[df.method == OPTIMUM_METHOD].sort_values("cardinality")
+        done = opt[opt.proven.astype(bool)]
+        ax.plot(done.cardinality, done.normalized, color="k", lw=1.0, marker=".", ms=4, zorder=6,
+                label="optimum (proven, branch and bound)")  # fmt: skip
+        open_ = opt[~opt.proven.astype(bool)]
+        if len(open_):
+            cap = int(open_.node_cap.iloc[0])
+            ax.plot(open_.cardinality, open_.bound_normalized, ls="none", marker="v", color="k", ms=4,
+                    zorder=6, label=f"optimum <= (bound where {cap} nodes stop)")  # fmt: skip
     if logx:
         ax.set_xscale("log")
     ax.set_xlabel("Sparsity k")

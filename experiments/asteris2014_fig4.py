@@ -54,6 +54,12 @@ Setup and choices (the paper leaves them open)
   (:func:`repro.nspca.nspca_for_cardinality`, 2 restarts, 300 sweeps per fit); ``k`` it cannot reach
   exactly are recorded with ``found = False``, not drawn.
 * ``--quick``: 600 faces, 1000 samples, EM on 4 ``k`` with 1 restart, NSPCA on 2 ``k``.
+* **The certified optimum is not drawn** (issue 37; it is in Figs. 5 and 6): on the centred CBCL
+  covariance (p = 361, ``x >= 0``) :func:`repro.optimal_sparse_pca` proves ``k = 1..9`` within 1000 nodes
+  each (0-471 nodes) and stops at a certified gap of 0.4% at ``k = 10`` (measured on the centred faces,
+  2026-11-27), but each ``k`` cost 15-22 s on the shared machine under load, most of it outside the node
+  loop (root eigendecompositions and heuristics on the 361 x 361 matrix): ``k = 1..20`` would add several
+  minutes to a run whose budget allows about 30 s more.
 
 Cost of a full run on the shared 2-core machine: about 12 s.
 

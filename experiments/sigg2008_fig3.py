@@ -53,6 +53,11 @@ Choices the paper leaves open (and why)
   of 1e-8 per sweep or 3000 sweeps (library defaults).
 * ``--quick``: 500 faces, ``K`` in {10, 40}, ``alpha = 1e7`` only, one restart, 100 NSPCA sweeps, three
   components.
+* **The certified optimum is not drawn** (issue 37): the left panel's problem (CBCL after projecting out
+  the first PC, p = 361, ``x >= 0``, ``K = 1..200``) is the size of :mod:`experiments.asteris2014_fig4`'s,
+  where each ``k`` costs 15-22 s on the shared machine and only ``k <= 9`` is proven within 1000 nodes;
+  the non-negative search enumerates sub-supports of decided supports (``k <= 62``), so most of the curve
+  is out of its reach.
 
 References
 ----------

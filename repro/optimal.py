@@ -41,6 +41,7 @@ from sklearn.base import BaseEstimator, _fit_context
 
 from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
 from ._bnb import OptimalResult, search
+from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
 from ._validation import check_array, check_cardinality, check_features, check_int, check_real
 from .em_sparse_pca import em_sparse_pca
 from .linalg import Covariance, projection_deflate
@@ -138,7 +139,9 @@ def optimal_sparse_pca(
     Parameters
     ----------
     X : array_like (n_samples, n_features), Covariance, or (n_features, n_features) with ``precomputed``
-        Data (centred here), a :class:`repro.Covariance`, or a covariance/correlation matrix.
+        Data (centred here), a :class:`repro.Covariance`, or a covariance/correlation matrix. Data with
+        fewer samples than features and at least 100 features (``WIDE_MIN_FEATURES``) go through the
+        ``n x n`` side and never form the ``p x p`` covariance (Notes).
     k : int
         The largest number of non-zeros, ``1 <= k <= n_features``.
     nonneg : bool, default False
@@ -150,7 +153,7 @@ def optimal_sparse_pca(
     time_limit : float, optional
         Seconds; past it the best component is returned with its certified gap (``status`` "time_limit").
     max_nodes : int, optional
-        A limit on the nodes processed (``status`` "node_limit").
+        A limit on the nodes processed (``status`` "node_limit"); on the wide route, on each cardinality's.
     eig_limit : int, default 40
         Largest number of allowed features for which a node computes ``lambda_max`` over all of them.
     root_em, root_spannogram : bool, default True
@@ -168,6 +171,16 @@ def optimal_sparse_pca(
     --------
     OptimalSparsePCA : several components, each certified.
     repro.spannogram_bound : the upper bound of Asteris et al. (2014).
+
+    Notes
+    -----
+    **Wide data** (``n < p``, ``p >= 100``; ``repro._optimal_wide``): the cardinalities ``1..k`` are
+    solved in turn; for each, a feature is screened out when a bound on every support holding it (the
+    trace, an eigen-knapsack over the ``n``-dimensional spectrum, the 2 x 2 bound, and the previous
+    cardinality's upper bound plus ``C_ii``) is at most the incumbent, and the search runs on the
+    remaining candidates' ``|R| x |R|`` covariance. More than 1500 candidates: no search, status
+    "too_many_candidates", and the screening bounds give the certified gap. ``prunes`` counts the
+    screened features and the candidates.
 
     References
     ----------
@@ -189,8 +202,13 @@ def optimal_sparse_pca(
     """
     t0 = time.perf_counter()
     nonneg = bool(nonneg)
-    C0 = _as_matrix(X, precomputed)
-    p = C0.shape[0]
+    wide = None
+    if not precomputed and not isinstance(X, Covariance):
+        data = check_array(X, "X", min_samples=2)
+        if data.shape[0] < data.shape[1] and data.shape[1] >= WIDE_MIN_FEATURES:
+            wide = data  # through the n x n side: never the p x p covariance
+    C0 = _as_matrix(X, precomputed) if wide is None else None
+    p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
     if nonneg and k > _NONNEG_MAX_K:
         raise ValueError(f"k = {k} with nonneg=True: at most {_NONNEG_MAX_K} (supports are enumerated).")
@@ -200,6 +218,20 @@ def optimal_sparse_pca(
     if max_nodes is not None:
         max_nodes = check_int(max_nodes, "max_nodes", low=0)
     eig_limit = check_int(eig_limit, "eig_limit", low=0)
+    if wide is not None:
+        return optimal_sparse_pca_wide(
+            wide,
+            k,
+            nonneg=nonneg,
+            gap=gap,
+            time_limit=time_limit,
+            max_nodes=max_nodes,
+            eig_limit=eig_limit,
+            root_em=root_em,
+            root_spannogram=root_spannogram,
+            verbose=verbose,
+            t0=t0,
+        )
     return search(
         C0,
         k,

@@ -14,6 +14,7 @@ from experiments import (
     asteris2014_fig6,
     bench_spannogram,
 )
+from experiments._asteris import OPTIMUM_COMPARED, OPTIMUM_METHOD, add_optimum_ratio
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
 
 CBCL = "cbcl_faces/CBCL_Face.mat"
@@ -64,6 +65,7 @@ def test_fig5_quick(tmp_path):
     assert asteris2014_fig5.main(["--quick", "--out", str(tmp_path)]) == 0
     df, _ = check_outputs(tmp_path, "asteris2014_fig5", asteris2014_fig5)
     _curve_checks(df)
+    _optimum_checks(df, "leukemia", range(1, 3))
 
 
 @pytest.mark.data(*LRS)
@@ -74,6 +76,43 @@ def test_fig6_quick(tmp_path):
     rd = df[df.method == "Alg. 3 (reading of A)"]
     assert set(rd.dataset) == {"LRS", "CBCL", "leukemia"}
     assert (rd.certified <= 1 + 1e-9).all() and (rd.certified_theorem2 <= 1 + 1e-9).all()
+    _optimum_checks(df, "LRS", range(1, 4))
+
+
+def _optimum_checks(df, dataset, ks):
+    """The certified optimum's rows: one per k, value <= bound, at most k non-zeros, and no method above a
+    proven optimum (``of_optimum <= 1``); the label follows ``proven``, not the k."""
+    opt = df[(df.method == OPTIMUM_METHOD) & (df.dataset == dataset)].set_index("cardinality")
+    assert list(opt.index) == list(ks)
+    assert (opt.variance <= opt.bound * (1 + 1e-12)).all() and (opt.nnz <= opt.index).all()
+    assert opt.proven.astype(bool).equals(opt.opt_gap <= 1e-6 * (1 + 1e-9) + 1e-12)
+    # two independent certificates: Alg. 3's upper bound (the spannogram) is never below a proven optimum
+    sp = df[(df.method == "Spannogram") & (df.dataset == dataset)].set_index("cardinality").bound
+    done = opt[opt.proven.astype(bool)]
+    assert (sp.loc[done.index] >= done.variance * (1 - 1e-9)).all()
+    rated = df[df.of_optimum.notna()]
+    assert set(rated.method) <= set(OPTIMUM_COMPARED) and len(rated)
+    assert (rated.of_optimum <= 1 + 1e-6).all() and (rated.of_optimum > 0).all()
+
+
+def test_add_optimum_ratio_uses_the_bound_where_unproven():
+    df = pd.DataFrame(
+        [
+            {"dataset": "D", "method": "EM", "cardinality": 1, "variance": 2.0},
+            {"dataset": "D", "method": "EM", "cardinality": 2, "variance": 3.0},
+            {"dataset": "D", "method": "EM", "cardinality": 3, "variance": 3.0},
+            {"dataset": "D", "method": OPTIMUM_METHOD, "cardinality": 1, "variance": 2.5, "bound": 2.5,
+             "proven": True},
+            {"dataset": "D", "method": OPTIMUM_METHOD, "cardinality": 2, "variance": 3.0, "bound": 4.0,
+             "proven": False},
+        ]
+    )  # fmt: skip
+    out = add_optimum_ratio(df)
+    em = out[out.method == "EM"].set_index("cardinality")
+    assert em.of_optimum.loc[1] == pytest.approx(0.8) and bool(em.optimum_proven.loc[1])
+    assert em.of_optimum.loc[2] == pytest.approx(0.75) and not bool(em.optimum_proven.loc[2])
+    assert np.isnan(em.of_optimum.loc[3])
+    assert out[out.method == OPTIMUM_METHOD].of_optimum.isna().all()
 
 
 def test_theorem2_bound_closed_form():
