@@ -115,8 +115,9 @@ def default_jobs(n_experiments: int) -> int:
     """``--jobs`` when not given: the cores this process may use, at most one per experiment, at least 1.
 
     Each experiment draws its random numbers from its own seeded streams (``Config.rng``) in its own
-    process, so how many run beside it changes no number; the experiments whose timing rows would be
-    disturbed by a neighbour (``RUN_ALONE``) still run one at a time before the pool starts.
+    process, so how many run beside it changes no draw; a pool worker's fewer BLAS threads
+    (:func:`pool_threads`) can move a multithreaded LAPACK result in its last bits only. The experiments
+    whose timing rows a neighbour would disturb (``RUN_ALONE``) still run one at a time before the pool.
 
     Examples
     --------
@@ -491,7 +492,7 @@ def _parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--jobs", type=int, default=None,
         help="experiments run in parallel processes (default: the machine's cores, at most one per "
-        "experiment; every number is the same for any N, each experiment being seeded on its own)",
+        "experiment; each experiment is seeded on its own, so N changes no draw)",
     )  # fmt: skip
     p_run.set_defaults(redraw=False)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
