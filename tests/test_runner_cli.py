@@ -50,14 +50,6 @@ TOY = textwrap.dedent(
 )
 
 
-# a toy's compute body: its process id and the most BLAS threads it may use, one line in $TOY_PIDS
-_RECORD_PROCESS = (
-    "from threadpoolctl import threadpool_info; "
-    "n = max(i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'); "
-    'open(os.environ["TOY_PIDS"], "a").write(f"{os.getpid()} {n}\\n")'
-)
-
-
 @pytest.fixture
 def toys(tmp_path, monkeypatch):
     """A package ``toycli`` with experiments ok, broken, dropper, slow, needy, pa and pb."""
@@ -72,7 +64,7 @@ def toys(tmp_path, monkeypatch):
         "slow": ("time.sleep(0.7)", ()),
         "needy": ("pass", ("cbcl_faces/CBCL_Face.mat",)),
         # record the process they ran in
-        **{n: (_RECORD_PROCESS, ()) for n in ("pa", "pb")},
+        **{n: ('open(os.environ["TOY_PIDS"], "a").write(f"{os.getpid()}\\n")', ()) for n in ("pa", "pb")},
     }
     for name, (body, data) in bodies.items():
         (pkg / f"{name}.py").write_text(TOY.format(name=name, body=body, data=data))
@@ -378,30 +370,17 @@ def test_jobs_default_to_the_cores_at_most_one_per_experiment(monkeypatch):
 
 def test_default_jobs_run_several_experiments_in_parallel(toys, tmp_path, monkeypatch):
     """Without --jobs two experiments on a 2-core machine run in worker processes (not in the calling one),
-    each with its share of the cores as BLAS threads, with the same outputs as a run in one process;
-    --jobs 1 runs them in the calling process, its BLAS threads untouched."""
+    with the same outputs as a run in one process; --jobs 1 runs them in the calling process."""
     monkeypatch.setattr(cli, "default_jobs", lambda n: min(2, n))
-    monkeypatch.setattr(cli, "pool_threads", lambda jobs: 1)
     monkeypatch.setenv("TOY_PIDS", str(tmp_path / "pids"))
 
     def run(out, *jobs):
         (tmp_path / "pids").unlink(missing_ok=True)
         args = ["run", "toycli.pa", "toycli.pb", "--quick", *jobs, "--out", str(tmp_path / out)]
         assert cli.main(args) == 0
-        lines = (tmp_path / "pids").read_text().split("\n")[:-1]
-        return {int(line.split()[0]) for line in lines}, {int(line.split()[1]) for line in lines}
+        return {int(x) for x in (tmp_path / "pids").read_text().split()}
 
-    from threadpoolctl import threadpool_info
-
-    here = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
-    pids, threads = run("p")  # the default: a pool of two processes
-    assert os.getpid() not in pids and threads == {1}
-    assert run("s", "--jobs", "1") == ({os.getpid()}, {here})
+    assert os.getpid() not in run("p")  # the default: a pool of two processes
+    assert run("s", "--jobs", "1") == {os.getpid()}
     for name in ("pa.csv", "pb.csv", "claims/pa.csv", "claims/pb.csv"):
         assert (tmp_path / "p" / name).read_bytes() == (tmp_path / "s" / name).read_bytes()
-
-
-def test_pool_workers_share_the_cores_out():
-    assert cli.pool_threads(1) == cli.default_jobs(10**6)
-    assert cli.pool_threads(10**6) == 1
-    assert cli.pool_threads(2) == max(1, cli.default_jobs(10**6) // 2)

@@ -115,9 +115,9 @@ def default_jobs(n_experiments: int) -> int:
     """``--jobs`` when not given: the cores this process may use, at most one per experiment, at least 1.
 
     Each experiment draws its random numbers from its own seeded streams (``Config.rng``) in its own
-    process, so how many run beside it changes no draw; a pool worker's fewer BLAS threads
-    (:func:`pool_threads`) can move a multithreaded LAPACK result in its last bits only. The experiments
-    whose timing rows a neighbour would disturb (``RUN_ALONE``) still run one at a time before the pool.
+    process, with the same BLAS threads as in a run of its own, so how many run beside it changes no
+    number. The experiments whose timing rows a neighbour would disturb (``RUN_ALONE``) still run one at
+    a time before the pool starts.
 
     Examples
     --------
@@ -131,30 +131,6 @@ def default_jobs(n_experiments: int) -> int:
     except (AttributeError, OSError):  # not on every platform
         cores = os.cpu_count() or 1
     return max(1, min(cores, n_experiments))
-
-
-def pool_threads(jobs: int) -> int:
-    """BLAS/OpenMP threads of each pool worker: the cores shared out among ``jobs`` experiments, at least 1.
-
-    Without a limit every worker's BLAS starts one thread per core, so ``jobs`` workers oversubscribe the
-    machine and spin-wait on each other: the NMF, PCA and SVM fits of one zass2006_fig4 split took 29-55 s
-    with two threads per process beside other work on the 2-core machine and 4.5-6 s with one (and 13 s
-    of CPU time against 0.85 s). A thread count can move a multithreaded LAPACK result in its last bits
-    (the same AUCs there, components equal to round-off), well inside ``repro verify``'s tolerance.
-
-    Examples
-    --------
-    >>> pool_threads(40) >= 1
-    True
-    """
-    return max(1, default_jobs(10**6) // max(1, jobs))
-
-
-def _limit_threads(n: int) -> None:
-    """Pool worker initializer: at most ``n`` BLAS and OpenMP threads here (:func:`pool_threads`)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=n)
 
 
 def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
@@ -224,9 +200,7 @@ def cmd_run(args) -> int:
             alone, shared = split_alone(names, sources, redraw=args.redraw)
             _run_serially(alone, cfg, args.redraw, failed, prog)  # first, with the machine to themselves
             shared = longest_first(shared, prog.expected)
-            with ProcessPoolExecutor(
-                max_workers=args.jobs, initializer=_limit_threads, initargs=(pool_threads(args.jobs),)
-            ) as pool:
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
                 futures = {}
                 for n in shared:
                     futures[pool.submit(_run_one, n, cfg, args.redraw)] = n
@@ -492,7 +466,7 @@ def _parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--jobs", type=int, default=None,
         help="experiments run in parallel processes (default: the machine's cores, at most one per "
-        "experiment; each experiment is seeded on its own, so N changes no draw)",
+        "experiment; each experiment is seeded on its own, so N changes no number)",
     )  # fmt: skip
     p_run.set_defaults(redraw=False)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
