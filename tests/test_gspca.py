@@ -99,6 +99,53 @@ def test_deleted_matches_twin(seed):
     np.testing.assert_allclose(K.deleted_max_eig(lam, V, np.arange(3, dtype=np.int64)), [3.0, 3.0, 3.0])
 
 
+def _all_backward_steps(C):
+    """``(lam, V)`` of every support on C's backward-elimination path (full solves, the old rule)."""
+    S = list(range(C.shape[0]))
+    while len(S) >= 2:
+        lam, V = _eig_desc(C[np.ix_(S, S)])
+        yield lam, V
+        S.pop(int(np.argmax(K.deleted_max_eig(lam, V, np.arange(len(S), dtype=np.int64)))))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_deleted_argmax_is_argmax_of_every_value(seed):
+    """The pruned search picks exactly np.argmax(deleted_max_eig) (first index on ties) at every backward
+    step of random covariances, a low-rank one (many near-equal candidates), one with duplicated
+    variables (exact ties) and one with decoupled variables (zero weights), and on a subset of candidates."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 3)) @ rng.normal(size=(3, 25))  # rank 3
+    Cs = [_cov(30, seed=seed), np.cov(X.T) + 1e-9 * np.eye(25)]
+    Y = rng.normal(size=(40, 8))
+    Cs.append(np.cov(Y[:, [0, 1, 1, 2, 3, 3, 3, 4, 5, 6, 7]].T))  # duplicated columns: tied removals
+    D = _cov(12, seed=seed + 10)
+    D[0, 1:] = D[1:, 0] = D[5, :5] = D[:5, 5] = 0.0
+    D[5, 6:] = D[6:, 5] = 0.0
+    Cs.append(D)
+    n_steps = 0
+    for C in Cs:
+        for lam, V in _all_backward_steps(C):
+            m = lam.shape[0]
+            cand = np.arange(m, dtype=np.int64)
+            assert K.deleted_argmax(lam, V, cand) == np.argmax(K.deleted_max_eig(lam, V, cand))
+            sub = np.sort(rng.choice(m, size=max(1, m // 2), replace=False)).astype(np.int64)
+            assert K.deleted_argmax(lam, V, sub) == np.argmax(K.deleted_max_eig(lam, V, sub))
+            n_steps += 1
+    assert n_steps == 29 + 24 + 10 + 11
+
+
+def test_deleted_argmax_ties_and_nonfinite():
+    # all three removals keep lambda_max = 3 (repeated leading eigenvalue): the first position wins
+    lam, V = _eig_desc(np.diag([3.0, 3.0, 1.0]))
+    assert K.deleted_argmax(lam, V, np.arange(3, dtype=np.int64)) == 0
+    assert K.deleted_argmax(lam, V, np.array([2, 1], dtype=np.int64)) == 0
+    # a NaN in the eigenvectors: every candidate is solved and np.argmax's rule applies
+    lam, V = _eig_desc(_cov(5, seed=3))
+    V[2, 3] = np.nan
+    cand = np.arange(5, dtype=np.int64)
+    assert K.deleted_argmax(lam, V, cand) == np.argmax(K.deleted_max_eig(lam, V, cand))
+
+
 # --------------------------------------------------------------------------- greedy vs brute force
 @pytest.mark.parametrize(("d", "seed"), [(5, 0), (7, 1), (8, 2), (8, 3)])
 def test_greedy_against_exhaustive_search(d, seed):

@@ -52,7 +52,7 @@ TOY = textwrap.dedent(
 
 @pytest.fixture
 def toys(tmp_path, monkeypatch):
-    """A package ``toycli`` with experiments ok, broken, dropper, slow and needy."""
+    """A package ``toycli`` with experiments ok, broken, dropper, slow, needy, pa and pb."""
     root = tmp_path / "src"
     pkg = root / "toycli"
     pkg.mkdir(parents=True)
@@ -63,6 +63,8 @@ def toys(tmp_path, monkeypatch):
         "dropper": ('warnings.warn("CBCL faces unavailable, right panel skipped: no file")', ()),
         "slow": ("time.sleep(0.7)", ()),
         "needy": ("pass", ("cbcl_faces/CBCL_Face.mat",)),
+        # record the process they ran in
+        **{n: ('open(os.environ["TOY_PIDS"], "a").write(f"{os.getpid()}\\n")', ()) for n in ("pa", "pb")},
     }
     for name, (body, data) in bodies.items():
         (pkg / f"{name}.py").write_text(TOY.format(name=name, body=body, data=data))
@@ -180,7 +182,9 @@ def test_progress_lines_without_a_terminal(toys, tmp_path, capsys, monkeypatch):
     # kernels already compiled (a first run says "compiling kernels": tests/test_progress_compiling.py)
     monkeypatch.setattr(_progress, "_kernel_cache_files", lambda: [tmp_path / "f.nbi"])
     _runtimes.record(tmp_path, "slow", True, 10.0)
-    assert cli.main(["run", "toycli.slow", "toycli.ok", "--quick", "--out", str(tmp_path)]) == 0
+    # one process (--jobs 1): one experiment at a time, the long one first in the progress line
+    args = ["run", "toycli.slow", "toycli.ok", "--quick", "--jobs", "1", "--out", str(tmp_path)]
+    assert cli.main(args) == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("[progress")]
     assert len(lines) >= 2, out
@@ -339,3 +343,44 @@ def test_experiments_that_time_milliseconds_run_alone(tmp_path):
         "bench_em_pca",
         "bench_em_sparse_pca",
     ]
+
+
+def test_jobs_default_to_the_cores_at_most_one_per_experiment(monkeypatch):
+    """`repro run all` as typed uses every core the process may run on (README's first command), never
+    more processes than experiments; an explicit --jobs wins."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert cli.default_jobs(40) == 3
+    assert cli.default_jobs(2) == 2
+    assert cli.default_jobs(1) == 1
+    assert cli.default_jobs(0) == 1
+
+    def unavailable(pid):
+        raise OSError("no affinity here")
+
+    monkeypatch.setattr(os, "sched_getaffinity", unavailable, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert cli.default_jobs(40) == 1  # cpu_count() may be None: one process
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert cli.default_jobs(40) == 4
+    parser = cli._parser()
+    assert parser.parse_args(["run", "all"]).jobs is None  # resolved by cmd_run to default_jobs(len(names))
+    assert parser.parse_args(["run", "all", "--jobs", "1"]).jobs == 1
+    assert parser.parse_args(["redraw", "all"]).jobs is None
+
+
+def test_default_jobs_run_several_experiments_in_parallel(toys, tmp_path, monkeypatch):
+    """Without --jobs two experiments on a 2-core machine run in worker processes (not in the calling one),
+    with the same outputs as a run in one process; --jobs 1 runs them in the calling process."""
+    monkeypatch.setattr(cli, "default_jobs", lambda n: min(2, n))
+    monkeypatch.setenv("TOY_PIDS", str(tmp_path / "pids"))
+
+    def run(out, *jobs):
+        (tmp_path / "pids").unlink(missing_ok=True)
+        args = ["run", "toycli.pa", "toycli.pb", "--quick", *jobs, "--out", str(tmp_path / out)]
+        assert cli.main(args) == 0
+        return {int(x) for x in (tmp_path / "pids").read_text().split()}
+
+    assert os.getpid() not in run("p")  # the default: a pool of two processes
+    assert run("s", "--jobs", "1") == {os.getpid()}
+    for name in ("pa.csv", "pb.csv", "claims/pa.csv", "claims/pb.csv"):
+        assert (tmp_path / "p" / name).read_bytes() == (tmp_path / "s" / name).read_bytes()

@@ -116,7 +116,9 @@ def _forked_run(argv: list[str]) -> int:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_kills_at_random_moments_never_damage_an_output(toypkg, tmp_path):
     out = tmp_path / "out"
-    argv = ["run", *NAMES, "--quick", "--out", str(out)]
+    # in one process (--jobs 1, the default until it became the cores), so that a SIGKILL stops all the
+    # work at the random moment (a killed parent's pool workers would finish their experiment on their own)
+    argv = ["run", *NAMES, "--quick", "--jobs", "1", "--out", str(out)]
     assert cli.main(argv) == 0  # the first run also warms matplotlib's caches
     baseline = _snapshot(out)
     assert {"toy1.csv", "toy1.png", "toy1.md", "claims/toy1.csv", "CLAIMS.md"} <= set(baseline)

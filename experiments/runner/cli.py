@@ -1,7 +1,7 @@
 """Command line: ``python -m experiments`` or ``repro``.
 
 repro list                          the experiments, one line each, with their recorded run times
-repro run NAME... [--quick] [--out DIR] [--seed S] [--jobs N]
+repro run NAME... [--quick] [--out DIR] [--seed S] [--jobs N]   (--jobs: default the machine's cores)
 repro run all [--quick] ...         every figure, table and benchmark, then figures/CLAIMS.md
 repro run NAME --help               what the experiment reproduces, its choices, claims and run time
 repro redraw NAME...|all            figures and claims again from the CSVs, no compute
@@ -111,6 +111,28 @@ def split_alone(names: list[str], sources: dict, *, redraw: bool = False) -> tup
     return alone, [n for n in names if n not in alone]
 
 
+def default_jobs(n_experiments: int) -> int:
+    """``--jobs`` when not given: the cores this process may use, at most one per experiment, at least 1.
+
+    Each experiment draws its random numbers from its own seeded streams (``Config.rng``) in its own
+    process, with the same BLAS threads as in a run of its own, so how many run beside it changes no
+    number. The experiments whose timing rows a neighbour would disturb (``RUN_ALONE``) still run one at
+    a time before the pool starts.
+
+    Examples
+    --------
+    >>> 1 <= default_jobs(3) <= 3
+    True
+    >>> default_jobs(1)
+    1
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores this process may run on (containers, taskset)
+    except (AttributeError, OSError):  # not on every platform
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, n_experiments))
+
+
 def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
     import traceback
 
@@ -164,6 +186,8 @@ def cmd_run(args) -> int:
     _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
     _atomic.exit_on_termination()  # a terminated run removes its temporaries as it unwinds
     cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
+    if args.jobs is None:
+        args.jobs = default_jobs(len(names))
     failed: list[str] = []
     t0 = time.perf_counter()
     prog = Progress(
@@ -410,7 +434,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Regenerate the papers' figures and tables and check their claims.",
         epilog=(
             "Examples: `repro list`; `repro run sigg2008_fig2 --help`; `repro run all --quick --out /tmp/q`; "
-            "`repro run all --jobs 2` (full run into figures/ in a checkout, ./repro-figures elsewhere); "
+            "`repro run all` (full run into figures/ in a checkout, ./repro-figures elsewhere, one "
+            "experiment per core; --jobs 1 for one process); "
             "`repro claims --verdict 'not reproduced'`. "
             f"Environment: REPRO_DATA_MIRROR (read-only data folder), REPRO_DATA_DIR (cache), "
             f"REPRO_OFFLINE=1 (never download), {PROGRESS_ENV} (seconds between progress lines in logs, "
@@ -439,13 +464,15 @@ def _parser() -> argparse.ArgumentParser:
         "outside one; use another to keep them)",
     )  # fmt: skip
     p_run.add_argument(
-        "--jobs", type=int, default=1, help="experiments run in parallel processes (default 1)"
-    )
+        "--jobs", type=int, default=None,
+        help="experiments run in parallel processes (default: the machine's cores, at most one per "
+        "experiment; each experiment is seeded on its own, so N changes no number)",
+    )  # fmt: skip
     p_run.set_defaults(redraw=False)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
     p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
     p_redraw.add_argument("--out", type=Path, default=default_out())
-    p_redraw.add_argument("--jobs", type=int, default=1)
+    p_redraw.add_argument("--jobs", type=int, default=None, help="parallel processes (default: the cores)")
     p_redraw.set_defaults(redraw=True, quick=False, seed=0)
     p_claims = sub.add_parser(
         "claims",
@@ -512,7 +539,7 @@ def _main(argv=None) -> int:
         from .verify import cmd_verify
 
         return cmd_verify(args)
-    if args.command in ("run", "redraw") and args.jobs < 1:
+    if args.command in ("run", "redraw") and args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)
 

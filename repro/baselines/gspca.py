@@ -43,7 +43,7 @@ from .._validation import (
     check_symmetric,
     unscale,
 )
-from ..kernels.gspca import bordered_max_eig, deleted_max_eig
+from ..kernels.gspca import bordered_max_eig, deleted_argmax
 from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
 
 __all__ = ["GSPCA", "GSPCAPath", "GSPCAResult", "gspca", "gspca_path"]
@@ -174,8 +174,7 @@ def _backward(C: np.ndarray, K: int):
     for m in range(D, K, -1):
         if m == 1:
             break
-        mu = deleted_max_eig(lam, V, np.arange(m, dtype=np.int64))
-        t = int(np.argmax(mu))
+        t = int(deleted_argmax(lam, V, np.arange(m, dtype=np.int64)))  # = argmax of deleted_max_eig
         removed.append(S.pop(t))
         Sa = np.array(S)
         lam, V = _top_eigh_all(C[np.ix_(Sa, Sa)])
