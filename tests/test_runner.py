@@ -209,3 +209,48 @@ def test_timing_rows_are_marked_and_counted_apart(tmp_path):
     md = (tmp_path / "CLAIMS.md").read_text()
     assert "Mathematical and statistical (1): 1 reproduced. Timing, machine-dependent (1): 1 too close" in md
     assert "**too close to call** *timing*" in md
+
+
+THREADS_TOY = textwrap.dedent(
+    '''
+    """Records the BLAS threads its computation saw."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from threadpoolctl import threadpool_info
+
+    from experiments.runner import _common
+
+    TITLE = "Toy: threads"
+    CLAIMS = []
+    RUN_ALONE = {alone}
+
+    def compute(cfg):
+        n = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        return pd.DataFrame({"threads": n or [-1]})
+
+    def plot(df, cfg):
+        fig, ax = plt.subplots()
+        ax.plot(df.threads)
+        return fig
+
+    def main(argv=None):
+        return _common.run(__name__, argv)
+    '''
+)
+
+
+@pytest.mark.parametrize("alone", [False, True])
+def test_experiments_compute_with_one_blas_thread_unless_run_alone(alone, tmp_path, monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    pkg = tmp_path / f"threadpkg_{alone}"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / f"toy_threads_{alone}.py").write_text(THREADS_TOY.replace("{alone}", str(alone)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
+        pytest.skip("no BLAS thread pool to limit")
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a 2-core machine, whatever this one has
+        run_module(f"threadpkg_{alone}.toy_threads_{alone}", Config(quick=True, out=tmp_path / "out"))
+    seen = pd.read_csv(tmp_path / "out" / f"toy_threads_{alone}.csv")["threads"]
+    assert (seen == (2 if alone else 1)).all(), seen.tolist()

@@ -33,6 +33,7 @@ the run fails instead of writing a figure with a hole in it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import re
@@ -205,6 +206,33 @@ def run(module_name: str, argv=None) -> int:
     return 0
 
 
+def experiment_threads(mod):
+    """The BLAS/OpenMP threads an experiment computes with: one, unless it sets ``RUN_ALONE``.
+
+    The library's own solvers already run with one BLAS thread (:mod:`repro._threads`); this extends the
+    policy to what an experiment calls beside them (scikit-learn's NMF, PCA and SVM, SciPy's LAPACK). Two
+    reasons. Speed: in a parallel run (``repro run all`` uses every core) two workers with a BLAS thread per
+    core oversubscribe the machine; one zass2006_fig4 split's NMF, PCA and SVM fits took 29-55 s with two
+    threads per process beside another experiment and 4.5-6 s with one (2-core machine). Reproducibility: a
+    thread count can move a multithreaded LAPACK result in its last bits (an unconverged NSPCA's AUC by
+    3e-7, measured), so the count must not depend on ``--jobs`` or on the machine's cores: fixed at one,
+    ``repro run``, ``repro verify`` and the tests compute the same numbers with any ``--jobs`` on any machine.
+    The timing experiments that set ``RUN_ALONE`` run with nothing beside them and keep BLAS's own threads,
+    as their references (NumPy and SciPy solvers timed against ours) would be run by a user.
+
+    Examples
+    --------
+    >>> import types
+    >>> with experiment_threads(types.SimpleNamespace()):
+    ...     pass
+    """
+    if getattr(mod, "RUN_ALONE", False) is True:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
 def run_module(module_name: str, cfg: Config) -> str:
     """Run an experiment module with ``cfg``; return a one-line summary (used by ``repro run``).
 
@@ -219,11 +247,14 @@ def run_module(module_name: str, cfg: Config) -> str:
     name = module_name.rsplit(".", 1)[-1]
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    df = _guarded(lambda: mod.compute(cfg), name, "computation")
-    if not isinstance(df, pd.DataFrame) or df.empty:
-        raise RuntimeError(f"{name}.compute returned no data; an experiment must return a non-empty frame.")
-    write_csv(df, cfg.out / f"{name}.csv")
-    summary = _render(mod, name, cfg, t0)
+    with experiment_threads(mod):
+        df = _guarded(lambda: mod.compute(cfg), name, "computation")
+        if not isinstance(df, pd.DataFrame) or df.empty:
+            raise RuntimeError(
+                f"{name}.compute returned no data; an experiment must return a non-empty frame."
+            )
+        write_csv(df, cfg.out / f"{name}.csv")
+        summary = _render(mod, name, cfg, t0)
     _runtimes.record(cfg.out, name, cfg.quick, time.perf_counter() - t_import)
     return summary
 
