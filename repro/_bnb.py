@@ -107,6 +107,7 @@ def search(
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
     C = np.ascontiguousarray(C0 / scale)
     W = np.maximum(C, 0.0) if nonneg else np.abs(C)
+    lam, V2T = _k.eigen_tables(C)
 
     inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
     inc_x = np.zeros(p)
@@ -145,7 +146,21 @@ def search(
             todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
             tc = time.perf_counter()
             n_nodes += _k.bnb_run(
-                C, W, k, nonneg, gap, eig_limit, status_arr, bounds, sp, inc_val, inc_x, counts, todo
+                C,
+                W,
+                lam,
+                V2T,
+                k,
+                nonneg,
+                gap,
+                eig_limit,
+                status_arr,
+                bounds,
+                sp,
+                inc_val,
+                inc_x,
+                counts,
+                todo,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
@@ -164,7 +179,7 @@ def search(
         status = "interrupted"
     if sp[0] > 0:  # a stopped search: each open node's own bound (its parent's is looser)
         for t in range(sp[0]):
-            own = _k.node_bound(C, W, status_arr[t], k, nonneg, eig_limit, inc_val[0])
+            own = _k.node_bound(C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0])
             bounds[t] = min(bounds[t], own)
     ub = max(upper(), inc_val[0])
     x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()
