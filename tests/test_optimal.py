@@ -183,6 +183,17 @@ def twin_multi(C, I, F, r):
     return float(np.linalg.eigvalsh(E)[-1])
 
 
+def twin_angle_relaxation(C, I, F, r):
+    """What the angle bound certifies from above: max over theta of l1 c^2 + l2 s^2 + the r largest
+    (|a_j| c + b_j s)^2, on a fine grid (a lower estimate of that maximum)."""
+    lam1, lam2, a, b2 = _split(C, I, F)
+    th = np.linspace(0.0, np.pi / 2, 4001)
+    return max(
+        lam1 * c * c + lam2 * s * s + _top((np.abs(a) * c + np.sqrt(b2) * s) ** 2, r)
+        for c, s in zip(np.cos(th), np.sin(th), strict=True)
+    )
+
+
 def plain_knapsack(C, I, F, r):
     """The fractional knapsack with one cap per eigenvector, (v_j'x)^2 <= ||v_j[I]||^2 + top_r v_j[F]^2."""
     w, V = np.linalg.eigh(C)
@@ -235,6 +246,12 @@ def test_bounds_twins_and_validity(nonneg):
             ),
         }
         tol = 1e-9 * max(1.0, abs(opt))
+        angle = K.angle_bound(lam1, lam2, np.sqrt(ka2), np.sqrt(kb2), r, -np.inf, 400)
+        relax = twin_angle_relaxation(C, I, F, r)  # certified from above, within the partition's width
+        assert relax - tol <= angle <= relax * (1 + 2e-2) + tol
+        assert opt - tol <= angle <= got["two_by_two"][0] * (1 + 2e-2) + tol
+        stopped = K.angle_bound(lam1, lam2, np.sqrt(ka2), np.sqrt(kb2), r, opt, 64)
+        assert stopped >= opt - tol
         for name, (kern, twin) in got.items():
             assert kern == pytest.approx(twin, rel=1e-9, abs=1e-12), name
             assert kern >= opt - tol, (name, kern, opt)

@@ -12,6 +12,8 @@ against brute force in ``tests/test_optimal.py``):
   feature ``j`` along ``h`` and ``b_j`` the rest, ``lambda_max(C_S) <= lambda_max [[l1 + A, B], [B, l2 + D]]``
   where ``A, B, D`` are the ``r`` largest ``a_j^2``, ``|a_j| b_j`` and ``b_j^2`` (each taken separately);
 * Gershgorin (Berk & Bertsimas): the largest row sum of ``|C_S|`` (of ``max(C_S, 0)`` when ``nonneg``);
+* the angle bound: the 2 x 2 bound with one choice of the ``r`` features for both directions,
+  maximized over the angle between them on a certified partition of ``[0, pi/2]``;
 * the multi-direction bound: the 2 x 2 bound with every direction of ``C_I`` kept apart
   (``lambda_max`` of a ``(q + 1) x (q + 1)`` matrix, ``q`` the rank of ``C_I``);
 * the eigen-knapsack bound: with ``C = sum_j lam_j v_j v_j'``, ``x'Cx = sum_q (lam_q - lam_{q+1}) P_q``
@@ -40,7 +42,8 @@ FIXED_OUT = 8  # free variables fixed out by their forced-in bound
 RESIDUAL = 9  # the 2 x 2 bound with the residual parts bounded by Gershgorin
 KNAPSACK = 10  # the eigen-knapsack bound
 MULTI = 11  # the 2 x 2 bound along every direction of C_I
-N_COUNTS = 12
+ANGLE = 12  # the 2 x 2 bound maximized over the angle with one choice of features
+N_COUNTS = 13
 LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
@@ -55,6 +58,7 @@ BOUND_NAMES = (
     "residual_gershgorin",
     "eigen_knapsack",
     "multi_direction",
+    "angle",
 )
 
 
@@ -253,6 +257,63 @@ def multi_bound(C, diag, I, F, wI, VI, r):
             if c != a:
                 E[c, a] += v
     return np.linalg.eigvalsh(E)[q]
+
+
+@njit(cache=True)
+def _theta_piece(l1, l2, a, b, r, ca, sb, buf):
+    """``l1 ca^2 + l2 sb^2 + (sum of the r largest (a_j ca + b_j sb)^2)``."""
+    for t in range(a.shape[0]):
+        v = a[t] * ca + b[t] * sb
+        buf[t] = v * v
+    return l1 * ca * ca + l2 * sb * sb + top_sum(buf, r)
+
+
+@njit(cache=True)
+def angle_bound(l1, l2, a, b, r, thr, budget=64):
+    """The 2 x 2 bound with the same ``r`` features along both directions: a certified maximum over the angle.
+
+    In the 2 x 2 bound's notation (``y = c h + s w``, ``c = cos(theta)``, ``s = sin(theta)``,
+    ``theta`` in ``[0, pi/2]``), ``y'G_S G_S'y <= f(theta) = l1 c^2 + l2 s^2 + max_R sum_{j in R}
+    (a_j c + b_j s)^2`` with ``a_j = |g_j'h| >= 0``, ``b_j >= 0`` and ``R`` the ``r`` free features
+    (the 2 x 2 bound relaxes this further by choosing ``R`` apart for each entry). On
+    ``[theta_a, theta_b]`` every term grows with ``c`` and with ``s``, so ``f`` is at most its value with
+    ``c = cos(theta_a)`` and ``s = sin(theta_b)``. The interval ``[0, pi/2]`` is cut in 8 and each piece
+    whose bound exceeds ``thr`` is halved, ``budget`` evaluations at most; the largest piece bound is
+    returned (a bound on ``lambda_max(C_S)``; at most ``thr`` when every piece got there).
+    """
+    n = a.shape[0]
+    buf = np.empty(n)
+    cap = 2 * budget + 16
+    lo = np.empty(cap)
+    hi = np.empty(cap)
+    val = np.empty(cap)
+    npieces = 8
+    h = 0.5 * np.pi / npieces
+    for t in range(npieces):
+        lo[t] = t * h
+        hi[t] = (t + 1) * h if t < npieces - 1 else 0.5 * np.pi
+        val[t] = _theta_piece(l1, l2, a, b, r, np.cos(lo[t]), np.sin(hi[t]), buf)
+    evals = npieces
+    while evals + 2 <= budget:
+        worst = 0
+        for t in range(1, npieces):
+            if val[t] > val[worst]:
+                worst = t
+        if val[worst] <= thr:
+            break
+        mid = 0.5 * (lo[worst] + hi[worst])
+        lo[npieces] = mid
+        hi[npieces] = hi[worst]
+        val[npieces] = _theta_piece(l1, l2, a, b, r, np.cos(mid), np.sin(hi[worst]), buf)
+        hi[worst] = mid
+        val[worst] = _theta_piece(l1, l2, a, b, r, np.cos(lo[worst]), np.sin(mid), buf)
+        npieces += 1
+        evals += 2
+    best = val[0]
+    for t in range(1, npieces):
+        if val[t] > best:
+            best = val[t]
+    return best * (1.0 + 1e-12)
 
 
 @njit(cache=True)
@@ -561,6 +622,11 @@ def bnb_run(
                 if b <= thr:
                     counts[RESIDUAL] += 1
                     continue
+        if have_split:
+            b = min(b, angle_bound(lam1, lam2, np.sqrt(a2), np.sqrt(b2), r, thr))
+            if b <= thr:
+                counts[ANGLE] += 1
+                continue
         if m > 1 and lam1 > 0.0:
             b = min(b, multi_bound(C, diag, I, F, wI, VI, r))
             if b <= thr:
@@ -724,6 +790,7 @@ def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc):
                 two_by_two_bound(lam1, lam2, a2, ab, b2, r),
                 residual_bound(C, F, sa, a2, b2, lam1, lam2, r),
                 multi_bound(C, diag, I, F, wI, VI, r),
+                angle_bound(lam1, lam2, np.sqrt(a2), np.sqrt(b2), r, -np.inf),
             )
         b = min(b, lixie_bound(lam1, diag, F, r), trace_bound(diag, I, F, r))
     b = min(b, gershgorin_bound(W, I, F, r), knapsack_bound(lam, V2T, I, F, r, -np.inf))
