@@ -257,6 +257,7 @@ def test_bounds_twins_and_validity(nonneg):
             assert kern >= opt - tol, (name, kern, opt)
         lam, V2T = K.eigen_tables(C)  # stopped at a threshold, the knapsack is still a bound
         thr = got["knapsack"][0] * rng.uniform(0.5, 1.0)
+        assert K.knapsack_bound(lam, V2T, I, F, r, -np.inf, 2) >= got["knapsack"][0] - tol  # fewer terms
         early = K.knapsack_bound(lam, V2T, I, F, r, thr)
         assert early >= opt - tol and (early <= thr + tol or early == pytest.approx(got["knapsack"][0]))
         F0 = np.sort(np.concatenate((I, F)))  # the knapsack at a node with nothing fixed in

@@ -141,7 +141,7 @@ def eigen_tables(C):
 
 
 @njit(cache=True)
-def knapsack_bound(lam, V2T, I, F, r, thr):
+def knapsack_bound(lam, V2T, I, F, r, thr, max_terms=32):
     """The eigen-knapsack bound on ``x'Cx`` over unit ``x`` supported on ``I`` plus ``r`` of ``F``.
 
     With ``C <= sum_j lam_j v_j v_j'`` (eigenvalues decreasing, clipped at 0) and ``t_j = (v_j'x)^2``,
@@ -154,9 +154,10 @@ def knapsack_bound(lam, V2T, I, F, r, thr):
     ``sum_q (lam_q - lam_{q+1}) min(1, U_q)`` (the largest eigenvalues filled first, each prefix capped;
     it is at most the plain knapsack with per-eigenvector caps ``t_j <= ||v_j[I]||^2 + top_r v_j[F]^2``,
     since ``U_q`` is at most their sum). After ``q`` prefixes, ``b + (1 - P_q) lam_{q+1}`` is already a
-    bound: the loop stops once it is at most ``thr``, or once ``P_q`` reaches 1. Holds for ``x >= 0`` too.
+    bound: the loop stops once it is at most ``thr``, once ``P_q`` reaches 1, or after ``max_terms``
+    prefixes (each costs a pass over ``F``). Holds for ``x >= 0`` too.
     """
-    d = V2T.shape[0]
+    d = min(V2T.shape[0], max_terms)
     m = I.shape[0]
     nf = F.shape[0]
     slack = 1e-12 * lam[0]
