@@ -241,7 +241,7 @@ def test_bounds_twins_and_validity(nonneg):
             "residual": (K.residual_bound(C, F, ksa, ka2, kb2, lam1, lam2, r), twin_residual(C, I, F, r)),
             "multi": (K.multi_bound(C, d, I, F, *np.linalg.eigh(C[np.ix_(I, I)]), r), twin_multi(C, I, F, r)),
             "knapsack": (
-                K.knapsack_bound(*K.eigen_tables(C), I, F, r, -np.inf),
+                K.knapsack_bound(*K.eigen_tables(*np.linalg.eigh(C)), I, F, r, -np.inf),
                 twin_knapsack(C, I, F, r),
             ),
         }
@@ -255,7 +255,7 @@ def test_bounds_twins_and_validity(nonneg):
         for name, (kern, twin) in got.items():
             assert kern == pytest.approx(twin, rel=1e-9, abs=1e-12), name
             assert kern >= opt - tol, (name, kern, opt)
-        lam, V2T = K.eigen_tables(C)  # stopped at a threshold, the knapsack is still a bound
+        lam, V2T = K.eigen_tables(*np.linalg.eigh(C))  # stopped at a threshold, the knapsack is still a bound
         thr = got["knapsack"][0] * rng.uniform(0.5, 1.0)
         assert K.knapsack_bound(lam, V2T, I, F, r, -np.inf, 2) >= got["knapsack"][0] - tol  # fewer terms
         early = K.knapsack_bound(lam, V2T, I, F, r, thr)
@@ -267,7 +267,7 @@ def test_bounds_twins_and_validity(nonneg):
         assert k0 >= brute(C, k, nonneg, F=F0) - tol
         assert got["knapsack"][0] <= plain_knapsack(C, I, F, r) + tol  # the prefix caps are tighter
         status = _status(p, I, F)
-        own = K.node_bound(C, Wm, *K.eigen_tables(C), status, k, nonneg, 40, -np.inf)
+        own = K.node_bound(C, Wm, *K.eigen_tables(*np.linalg.eigh(C)), status, k, nonneg, 40, -np.inf)
         assert own >= opt - tol and own <= min(v[0] for v in got.values()) + tol
         forced = K.forced_in_bounds(lam1, lam2, ka2, kab, kb2, d[F], r)
         np.testing.assert_allclose(forced, twin_forced(C, I, F, r), rtol=1e-9, atol=1e-12)

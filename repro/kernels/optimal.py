@@ -131,10 +131,10 @@ def gershgorin_bound(W, I, F, r):
     return best
 
 
-def eigen_tables(C):
-    """The eigen-knapsack's tables of ``C``: its eigenvalues in decreasing order, clipped at 0, with one
-    more entry 0 at the end, and the squared eigenvectors by rows, ``V2T[j, i] = v_j[i]^2``."""
-    w, V = np.linalg.eigh(C)
+def eigen_tables(w, V):
+    """The eigen-knapsack's tables from ``C``'s eigendecomposition (``np.linalg.eigh``'s ``w, V``): the
+    eigenvalues in decreasing order, clipped at 0, with one more entry 0 at the end, and the squared
+    eigenvectors by rows, ``V2T[j, i] = v_j[i]^2``."""
     lam = np.append(np.maximum(w[::-1], 0.0), 0.0)
     V2T = np.ascontiguousarray((V[:, ::-1] ** 2).T)
     return lam, V2T
