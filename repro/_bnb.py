@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._threads import blas_limited
 from .kernels import optimal as _k
 from .linalg import canonical_sign
 
@@ -69,10 +70,9 @@ class OptimalResult:
         return np.flatnonzero(self.component)
 
 
-def _root_incumbents(C: np.ndarray, k: int, nonneg: bool, em_start) -> list[np.ndarray]:
+def _root_incumbents(C: np.ndarray, V: np.ndarray, k: int, nonneg: bool, em_start) -> list[np.ndarray]:
     """Supports from greedy selection, the truncated top eigenvector and (optionally) ``em_start``."""
     starts = [_k.greedy_support(C, k, nonneg)]
-    _w, V = np.linalg.eigh(C)
     v = V[:, -1]
     if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
         v = -v
@@ -85,6 +85,7 @@ def _root_incumbents(C: np.ndarray, k: int, nonneg: bool, em_start) -> list[np.n
     return [_k.swap_search(C, np.ascontiguousarray(s, dtype=np.int64), nonneg) for s in starts]
 
 
+@blas_limited  # the root's eigendecompositions: threads oversubscribe a loaded machine (0.33 s at p = 128)
 def search(
     C0: np.ndarray,
     k: int,
@@ -107,13 +108,15 @@ def search(
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
     C = np.ascontiguousarray(C0 / scale)
     W = np.maximum(C, 0.0) if nonneg else np.abs(C)
+    w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
+    lam, V2T = _k.eigen_tables(w, V)
 
     inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
     inc_x = np.zeros(p)
-    for S in _root_incumbents(C, k, nonneg, em_start):
+    for S in _root_incumbents(C, V, k, nonneg, em_start):
         _k._evaluate(C, np.sort(S), nonneg, k <= 16 or not nonneg, inc_val, inc_x)
     diag = np.diag(C)
-    root_bound = float(min(np.sum(np.sort(diag)[::-1][:k]), np.linalg.eigvalsh(C)[-1]))
+    root_bound = float(min(np.sum(np.sort(diag)[::-1][:k]), w[-1]))
     if spannogram is not None and inc_val[0] < root_bound * (1 - gap):
         root_bound = min(root_bound, spannogram(C, k, nonneg))
 
@@ -145,7 +148,21 @@ def search(
             todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
             tc = time.perf_counter()
             n_nodes += _k.bnb_run(
-                C, W, k, nonneg, gap, eig_limit, status_arr, bounds, sp, inc_val, inc_x, counts, todo
+                C,
+                W,
+                lam,
+                V2T,
+                k,
+                nonneg,
+                gap,
+                eig_limit,
+                status_arr,
+                bounds,
+                sp,
+                inc_val,
+                inc_x,
+                counts,
+                todo,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
@@ -164,7 +181,7 @@ def search(
         status = "interrupted"
     if sp[0] > 0:  # a stopped search: each open node's own bound (its parent's is looser)
         for t in range(sp[0]):
-            own = _k.node_bound(C, W, status_arr[t], k, nonneg, eig_limit, inc_val[0])
+            own = _k.node_bound(C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0])
             bounds[t] = min(bounds[t], own)
     ub = max(upper(), inc_val[0])
     x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()

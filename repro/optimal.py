@@ -18,6 +18,16 @@ The bounds (kernels in :mod:`repro.kernels.optimal`), cheapest first:
    largest eigenvalue grows with each entry: each sum is replaced by its ``r`` largest terms over ``F``.
    With one feature ``j`` forced in, the same bound (or ``lambda_max(C_{I+j})``'s own 2 x 2 bound plus
    Li & Xie's cut) decides whether ``j`` can be fixed out of the node's subtree.
+   The **angle bound** keeps one choice of the ``r`` features for both entries: with ``y = cos(t) h +
+   sin(t) w``, ``lambda_max(C_S) <= max_t l1 cos^2 + l2 sin^2 + (r largest (|a_j| cos + b_j sin)^2)``,
+   certified on a partition of ``[0, pi/2]`` (on a piece every term grows with ``cos`` and ``sin``, so
+   the piece is bounded at its ``cos`` from the left end and ``sin`` from the right). The
+   **multi-direction bound** keeps every direction ``h_t`` of ``C_I`` apart: ``lambda_max`` of
+   ``diag(l_1, .., l_q, l_{q+1})`` plus the entrywise ``r`` largest ``u_js u_jt``,
+   ``u_j = (|a_j1|, .., |a_jq|, b_j)``.
+   The **eigen-knapsack bound**: with ``C = sum lam_j v_j v_j'`` (decreasing), ``x'Cx = sum_q
+   (lam_q - lam_{q+1}) P_q`` with ``P_q = ||V_q'x||^2 <= min(1, ||V_q[S, :]||_F^2)``, and the Frobenius
+   norm over ``S`` is at most its rows on ``I`` plus the ``r`` largest free rows.
 4. **Gershgorin** (Berk & Bertsimas): ``lambda_max(C_S) <= lambda_max(|C|_S) <=`` the largest row sum of
    ``|C|_S``; for ``x >= 0``, ``x'Cx <= x'max(C, 0)x``, so ``max(C, 0)`` replaces ``|C|``.
 5. ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (eigenvalue interlacing), when

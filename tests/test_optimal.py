@@ -158,6 +158,60 @@ def twin_forced(C, I, F, r):
     return np.array(out)
 
 
+def twin_knapsack(C, I, F, r):
+    """The eigen-knapsack bound from its definition: the prefix masses of x on the top eigenvectors,
+    each capped by 1 and by the squared Frobenius norm of those eigenvectors' rows on I plus the r
+    largest free rows, weighted by the eigenvalue drops."""
+    w, V = np.linalg.eigh(C)
+    w, V = np.maximum(w[::-1], 0.0), V[:, ::-1]
+    R = np.cumsum(V**2, axis=1)  # R[i, q]: the mass of feature i on the top q + 1 eigenvectors
+    U = np.minimum(1.0, R[I].sum(axis=0) + np.array([_top(R[F, q], r) for q in range(len(w))]))
+    return float(np.sum((w - np.append(w[1:], 0.0)) * U))
+
+
+def twin_multi(C, I, F, r):
+    """The 2 x 2 bound with every direction of C_I kept apart: lambda_max of diag(l_1..l_q, l_{q+1}) plus
+    the entrywise sums of the r largest u_js u_jt, u_j = (|a_j1|, .., |a_jq|, b_j)."""
+    w, U = np.linalg.eigh(C[np.ix_(I, I)])
+    w, U = w[::-1], U[:, ::-1]
+    q = int(np.sum(w > 1e-12 * max(w[0], 1e-300)))
+    A = np.abs(C[np.ix_(F, I)] @ U[:, :q]) / np.sqrt(w[:q])
+    b = np.sqrt(np.maximum(np.diag(C)[F] - (A**2).sum(axis=1), 0.0))
+    Uj = np.column_stack((A, b))
+    D = np.diag(np.append(w[:q], max(w[q], 0.0) if q < len(I) else 0.0))
+    E = D + np.array([[_top(Uj[:, s] * Uj[:, t], r) for t in range(q + 1)] for s in range(q + 1)])
+    return float(np.linalg.eigvalsh(E)[-1])
+
+
+def twin_angle_relaxation(C, I, F, r):
+    """What the angle bound certifies from above: max over theta of l1 c^2 + l2 s^2 + the r largest
+    (|a_j| c + b_j s)^2, on a fine grid (a lower estimate of that maximum)."""
+    lam1, lam2, a, b2 = _split(C, I, F)
+    th = np.linspace(0.0, np.pi / 2, 4001)
+    return max(
+        lam1 * c * c + lam2 * s * s + _top((np.abs(a) * c + np.sqrt(b2) * s) ** 2, r)
+        for c, s in zip(np.cos(th), np.sin(th), strict=True)
+    )
+
+
+def plain_knapsack(C, I, F, r):
+    """The fractional knapsack with one cap per eigenvector, (v_j'x)^2 <= ||v_j[I]||^2 + top_r v_j[F]^2."""
+    w, V = np.linalg.eigh(C)
+    w, V = np.maximum(w[::-1], 0.0), V[:, ::-1]
+    rem, b = 1.0, 0.0
+    for j in range(len(w)):
+        f = min(float((V[I, j] ** 2).sum() + _top(V[F, j] ** 2, r)), rem)
+        b, rem = b + w[j] * f, rem - f
+    return b
+
+
+def _status(p, I, F):
+    status = np.full(p, -1, np.int8)
+    status[list(I)] = 1
+    status[list(F)] = 0
+    return status
+
+
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_bounds_twins_and_validity(nonneg):
     """Each kernel bound equals its NumPy twin and bounds the node's brute-force optimum."""
@@ -185,15 +239,35 @@ def test_bounds_twins_and_validity(nonneg):
             "gershgorin": (K.gershgorin_bound(Wm, I, F, r), twin_gershgorin(Wm, I, F, r)),
             "two_by_two": (K.two_by_two_bound(lam1, lam2, ka2, kab, kb2, r), twin_two_by_two(C, I, F, r)),
             "residual": (K.residual_bound(C, F, ksa, ka2, kb2, lam1, lam2, r), twin_residual(C, I, F, r)),
+            "multi": (K.multi_bound(C, d, I, F, *np.linalg.eigh(C[np.ix_(I, I)]), r), twin_multi(C, I, F, r)),
+            "knapsack": (
+                K.knapsack_bound(*K.eigen_tables(*np.linalg.eigh(C)), I, F, r, -np.inf),
+                twin_knapsack(C, I, F, r),
+            ),
         }
         tol = 1e-9 * max(1.0, abs(opt))
+        angle = K.angle_bound(lam1, lam2, np.sqrt(ka2), np.sqrt(kb2), r, -np.inf, 400)
+        relax = twin_angle_relaxation(C, I, F, r)  # certified from above, within the partition's width
+        assert relax - tol <= angle <= relax * (1 + 2e-2) + tol
+        assert opt - tol <= angle <= got["two_by_two"][0] * (1 + 2e-2) + tol
+        stopped = K.angle_bound(lam1, lam2, np.sqrt(ka2), np.sqrt(kb2), r, opt, 64)
+        assert stopped >= opt - tol
         for name, (kern, twin) in got.items():
             assert kern == pytest.approx(twin, rel=1e-9, abs=1e-12), name
             assert kern >= opt - tol, (name, kern, opt)
-        status = np.zeros(p, np.int8)
-        status[I] = 1
-        status[[j for j in range(p) if j not in I and j not in F]] = -1
-        own = K.node_bound(C, Wm, status, k, nonneg, 40, -np.inf)
+        lam, V2T = K.eigen_tables(*np.linalg.eigh(C))  # stopped at a threshold, the knapsack is still a bound
+        thr = got["knapsack"][0] * rng.uniform(0.5, 1.0)
+        assert K.knapsack_bound(lam, V2T, I, F, r, -np.inf, 2) >= got["knapsack"][0] - tol  # fewer terms
+        early = K.knapsack_bound(lam, V2T, I, F, r, thr)
+        assert early >= opt - tol and (early <= thr + tol or early == pytest.approx(got["knapsack"][0]))
+        F0 = np.sort(np.concatenate((I, F)))  # the knapsack at a node with nothing fixed in
+        I0 = np.empty(0, np.int64)
+        k0 = K.knapsack_bound(lam, V2T, I0, F0, k, -np.inf)
+        assert k0 == pytest.approx(twin_knapsack(C, I0, F0, k), rel=1e-9, abs=1e-12)
+        assert k0 >= brute(C, k, nonneg, F=F0) - tol
+        assert got["knapsack"][0] <= plain_knapsack(C, I, F, r) + tol  # the prefix caps are tighter
+        status = _status(p, I, F)
+        own = K.node_bound(C, Wm, *K.eigen_tables(*np.linalg.eigh(C)), status, k, nonneg, 40, -np.inf)
         assert own >= opt - tol and own <= min(v[0] for v in got.values()) + tol
         forced = K.forced_in_bounds(lam1, lam2, ka2, kab, kb2, d[F], r)
         np.testing.assert_allclose(forced, twin_forced(C, I, F, r), rtol=1e-9, atol=1e-12)

@@ -12,6 +12,13 @@ against brute force in ``tests/test_optimal.py``):
   feature ``j`` along ``h`` and ``b_j`` the rest, ``lambda_max(C_S) <= lambda_max [[l1 + A, B], [B, l2 + D]]``
   where ``A, B, D`` are the ``r`` largest ``a_j^2``, ``|a_j| b_j`` and ``b_j^2`` (each taken separately);
 * Gershgorin (Berk & Bertsimas): the largest row sum of ``|C_S|`` (of ``max(C_S, 0)`` when ``nonneg``);
+* the angle bound: the 2 x 2 bound with one choice of the ``r`` features for both directions,
+  maximized over the angle between them on a certified partition of ``[0, pi/2]``;
+* the multi-direction bound: the 2 x 2 bound with every direction of ``C_I`` kept apart
+  (``lambda_max`` of a ``(q + 1) x (q + 1)`` matrix, ``q`` the rank of ``C_I``);
+* the eigen-knapsack bound: with ``C = sum_j lam_j v_j v_j'``, ``x'Cx = sum_q (lam_q - lam_{q+1}) P_q``
+  where the mass ``P_q`` of ``x`` on the top ``q`` eigenvectors is at most 1 and at most the squared
+  Frobenius norm of their rows in ``S`` (``I`` plus the ``r`` largest free rows);
 * ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (when ``|A|`` is at most ``eig_limit``).
 
 A free variable whose 2 x 2 bound with it forced in is below the incumbent is fixed out of the subtree.
@@ -33,7 +40,10 @@ NODE_INCUMBENT = 6  # the bound exceeded the incumbent until the node's own comp
 LEAF = 7  # a node whose support is decided (evaluated exactly)
 FIXED_OUT = 8  # free variables fixed out by their forced-in bound
 RESIDUAL = 9  # the 2 x 2 bound with the residual parts bounded by Gershgorin
-N_COUNTS = 10
+KNAPSACK = 10  # the eigen-knapsack bound
+MULTI = 11  # the 2 x 2 bound along every direction of C_I
+ANGLE = 12  # the 2 x 2 bound maximized over the angle with one choice of features
+N_COUNTS = 13
 LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
@@ -46,6 +56,9 @@ BOUND_NAMES = (
     "leaf",
     "fixed_out",
     "residual_gershgorin",
+    "eigen_knapsack",
+    "multi_direction",
+    "angle",
 )
 
 
@@ -118,6 +131,57 @@ def gershgorin_bound(W, I, F, r):
     return best
 
 
+def eigen_tables(w, V):
+    """The eigen-knapsack's tables from ``C``'s eigendecomposition (``np.linalg.eigh``'s ``w, V``): the
+    eigenvalues in decreasing order, clipped at 0, with one more entry 0 at the end, and the squared
+    eigenvectors by rows, ``V2T[j, i] = v_j[i]^2``."""
+    lam = np.append(np.maximum(w[::-1], 0.0), 0.0)
+    V2T = np.ascontiguousarray((V[:, ::-1] ** 2).T)
+    return lam, V2T
+
+
+@njit(cache=True)
+def knapsack_bound(lam, V2T, I, F, r, thr, max_terms=32):
+    """The eigen-knapsack bound on ``x'Cx`` over unit ``x`` supported on ``I`` plus ``r`` of ``F``.
+
+    With ``C <= sum_j lam_j v_j v_j'`` (eigenvalues decreasing, clipped at 0) and ``t_j = (v_j'x)^2``,
+    Abel summation gives ``x'Cx <= sum_q (lam_q - lam_{q+1}) P_q`` with the prefix masses
+    ``P_q = sum_{j <= q} t_j = ||V_q'x||^2`` (``V_q`` the top ``q`` eigenvectors) and non-negative
+    weights. For ``x`` supported on ``S``, ``||x|| = 1``:
+    ``P_q <= ||V_q[S, :]||_2^2 <= ||V_q[S, :]||_F^2 = sum_{i in S} R_i(q)`` with
+    ``R_i(q) = sum_{j <= q} v_j[i]^2``,
+    at most ``U_q = sum_{i in I} R_i(q) + (r largest R_i(q), i in F)``; and ``P_q <= 1``. So the bound is
+    ``sum_q (lam_q - lam_{q+1}) min(1, U_q)`` (the largest eigenvalues filled first, each prefix capped;
+    it is at most the plain knapsack with per-eigenvector caps ``t_j <= ||v_j[I]||^2 + top_r v_j[F]^2``,
+    since ``U_q`` is at most their sum). After ``q`` prefixes, ``b + (1 - P_q) lam_{q+1}`` is already a
+    bound: the loop stops once it is at most ``thr``, once ``P_q`` reaches 1, or after ``max_terms``
+    prefixes (each costs a pass over ``F``). Holds for ``x >= 0`` too.
+    """
+    d = min(V2T.shape[0], max_terms)
+    m = I.shape[0]
+    nf = F.shape[0]
+    slack = 1e-12 * lam[0]
+    RI = 0.0
+    RF = np.zeros(nf)
+    P = 0.0
+    b = 0.0
+    for q in range(d):
+        if b + (1.0 - P) * lam[q] <= thr:
+            return b + (1.0 - P) * lam[q] + slack
+        row = V2T[q]
+        for t in range(m):
+            RI += row[I[t]]
+        for t in range(nf):
+            RF[t] += row[F[t]]
+        Pq = min(1.0, RI + top_sum(RF, r))
+        if Pq > P:
+            b += lam[q] * (Pq - P)
+            P = Pq
+        if P >= 1.0:
+            return b + slack
+    return b + (1.0 - P) * lam[d] + slack
+
+
 @njit(cache=True)
 def lam_max_2x2(a, b, d):
     """Largest eigenvalue of the symmetric ``[[a, b], [b, d]]``."""
@@ -142,6 +206,115 @@ def split_along(C, diag, I, F, u1, lam1):
 def two_by_two_bound(lam1, lam2, a2, ab, b2, r):
     """``lambda_max [[lam1 + A, B], [B, lam2 + D]]`` with A, B, D the ``r`` largest of a2, ab, b2."""
     return lam_max_2x2(lam1 + top_sum(a2, r), top_sum(ab, r), lam2 + top_sum(b2, r))
+
+
+@njit(cache=True)
+def multi_bound(C, diag, I, F, wI, VI, r):
+    """The 2 x 2 bound along every direction of ``C_I`` at once: ``lambda_max(D + T)``, ``(q+1) x (q+1)``.
+
+    In a factor ``C = G'G`` let ``h_t = G_I u_t / sqrt(l_t)`` be the ``q`` directions of ``C_I`` with
+    ``l_t > 0`` and write a unit ``y = sum_t c_t h_t + s w`` (``w`` unit, orthogonal to them, ``s >= 0``).
+    Then ``y'G_I G_I'y <= sum_t l_t c_t^2 + l_{q+1} s^2`` (the ``h_t`` are eigenvectors of ``G_I G_I'``;
+    ``l_{q+1}`` its largest eigenvalue off them, 0 when ``q = |I|``) and, for free ``j``,
+    ``(g_j'y)^2 <= (u_j'z)^2`` with ``z = (|c|, s) >= 0`` unit and ``u_j = (|a_j1|, .., |a_jq|, b_j)``,
+    ``a_jt = C_{j,I} u_t / sqrt(l_t)``, ``b_j^2 = C_jj - sum_t a_jt^2``. So ``lambda_max(C_S)`` is at most
+    ``max z'(D + sum_{j in R} u_j u_j')z <= lambda_max(D + T)`` with ``D = diag(l_1, .., l_q, l_{q+1})``
+    and ``T_st`` the sum of the ``r`` largest ``u_js u_jt`` over ``F`` (entries >= 0, ``z >= 0``).
+    ``wI, VI``: the eigenpairs of ``C_I`` (increasing).
+    """
+    m = I.shape[0]
+    nf = F.shape[0]
+    tol = 1e-12 * max(wI[m - 1], 1e-300)
+    q = 0
+    for t in range(m):
+        if wI[t] > tol:
+            q += 1
+    U = np.empty((nf, q + 1))
+    for qq in range(q):
+        col = m - 1 - qq
+        sq = np.sqrt(wI[col])
+        for f in range(nf):
+            j = F[f]
+            acc = 0.0
+            for t in range(m):
+                acc += C[j, I[t]] * VI[t, col]
+            U[f, qq] = abs(acc) / sq
+    for f in range(nf):
+        rest = diag[F[f]]
+        for qq in range(q):
+            rest -= U[f, qq] * U[f, qq]
+        U[f, q] = np.sqrt(max(rest, 0.0))
+    E = np.zeros((q + 1, q + 1))
+    for qq in range(q):
+        E[qq, qq] = wI[m - 1 - qq]
+    E[q, q] = max(wI[m - 1 - q], 0.0) if q < m else 0.0
+    prod = np.empty(nf)
+    for a in range(q + 1):
+        for c in range(a, q + 1):
+            for f in range(nf):
+                prod[f] = U[f, a] * U[f, c]
+            v = top_sum(prod, r)
+            E[a, c] += v
+            if c != a:
+                E[c, a] += v
+    return np.linalg.eigvalsh(E)[q]
+
+
+@njit(cache=True)
+def _theta_piece(l1, l2, a, b, r, ca, sb, buf):
+    """``l1 ca^2 + l2 sb^2 + (sum of the r largest (a_j ca + b_j sb)^2)``."""
+    for t in range(a.shape[0]):
+        v = a[t] * ca + b[t] * sb
+        buf[t] = v * v
+    return l1 * ca * ca + l2 * sb * sb + top_sum(buf, r)
+
+
+@njit(cache=True)
+def angle_bound(l1, l2, a, b, r, thr, budget=64):
+    """The 2 x 2 bound with the same ``r`` features along both directions: a certified maximum over the angle.
+
+    In the 2 x 2 bound's notation (``y = c h + s w``, ``c = cos(theta)``, ``s = sin(theta)``,
+    ``theta`` in ``[0, pi/2]``), ``y'G_S G_S'y <= f(theta) = l1 c^2 + l2 s^2 + max_R sum_{j in R}
+    (a_j c + b_j s)^2`` with ``a_j = |g_j'h| >= 0``, ``b_j >= 0`` and ``R`` the ``r`` free features
+    (the 2 x 2 bound relaxes this further by choosing ``R`` apart for each entry). On
+    ``[theta_a, theta_b]`` every term grows with ``c`` and with ``s``, so ``f`` is at most its value with
+    ``c = cos(theta_a)`` and ``s = sin(theta_b)``. The interval ``[0, pi/2]`` is cut in 8 and each piece
+    whose bound exceeds ``thr`` is halved, ``budget`` evaluations at most; the largest piece bound is
+    returned (a bound on ``lambda_max(C_S)``; at most ``thr`` when every piece got there).
+    """
+    n = a.shape[0]
+    buf = np.empty(n)
+    cap = 2 * budget + 16
+    lo = np.empty(cap)
+    hi = np.empty(cap)
+    val = np.empty(cap)
+    npieces = 8
+    h = 0.5 * np.pi / npieces
+    for t in range(npieces):
+        lo[t] = t * h
+        hi[t] = (t + 1) * h if t < npieces - 1 else 0.5 * np.pi
+        val[t] = _theta_piece(l1, l2, a, b, r, np.cos(lo[t]), np.sin(hi[t]), buf)
+    evals = npieces
+    while evals + 2 <= budget:
+        worst = 0
+        for t in range(1, npieces):
+            if val[t] > val[worst]:
+                worst = t
+        if val[worst] <= thr:
+            break
+        mid = 0.5 * (lo[worst] + hi[worst])
+        lo[npieces] = mid
+        hi[npieces] = hi[worst]
+        val[npieces] = _theta_piece(l1, l2, a, b, r, np.cos(mid), np.sin(hi[worst]), buf)
+        hi[worst] = mid
+        val[worst] = _theta_piece(l1, l2, a, b, r, np.cos(lo[worst]), np.sin(mid), buf)
+        npieces += 1
+        evals += 2
+    best = val[0]
+    for t in range(1, npieces):
+        if val[t] > best:
+            best = val[t]
+    return best * (1.0 + 1e-12)
 
 
 @njit(cache=True)
@@ -369,7 +542,21 @@ def _evaluate(C, S, nonneg, exact, inc_val, inc_x):
 
 @njit(cache=True)
 def bnb_run(
-    C, W, k, nonneg, gap, eig_limit, stack_status, stack_bound, sp_arr, inc_val, inc_x, counts, max_nodes
+    C,
+    W,
+    lam,
+    V2T,
+    k,
+    nonneg,
+    gap,
+    eig_limit,
+    stack_status,
+    stack_bound,
+    sp_arr,
+    inc_val,
+    inc_x,
+    counts,
+    max_nodes,
 ):
     """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
 
@@ -412,6 +599,8 @@ def bnb_run(
             continue
         lam1 = 0.0
         lam2 = 0.0
+        wI = np.zeros(1)
+        VI = np.zeros((1, 1))
         have_split = False
         if m > 0:
             wI, VI = np.linalg.eigh(_sub(C, I))
@@ -434,6 +623,20 @@ def bnb_run(
                 if b <= thr:
                     counts[RESIDUAL] += 1
                     continue
+        if have_split:
+            b = min(b, angle_bound(lam1, lam2, np.sqrt(a2), np.sqrt(b2), r, thr))
+            if b <= thr:
+                counts[ANGLE] += 1
+                continue
+        if m > 1 and lam1 > 0.0:
+            b = min(b, multi_bound(C, diag, I, F, wI, VI, r))
+            if b <= thr:
+                counts[MULTI] += 1
+                continue
+        b = min(b, knapsack_bound(lam, V2T, I, F, r, thr))
+        if b <= thr:
+            counts[KNAPSACK] += 1
+            continue
         b = min(b, gershgorin_bound(W, I, F, r))
         if b <= thr:
             counts[GERSHGORIN] += 1
@@ -556,7 +759,7 @@ def swap_search(C, S, nonneg, max_passes=3):
 
 
 @njit(cache=True)
-def node_bound(C, W, status, k, nonneg, eig_limit, inc):
+def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc):
     """The smallest of the node's bounds (no early exit), with the free features whose forced-in bound is
     at most ``inc`` fixed out first: a certified bound for an open node when a search stops."""
     I = np.nonzero(status == 1)[0]
@@ -587,9 +790,11 @@ def node_bound(C, W, status, k, nonneg, eig_limit, inc):
                 b,
                 two_by_two_bound(lam1, lam2, a2, ab, b2, r),
                 residual_bound(C, F, sa, a2, b2, lam1, lam2, r),
+                multi_bound(C, diag, I, F, wI, VI, r),
+                angle_bound(lam1, lam2, np.sqrt(a2), np.sqrt(b2), r, -np.inf),
             )
         b = min(b, lixie_bound(lam1, diag, F, r), trace_bound(diag, I, F, r))
-    b = min(b, gershgorin_bound(W, I, F, r))
+    b = min(b, gershgorin_bound(W, I, F, r), knapsack_bound(lam, V2T, I, F, r, -np.inf))
     if m + F.shape[0] <= max(eig_limit, 2 * k):
         b = min(b, np.linalg.eigvalsh(_sub(C, np.concatenate((I, F))))[-1])
     return b
