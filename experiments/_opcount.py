@@ -12,7 +12,8 @@ EM solvers read in-memory data (:class:`repro._chunked.DenseSource`: its constru
 the shapes it is called with, before running it unchanged. Convention (MATLAB's): 2 flops per multiply-add,
 1 per addition, subtraction or division; a product of an ``a x b`` and a ``b x c`` matrix is ``2abc``; a
 symmetric product ``Y'Y`` computed by ``syrk`` (one triangle) ``n p (p + 1)``; centring a block on the fly
-``n p``. What is counted is the work on the ``n x p`` data, i.e. every operation whose count involves ``n``;
+``n p`` (the fused rank-one kernel centres each entry twice, once per product, by its loop trip counts).
+What is counted is the work on the ``n x p`` data, i.e. every operation whose count involves ``n``;
 the solvers' work on ``p x k`` and ``k x k`` matrices between passes (QR, Cholesky, the rank-one m-step, all
 ``O(p k^2 + k^3)``, independent of ``n``) is not, and is smaller than a pass's ``4npk`` by a factor of
 order ``k / n``. The solvers reach the data only through these methods, so an implementation that formed
@@ -77,6 +78,10 @@ def _cost_gram(src, Q):
 
 def _cost_rank1(src, q, u, a):
     n, p = src.n, src.p
+    if src.blocked and src.X.flags.c_contiguous:
+        # the fused kernel repro.kernels.em_pca.centred_rank1_pass, by its loop trip counts: per entry
+        # (x - mean) q and (x - mean) u, a subtraction and a multiply-add each; per row u'u
+        return 6.0 * n * p + 2.0 * n
     return 2.0 * n * p + 2.0 * n * p + 2.0 * n + _centring(src)  # u = Yq, a = Y'u, u'u
 
 
