@@ -35,7 +35,7 @@ Choices the paper leaves open (and why)
   (counted) with its orthogonalization bounded (:func:`counted_cov_flops`). The slope of the counts over ``p
   = 1024, 2048`` (``COUNT_MIN_P``: one code path of ``em_pca``, the fused kernel on data above 64 MiB; at
   ``p = 512`` it multiplies a centred copy, 4np flops per pass against the kernel's 6np, and a slope across
-  that switch would read the constant factor 1.5 as order: 2.29 over 512-2048) is called against 2.5 with
+  that switch would read the constant factor 1.5 as order: 2.28 over 512-2048) is called against 2.5 with
   the +/- 6 % band (:func:`call_order`); a count does not move with the machine's load, where the measured
   times did: a full run on another 2-core machine of the same kind moved EM's time slope from 2.28 to 2.37
   (band edge 2.36) and the covariance/EM time-ratio slope from 0.78 to 0.59 (edge 0.65), turning both
@@ -125,7 +125,7 @@ SLOPE_MIN_P = 512
 #: Counted-operation slopes from this p: above 64 MiB of data (``repro._chunked.COPY_LIMIT_BYTES``; n = 10p,
 #: p >= 1024) ``em_pca`` reads the data with its fused kernel at every size, 6np flops per pass (the centring
 #: on the fly, twice per entry), below it it multiplies a centred copy with BLAS, 4np: a constant factor
-#: between two code paths, which a slope across the switch (p = 512 to 1024) would read as order (2.29).
+#: between two code paths, which a slope across the switch (p = 512 to 1024) would read as order (2.28).
 COUNT_MIN_P = 1024
 FLOPS_MIN_P = 100
 TIMING_REPEATS = 5
