@@ -64,6 +64,13 @@ def _scale_time(df, method, power):
     return df
 
 
+def _scale_counted(df, method, power):
+    """Multiply a method's counted flops by (p / 100)^power: a code path one order costlier or cheaper."""
+    m = (df.panel == "complexity") & (df.method == method)
+    df.loc[m, "counted_flops"] = df.loc[m, "counted_flops"] * (df.loc[m, "p"] / 100.0) ** power
+    return df
+
+
 def _fig2_snapshot_cheap(df):
     """The snap-shot method at half the covariance's time, repeat by repeat, wherever it is timed."""
     cx = df.panel == "complexity"
@@ -176,9 +183,11 @@ def _cl_ratio_shuffled(df):
     return df
 
 
-def _cl_spca_quadratic(df):
-    m = (df.part == "spca_cost") & (df.vary == "p")
-    df.loc[m, "seconds_per_iter"] = df.loc[m, "seconds_per_iter"] * (df.loc[m, "p"] / 100.0) ** 1.5
+def _cl_spca_quadratic(df, vary="p"):
+    """SPCA's counted flops per iteration one order higher in ``vary`` (a covariance formed per iteration)."""
+    m = (df.part == "spca_cost") & (df.vary == vary)
+    x = df.loc[m, vary].astype(float)
+    df.loc[m, "counted_flops_per_iter"] = df.loc[m, "counted_flops_per_iter"] * x / x.min()
     return df
 
 
@@ -186,9 +195,13 @@ CASES = [
     (roweis1997_fig1, "gaussian-few-iterations", _fig1_slow_gaussian),
     (roweis1997_fig1, "nongaussian-no-local-minimum", _fig1_stuck),
     (roweis1997_fig1, "ratio-controls-iterations", _fig1_shape_matters),
-    (roweis1997_fig2, "em-cost-knp", lambda df: _scale_time(df, "EM method", 1.0)),
-    (roweis1997_fig2, "em-cost-knp", lambda df: _scale_time(df, "EM method", 0.5)),  # between: too close
-    (roweis1997_fig2, "covariance-cost-np2", lambda df: _scale_time(df, "Sample Covariance + Diag.", -1.0)),
+    (roweis1997_fig2, "em-cost-knp", lambda df: _scale_counted(df, "EM method", 1.0)),
+    (roweis1997_fig2, "em-cost-knp", lambda df: _scale_counted(df, "EM method", 0.5)),  # between: too close
+    (
+        roweis1997_fig2,
+        "covariance-cost-np2",
+        lambda df: _scale_counted(df, "Sample Covariance + Diag.", -1.0),
+    ),
     (roweis1997_fig2, "snapshot-cost-n2p", _fig2_snapshot_cheap),
     (roweis1997_fig2, "em-more-favourable", _fig2_em_needs_p_squared),
     (roweis1997_fig2, "iterations-constant-3.6", _fig2_constant_but_high),
@@ -208,6 +221,8 @@ CASES = [
     (roweis1997_claims, "sanger-needs-more-iterations", _cl_sanger_faster),
     (roweis1997_claims, "ratio-controls-k", _cl_ratio_shuffled),
     (roweis1997_claims, "spca-cost-knp", _cl_spca_quadratic),
+    (roweis1997_claims, "spca-cost-knp", lambda df: _cl_spca_quadratic(df, "n")),
+    (roweis1997_claims, "spca-cost-knp", lambda df: _cl_spca_quadratic(df, "k")),
 ]
 
 
@@ -257,15 +272,45 @@ def test_boot_slopes_recovers_a_known_slope():
     assert np.percentile(s, 25) > 1.9 and np.percentile(s, 75) < 2.1
 
 
-def test_timing_checks_can_say_reproduced():
-    """The slope checks are not always 'too close': clean p^2 and p^3 times give a call each way."""
+def test_cost_order_checks_can_say_reproduced_and_ignore_the_times():
+    """The counted-operation checks call both ways, and measured times do not decide them (issue 36)."""
     df = _csv(roweis1997_fig2)
     cx = df.panel == "complexity"
-    noise = np.random.default_rng(3).uniform(0.97, 1.03, int(cx.sum()))
     power = df.loc[cx, "method"].map({"EM method": 2.0}).fillna(3.0).to_numpy()
-    df.loc[cx, "seconds"] = 1e-9 * df.loc[cx, "p"].to_numpy() ** power * noise
+    df.loc[cx, "counted_flops"] = 1e3 * df.loc[cx, "p"].to_numpy() ** power
     assert _verdict(roweis1997_fig2, "em-cost-knp", df) == REPRODUCED
     assert _verdict(roweis1997_fig2, "covariance-cost-np2", df) == REPRODUCED
+    # times that would contradict the orders (EM as steep as the covariance) leave the verdict alone
+    slow = df.copy()
+    em = cx & (slow.method == "EM method")
+    slow.loc[em, "seconds"] = 1e-9 * slow.loc[em, "p"] ** 3.0
+    assert _verdict(roweis1997_fig2, "em-cost-knp", slow) == REPRODUCED
     flat = df.copy()
-    flat.loc[cx, "seconds"] = 1e-9 * flat.loc[cx, "p"].to_numpy() ** 2.5 * noise  # the orders not separated
-    assert _verdict(roweis1997_fig2, "em-cost-knp", flat) not in (REPRODUCED, "not reproduced")
+    flat.loc[cx, "counted_flops"] = 1e3 * flat.loc[cx, "p"].to_numpy() ** 2.5  # the orders not separated
+    assert _verdict(roweis1997_fig2, "em-cost-knp", flat) == "too close to call"
+    swapped = df.copy()
+    swapped.loc[cx, "counted_flops"] = 1e3 * swapped.loc[cx, "p"].to_numpy() ** (5.0 - power)
+    assert _verdict(roweis1997_fig2, "em-cost-knp", swapped) == "not reproduced"
+    assert _verdict(roweis1997_fig2, "covariance-cost-np2", swapped) == "not reproduced"
+
+
+def test_call_order_band():
+    call = roweis1997_fig2.call_order
+    assert [call(s, 2.0) for s in (2.0, 2.35, 2.37, 2.64, 2.66, 3.0)] == [
+        REPRODUCED,
+        REPRODUCED,
+        "too close to call",
+        "too close to call",
+        "not reproduced",
+        "not reproduced",
+    ]
+    assert call(3.0, 3.0) == REPRODUCED and call(2.0, 3.0) == "not reproduced"
+
+
+def test_spca_cost_ignores_the_times():
+    """spca-cost-knp is decided on counted flops: quadratic times alone do not move it."""
+    df = _csv(roweis1997_claims)
+    want = _verdict(roweis1997_claims, "spca-cost-knp", df)
+    m = (df.part == "spca_cost") & (df.vary == "p")
+    df.loc[m, "seconds_per_iter"] = df.loc[m, "seconds_per_iter"] * (df.loc[m, "p"] / 100.0) ** 1.5
+    assert _verdict(roweis1997_claims, "spca-cost-knp", df) == want
