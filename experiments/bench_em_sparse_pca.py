@@ -79,9 +79,8 @@ processes of the shared 2-core machine do not enter the ratios (with wall time, 
 jobs spread single ratios over 2-4x and flipped verdicts between runs). CPU time does not shield the ratio
 from what runs beside it, though: in two parallel full runs of the same code nsprcomp's CPU time per call
 (CBCL K = 10 sparse) was 0.64 s and 0.23 s (12 cells: 2.8x to 1.6x more in the first), ours 13 ms in both,
-depending on which experiment shared the machine (likely R's working set leaving the shared 32 MiB L3
-cache when the neighbour streams through memory; ours fits in the per-core L2), and the row's verdict
-changed. The benchmark therefore sets ``RUN_ALONE``: a parallel full run runs it first, with nothing beside
+depending on which experiment shared the machine (which resource the neighbour contends for was not
+isolated), and the row's verdict changed. The benchmark therefore sets ``RUN_ALONE``: a parallel full run runs it first, with nothing beside
 it. The recorded fallback times are
 wall times of an idle-machine run, where the two clocks agree for single-threaded code. The speed claim
 is decided per cell by :func:`experiments.runner.claims.call_timing` on the 5 same-run ratios (15% band
