@@ -80,9 +80,9 @@ jobs spread single ratios over 2-4x and flipped verdicts between runs). CPU time
 from what runs beside it, though: in two parallel full runs of the same code nsprcomp's CPU time per call
 (CBCL K = 10 sparse) was 0.64 s and 0.23 s (12 cells: 2.8x to 1.6x more in the first), ours 13 ms in both,
 depending on which experiment shared the machine (which resource the neighbour contends for was not
-isolated), and the row's verdict changed. The benchmark therefore sets ``RUN_ALONE``: a parallel full run runs it first, with nothing beside
-it. The recorded fallback times are
-wall times of an idle-machine run, where the two clocks agree for single-threaded code. The speed claim
+isolated), and the row's verdict changed. The benchmark therefore sets ``RUN_ALONE``: a parallel full run
+runs it first, with nothing beside it. The recorded fallback times are wall times of an idle-machine run,
+where the two clocks agree for single-threaded code. The speed claim
 is decided per cell by :func:`experiments.runner.claims.call_timing` on the 5 same-run ratios (15% band
 around 20x); the verdict combines the 12 calls (all met: reproduced; any missed with any met: partly).
 Without R (CI, the tests, ``--quick``) its times are the recorded ones of the last side-by-side run
