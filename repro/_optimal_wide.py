@@ -39,6 +39,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._bnb import OptimalResult, search
+from ._optimal_roots import _em_support, _spannogram_root
 from .linalg import Covariance, canonical_sign
 
 __all__ = ["MAX_CANDIDATES", "WIDE_MIN_FEATURES", "optimal_sparse_pca_wide", "screening_bounds"]
@@ -350,8 +351,6 @@ def _one_cardinality(
         status = "too_many_candidates"
         ub_R = float(U[R].max())
     elif R.size:
-        from .optimal import _em_support, _spannogram_root
-
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.0)
         GR = G[:, R]
         CR = GR.T @ GR

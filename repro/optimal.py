@@ -51,11 +51,10 @@ from sklearn.base import BaseEstimator, _fit_context
 
 from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
 from ._bnb import OptimalResult, search
+from ._optimal_roots import _em_support, _spannogram_root
 from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
 from ._validation import check_array, check_cardinality, check_features, check_int, check_real
-from .em_sparse_pca import em_sparse_pca
 from .linalg import Covariance, projection_deflate
-from .spannogram import spannogram_bound
 
 __all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca"]
 
@@ -102,28 +101,6 @@ def _as_matrix(X, precomputed: bool) -> np.ndarray:
             "correlation matrix, or clip its negative eigenvalues."
         )
     return M
-
-
-def _em_support(C: np.ndarray, k: int, nonneg: bool):
-    """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
-    try:
-        cov = Covariance.from_matrix(C)
-        comps, _ = em_sparse_pca(
-            cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
-        )
-    except Exception:
-        return None
-    if not 0 < np.count_nonzero(comps[0]) <= k:
-        return None
-    return np.argsort(-np.abs(comps[0]), kind="stable")[:k].astype(np.int64)
-
-
-def _spannogram_root(C: np.ndarray, k: int, nonneg: bool) -> float:
-    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed."""
-    try:
-        return float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
-    except Exception:
-        return np.inf
 
 
 def optimal_sparse_pca(

@@ -1,0 +1,34 @@
+"""The root heuristics of the certified optimum shared by its two routes (:mod:`repro.optimal`, the
+covariance route, and :mod:`repro._optimal_wide`, the n x n side): EMSparsePCA's support as an incumbent
+and the spannogram certificate as a root bound. In a module of their own so that neither route imports
+the other."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .em_sparse_pca import em_sparse_pca
+from .linalg import Covariance
+from .spannogram import spannogram_bound
+
+
+def _em_support(C: np.ndarray, k: int, nonneg: bool):
+    """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
+    try:
+        cov = Covariance.from_matrix(C)
+        comps, _ = em_sparse_pca(
+            cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
+        )
+    except Exception:
+        return None
+    if not 0 < np.count_nonzero(comps[0]) <= k:
+        return None
+    return np.argsort(-np.abs(comps[0]), kind="stable")[:k].astype(np.int64)
+
+
+def _spannogram_root(C: np.ndarray, k: int, nonneg: bool) -> float:
+    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed."""
+    try:
+        return float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
+    except Exception:
+        return np.inf
