@@ -188,21 +188,42 @@ def search(
     x /= np.linalg.norm(x)
     value = float(x @ C0 @ x)
     upper_bound = float(ub * scale)
-    rel = max(upper_bound - value, 0.0) / value if value > 0 else np.inf
-    proven = bool(rel <= gap * (1 + 1e-9) + 1e-12) or (sp[0] == 0 and inc_val[1] == -np.inf)
+    return certified_result(
+        x,
+        value,
+        upper_bound,
+        gap,
+        status,
+        n_nodes,
+        t0,
+        root_bound * scale,
+        {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)},
+        exhausted=sp[0] == 0 and inc_val[1] == -np.inf,
+    )
+
+
+def certified_result(
+    x, value, upper, gap, status, n_nodes, t0, root, prunes, exhausted=False
+) -> OptimalResult:
+    """The :class:`OptimalResult` of a finished search (both routes): the relative gap of ``value`` to the
+    certified ``upper`` bound, ``proven`` when it is within ``gap`` (or the tree is ``exhausted``), and the
+    status: ``"optimal"`` when proven, ``"undecided_leaves"`` when the tree is done but non-negative leaves
+    ran out of their budget, else the search's own."""
+    rel = max(upper - value, 0.0) / value if value > 0 else np.inf
+    proven = bool(rel <= gap * (1 + 1e-9) + 1e-12) or bool(exhausted)
     if proven:
         status = "optimal"
-    elif status == "optimal":  # the tree is done, but non-negative leaves ran out of their budget
+    elif status == "optimal":
         status = "undecided_leaves"
     return OptimalResult(
         component=x,
         value=value,
-        upper_bound=max(upper_bound, value),
+        upper_bound=max(upper, value),
         gap=float(rel),
         proven=proven,
         status=status,
         n_nodes=int(n_nodes),
         time=time.perf_counter() - t0,
-        root_bound=float(root_bound * scale),
-        prunes={name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)},
+        root_bound=float(root),
+        prunes=prunes,
     )

@@ -38,7 +38,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._bnb import OptimalResult, search
+from ._bnb import OptimalResult, certified_result, search
 from ._optimal_roots import _em_support, _spannogram_root
 from .linalg import Covariance, canonical_sign
 
@@ -384,21 +384,4 @@ def _one_cardinality(
     x = x / np.linalg.norm(x)
     y = G @ x
     value = float(y @ y)
-    rel = max(upper - value, 0.0) / value if value > 0 else np.inf
-    proven = bool(rel <= gap * (1 + 1e-9) + 1e-12)
-    if proven:
-        status = "optimal"
-    elif status == "optimal":
-        status = "undecided_leaves"
-    return OptimalResult(
-        component=x,
-        value=value,
-        upper_bound=max(upper, value),
-        gap=float(rel),
-        proven=proven,
-        status=status,
-        n_nodes=int(n_nodes),
-        time=time.perf_counter() - t0,
-        root_bound=float(root),
-        prunes=prunes,
-    )
+    return certified_result(x, value, upper, gap, status, n_nodes, t0, root, prunes)
