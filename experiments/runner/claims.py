@@ -13,6 +13,10 @@ lock; a damaged claims file is skipped and named in ``CLAIMS.md``, never fatal.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+import math
 import re
 import traceback
 from collections.abc import Callable, Sequence
@@ -37,7 +41,9 @@ __all__ = [
     "call_timing",
     "evaluate",
     "read_ledger",
+    "run_noise",
     "sentence_key",
+    "timing_row",
     "write_ledger",
 ]
 
@@ -190,7 +196,8 @@ class TimingCall:
     """A timing compared with a threshold, decided with a margin so that reruns agree.
 
     ``state`` is ``"met"``, ``"missed"`` or ``"too close"``; ``median``, ``low`` and ``high`` are the
-    median and the quartiles of the repeated measurements.
+    median and the quartiles of the repeated measurements; ``band`` the relative band used around
+    ``threshold`` (the default margin or the row's run-to-run noise, :func:`call_timing`).
     """
 
     median: float
@@ -199,6 +206,7 @@ class TimingCall:
     n: int
     threshold: float
     state: str
+    band: float = 0.15
 
     @property
     def verdict(self) -> str:
@@ -209,16 +217,104 @@ class TimingCall:
         return f"{self.median:{fmt}}{unit} (quartiles {self.low:{fmt}}-{self.high:{fmt}} of {self.n})"
 
 
+# The noise band of a timing call: NOISE_Z run-to-run standard deviations of the row's log value, measured
+# on the committed full runs (experiments/runner/timing_noise.py, its table timing_noise.csv).
+NOISE_Z = 2.0
+_ROW: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("timing_row", default=None)
+
+
+@functools.lru_cache(maxsize=1)
+def _noise_table() -> dict[tuple[str, str], float]:
+    from .timing_noise import TABLE
+
+    if not TABLE.exists():
+        return {}
+    t = pd.read_csv(TABLE, dtype={"experiment": str, "id": str}, keep_default_na=False)
+    return {(e, i): float(s) for e, i, s in zip(t.experiment, t.id, t.sigma, strict=True)}
+
+
+def run_noise(experiment: str, row_id: str) -> float:
+    """The run-to-run standard deviation of a timing row's log value, measured on past full runs.
+
+    From the committed table ``experiments/runner/timing_noise.csv`` (made by
+    ``python -m experiments.runner.timing_noise`` from the ledgers of the full runs in the history);
+    ``0.0`` for a row the table does not list (a new row: its band is the default margin until it has
+    runs).
+
+    Examples
+    --------
+    >>> run_noise("no_such_experiment", "no-such-row")
+    0.0
+    """
+    return _noise_table().get((str(experiment), str(row_id)), 0.0)
+
+
+@contextlib.contextmanager
+def timing_row(experiment: str, row_id: str):
+    """Within this block, :func:`call_timing` widens its band to the row's measured run-to-run noise.
+
+    :func:`evaluate` runs every check inside ``timing_row(experiment, claim.id)``, so each timing call
+    of a ledger row gets that row's band without the check naming it.
+
+    Examples
+    --------
+    >>> with timing_row("no_such_experiment", "no-such-row"):
+    ...     call_timing([0.5, 0.6, 0.55], 1.0).state
+    'met'
+    """
+    token = _ROW.set((str(experiment), str(row_id)))
+    try:
+        yield
+    finally:
+        _ROW.reset(token)
+
+
 def call_timing(
-    samples, threshold: float, *, lower_is_better: bool = True, margin: float = 0.15
+    samples,
+    threshold: float,
+    *,
+    lower_is_better: bool = True,
+    margin: float = 0.15,
+    noise: float | None = None,
 ) -> TimingCall:
     """Decide a timing claim from repeated measurements, with a band around the threshold.
 
-    The goal is *met* when the median is better than the threshold by more than ``margin`` (a
-    relative factor: beyond ``threshold / (1 + margin)`` for lower-is-better) and the worse quartile is
-    still on the good side of the threshold; *missed* in the mirror case; otherwise it is *too close
-    to call*, and the verdict says so instead of flipping with the machine's load. Measure ratios
-    against a reference timed in the same run, interleaved, with several repeats (``samples``).
+    The goal is *met* when the median is better than the threshold by more than the band (a relative
+    factor: beyond ``threshold / (1 + band)`` for lower-is-better) and the worse quartile is still on
+    the good side of the threshold; *missed* in the mirror case; otherwise it is *too close to call*,
+    and the verdict says so instead of flipping with the machine's load. Measure ratios against a
+    reference timed in the same run, interleaved, with several repeats (``samples``).
+
+    The band is the larger of ``margin`` and the row's run-to-run noise: ``exp(NOISE_Z * noise) - 1``
+    with ``noise`` the standard deviation of the log of the row's value between full runs. The quartiles
+    of one run do not show that noise (load, memory state and the neighbour move a whole run), so it is
+    measured on the committed full runs (:func:`run_noise`); ``noise=None`` takes it for the ledger row
+    being evaluated (:func:`timing_row`), none outside a row.
+
+    Parameters
+    ----------
+    samples : array-like
+        The repeated measurements (ratios, seconds); non-finite values are dropped.
+    threshold : float
+        The goal, > 0.
+    lower_is_better : bool
+        True when the goal is to stay below ``threshold``.
+    margin : float
+        The smallest relative band (default 15%).
+    noise : float, optional
+        Run-to-run standard deviation of ``log(value)``; default: the evaluated row's (:func:`run_noise`).
+
+    Returns
+    -------
+    TimingCall
+        Median, quartiles, count, threshold, the band used and the state.
+
+    Examples
+    --------
+    >>> call_timing([0.80, 0.82, 0.84], 1.0).state  # 18% better than the goal, quartiles below it
+    'met'
+    >>> call_timing([0.80, 0.82, 0.84], 1.0, noise=0.1).state  # inside 2 run-to-run sd (22%) of it
+    'too close'
     """
     x = np.asarray(samples, dtype=float).ravel()
     x = x[np.isfinite(x)]
@@ -226,9 +322,15 @@ def call_timing(
         raise ValueError("samples holds no finite timing; measure at least one repeat.")
     if not threshold > 0 or margin < 0:
         raise ValueError(f"threshold must be > 0 and margin >= 0; got {threshold!r}, {margin!r}.")
+    if noise is None:
+        row = _ROW.get()
+        noise = run_noise(*row) if row else 0.0
+    if not (noise >= 0 and math.isfinite(noise)):
+        raise ValueError(f"noise must be a finite standard deviation >= 0; got {noise!r}.")
+    band = max(float(margin), math.expm1(NOISE_Z * float(noise)))
     med = float(np.median(x))
     lo, hi = (float(v) for v in np.percentile(x, [25, 75]))
-    band_lo, band_hi = threshold / (1.0 + margin), threshold * (1.0 + margin)
+    band_lo, band_hi = threshold / (1.0 + band), threshold * (1.0 + band)
     if lower_is_better:
         met = med < band_lo and hi < threshold
         missed = med > band_hi and lo > threshold
@@ -236,7 +338,7 @@ def call_timing(
         met = med > band_hi and lo > threshold
         missed = med < band_lo and hi < threshold
     state = "met" if met else ("missed" if missed else "too close")
-    return TimingCall(med, lo, hi, int(x.size), float(threshold), state)
+    return TimingCall(med, lo, hi, int(x.size), float(threshold), state, band)
 
 
 def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool) -> pd.DataFrame:
@@ -248,7 +350,8 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
     rows = []
     for claim in claims:
         try:
-            out = claim.check(df)
+            with timing_row(experiment, claim.id):
+                out = claim.check(df)
             if not isinstance(out, Outcome):
                 raise TypeError(f"check returned {type(out).__name__}, expected Outcome")
         except Exception as exc:  # a broken check is reported, not hidden
