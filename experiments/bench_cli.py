@@ -10,7 +10,8 @@ on how fast this machine starts Python. Goal: each at most a quarter of the libr
 The bare start is recorded for scale, not judged.
 
 Choices: 15 rounds (2 with ``--quick``); wall-clock time of the child process (it is what a user waits for),
-decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios with its 15% band.
+decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios with its band
+(at least 15%; two run-to-run deviations of the row's value where that is more, DESIGN.md).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def _check(command: str):
             f"{1e3 * df[df.command == 'python -c pass'].seconds.median():.0f} ms)",
             call.verdict,
             f"goal at most {GOAL:g}x the time of `python -c 'import repro'` (what the old command line paid "
-            "first), per-round ratios, 15% band (inside it: too close to call)",
+            f"first), per-round ratios, {call.band_text()} (inside it: too close to call)",
         )
 
     return check

@@ -120,7 +120,8 @@ Choices (and why)
   :func:`experiments.runner.claims.call_timing` on the per-repeat ratios
   (Part A: each repeat's iteration cost over
   the same repeat's products; Part B: each round's solver time over the same round's EMPCA time), with
-  a 15% band around the goal reported as "too close to call" instead of flipping between runs.
+  a band around the goal (at least 15%, two run-to-run deviations of the row where its value moved more
+  between full runs: DESIGN.md) reported as "too close to call" instead of flipping between runs.
 """
 
 from __future__ import annotations
@@ -478,7 +479,7 @@ def _check_per_iter(idx: int):
             "after them, on the process CPU clock; reference "
             f"{1e3 * a1.ref_seconds:.3g} ms per pair of products (1 thread). The verdict uses the "
             "single-thread ratio: with the default threads on this shared 2-core machine, other jobs make "
-            "multi-threaded BLAS timings erratic.",
+            f"multi-threaded BLAS timings erratic. Decided with {call.band_text()}.",
         )
 
     return check
@@ -530,7 +531,8 @@ def _check_vs(spectrum: str, other: str):
             f"columns) {t_roweis}",
             call.verdict,
             f"{em['shape']}, lambda_11/lambda_10 = {em.eig_ratio_11_10:.3g}; per-round ratios of "
-            f"{call.n} interleaved rounds. Roweis' EM converges at rate lambda_11/lambda_10; the default "
+            f"{call.n} interleaved rounds, decided with {call.band_text()}. "
+            "Roweis' EM converges at rate lambda_11/lambda_10; the default "
             "oversampled block EM (not in the paper) at lambda_21/lambda_10.",
         )
 

@@ -367,7 +367,7 @@ def _check_ratio(df):
         text,
         _combine(calls.values()),
         "project goal, not a paper claim; single-threaded BLAS for both; every size decided with "
-        "call_timing on its repeats (15% band around 5)",
+        f"call_timing on its repeats ({worst.band_text()} around 5)",
     )
 
 
@@ -386,8 +386,8 @@ def _check_fit(df):
         _combine(calls),
         "project goal (< 1 s per setting, tol 1e-8), an absolute time by its nature, measured as the "
         "process's CPU time so the shared machine's load does not enter (the PCA ratio "
-        "is for scale); each setting decided with call_timing on its repeats (15% band around "
-        "1 s); MATLAB NSPCA took 24 s per cardinality (Sigg & Buhmann 2008), a different task and "
+        f"is for scale); each setting decided with call_timing on its repeats ({calls[0].band_text()} "
+        "around 1 s); MATLAB NSPCA took 24 s per cardinality (Sigg & Buhmann 2008), a different task and "
         "machine",
     )
 

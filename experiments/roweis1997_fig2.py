@@ -739,7 +739,8 @@ def _check_snapshot(df: pd.DataFrame) -> Outcome:
         f"operation-count slope {fs:.2f} (analytic), costliest by operations: {costliest}",
         call.verdict if costliest == "Snap-shot method" else NOT_REPRODUCED,
         "Decided on the measured time ratio against the covariance timed in the same repeats (median above "
-        "1 by more than 15 %: the snap-shot method is the one not to use when n > p). With n = 10p the "
+        f"1 by more than {call.band_text()}: "
+        "the snap-shot method is the one not to use when n > p). With n = 10p the "
         "n x n Gram matrix (n^2 p) costs 10x the covariance's np^2 operations; the operation-count slope "
         "follows from the formulas and is not evidence.",
     )

@@ -353,7 +353,8 @@ def _check_ratio(df):
         verdict,
         "reproduced if the ratio of mean times is within a factor 2 of 60 (30..120), decided on its "
         "bootstrap over K by call_timing at each end: the bootstrap median inside "
-        f"{30 * 1.15:.1f}..{120 / 1.15:.1f} (a 15% band) and its quartiles inside 30..120, too close to "
+        f"{30 * (1 + low.band):.1f}..{120 / (1 + high.band):.1f} ({low.band_text()}) "
+        "and its quartiles inside 30..120, too close to "
         "call if not decided either way; partly if emPCA (nn) is clearly > 5x faster. Times are process "
         "CPU seconds (module docstring). "
         f"Our NSPCA takes {ns.mean():.2f} s per cardinality against the published 24 s of "
@@ -385,7 +386,7 @@ def _check_no_k_dependence(df):
         "; ".join(out),
         verdict,
         "no strong dependency = the ratio stays within [0.5, 2], decided on bootstrap quartiles over K "
-        "with a 15% band around each end (inside it: too close to call)",
+        f"with {up.band_text()} around each end (inside it: too close to call)",
     )
 
 

@@ -207,10 +207,24 @@ class TimingCall:
     threshold: float
     state: str
     band: float = 0.15
+    noise: float = 0.0
 
     @property
     def verdict(self) -> str:
         return {"met": REPRODUCED, "missed": NOT_REPRODUCED}.get(self.state, TOO_CLOSE)
+
+    def band_text(self) -> str:
+        """The band in words for a note: ``"a 26% band (2 run-to-run sd of this row)"`` or ``"a 15% band"``.
+
+        Examples
+        --------
+        >>> TimingCall(0.8, 0.7, 0.9, 3, 1.0, "met").band_text()
+        'a 15% band'
+        """
+        words = f"a {100 * self.band:.0f}% band"
+        if self.noise > 0 and math.expm1(NOISE_Z * self.noise) >= self.band - 1e-12:
+            words += f" ({NOISE_Z:g} run-to-run sd of this row)"
+        return words
 
     def text(self, fmt: str = ".3g", unit: str = "") -> str:
         """``"0.86x (quartiles 0.80-0.91 of 7)"``: the median and quartiles of the measurements."""
@@ -338,7 +352,7 @@ def call_timing(
         met = med > band_hi and lo > threshold
         missed = med < band_lo and hi < threshold
     state = "met" if met else ("missed" if missed else "too close")
-    return TimingCall(med, lo, hi, int(x.size), float(threshold), state, band)
+    return TimingCall(med, lo, hi, int(x.size), float(threshold), state, band, float(noise))
 
 
 def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool) -> pd.DataFrame:
