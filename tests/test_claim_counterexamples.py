@@ -235,3 +235,26 @@ def test_check_rejects_contradicting_data(name, claim_id, transform):
 )
 def test_check_accepts_supporting_data(name, claim_id, transform):
     assert _verdict(name, claim_id, transform(_csv(name))) == ledger.REPRODUCED
+
+
+# --------------------------------------------------------------------------- bench_spannogram vs-numpy
+def _numpy_frame(whole: dict, per_k: float = 500.0) -> pd.DataFrame:
+    rows = [
+        {"part": "numpy", "dataset": name, "repeat": r, "ratio": v * (1 + 0.01 * r), "ratio_per_k": per_k}
+        for name, v in whole.items()
+        for r in range(3)
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    ("whole", "per_k", "want"),
+    [
+        ({"CBCL": 5.0, "leukemia": 4.0}, 500.0, ledger.REPRODUCED),  # both plainly faster than one NumPy k
+        ({"CBCL": 5.0, "leukemia": 1.02}, 500.0, ledger.TOO_CLOSE),  # one within the band: not "partly"
+        ({"CBCL": 5.0, "leukemia": 0.1}, 500.0, ledger.PARTIAL),  # one plainly missed, one plainly met
+        ({"CBCL": 0.1, "leukemia": 0.1}, 2.0, ledger.NOT_REPRODUCED),  # every goal plainly missed
+    ],
+)
+def test_spannogram_vs_numpy_calls_a_ratio_inside_its_band_too_close(whole, per_k, want):
+    assert _verdict("bench_spannogram", "vs-numpy", _numpy_frame(whole, per_k)) == want
