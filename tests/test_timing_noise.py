@@ -121,9 +121,11 @@ def test_measure_pools_values_and_drops_runs_of_another_form():
 
 def test_measure_gives_short_histories_the_pooled_noise():
     h = pd.concat([_hist([1.0, 1.1] * 4, row="long"), _hist([1.0, 3.0], row="short")])
-    t = tn.measure(h).set_index("id")
+    t = tn.measure(h, rows=[("e", "new")]).set_index("id")
     assert t.loc["short", "source"] == "pooled"
     assert t.loc["short", "sigma"] == pytest.approx(t.loc["long", "sigma"])
+    assert t.loc["new", "source"] == "pooled" and t.loc["new", "runs"] == 0  # a row without a recorded run
+    assert t.loc["new", "sigma"] == pytest.approx(t.loc["long", "sigma"])
 
 
 def test_exponent_rows_measure_the_decided_growth_factor():

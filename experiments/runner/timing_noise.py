@@ -37,7 +37,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["FULL_RUN_FILES", "MIN_RUNS", "TABLE", "WINDOW", "full_runs", "history", "measure", "row_values"]
+__all__ = [
+    "FULL_RUN_FILES",
+    "MIN_RUNS",
+    "TABLE",
+    "WINDOW",
+    "full_runs",
+    "history",
+    "measure",
+    "row_values",
+    "timing_rows",
+]
 
 TABLE = Path(__file__).with_name("timing_noise.csv")
 MIN_RUNS = 5  # full runs of a row's current form before it gets its own sigma
@@ -90,6 +100,17 @@ def row_values(experiment: str, row_id: str, text: str) -> list[float]:
     return [float(v) for v in re.findall(pattern, str(text))]
 
 
+def timing_rows(repo: Path | str = ".") -> list[tuple[str, str]]:
+    """``(experiment, id)`` of the ``machine_dependent`` rows of the working tree's ledger."""
+    frames = [
+        pd.read_csv(f, dtype=str, keep_default_na=False)
+        for f in sorted((Path(repo) / "figures" / "claims").glob("*.csv"))
+    ]
+    cur = pd.concat(frames, ignore_index=True)
+    cur = cur[cur.get("machine_dependent", "False") == "True"]
+    return list(zip(cur.experiment, cur.id, strict=True))
+
+
 def history(repo: Path | str = ".", rows: list[tuple[str, str]] | None = None) -> pd.DataFrame:
     """The timing rows as each full run (:func:`full_runs`) left them: one line per (row, run).
 
@@ -100,13 +121,7 @@ def history(repo: Path | str = ".", rows: list[tuple[str, str]] | None = None) -
     """
     repo = Path(repo)
     if rows is None:
-        frames = [
-            pd.read_csv(f, dtype=str, keep_default_na=False)
-            for f in sorted((repo / "figures" / "claims").glob("*.csv"))
-        ]
-        cur = pd.concat(frames, ignore_index=True)
-        cur = cur[cur.get("machine_dependent", "False") == "True"]
-        rows = list(zip(cur.experiment, cur.id, strict=True))
+        rows = timing_rows(repo)
     out = []
     runs = full_runs(repo)
     for experiment in sorted({e for e, _ in rows}):
@@ -146,12 +161,13 @@ def _row_logs(experiment: str, row_id: str, texts: list[str]) -> np.ndarray:
         return np.log(np.abs(v))
 
 
-def measure(hist: pd.DataFrame) -> pd.DataFrame:
+def measure(hist: pd.DataFrame, rows: list[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Each row's run-to-run sigma (of the log of its decided values) from :func:`history`'s table.
 
     Returns columns ``experiment, id, runs, values, sigma, source`` where ``source`` is ``"row"`` (its own
     runs) or ``"pooled"`` (fewer than :data:`MIN_RUNS` comparable runs: the root mean square of the
-    rows' own sigmas).
+    rows' own sigmas). ``rows`` (optional) lists rows to include even without a recorded run (a new or
+    renamed row): they get the pooled sigma.
 
     Examples
     --------
@@ -169,17 +185,20 @@ def measure(hist: pd.DataFrame) -> pd.DataFrame:
             sd = np.nanstd(logs, axis=0, ddof=1)
             sigma = float(np.sqrt(np.nanmean(sd**2)))
         stats.append([experiment, row_id, logs.shape[0], logs.shape[1] if logs.size else 0, sigma])
+    seen = {(s[0], s[1]) for s in stats}
+    stats += [[e, i, 0, 0, math.nan] for e, i in (rows or []) if (e, i) not in seen]
     out = pd.DataFrame(stats, columns=["experiment", "id", "runs", "values", "sigma"])
     own = out.sigma.dropna()
     pooled = float(np.sqrt(np.mean(own**2))) if own.size else 0.0
     out["source"] = np.where(out.sigma.notna(), "row", "pooled")
     out["sigma"] = out.sigma.fillna(pooled).round(4)
-    return out
+    return out.sort_values(["experiment", "id"], ignore_index=True)
 
 
 def main() -> None:  # pragma: no cover - a maintenance command, run by hand after a full run
     repo = Path(__file__).resolve().parents[2]
-    table = measure(history(repo))
+    rows = timing_rows(repo)
+    table = measure(history(repo, rows), rows)
     table.to_csv(TABLE, index=False)
     print(table.to_string(index=False))
     print(f"wrote {TABLE}")
