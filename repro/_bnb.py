@@ -99,10 +99,14 @@ def search(
     spannogram=None,
     verbose: bool = False,
     t0: float | None = None,
+    l1_evals: int = 8,
+    branch_l1: bool = True,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg)`` an
-    optional root bound (both on the scaled matrix)."""
+    optional root bound (both on the scaled matrix). ``l1_evals``: the Lanczos estimates a node's l1 bound
+    may spend searching its ``rho`` (0: the bound is not used); ``branch_l1``: branch on the free feature
+    with the largest weight in the l1 relaxation's top eigenvector."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -123,6 +127,8 @@ def search(
     status_arr = np.zeros((p + 2, p), np.int8)
     bounds = np.full(p + 2, np.inf)
     bounds[0] = root_bound
+    rhos = np.full(p + 2, -1.0)  # each open node's parent's l1 rho (negative: none yet)
+    vecs = np.zeros((p + 2, p))  # and the l1 relaxation's top eigenvector (the Lanczos start)
     sp = np.array([1], np.int64)
     counts = np.zeros(_k.N_COUNTS, np.int64)
     n_nodes = 0
@@ -158,11 +164,15 @@ def search(
                 eig_limit,
                 status_arr,
                 bounds,
+                rhos,
+                vecs,
                 sp,
                 inc_val,
                 inc_x,
                 counts,
                 todo,
+                l1_evals,
+                branch_l1,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
@@ -181,7 +191,9 @@ def search(
         status = "interrupted"
     if sp[0] > 0:  # a stopped search: each open node's own bound (its parent's is looser)
         for t in range(sp[0]):
-            own = _k.node_bound(C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0])
+            own = _k.node_bound(
+                C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals
+            )
             bounds[t] = min(bounds[t], own)
     ub = max(upper(), inc_val[0])
     x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()

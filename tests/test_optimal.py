@@ -327,6 +327,7 @@ def test_pitprops_all_k():
         ("miniboone", True, 5, 5.0000),
         ("miniboone", True, 10, 9.99999),
         ("communities", False, 5, 0.2771),
+        ("communities", False, 10, 0.4452),
         ("communities", True, 5, 4.86051),
         ("communities", True, 10, 8.8236),
     ],

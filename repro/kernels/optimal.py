@@ -19,15 +19,22 @@ against brute force in ``tests/test_optimal.py``):
 * the eigen-knapsack bound: with ``C = sum_j lam_j v_j v_j'``, ``x'Cx = sum_q (lam_q - lam_{q+1}) P_q``
   where the mass ``P_q`` of ``x`` on the top ``q`` eigenvectors is at most 1 and at most the squared
   Frobenius norm of their rows in ``S`` (``I`` plus the ``r`` largest free rows);
-* ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (when ``|A|`` is at most ``eig_limit``).
+* ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (when ``|A|`` is at most ``eig_limit``);
+* the l1 (DSPCA-dual) bound: ``lambda_max(C_A - U_A) + rho (k - 1)`` for any ``U`` with zero diagonal and
+  ``|U_ij| <= rho`` (``||x||_1^2 <= k``), ``U`` the clipped ``C``, ``rho`` searched per node from the
+  parent's; its value certified by a Cholesky factorization (:func:`l1_bound`, :func:`below`).
 
 A free variable whose 2 x 2 bound with it forced in is below the incumbent is fixed out of the subtree.
+A node that survives every bound branches on the free feature with the largest weight in the top
+eigenvector of the l1 relaxation ``C_A - U_A`` (``branch_l1``; else the one best aligned with ``C_I``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from .linalg import lanczos_top
 
 # Prune counters (indices into ``counts``); names in BOUND_NAMES.
 STALE = 0  # the parent's bound fell below an incumbent found after the parent was branched
@@ -43,7 +50,8 @@ RESIDUAL = 9  # the 2 x 2 bound with the residual parts bounded by Gershgorin
 KNAPSACK = 10  # the eigen-knapsack bound
 MULTI = 11  # the 2 x 2 bound along every direction of C_I
 ANGLE = 12  # the 2 x 2 bound maximized over the angle with one choice of features
-N_COUNTS = 13
+L1 = 13  # the l1 (DSPCA-dual) bound over the allowed features
+N_COUNTS = 14
 LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
@@ -59,6 +67,7 @@ BOUND_NAMES = (
     "eigen_knapsack",
     "multi_direction",
     "angle",
+    "l1_dual",
 )
 
 
@@ -404,6 +413,141 @@ def forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r):
     return out
 
 
+_EPS = np.finfo(np.float64).eps
+
+
+@njit(cache=True)
+def l1_matrix(C, A, rho, nonneg):
+    """``C_A - U_A`` for the l1 bound: ``U`` is ``C`` clipped to ``[-rho, rho]`` off the diagonal, 0 on it
+    (``min(C, rho)`` off the diagonal when ``nonneg``), so the off-diagonal entries of the result are
+    ``C`` soft-thresholded at ``rho`` (``max(C - rho, 0)`` when ``nonneg``) and the diagonal is ``C``'s."""
+    n = A.shape[0]
+    M = np.empty((n, n))
+    for a in range(n):
+        ia = A[a]
+        for b in range(n):
+            c = C[ia, A[b]]
+            if a == b:
+                M[a, b] = c
+            elif c > rho:
+                M[a, b] = c - rho
+            elif c < -rho and not nonneg:
+                M[a, b] = c + rho
+            else:
+                M[a, b] = 0.0
+    return M
+
+
+@njit(cache=True)
+def below(M, t):
+    """True when ``lambda_max(M) <= t`` is certified: a Cholesky factorization of ``(t - delta) I - M``
+    completes with positive pivots (stopped at the first pivot that is not).
+
+    Rounding (Higham, Accuracy and Stability, Thm. 10.3): a completed floating-point factorization of
+    ``B`` is exact for ``B + E`` with ``|E_ij| <= g |L||L'|_ij <= g (1 + g) max_i B_ii``,
+    ``g = (n + 1) u / (1 - (n + 1) u)``, so ``lambda_min(B) >= -n g (1 + g) max_i B_ii``. With
+    ``delta = 2 n (n + 1) u (|t| + max |M_ii|)``, at least that, ``(t - delta) I - M + delta I`` is PSD.
+    """
+    n = M.shape[0]
+    dm = 0.0
+    for i in range(n):
+        dm = max(dm, abs(M[i, i]))
+    delta = 2.0 * n * (n + 1) * _EPS * (abs(t) + dm) + 1e-300
+    s = t - delta
+    L = np.zeros((n, n))
+    for j in range(n):
+        d = s - M[j, j]
+        for q in range(j):
+            d -= L[j, q] * L[j, q]
+        if not d > 0.0:
+            return False
+        ljj = np.sqrt(d)
+        L[j, j] = ljj
+        for i in range(j + 1, n):
+            v = -M[i, j]
+            for q in range(j):
+                v -= L[i, q] * L[j, q]
+            L[i, j] = v / ljj
+    return True
+
+
+@njit(cache=True)
+def _l1_estimate(C, A, rho, k, nonneg, v, steps):
+    """Lanczos's largest Ritz value of ``l1_matrix(C, A, rho)`` from ``v`` (overwritten with the Ritz
+    vector) plus ``rho (k - 1)``: at most the bound at ``rho`` (a Ritz value is at most ``lambda_max``)."""
+    M = l1_matrix(C, A, rho, nonneg)
+    out = np.empty(A.shape[0])
+    theta, _res, _steps = lanczos_top(M, v, steps, 1e-10, out)
+    v[:] = out
+    return theta + rho * (k - 1), M
+
+
+@njit(cache=True)
+def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30):
+    """The l1 (DSPCA-dual) bound over the allowed features ``A``, with ``rho`` searched from ``rho0``.
+
+    For unit ``x`` supported on ``S`` (``S`` in ``A``, ``|S| <= k``) and any symmetric ``U`` with zero
+    diagonal and ``|U_ij| <= rho``: ``x'Cx = x'(C - U)x + x'Ux``, ``x'(C - U)x <= lambda_max(C_A - U_A)``
+    and ``x'Ux <= rho sum_{i != j} |x_i||x_j| = rho (||x||_1^2 - 1) <= rho (|S| - 1)`` (Cauchy-Schwarz:
+    ``||x||_1^2 <= |S|``). So ``x'Cx <= lambda_max(C_A - U_A) + rho (k - 1)`` for every ``rho >= 0``;
+    ``U`` is ``C`` clipped at ``rho`` (:func:`l1_matrix`; it is the weak dual of d'Aspremont et al.'s
+    DSPCA relaxation). For ``x >= 0`` only ``U_ij <= rho`` is needed (``x_i x_j >= 0``).
+
+    ``rho`` is searched (a pattern search from ``rho0`` on ``[0, min(max |C_ij|, thr / (k - 1))]``,
+    ``evals`` Lanczos estimates, each from the last Ritz vector ``v``, which is left holding the best
+    rho's) until the estimate is below ``thr``; only the final value is certified, by :func:`below`.
+    Returns ``(bound, rho)``: ``bound <= thr`` when the node is pruned, else a certified bound a little
+    above the estimate, or ``inf`` when that certificate fails (Lanczos not converged).
+    """
+    n = A.shape[0]
+    hi = 0.0
+    for a in range(n):
+        for b in range(a + 1, n):
+            c = C[A[a], A[b]]
+            hi = max(hi, c if nonneg else abs(c))
+    if k > 1 and thr > 0.0:
+        hi = min(hi, thr / (k - 1))
+    rho = min(max(rho0, 0.0), hi)
+    best, M = _l1_estimate(C, A, rho, k, nonneg, v, steps)
+    bv = v.copy()
+    h = 0.25 * rho if rho > 0.0 else 0.25 * hi
+    used = 1
+    while used < evals and best > thr * (1.0 - 1e-9) and h > 1e-4 * hi:
+        moved = False
+        for sgn in (1.0, -1.0):
+            cand = rho + sgn * h
+            if cand < 0.0 or cand > hi or used >= evals:
+                continue
+            w = bv.copy()
+            f, Mc = _l1_estimate(C, A, cand, k, nonneg, w, steps)
+            used += 1
+            if f < best:
+                best, rho, M, bv = f, cand, Mc, w
+                moved = True
+                break
+        if not moved:
+            h *= 0.5
+    v[:] = bv
+    # rounding: C - U formed in floating point moves each |U_ij| by at most u (|C_ij| + rho), worth
+    # u (max |C_ij| + rho) k in x'Ux; the slack covers it and the subtraction
+    cmax = 0.0
+    for a in range(n):
+        cmax = max(cmax, abs(C[A[a], A[a]]))
+    slack = 8.0 * _EPS * (abs(best) + k * (rho + cmax))
+    if best < thr - slack:
+        if below(M, thr - rho * (k - 1) - slack):
+            return thr, rho
+    level = (best - rho * (k - 1)) * (1.0 + 1e-7) + 1e-12 * abs(best)
+    if below(M, level):
+        return level + rho * (k - 1) + slack, rho
+    # Lanczos missed the top eigenvalue (a start orthogonal to its eigenvector): the full spectrum
+    lam = np.linalg.eigvalsh(M)[n - 1]
+    level = lam * (1.0 + 1e-7) + 1e-12 * (abs(lam) + cmax)
+    if below(M, level):
+        return level + rho * (k - 1) + slack, rho
+    return np.inf, rho
+
+
 @njit(cache=True)
 def _sub(C, S):
     m = S.shape[0]
@@ -552,11 +696,15 @@ def bnb_run(
     eig_limit,
     stack_status,
     stack_bound,
+    stack_rho,
+    stack_vec,
     sp_arr,
     inc_val,
     inc_x,
     counts,
     max_nodes,
+    l1_evals=8,
+    branch_l1=True,
 ):
     """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
 
@@ -573,6 +721,8 @@ def bnb_run(
         sp = sp_arr[0] - 1
         status = stack_status[sp].copy()
         pb = stack_bound[sp]
+        prho = stack_rho[sp]
+        pvec = stack_vec[sp].copy()
         sp_arr[0] = sp
         nodes += 1
         thr = inc_val[0] + gap * abs(inc_val[0])
@@ -684,14 +834,34 @@ def bnb_run(
                 if b <= thr:
                     counts[TWO_BY_TWO] += 1
                     continue
+        rho = prho
+        if l1_evals > 0:
+            A = np.concatenate((I, F))
+            v = np.empty(m + nf)
+            for t in range(m + nf):
+                v[t] = pvec[A[t]]
+            if not np.sum(v * v) > 0.0:  # the root: a start with no symmetry (ones can miss the top)
+                for t in range(m + nf):
+                    v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
+            bl, rho = l1_bound(C, A, k, prho, thr, nonneg, v, l1_evals if prho >= 0.0 else 4 * l1_evals)
+            b = min(b, bl)
+            if b <= thr:
+                counts[L1] += 1
+                continue
+            pvec[:] = 0.0
+            for t in range(m + nf):
+                pvec[A[t]] = v[t]
+            if branch_l1:
+                vf = np.abs(v[m:])
+                score = vf
         j = F[np.argmax(score)]
         sp = sp_arr[0]
-        stack_status[sp, :] = status
-        stack_status[sp, j] = -1
-        stack_bound[sp] = b
-        stack_status[sp + 1, :] = status
-        stack_status[sp + 1, j] = 1
-        stack_bound[sp + 1] = b
+        for c in range(2):
+            stack_status[sp + c, :] = status
+            stack_status[sp + c, j] = 2 * c - 1
+            stack_bound[sp + c] = b
+            stack_rho[sp + c] = rho
+            stack_vec[sp + c, :] = pvec
         sp_arr[0] = sp + 2
     return nodes
 
@@ -759,9 +929,10 @@ def swap_search(C, S, nonneg, max_passes=3):
 
 
 @njit(cache=True)
-def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc):
+def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc, rho0=-1.0, l1_evals=16):
     """The smallest of the node's bounds (no early exit), with the free features whose forced-in bound is
-    at most ``inc`` fixed out first: a certified bound for an open node when a search stops."""
+    at most ``inc`` fixed out first: a certified bound for an open node when a search stops. The l1 bound
+    searches ``rho`` from ``rho0`` (``l1_evals`` estimates; 0: not used)."""
     I = np.nonzero(status == 1)[0]
     F = np.nonzero(status == 0)[0]
     m = I.shape[0]
@@ -795,6 +966,12 @@ def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc):
             )
         b = min(b, lixie_bound(lam1, diag, F, r), trace_bound(diag, I, F, r))
     b = min(b, gershgorin_bound(W, I, F, r), knapsack_bound(lam, V2T, I, F, r, -np.inf))
+    A = np.concatenate((I, F))
     if m + F.shape[0] <= max(eig_limit, 2 * k):
-        b = min(b, np.linalg.eigvalsh(_sub(C, np.concatenate((I, F))))[-1])
+        b = min(b, np.linalg.eigvalsh(_sub(C, A))[-1])
+    if l1_evals > 0:
+        v = np.empty(A.shape[0])
+        for t in range(A.shape[0]):
+            v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
+        b = min(b, l1_bound(C, A, k, rho0, -np.inf, nonneg, v, l1_evals)[0])
     return b
