@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from experiments import (
     asteris2014_fig3,
@@ -39,8 +39,8 @@ def _curve_checks(df):
 
 @pytest.mark.data(CBCL)
 def test_fig3_quick(tmp_path):
-    assert asteris2014_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "asteris2014_fig3", asteris2014_fig3)
+    out = quick_run(asteris2014_fig3, tmp_path)
+    df, _ = check_outputs(out, "asteris2014_fig3", asteris2014_fig3)
     comp = df[df.method.isin(["Spannogram", "EM"])]
     assert (comp.value >= 0).all() and (comp.nnz <= asteris2014_fig3.K).all()
     for _, g in comp.groupby("method"):
@@ -50,8 +50,8 @@ def test_fig3_quick(tmp_path):
 
 @pytest.mark.data(CBCL)
 def test_fig4_quick(tmp_path):
-    assert asteris2014_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "asteris2014_fig4", asteris2014_fig4)
+    out = quick_run(asteris2014_fig4, tmp_path)
+    df, _ = check_outputs(out, "asteris2014_fig4", asteris2014_fig4)
     assert {"Spannogram", "EM", "EM (PC start)", "NSPCA", "Alg. 3 (reading of A)", "speed"} == set(df.method)
     _curve_checks(df)
     miss = df[(df.method == "NSPCA") & (df.found == False)]  # noqa: E712
@@ -62,16 +62,16 @@ def test_fig4_quick(tmp_path):
 
 @pytest.mark.data(*LEUK)
 def test_fig5_quick(tmp_path):
-    assert asteris2014_fig5.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "asteris2014_fig5", asteris2014_fig5)
+    out = quick_run(asteris2014_fig5, tmp_path)
+    df, _ = check_outputs(out, "asteris2014_fig5", asteris2014_fig5)
     _curve_checks(df)
     _optimum_checks(df, "leukemia", range(1, 3))
 
 
 @pytest.mark.data(*LRS)
 def test_fig6_quick(tmp_path):
-    assert asteris2014_fig6.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "asteris2014_fig6", asteris2014_fig6)
+    out = quick_run(asteris2014_fig6, tmp_path)
+    df, _ = check_outputs(out, "asteris2014_fig6", asteris2014_fig6)
     _curve_checks(df)
     rd = df[df.method == "Alg. 3 (reading of A)"]
     assert set(rd.dataset) == {"LRS", "CBCL", "leukemia"}

@@ -2,18 +2,18 @@
 
 import pandas as pd
 import pytest
-from quickrun import check_reference
+from quickrun import check_reference, quick_run
 
 from experiments import data_overview
 
 
 @pytest.mark.data
 def test_data_overview_quick_run(tmp_path):
-    assert data_overview.main(["--quick", "--out", str(tmp_path)]) == 0
-    df = pd.read_csv(tmp_path / "data_overview.csv")
-    assert (tmp_path / "data_overview.png").stat().st_size > 10_000
-    rows = pd.read_csv(tmp_path / "claims" / "data_overview.csv")
-    check_reference(tmp_path, "data_overview")
+    out = quick_run(data_overview, tmp_path)
+    df = pd.read_csv(out / "data_overview.csv")
+    assert (out / "data_overview.png").stat().st_size > 10_000
+    rows = pd.read_csv(out / "claims" / "data_overview.csv")
+    check_reference(out, "data_overview")
     assert set(rows.id) == {c.id for c in data_overview.CLAIMS}
     verdicts = dict(zip(rows.id, rows.verdict, strict=True))
     # The published dataset facts hold for the files in the registry.
@@ -25,7 +25,7 @@ def test_data_overview_quick_run(tmp_path):
         assert g["value"].is_monotonic_decreasing and g["normalized"].iloc[0] == pytest.approx(1.0)
     pit = eig[eig.dataset == "Pit Props"]["value"].to_numpy()
     assert pit[:3] == pytest.approx([4.219, 2.378, 1.878], abs=5e-4)
-    assert "data_overview" in (tmp_path / "CLAIMS.md").read_text()
+    assert "data_overview" in (out / "CLAIMS.md").read_text()
 
 
 def test_mnist_pixels_check_says_what_the_counts_show():

@@ -204,12 +204,13 @@ def test_a_persisted_pass_runs_one_task_per_worker_thread_with_the_same_sums(cli
 
 
 def test_bench_dask_cluster_quick(client, tmp_path):
-    from quickrun import check_outputs
+    from quickrun import check_outputs, quick_run
 
     from experiments import bench_dask_cluster
 
-    assert bench_dask_cluster.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "bench_dask_cluster", bench_dask_cluster)
+    # a fresh run uses the module's client (``client``); the CI's quick run, reused when there, its own
+    out = quick_run(bench_dask_cluster, tmp_path)
+    df, _ = check_outputs(out, "bench_dask_cluster", bench_dask_cluster)
     assert set(df.part) == {"pass", "tall"} and (df.ratio > 0).all()
     assert set(df[df.part == "pass"].role) == {"curve", "verdict", "issue setting"}
     assert (df[df.part == "pass"].max_rel_diff < 1e-12).all()  # the same sums on both schedulers

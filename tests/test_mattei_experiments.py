@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from experiments import (
     bench_gsppca,
@@ -22,8 +22,8 @@ MNIST = ("mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz")
 
 
 def test_fig1_quick(tmp_path):
-    assert mattei2016_fig1.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "mattei2016_fig1", mattei2016_fig1)
+    out = quick_run(mattei2016_fig1, tmp_path)
+    df, _ = check_outputs(out, "mattei2016_fig1", mattei2016_fig1)
     for _, g in df.groupby("replicate"):
         g = g.sort_values("rank")
         assert sorted(g.variable) == list(range(mattei2016_fig1.P))
@@ -32,23 +32,23 @@ def test_fig1_quick(tmp_path):
 
 
 def test_fig2_quick(tmp_path):
-    assert mattei2016_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "mattei2016_fig2", mattei2016_fig2)
+    out = quick_run(mattei2016_fig2, tmp_path)
+    df, _ = check_outputs(out, "mattei2016_fig2", mattei2016_fig2)
     assert set(df.scenario) == set(mattei2016_fig2.SCENARIOS)
     assert df.fscore.between(0, 1).all()
 
 
 def test_table1_quick(tmp_path):
-    assert mattei2016_table1.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "mattei2016_table1", mattei2016_table1)
+    out = quick_run(mattei2016_table1, tmp_path)
+    df, _ = check_outputs(out, "mattei2016_table1", mattei2016_table1)
     assert set(df.method) == {"GSPPCA", "SSPCA-CV"}
-    assert "published" in (tmp_path / "mattei2016_table1.md").read_text()
+    assert "published" in (out / "mattei2016_table1.md").read_text()
 
 
 @pytest.mark.data(GOLUB)
 def test_fig3_quick(tmp_path):
-    assert mattei2016_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "mattei2016_fig3", mattei2016_fig3)
+    out = quick_run(mattei2016_fig3, tmp_path)
+    df, _ = check_outputs(out, "mattei2016_fig3", mattei2016_fig3)
     assert (df.n_selected == df.q).all()
     for _, g in df.groupby("method"):  # more genes never explain less
         assert np.all(np.diff(g.sort_values("q").explained_percent) >= -1e-9) or g.method.iloc[0].startswith(
@@ -92,8 +92,8 @@ def test_table2_sspca_claim_is_untestable_when_no_penalty_separates_the_pixels()
 
 
 def test_table2_quick(tmp_path):
-    assert mattei2016_table2.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "mattei2016_table2", mattei2016_table2)
+    out = quick_run(mattei2016_table2, tmp_path)
+    df, _ = check_outputs(out, "mattei2016_table2", mattei2016_table2)
     sel = df[df.method.isin(mattei2016_table2.METHODS)]
     assert (sel.groupby(["dataset", "method"]).value.sum() == mattei2016_table2.Q).all()
     frac = mattei2016_table2.on_digit(df)
@@ -102,8 +102,8 @@ def test_table2_quick(tmp_path):
 
 @pytest.mark.data(GOLUB, *MNIST)
 def test_bench_quick(tmp_path):
-    assert bench_gsppca.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, rows = check_outputs(tmp_path, "bench_gsppca", bench_gsppca)
+    out = quick_run(bench_gsppca, tmp_path)
+    df, rows = check_outputs(out, "bench_gsppca", bench_gsppca)
     assert set(df.part) == {"iteration", "path", "fit"}
     assert (df.max_u_diff < 1e-8).all()  # the plain implementation computes the same iterations
     md = rows.set_index("id").machine_dependent

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from experiments import (
     bench_em_pca,
@@ -18,8 +18,8 @@ from experiments import (
 
 def _run(module, tmp_path) -> tuple[pd.DataFrame, dict]:
     name = module.__name__.rsplit(".", 1)[-1]
-    assert module.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, rows = check_outputs(tmp_path, name, module, min_png_bytes=10_000)
+    out = quick_run(module, tmp_path)
+    df, rows = check_outputs(out, name, module, min_png_bytes=10_000)
     assert len(df) > 0
     return df, dict(zip(rows.id, rows.verdict, strict=True))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from experiments import (
     bench_em_sparse_pca,
@@ -28,8 +28,8 @@ LEUK = (
 # --------------------------------------------------------------------------- quick runs
 @pytest.mark.data(CBCL, *LEUK)
 def test_fig2_quick(tmp_path):
-    assert sigg2008_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "sigg2008_fig2", sigg2008_fig2)
+    out = quick_run(sigg2008_fig2, tmp_path)
+    df, _ = check_outputs(out, "sigg2008_fig2", sigg2008_fig2)
     assert set(df.panel) == {"cbcl", "leukemia", "time", "iter-random"}
     rnd = df[df.panel == "iter-random"]
     assert set(rnd.dataset) == {"CBCL faces", "leukemia"} and (rnd.n_iter >= 1).all()
@@ -49,8 +49,8 @@ def test_fig2_quick(tmp_path):
 
 @pytest.mark.data(CBCL)
 def test_fig3_quick(tmp_path):
-    assert sigg2008_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "sigg2008_fig3", sigg2008_fig3)
+    out = quick_run(sigg2008_fig3, tmp_path)
+    df, _ = check_outputs(out, "sigg2008_fig3", sigg2008_fig3)
     assert set(df.panel) == {"left", "middle", "right", "middle-K", "right-angle"}
     left = df[df.panel == "left"]
     found = left[left.found.astype(bool)]
@@ -66,8 +66,8 @@ def test_fig3_quick(tmp_path):
 
 @pytest.mark.data(*LEUK)
 def test_fig4_quick(tmp_path):
-    assert sigg2008_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "sigg2008_fig4", sigg2008_fig4)
+    out = quick_run(sigg2008_fig4, tmp_path)
+    df, _ = check_outputs(out, "sigg2008_fig4", sigg2008_fig4)
     assert set(df.method) == {"emPCA", "emPCA (nn)", "CE + SR", "all genes", "chance"}
     assert set(df.preprocessing) == {"raw", "standardized", "none"}  # both readings run; chance apart
     assert df.jaccard.between(0, 1).all()

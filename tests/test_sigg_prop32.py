@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from quickrun import check_reference
+from quickrun import check_reference, quick_run
 
 from experiments import sigg2008_prop32 as exp
 
@@ -18,10 +18,10 @@ def test_increase_counter_skips_the_start_and_ignores_round_off():
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat", "leukemia_armstrong_mll/MLL.names",
                   "leukemia_armstrong_mll/MLL_train.data", "leukemia_armstrong_mll/MLL_test.data")
 def test_quick_run(tmp_path):
-    assert exp.main(["--quick", "--out", str(tmp_path)]) == 0
-    df = pd.read_csv(tmp_path / "sigg2008_prop32.csv")
+    out = quick_run(exp, tmp_path)
+    df = pd.read_csv(out / "sigg2008_prop32.csv")
     assert {"run", "trace"} <= set(df.kind)
-    rows = pd.read_csv(tmp_path / "claims" / "sigg2008_prop32.csv")
+    rows = pd.read_csv(out / "claims" / "sigg2008_prop32.csv")
     assert "check failed" not in set(rows.verdict)
-    assert (tmp_path / "sigg2008_prop32.png").exists()
-    check_reference(tmp_path, "sigg2008_prop32")
+    assert (out / "sigg2008_prop32.png").exists()
+    check_reference(out, "sigg2008_prop32")

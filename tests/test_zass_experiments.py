@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from experiments import _zass, bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4
 
 
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
 def test_fig2_quick(tmp_path):
-    assert zass2006_fig2.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "zass2006_fig2", zass2006_fig2)
+    out = quick_run(zass2006_fig2, tmp_path)
+    df, _ = check_outputs(out, "zass2006_fig2", zass2006_fig2)
     fac = df[df.kind == "factor"]
     assert set(fac.row) == set("abcdef")
     assert (fac.groupby(["row", "factor"]).size() == 361).all()
@@ -29,16 +29,16 @@ def test_fig2_quick(tmp_path):
 
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
 def test_fig3_quick(tmp_path):
-    assert zass2006_fig3.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "zass2006_fig3", zass2006_fig3)
+    out = quick_run(zass2006_fig3, tmp_path)
+    df, _ = check_outputs(out, "zass2006_fig3", zass2006_fig3)
     assert set(df.panel) == {"a", "b"}
     assert (df.l0 <= 3610).all() and (df.overlap >= 0).all()
 
 
 @pytest.mark.data("cbcl_faces/training.pkl")
 def test_fig4_quick(tmp_path):
-    assert zass2006_fig4.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "zass2006_fig4", zass2006_fig4)
+    out = quick_run(zass2006_fig4, tmp_path)
+    df, _ = check_outputs(out, "zass2006_fig4", zass2006_fig4)
     auc = df[df.kind == "auc"]
     assert set(auc.method) == {"NSPCA", "PCA", "NMF", "GSPCA"}
     assert ((auc.auc > 0.5) & (auc.auc <= 1.0)).all()

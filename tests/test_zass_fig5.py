@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from experiments import zass2006_fig5
 from repro.baselines.pathspca import pathspca
@@ -13,8 +13,8 @@ from repro.linalg import Covariance
 
 @pytest.mark.data("pitprops/pitprops.RData")
 def test_fig5_quick(tmp_path):
-    assert zass2006_fig5.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "zass2006_fig5", zass2006_fig5)
+    out = quick_run(zass2006_fig5, tmp_path)
+    df, _ = check_outputs(out, "zass2006_fig5", zass2006_fig5)
     assert set(df.method) == set(zass2006_fig5.METHODS)
     assert (df.groupby("method").n_components.max() == 6).all()
     last = df[df.n_components == 6].set_index("method")
