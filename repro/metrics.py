@@ -8,7 +8,6 @@ Loadings are passed as rows, the scikit-learn ``components_`` layout: ``W`` of s
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics.cluster import pair_confusion_matrix
 
 from ._validation import as_float, check_array, check_real, unscale
 from .linalg import as_covariance, span_variances
@@ -359,8 +358,19 @@ def jaccard_score(labels_true, labels_pred) -> float:
         raise ValueError(
             f"labels_true and labels_pred must be 1-D of equal length; got {a.shape} and {b.shape}."
         )
-    C = pair_confusion_matrix(a, b)  # ordered pairs: [[n00, n01], [n10, n11]] times 2
-    n11, n01, n10 = C[1, 1], C[0, 1], C[1, 0]
+    # Ordered pairs from the contingency table n_ij, the integer arithmetic of scikit-learn's
+    # pair_confusion_matrix without its per-call input checks (Sigg Fig. 4 scores 16,200 labellings):
+    # together in both 2 * n11 = sum n_ij^2 - n, in `a` only sum_i a_i^2 - sum n_ij^2, in `b` only likewise.
+    _, ai = np.unique(a, return_inverse=True)
+    _, bi = np.unique(b, return_inverse=True)
+    nb = int(bi.max(initial=-1)) + 1
+    cont = np.bincount(ai.ravel() * nb + bi.ravel()).astype(np.int64)
+    sum_sq = int(cont @ cont)
+    row = np.bincount(ai.ravel()).astype(np.int64)
+    col = np.bincount(bi.ravel()).astype(np.int64)
+    n11 = np.int64(sum_sq - a.size)
+    n10 = np.int64(int(row @ row) - sum_sq)
+    n01 = np.int64(int(col @ col) - sum_sq)
     denom = n11 + n01 + n10
     return 1.0 if denom == 0 else float(n11 / denom)
 

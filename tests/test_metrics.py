@@ -128,6 +128,22 @@ def test_jaccard_against_pair_enumeration():
         jaccard_score([0, 1], [0, 1, 2])
 
 
+def test_jaccard_equals_scikit_learns_pair_confusion_bit_for_bit():
+    # the contingency-table arithmetic is scikit-learn's pair_confusion_matrix without its checks:
+    # the Sigg Fig. 4 numbers must not move by one bit (labels of any kind, empty and single groups)
+    from sklearn.metrics.cluster import pair_confusion_matrix
+
+    rng = np.random.default_rng(11)
+    for t in range(400):
+        n = int(rng.integers(0, 40))
+        a, b = rng.integers(0, int(rng.integers(1, 6)), n), rng.integers(-2, int(rng.integers(1, 6)), n)
+        if t % 4 == 0:
+            a = np.array([f"g{x}" for x in a])
+        C = pair_confusion_matrix(a, b)
+        denom = C[1, 1] + C[0, 1] + C[1, 0]
+        assert jaccard_score(a, b) == (1.0 if denom == 0 else float(C[1, 1] / denom))
+
+
 def test_fscore_selection():
     assert fscore_selection([0, 1, 2], [1, 2, 3]) == pytest.approx(2 / 3)
     mask = np.array([True, True, False, False])
