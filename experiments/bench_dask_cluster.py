@@ -63,11 +63,12 @@ too high, which cost one more run), and walks down while ``q - 1`` still reaches
 timed and the run at the ``q`` found is the reference's time (it is the same call as a separate timed
 run). This replaced a search from ``q = 0`` (63 passes over the 732 MiB file before the timed runs), and
 the repeats went from 3 to 1: the ratio was 0.41-0.44 over three repeats against a goal of 1, far outside
-the 15% band (on a quiet machine; see the ledger's note for the run's own value).
+its band (on a quiet machine; see the ledger's note for the run's own value).
 
-The check decides each goal with :func:`experiments.runner.claims.call_timing` (15% band around the
-threshold, quartiles on the right side), so a verdict does not flip with the machine's load; a repeat
-whose accuracy misses the target makes the tall claim not reproduced.
+The check decides each goal with :func:`experiments.runner.claims.call_timing` (a band around the
+threshold of at least 15%, two run-to-run deviations of the row where more; quartiles on the right side),
+so a verdict does not flip with the machine's load; a repeat whose accuracy misses the target makes the
+tall claim not reproduced.
 """
 
 from __future__ import annotations
@@ -441,7 +442,8 @@ def _check_pass(df):
         f"{DEFAULT_NOTE if r.chunk_mib >= 127 else ''}, k = {int(r.k)}; the array persisted on "
         f"{int(r.n_workers)} worker processes vs held by the client on 2 threads; same sums (max rel. "
         f"diff {g.max_rel_diff.max():.1e}); "
-        f"wall-clock ratio, {call.n} interleaved repeats; median ratio by chunk size (chunk x count, "
+        f"wall-clock ratio, {call.n} interleaved repeats, decided with {call.band_text()}; median ratio "
+        f"by chunk size (chunk x count, "
         f"the issue's first setting last): {curve}"
     )
     return Outcome(call.text(unit="x"), _verdict(call), note)

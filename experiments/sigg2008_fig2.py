@@ -444,7 +444,7 @@ def _check_em_time_flat(df):
         f"emPCA time(K={hi}) / time(K=10) = {call.text('.2f')}; PathSPCA: {np.median(rp):.1f}",
         call.verdict,
         "'only marginally affected' read as a ratio <= 2 over K = 10..400 (fixed before the run); median of "
-        "the repeats, decided with a 15% band around 2",
+        f"the repeats, decided with {call.band_text()} around 2",
     )
 
 
@@ -458,7 +458,7 @@ def _check_path_time_grows(df):
         f"{100 * mono:.0f}% of grid steps",
         call.verdict,
         "grows with K read as a ratio >= 10 over K = 10..400 (the greedy path costs O(K) steps); median of "
-        "the repeats, decided with a 15% band around 10",
+        f"the repeats, decided with {call.band_text()} around 10",
     )
 
 
@@ -475,7 +475,8 @@ def _check_spca_time(df):
         f"SPCA time / emPCA time over every (K, repeat): {call.text('.1f')}; time(K={hi}) / time(K=10): "
         f"SPCA {np.median(rs):.1f}, emPCA {np.median(re):.2f}",
         verdict,
-        "qualitative reading of Fig. 2 right: SPCA slower than emPCA (time ratio > 1 with a 15% band) and "
+        "qualitative reading of Fig. 2 right: SPCA slower than emPCA (time ratio > 1 with "
+        f"{call.band_text()}) and "
         "more K-dependent (its K=400/K=10 ratio more than twice emPCA's; partly without it); ridge 1e-6",
     )
 
