@@ -326,26 +326,34 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         """
         if not isinstance(X, Covariance):
             check_features(self, X)  # n_features_in_, and feature_names_in_ from a DataFrame
+        D = None  # wide data (n < p, p >= WIDE_MIN_FEATURES): deflated as data, never the p x p covariance
         if isinstance(X, Covariance) or self.precomputed:
             C = _as_matrix(X, True)
             self.mean_ = np.zeros(C.shape[0])
+            p = C.shape[0]
         else:
             X = check_array(X, "X", min_samples=2)
             self.mean_ = X.mean(axis=0)
-            C = _as_matrix(X, False)
-        p = C.shape[0]
+            p = X.shape[1]
+            if X.shape[0] < p and p >= WIDE_MIN_FEATURES:
+                D = X - self.mean_
+            else:
+                C = _as_matrix(X, False)
         n = check_int(self.n_components, "n_components", low=1, high=p)
         ks = check_cardinality(p if self.cardinality is None else self.cardinality, p, n)
         comps, results = [], []
         for i in range(n):
-            res = optimal_sparse_pca(
-                C, int(ks[i]), nonneg=self.nonneg, precomputed=True, gap=self.gap, time_limit=self.time_limit
-            )
+            kw = dict(nonneg=self.nonneg, gap=self.gap, time_limit=self.time_limit)
+            res = optimal_sparse_pca(C, int(ks[i]), precomputed=True, **kw) if D is None else (
+                optimal_sparse_pca(D, int(ks[i]), **kw))  # fmt: skip
             results.append(res)
             comps.append(res.component)
-            if i + 1 < n:
+            if i + 1 < n and D is None:
                 C = projection_deflate(C, res.component)
                 C = 0.5 * (C + C.T)
+            elif i + 1 < n:  # (I - ww') C (I - ww') is the covariance of D (I - ww')
+                w = res.component
+                D = D - np.outer(D @ w, w)
         self.components_ = np.array(comps)
         self.results_ = results
         self.explained_variance_ = np.array([r.value for r in results])
