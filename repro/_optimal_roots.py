@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .em_sparse_pca import em_sparse_pca
+from .kernels.optimal_nonneg import DNN_MAX_FEATURES, dnn_bound
 from .linalg import Covariance
 from .spannogram import spannogram_bound
 
@@ -27,8 +28,13 @@ def _em_support(C: np.ndarray, k: int, nonneg: bool):
 
 
 def _spannogram_root(C: np.ndarray, k: int, nonneg: bool) -> float:
-    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed."""
+    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed. With
+    ``x >= 0`` (and at most ``DNN_MAX_FEATURES`` features) also the DNN bound
+    (:func:`repro.kernels.optimal_nonneg.dnn_bound`, valid at every ``k``), when it is smaller."""
     try:
-        return float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
+        b = float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
     except Exception:
-        return np.inf
+        b = np.inf
+    if nonneg and k > 1 and C.shape[0] <= DNN_MAX_FEATURES:
+        b = min(b, dnn_bound(C)[0])
+    return b

@@ -1,0 +1,87 @@
+"""Bounds of the certified optimum specific to ``x >= 0`` (``repro.kernels.optimal_nonneg``, issue 37
+part D): the DNN bound holds against brute force at every cardinality, is exact where the DNN relaxation
+is (``p <= 4``), and proves at the root every ``k`` above the non-negative optimum's support."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from repro import optimal_sparse_pca
+from repro.kernels.optimal_nonneg import certified_lambda_max, dnn_bound
+
+
+def _nonneg_opt(C, k=None):
+    """``max x'Cx`` over unit ``x >= 0`` with at most ``k`` non-zeros, by brute force: at the optimum ``x``
+    is a positive eigenvector of ``C_T`` on its support ``T`` (KKT), so the value is the largest eigenvalue
+    of a ``C_T`` with a one-signed top eigenvector, over every ``T``."""
+    p = C.shape[0]
+    best = -np.inf
+    for m in range(1, (k or p) + 1):
+        for T in itertools.combinations(range(p), m):
+            w, U = np.linalg.eigh(C[np.ix_(T, T)])
+            u = U[:, -1]
+            if (u > 1e-12).all() or (u < -1e-12).all():
+                best = max(best, w[-1])
+    return best
+
+
+def _mixed(seed, p, rank=3):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((p, rank)) * rng.uniform(0.3, 2.0, (1, rank))
+    return A @ A.T + 0.05 * np.eye(p)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dnn_bound_holds_against_brute_force(seed):
+    C = _mixed(seed, 8)
+    b, N = dnn_bound(C)
+    assert (N >= 0).all() and np.allclose(N, N.T) and not np.diag(N).any()
+    assert b >= np.linalg.eigvalsh(C + N)[-1]
+    opt = _nonneg_opt(C)
+    assert opt <= b * (1 + 1e-12)  # every cardinality's optimum is at most the unconstrained one
+    assert b <= np.linalg.eigvalsh(C)[-1] * (1 + 1e-12) + 1e-12  # never worse than N = 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_dnn_bound_is_exact_up_to_four_features(seed):
+    """The DNN relaxation equals the non-negative (completely positive) problem for p <= 4 (Maxfield & Minc
+    1962 / Diananda), so the bound found is the brute-force optimum up to the minimization's accuracy."""
+    C = _mixed(100 + seed, 4, rank=2)
+    b, _ = dnn_bound(C)
+    assert b == pytest.approx(_nonneg_opt(C), rel=1e-6)
+
+
+def test_certified_lambda_max_rounds_upward():
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        A = rng.standard_normal((30, 30))
+        M = A + A.T
+        lam = np.linalg.eigvalsh(M)[-1]
+        assert lam <= certified_lambda_max(M) <= lam + 1e-10 * np.linalg.norm(M)
+
+
+def test_solve_is_proven_at_the_root_above_the_optimums_support():
+    """Where the non-negative optimum without a cardinality constraint has ``s < p`` non-zeros, every
+    ``k >= s`` has that optimum (brute force), and the DNN bound at the root proves it with no node."""
+    rng = np.random.default_rng(7)
+    p = 11
+    u = np.zeros(p)
+    u[:4] = rng.uniform(0.5, 1.0, 4)
+    v = rng.standard_normal(p)
+    v[:4] = -np.abs(v[:4])  # a second factor that opposes the first block: x >= 0 cannot use both
+    C = 3.0 * np.outer(u, u) + np.outer(v, v) + 0.1 * np.eye(p)
+    opt_all = _nonneg_opt(C)
+    res = optimal_sparse_pca(C, p - 1, nonneg=True, precomputed=True)
+    s = int(np.count_nonzero(res.component))
+    assert s < p - 1
+    for k in range(s, p + 1):
+        r = optimal_sparse_pca(C, k, nonneg=True, precomputed=True)
+        assert r.proven and r.value == pytest.approx(opt_all, rel=1e-9)
+        assert r.n_nodes == 0, (k, r.n_nodes)
+        assert r.upper_bound >= opt_all
+    for k in range(1, s):  # below the support the bound does not decide, the search does
+        r = optimal_sparse_pca(C, k, nonneg=True, precomputed=True)
+        assert r.proven and r.value == pytest.approx(_nonneg_opt(C, k), rel=1e-9)
