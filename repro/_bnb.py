@@ -127,8 +127,8 @@ def search(
     t0: float | None = None,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
-    caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg)`` an
-    optional root bound (both on the scaled matrix)."""
+    caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
+    optional root bound given the incumbent ``x`` (both on the scaled matrix)."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -148,7 +148,7 @@ def search(
     diag = np.diag(C)
     root_bound = float(min(np.sum(np.sort(diag)[::-1][:k]), w[-1]))
     if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
-        root_bound = min(root_bound, spannogram(C, k, nonneg))
+        root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro._optimal_roots
 
     status_arr = np.zeros((p + 2, p), np.int8)
     bounds = np.full(p + 2, np.inf)

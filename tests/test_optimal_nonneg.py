@@ -85,3 +85,24 @@ def test_solve_is_proven_at_the_root_above_the_optimums_support():
     for k in range(1, s):  # below the support the bound does not decide, the search does
         r = optimal_sparse_pca(C, k, nonneg=True, precomputed=True)
         assert r.proven and r.value == pytest.approx(_nonneg_opt(C, k), rel=1e-9)
+
+
+def test_dnn_bound_is_skipped_where_the_cardinality_binds(monkeypatch):
+    """The root computes the DNN bound only for an incumbent that is a KKT point without the cardinality
+    constraint (otherwise the bound, at least that problem's optimum, cannot prove it); the answers are
+    brute force's either way."""
+    from repro import _optimal_roots
+
+    calls = []
+    real = _optimal_roots.dnn_bound
+    monkeypatch.setattr(_optimal_roots, "dnn_bound", lambda C: calls.append(1) or real(C))
+    rng = np.random.default_rng(2)
+    A = np.abs(rng.standard_normal((9, 2)))  # a positive factor: the non-negative optimum is dense
+    C = A @ A.T + 0.05 * np.eye(9)
+    for k in (2, 4):
+        r = optimal_sparse_pca(C, k, nonneg=True, precomputed=True)
+        assert r.proven and r.value == pytest.approx(_nonneg_opt(C, k), rel=1e-9)
+    assert not calls
+    assert not _optimal_roots._global_kkt(C / C.max(), np.eye(9)[0])
+    x = np.linalg.eigh(C)[1][:, -1]
+    assert _optimal_roots._global_kkt(C, np.abs(x))  # the Perron vector of a positive matrix: dense, KKT
