@@ -106,3 +106,28 @@ def test_dnn_bound_is_skipped_where_the_cardinality_binds(monkeypatch):
     assert not _optimal_roots._global_kkt(C / C.max(), np.eye(9)[0])
     x = np.linalg.eigh(C)[1][:, -1]
     assert _optimal_roots._global_kkt(C, np.abs(x))  # the Perron vector of a positive matrix: dense, KKT
+
+
+def test_optimum_rows_extend_a_dnn_proof_to_larger_k():
+    """``experiments._asteris.optimum_rows``: a ``k`` above one whose optimum reaches the DNN bound takes
+    that optimum with no search; each such row equals the search at that ``k``."""
+    from experiments._asteris import optimum_rows
+    from repro import Covariance
+
+    rng = np.random.default_rng(7)
+    p = 11
+    u = np.zeros(p)
+    u[:4] = rng.uniform(0.5, 1.0, 4)
+    v = rng.standard_normal(p)
+    v[:4] = -np.abs(v[:4])
+    C = 3.0 * np.outer(u, u) + np.outer(v, v) + 0.1 * np.eye(p)
+    X = rng.standard_normal((400, p)) @ np.linalg.cholesky(C).T
+    rows = optimum_rows(X, range(1, p + 1), dataset="t", lam1=1.0, max_nodes=2000).set_index("cardinality")
+    assert rows.proven.all()
+    S = Covariance.from_data(X).dense()
+    reused = rows.index[rows.opt_nodes == 0]
+    assert len(reused) >= 3
+    for k in reused:
+        ref = optimal_sparse_pca(S, int(k), nonneg=True, precomputed=True)
+        assert rows.loc[k, "variance"] == pytest.approx(ref.value, rel=1e-8)
+        assert rows.loc[k, "bound"] >= ref.value * (1 - 1e-12)
