@@ -41,6 +41,8 @@ class OptimalResult:
         - "interrupted": Ctrl-C (the incumbent is kept);
         - "undecided_leaves": the tree is done, but a non-negative leaf's enumeration of its sub-supports
           ran out of its budget, so its bound (``lambda_max`` of the leaf) stays in ``upper_bound``;
+        - "beyond_enumeration": ``x >= 0`` with ``k > 62``: the ``k = 62`` optimum, which the bounds valid
+          at ``k`` (``lambda_max``, the DNN bound) do not prove optimal at ``k``;
         - "too_many_candidates": wide data only, more features survived the screening than the search
           takes (``repro._optimal_wide.MAX_CANDIDATES``); the screening bounds give the certified gap.
     n_nodes : int

@@ -131,3 +131,32 @@ def test_optimum_rows_extend_a_dnn_proof_to_larger_k():
         ref = optimal_sparse_pca(S, int(k), nonneg=True, precomputed=True)
         assert rows.loc[k, "variance"] == pytest.approx(ref.value, rel=1e-8)
         assert rows.loc[k, "bound"] >= ref.value * (1 - 1e-12)
+
+
+def test_beyond_enumeration_k_above_62():
+    """``x >= 0`` with ``k > 62``: proven where the optimum has few non-zeros and the DNN bound meets it
+    (the value is the small-``k`` optimum's), else the ``k = 62`` component with a certified bound and
+    status "beyond_enumeration"; wide data keep the limit."""
+    rng = np.random.default_rng(5)
+    p = 66
+    u = np.zeros(p)
+    u[:4] = rng.uniform(0.5, 1.0, 4)
+    w = np.zeros(p)
+    w[:4] = rng.uniform(0.5, 1.0, 4)
+    w[4:8] = -rng.uniform(0.5, 1.0, 4)  # x >= 0 cannot follow w across both blocks; the rest is noise
+    C = 3.0 * np.outer(u, u) + 2.0 * np.outer(w, w) + 0.1 * np.eye(p)
+    assert np.linalg.eigvalsh(C)[-1] > _nonneg_opt(C[:8, :8]) * 1.01  # lambda_max alone does not prove it
+    small = optimal_sparse_pca(C, 8, nonneg=True, precomputed=True)
+    assert small.proven and np.count_nonzero(small.component) < 8
+    big = optimal_sparse_pca(C, 64, nonneg=True, precomputed=True, root_em=False)
+    assert big.proven and big.status == "optimal"
+    assert big.value == pytest.approx(small.value, rel=1e-9)  # opt(8) <= opt(64) <= the DNN bound
+    A = np.abs(rng.standard_normal((p, 2)))  # a positive factor: the optimum is dense, beyond 62
+    D = A @ A.T + 0.1 * np.eye(p)
+    r = optimal_sparse_pca(D, 64, nonneg=True, precomputed=True, root_em=False, max_nodes=20)
+    lam = np.linalg.eigvalsh(D)[-1]  # the optimum at k = p (the Perron vector), so at least opt(64)
+    assert not r.proven and r.status in {"beyond_enumeration", "node_limit", "undecided_leaves"}
+    assert r.value <= lam * (1 + 1e-12) and r.upper_bound >= r.value
+    assert np.count_nonzero(r.component) <= 62
+    with pytest.raises(ValueError, match="wide data"):
+        optimal_sparse_pca(rng.standard_normal((10, 120)), 63, nonneg=True)
