@@ -59,7 +59,7 @@ Setup and choices (the paper leaves them open)
   seconds), every one proven (0-769 nodes; 15.5 s for all ten in the full run on the loaded shared
   machine); ``of_optimum`` in the CSV gives Alg. 3's variance over it at every ``k`` (0.980-1.000) and
   EM's and NSPCA's at ``k = 10`` (1.000 and 0.761). Not drawn beyond ``k = 10``: at ``k = 11..20``
-  1000 nodes stop at certified gaps of 3.4% (``k = 11``) to 8.7% (``k = 16``) and cost 30-50 s per
+  1000 nodes stop at certified gaps of 3.4% (``k = 11``) to 10.2% (``k = 20``) and cost 27-53 s per
   ``k`` (measured): the non-negative optimum there equals the signed one (same incumbents, same root
   gaps of 15-20%), so the DNN bound of Fig. 6 cannot help (the cardinality binds) and the proofs wait on
   stronger signed bounds.

@@ -32,7 +32,7 @@ signed and ``x >= 0``, each capped at ``NODE_CAP_PAPERS`` nodes (the figures' ca
 shared machine: LRS signed k = 5..20 in 3-67 nodes (about 8 s together), ``x >= 0`` in at most 19 nodes
 or at the root (the DNN bound); CBCL k = 5 in 15 nodes. Not here (too dear for this run's budget): CBCL
 ``x >= 0`` k = 10, proven in 769 nodes (29 s), and k = 11..20, where 1000 nodes stop at certified gaps
-of 3.4% (k = 11) to 8.7% (k = 16) in 30-50 s each; LRS signed k = 30 (627 nodes, 12 s) and k = 50 (gap
+of 3.4% (k = 11) to 10.2% (k = 20) in 27-53 s each; LRS signed k = 30 (627 nodes, 12 s) and k = 50 (gap
 1.5% after 2000 nodes, 45 s).
 
 ``--quick``: Pit Props, housing, MiniBooNE and Communities (correlation) at k = 5, 10 only,
