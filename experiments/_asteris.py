@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -192,11 +193,15 @@ def optimum_rows(X, ks, *, dataset: str, lam1: float, max_nodes: int, root_em: b
     """The certified non-negative optimum (:func:`repro.optimal_sparse_pca`, ``x >= 0``, the covariance of
     the centred ``X`` as in :func:`curves`) at each ``k`` of ``ks``, each search capped at ``max_nodes``
     nodes (not seconds: the rows do not depend on the machine's load). ``proven`` says whether the cap
-    was enough; otherwise ``bound`` is the certified upper bound where the search stopped. Wide data
+    was enough; otherwise ``bound`` is the certified upper bound where the search stopped. A ``k`` above
+    one whose optimum reaches the DNN bound (:func:`repro.kernels.optimal_nonneg.dnn_bound`, valid at every
+    ``k``) takes that optimum, proven, with no search (0 nodes): the optimum cannot fall as ``k`` grows and
+    cannot exceed the bound. Wide data
     (``n < p``) go through ``repro._optimal_wide`` once for ``k = 1..max(ks)`` (each cardinality's search
     capped), never forming the ``p x p`` covariance."""
     from repro import optimal_sparse_pca
     from repro._optimal_wide import optimal_sparse_pca_wide
+    from repro.kernels.optimal_nonneg import DNN_MAX_FEATURES, dnn_bound
 
     ks = sorted(int(k) for k in ks)
     X = np.asarray(X, dtype=np.float64)
@@ -213,7 +218,15 @@ def optimum_rows(X, ks, *, dataset: str, lam1: float, max_nodes: int, root_em: b
             r.time = np.nan  # the chain's levels share one clock: the total is in "seconds"
     else:
         C = Covariance.from_data(X).dense()
+        # the DNN bound holds at every k: once a k0's optimum reaches it, opt(k0) <= opt(k) <= bound proves
+        # that optimum at every k > k0 without a search (LRS: the optimum has 11 non-zeros at every k >= 11)
+        dnn = dnn_bound(C)[0] if C.shape[0] <= DNN_MAX_FEATURES else np.inf
         for k in ks:
+            held = next((r for r in results.values() if r.value * (1 + 1e-6) >= dnn), None)
+            if held is not None:
+                results[k] = replace(held, upper_bound=max(dnn, held.value), gap=max(dnn - held.value, 0.0) /
+                                     held.value, proven=True, status="optimal", n_nodes=0)  # fmt: skip
+                continue
             results[k] = optimal_sparse_pca(C, k, nonneg=True, precomputed=True, max_nodes=max_nodes,
                                             root_em=root_em)  # fmt: skip
     total = time.perf_counter() - t0

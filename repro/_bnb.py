@@ -33,7 +33,18 @@ class OptimalResult:
     proven : bool
         Whether ``gap`` reached the requested tolerance (the component is optimal to that tolerance).
     status : str
-        "optimal", "time_limit", "node_limit", "interrupted" or "undecided_leaves".
+        Why the search ended:
+
+        - "optimal": proven (``gap`` reached, or every support decided);
+        - "time_limit": ``time_limit`` seconds passed (the root heuristics start only within it);
+        - "node_limit": ``max_nodes`` nodes were processed;
+        - "interrupted": Ctrl-C (the incumbent is kept);
+        - "undecided_leaves": the tree is done, but a non-negative leaf's enumeration of its sub-supports
+          ran out of its budget, so its bound (``lambda_max`` of the leaf) stays in ``upper_bound``;
+        - "beyond_enumeration": ``x >= 0`` with ``k > 62``: the ``k = 62`` optimum, which the bounds valid
+          at ``k`` (``lambda_max``, the DNN bound) do not prove optimal at ``k``;
+        - "too_many_candidates": wide data only, more features survived the screening than the search
+          takes (``repro._optimal_wide.MAX_CANDIDATES``); the screening bounds give the certified gap.
     n_nodes : int
         Nodes processed.
     time : float
@@ -70,19 +81,36 @@ class OptimalResult:
         return np.flatnonzero(self.component)
 
 
-def _root_incumbents(C: np.ndarray, V: np.ndarray, k: int, nonneg: bool, em_start) -> list[np.ndarray]:
-    """Supports from greedy selection, the truncated top eigenvector and (optionally) ``em_start``."""
-    starts = [_k.greedy_support(C, k, nonneg)]
+def _root_incumbents(
+    C: np.ndarray, V: np.ndarray, k: int, nonneg: bool, em_start, out_of_time
+) -> list[np.ndarray]:
+    """Supports from greedy selection, the truncated top eigenvector and (optionally) ``em_start``, each
+    polished by swap passes. ``out_of_time()`` is asked before every step but the eigenvector's (it costs
+    nothing beyond the root's eigendecomposition): a solve with a time limit runs only the
+    heuristics that start within it, so a swap pass, one greedy selection or one EM run is the most it can
+    overrun by."""
     v = V[:, -1]
     if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
         v = -v
     score = np.maximum(v, 0) if nonneg else np.abs(v)
+    starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg)]
     starts.append(np.argsort(-score, kind="stable")[:k].astype(np.int64))
-    if em_start is not None:
+    if em_start is not None and not out_of_time():
         s = em_start(C, k, nonneg)
         if s is not None:
             starts.append(s)
-    return [_k.swap_search(C, np.ascontiguousarray(s, dtype=np.int64), nonneg) for s in starts]
+    out = []
+    for s in starts:
+        s = np.ascontiguousarray(s, dtype=np.int64)
+        for _ in range(3):  # swap passes one at a time, so that the clock is read between them
+            if out_of_time():
+                break
+            t = _k.swap_search(C, s, nonneg, 1)
+            if np.array_equal(t, s):
+                break
+            s = t
+        out.append(s)
+    return out
 
 
 @blas_limited  # the root's eigendecompositions: threads oversubscribe a loaded machine (0.33 s at p = 128)
@@ -103,10 +131,10 @@ def search(
     branch_l1: bool = True,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
-    caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg)`` an
-    optional root bound (both on the scaled matrix). ``l1_evals``: the Lanczos estimates a node's l1 bound
-    may spend searching its ``rho`` (0: the bound is not used); ``branch_l1``: branch on the free feature
-    with the largest weight in the l1 relaxation's top eigenvector."""
+    caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
+    optional root bound given the incumbent ``x`` (both on the scaled matrix). ``l1_evals``: the Lanczos
+    estimates a node's l1 bound may spend searching its ``rho`` (0: the bound is not used); ``branch_l1``:
+    branch on the free feature with the largest weight in the l1 relaxation's top eigenvector."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -115,14 +143,18 @@ def search(
     w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
     lam, V2T = _k.eigen_tables(w, V)
 
+    def out_of_time() -> bool:
+        return time_limit is not None and time.perf_counter() - t0 >= time_limit
+
     inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
     inc_x = np.zeros(p)
-    for S in _root_incumbents(C, V, k, nonneg, em_start):
-        _k._evaluate(C, np.sort(S), nonneg, k <= 16 or not nonneg, inc_val, inc_x)
+    for S in _root_incumbents(C, V, k, nonneg, em_start, out_of_time):
+        exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates sub-supports
+        _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x)
     diag = np.diag(C)
     root_bound = float(min(np.sum(np.sort(diag)[::-1][:k]), w[-1]))
-    if spannogram is not None and inc_val[0] < root_bound * (1 - gap):
-        root_bound = min(root_bound, spannogram(C, k, nonneg))
+    if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
+        root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro._optimal_roots
 
     status_arr = np.zeros((p + 2, p), np.int8)
     bounds = np.full(p + 2, np.inf)

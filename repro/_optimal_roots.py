@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .em_sparse_pca import em_sparse_pca
+from .kernels.optimal_nonneg import DNN_MAX_FEATURES, dnn_bound
 from .linalg import Covariance
 from .spannogram import spannogram_bound
 
@@ -26,9 +27,28 @@ def _em_support(C: np.ndarray, k: int, nonneg: bool):
     return np.argsort(-np.abs(comps[0]), kind="stable")[:k].astype(np.int64)
 
 
-def _spannogram_root(C: np.ndarray, k: int, nonneg: bool) -> float:
-    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed."""
+def _spannogram_root(C: np.ndarray, k: int, nonneg: bool, incumbent: np.ndarray | None = None) -> float:
+    """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed.
+
+    With ``x >= 0`` also the DNN bound (:func:`repro.kernels.optimal_nonneg.dnn_bound`, valid at every
+    ``k``; at most ``DNN_MAX_FEATURES`` features) when it can prove the ``incumbent``: only if the
+    incumbent is a KKT point of the problem without a cardinality constraint (``(C x)_j <= 0`` off its
+    support), since the bound is at least that problem's optimum. Where the cardinality binds (CBCL, the
+    leukemia candidates) the check fails and the minimization (about 0.5 s at p = 93) is skipped."""
     try:
-        return float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
+        b = float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
     except Exception:
-        return np.inf
+        b = np.inf
+    if nonneg and k > 1 and C.shape[0] <= DNN_MAX_FEATURES and _global_kkt(C, incumbent):
+        b = min(b, dnn_bound(C)[0])
+    return b
+
+
+def _global_kkt(C: np.ndarray, x: np.ndarray | None) -> bool:
+    """Whether unit ``x >= 0`` satisfies the KKT conditions of ``max x'Cx``, ``x >= 0``, ``||x|| = 1``
+    off its support, ``(C x)_j <= 0`` (to a relative ``1e-8``); on it, ``x`` is an eigenvector already."""
+    if x is None or not np.any(x):
+        return x is None
+    g = C @ x
+    off = x == 0
+    return not off.any() or float(g[off].max()) <= 1e-8 * float(x @ g)

@@ -314,6 +314,9 @@ def _one_cardinality(
 
     best_x, best_val = np.zeros(p), -np.inf
 
+    def out_of_time() -> bool:  # the heuristics and optional bounds start only within the time limit
+        return time_limit is not None and time.perf_counter() - t0 >= time_limit
+
     def offer(S, xS, val):
         nonlocal best_x, best_val
         if val > best_val:
@@ -321,7 +324,7 @@ def _one_cardinality(
             best_x = np.zeros(p)
             best_x[S] = xS
 
-    for S in _incumbents(G, V, k, nonneg, root_em, cov, prev, U):
+    for S in _incumbents(G, V, k, nonneg, root_em and not out_of_time(), cov, prev, U):
         xS, val = support_value(G, S, nonneg)
         offer(S, xS, val)
 
@@ -331,11 +334,11 @@ def _one_cardinality(
     # the 2 x 2 bound on the features the cheap bounds keep
     R = np.flatnonzero(U > threshold())
     prunes["screened_trace_knapsack"] = int(p - R.size)
-    if 0 < R.size <= 4 * max_candidates:
+    if 0 < R.size <= 4 * max_candidates and not out_of_time():
         U2 = two_by_two_bounds(G, R, k)
         U[R] = np.minimum(U[R], U2)
     root = min(root, float(U.max()))
-    if root_spannogram and cov is not None and best_val < root * (1 - gap):
+    if root_spannogram and cov is not None and best_val < root * (1 - gap) and not out_of_time():
         from .spannogram import spannogram_bound
 
         try:

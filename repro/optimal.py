@@ -38,7 +38,9 @@ bound, and the incumbent is the best of a greedy forward selection, the truncate
 EMSparsePCA, each polished by a swap local search; each node tries ``I`` plus its ``r`` free features
 best aligned with ``C_I``'s top direction. The search is depth-first (at most ``p + 1`` open nodes).
 Not for ``x >= 0`` only: a decided support is evaluated exactly by enumerating its subsets (at the
-optimum ``x`` is a positive eigenvector of ``C_T`` on its support ``T``), so ``k <= 62`` there.
+optimum ``x`` is a positive eigenvector of ``C_T`` on its support ``T``), so the search takes ``k <= 62``
+there; a larger ``k`` is proven only where the ``k = 62`` optimum meets a bound valid at every ``k`` (the
+DNN bound, :mod:`repro.kernels.optimal_nonneg`).
 """
 
 from __future__ import annotations
@@ -50,10 +52,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 
 from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
-from ._bnb import OptimalResult, search
+from ._bnb import OptimalResult, certified_result, search
 from ._optimal_roots import _em_support, _spannogram_root
 from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
 from ._validation import check_array, check_cardinality, check_features, check_int, check_real
+from .kernels.optimal_nonneg import DNN_MAX_FEATURES, certified_lambda_max, dnn_bound
 from .linalg import Covariance, projection_deflate
 
 __all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca"]
@@ -132,7 +135,9 @@ def optimal_sparse_pca(
     k : int
         The largest number of non-zeros, ``1 <= k <= n_features``.
     nonneg : bool, default False
-        Also require ``x >= 0`` (then ``k <= 62``).
+        Also require ``x >= 0``. Supports of more than 62 features are not searched: with ``k > 62``
+        the ``k = 62`` optimum is compared with the bounds valid at ``k`` (``lambda_max``, the DNN bound;
+        status "beyond_enumeration" where they do not prove it). Wide data: ``k <= 62``.
     precomputed : bool, default False
         ``X`` is a covariance or correlation matrix (symmetric positive semi-definite, finite).
     gap : float, default 1e-6
@@ -197,8 +202,11 @@ def optimal_sparse_pca(
     C0 = _as_matrix(X, precomputed) if wide is None else None
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
-    if nonneg and k > _NONNEG_MAX_K:
-        raise ValueError(f"k = {k} with nonneg=True: at most {_NONNEG_MAX_K} (supports are enumerated).")
+    beyond = nonneg and k > _NONNEG_MAX_K  # no search at k: supports of more than 62 are not enumerated
+    if beyond and wide is not None:
+        raise ValueError(
+            f"k = {k} with nonneg=True on wide data: at most {_NONNEG_MAX_K} (supports are enumerated)."
+        )
     gap = check_real(gap, "gap", low=0.0)
     if time_limit is not None:
         time_limit = check_real(time_limit, "time_limit", low=0.0)
@@ -219,9 +227,9 @@ def optimal_sparse_pca(
             verbose=verbose,
             t0=t0,
         )
-    return search(
+    res = search(
         C0,
-        k,
+        min(k, _NONNEG_MAX_K),
         nonneg=nonneg,
         gap=gap,
         time_limit=time_limit,
@@ -232,6 +240,18 @@ def optimal_sparse_pca(
         verbose=verbose,
         t0=t0,
     )
+    return _beyond_enumeration(C0, k, res, gap, t0) if beyond else res
+
+
+def _beyond_enumeration(C: np.ndarray, k: int, res: OptimalResult, gap: float, t0: float) -> OptimalResult:
+    """``x >= 0`` with ``k > 62``: the ``k = 62`` search's component (feasible at ``k``) against the bounds
+    that hold at ``k``: ``lambda_max(C)``, the ``k`` largest variances and the DNN bound (every ``k``). Where
+    the optimum has at most 62 non-zeros and the DNN bound is tight (LRS), this proves it."""
+    upper = min(certified_lambda_max(C), float(np.sum(np.sort(np.diag(C))[::-1][:k])))
+    if C.shape[0] <= DNN_MAX_FEATURES:
+        upper = min(upper, dnn_bound(C)[0])
+    status = "beyond_enumeration" if res.status == "optimal" else res.status
+    return certified_result(res.component, res.value, upper, gap, status, res.n_nodes, t0, upper, res.prunes)
 
 
 class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
@@ -326,26 +346,34 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         """
         if not isinstance(X, Covariance):
             check_features(self, X)  # n_features_in_, and feature_names_in_ from a DataFrame
+        D = None  # wide data (n < p, p >= WIDE_MIN_FEATURES): deflated as data, never the p x p covariance
         if isinstance(X, Covariance) or self.precomputed:
             C = _as_matrix(X, True)
             self.mean_ = np.zeros(C.shape[0])
+            p = C.shape[0]
         else:
             X = check_array(X, "X", min_samples=2)
             self.mean_ = X.mean(axis=0)
-            C = _as_matrix(X, False)
-        p = C.shape[0]
+            p = X.shape[1]
+            if X.shape[0] < p and p >= WIDE_MIN_FEATURES:
+                D = X - self.mean_
+            else:
+                C = _as_matrix(X, False)
         n = check_int(self.n_components, "n_components", low=1, high=p)
         ks = check_cardinality(p if self.cardinality is None else self.cardinality, p, n)
         comps, results = [], []
         for i in range(n):
-            res = optimal_sparse_pca(
-                C, int(ks[i]), nonneg=self.nonneg, precomputed=True, gap=self.gap, time_limit=self.time_limit
-            )
+            kw = dict(nonneg=self.nonneg, gap=self.gap, time_limit=self.time_limit)
+            res = optimal_sparse_pca(C, int(ks[i]), precomputed=True, **kw) if D is None else (
+                optimal_sparse_pca(D, int(ks[i]), **kw))  # fmt: skip
             results.append(res)
             comps.append(res.component)
-            if i + 1 < n:
+            if i + 1 < n and D is None:
                 C = projection_deflate(C, res.component)
                 C = 0.5 * (C + C.T)
+            elif i + 1 < n:  # (I - ww') C (I - ww') is the covariance of D (I - ww')
+                w = res.component
+                D = D - np.outer(D @ w, w)
         self.components_ = np.array(comps)
         self.results_ = results
         self.explained_variance_ = np.array([r.value for r in results])

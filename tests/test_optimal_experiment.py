@@ -8,7 +8,9 @@ from quickrun import check_outputs
 from data_fetch._needs import LOADER_FILES
 from experiments import bench_optimal
 
-DATA = LOADER_FILES["load_spca_optimal"] + LOADER_FILES["load_spca_optimal_results"]
+DATA = (
+    LOADER_FILES["load_spca_optimal"] + LOADER_FILES["load_spca_optimal_results"] + LOADER_FILES["load_lrs"]
+)
 
 
 @pytest.mark.data(*DATA)
@@ -22,3 +24,7 @@ def test_bench_optimal_quick(tmp_path):
         assert (bench[bench.proven][f"{h}_ratio"] <= 1 + 1e-9).all()
     assert (bench.upper_bound >= bench.value).all()
     assert rows.set_index("id").loc["pitprops-optima", "verdict"] == "reproduced"
+    papers = df[df.part == "papers"].set_index(["instance", "k", "nonneg"])
+    assert papers.proven.all() and (papers.upper_bound >= papers.value).all()
+    # x >= 0 restricts the signed problem: its optimum is at most the signed one
+    assert papers.loc[("LRS", 5, True), "value"] <= papers.loc[("LRS", 5, False), "value"] * (1 + 1e-9)

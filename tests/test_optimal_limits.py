@@ -1,0 +1,98 @@
+"""The certified optimum's loose ends (issue 37, part D): a time limit binds from the start (the root
+heuristics included), every status the code can return is documented, and ``OptimalSparsePCA`` fits wide
+data through the ``n x n`` side like :func:`repro.optimal_sparse_pca`."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+
+import numpy as np
+import pytest
+
+from repro import OptimalSparsePCA, _bnb, _optimal_wide, optimal_sparse_pca
+from repro import optimal as optimal_mod
+from repro._optimal_wide import WIDE_MIN_FEATURES
+
+
+def _returned_statuses() -> set[str]:
+    """Every status string the two routes assign (``status = "..."``, ``status == "..."``)."""
+    found = set()
+    for mod in (_bnb, _optimal_wide, optimal_mod):
+        found |= set(re.findall(r'status\s*=\s*"([a-z_]+)"', inspect.getsource(mod)))
+    return found
+
+
+def test_every_status_is_documented():
+    statuses = _returned_statuses()
+    assert {"optimal", "time_limit", "node_limit", "interrupted", "undecided_leaves"} <= statuses
+    assert "too_many_candidates" in statuses
+    doc = _bnb.OptimalResult.__doc__
+    for s in statuses:
+        assert f'"{s}"' in doc, f"status {s!r} is returned but not in OptimalResult's docstring"
+
+
+def _hard(p=160, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((400, 6)) @ rng.standard_normal((6, p)) + rng.standard_normal((400, p))
+    return np.cov(X, rowvar=False)
+
+
+def test_time_limit_binds_the_root_heuristics():
+    """``time_limit=0``: no greedy, EM, swap or spannogram (only the truncated eigenvector, which the root's
+    eigendecomposition gives): the solve takes a fraction of the root phase alone (``max_nodes=0``), and the
+    result is still a certified feasible component."""
+    optimal_sparse_pca(_hard(p=20), 5, precomputed=True)  # compiled before anything is timed
+    C = _hard()
+    k = 25
+    t = time.perf_counter()
+    root_only = optimal_sparse_pca(C, k, precomputed=True, max_nodes=0)
+    t_root = time.perf_counter() - t
+    t = time.perf_counter()
+    res = optimal_sparse_pca(C, k, precomputed=True, time_limit=0.0)
+    t_zero = time.perf_counter() - t
+    assert res.status == "time_limit" and not res.proven and res.n_nodes == 0
+    assert t_zero < 0.5 * t_root, (t_zero, t_root)
+    x = res.component
+    assert np.count_nonzero(x) <= k and np.linalg.norm(x) == pytest.approx(1.0)
+    assert res.value == pytest.approx(x @ C @ x, rel=1e-10)
+    assert res.upper_bound >= root_only.value * (1 - 1e-9)  # a bound on the optimum, so above any value
+    assert res.value <= root_only.upper_bound * (1 + 1e-9)
+
+
+def test_time_limit_binds_the_wide_route():
+    rng = np.random.default_rng(3)
+    p = 3 * WIDE_MIN_FEATURES
+    X = rng.standard_normal((30, 4)) @ rng.standard_normal((4, p)) + rng.standard_normal((30, p))
+    res = optimal_sparse_pca(X, 8, time_limit=0.0)
+    assert res.status == "time_limit" and not res.proven and res.n_nodes == 0
+    ref = optimal_sparse_pca(X, 8, max_nodes=50)  # proven or not, its value and bound bracket the optimum
+    assert res.value <= ref.upper_bound * (1 + 1e-9) and res.upper_bound >= ref.value * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_estimator_fits_wide_data_through_the_small_side(monkeypatch, nonneg):
+    """``OptimalSparsePCA.fit`` on n << p data never forms ``p x p`` (``_as_matrix`` refuses), and each
+    component is the function's on the data deflated so far; the values equal the covariance route's."""
+    rng = np.random.default_rng(11)
+    p = WIDE_MIN_FEATURES + 30
+    X = rng.standard_normal((12, 3)) @ rng.standard_normal((3, p)) + 0.2 * rng.standard_normal((12, p))
+    X[:, :5] *= 3.0
+    cov = OptimalSparsePCA(n_components=2, cardinality=3, nonneg=nonneg, precomputed=True)
+    cov.fit(np.cov(X, rowvar=False))
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the p x p covariance was formed")
+
+    monkeypatch.setattr(optimal_mod, "_as_matrix", refuse)
+    est = OptimalSparsePCA(n_components=2, cardinality=3, nonneg=nonneg).fit(X)
+    assert est.proven_.all() and est.components_.shape == (2, p)
+    first = optimal_sparse_pca(X, 3, nonneg=nonneg)
+    np.testing.assert_allclose(est.components_[0], first.component, atol=1e-8)
+    w = est.components_[0]
+    D = (X - X.mean(axis=0)) @ (np.eye(p) - np.outer(w, w))
+    second = optimal_sparse_pca(D, 3, nonneg=nonneg)
+    assert est.explained_variance_[1] == pytest.approx(second.value, rel=1e-8)
+    np.testing.assert_allclose(est.explained_variance_, cov.explained_variance_, rtol=1e-7)
+    assert est.transform(X).shape == (12, 2)
