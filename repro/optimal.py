@@ -32,6 +32,11 @@ The bounds (kernels in :mod:`repro.kernels.optimal`), cheapest first:
    ``|C|_S``; for ``x >= 0``, ``x'Cx <= x'max(C, 0)x``, so ``max(C, 0)`` replaces ``|C|``.
 5. ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (eigenvalue interlacing), when
    ``|A| <= eig_limit``.
+6. **the l1 (DSPCA-dual) bound** (d'Aspremont et al.'s dual, this library's search over ``rho``): a unit
+   ``x`` with at most ``k`` non-zeros has ``||x||_1^2 <= k``, so for ``U`` with zero diagonal and
+   ``|U_ij| <= rho``, ``x'Cx <= lambda_max(C_A - U_A) + rho (k - 1)``; ``U = clip(C, -rho, rho)`` off the
+   diagonal, ``rho`` searched from the parent's, the value certified by a Cholesky factorization. Nodes
+   that survive it branch on the free feature with the largest weight in its top eigenvector.
 
 At the root the spannogram certificate (:func:`repro.spannogram_bound`, Asteris et al. 2014) is a further
 bound, and the incumbent is the best of a greedy forward selection, the truncated leading eigenvector and
