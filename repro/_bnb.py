@@ -129,6 +129,7 @@ def search(
     t0: float | None = None,
     l1_evals: int = 8,
     branch_l1: bool = True,
+    l1_split: bool = True,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
@@ -205,6 +206,7 @@ def search(
                 todo,
                 l1_evals,
                 branch_l1,
+                l1_split,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))

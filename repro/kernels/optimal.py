@@ -51,7 +51,8 @@ KNAPSACK = 10  # the eigen-knapsack bound
 MULTI = 11  # the 2 x 2 bound along every direction of C_I
 ANGLE = 12  # the 2 x 2 bound maximized over the angle with one choice of features
 L1 = 13  # the l1 (DSPCA-dual) bound over the allowed features
-N_COUNTS = 14
+L1_SPLIT = 14  # the l1 bound with the fixed-in features' l1 charge apart (l1_split_bound)
+N_COUNTS = 15
 LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
@@ -68,6 +69,7 @@ BOUND_NAMES = (
     "multi_direction",
     "angle",
     "l1_dual",
+    "l1_split",
 )
 
 
@@ -549,6 +551,93 @@ def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30):
 
 
 @njit(cache=True)
+def split_shift(m, r, theta):
+    """The diagonal shifts ``(a - 1, b - 1)`` of the split l1 bound at ``theta``: ``a = m / theta`` on the
+    fixed-in features, ``b = r / (1 - theta)`` on the free ones (``m / a + r / b = 1``)."""
+    return m / theta - 1.0, r / (1.0 - theta) - 1.0
+
+
+@njit(cache=True)
+def _split_estimate(M, m, r, rho, theta, v, steps):
+    """Lanczos's largest Ritz value of ``M + rho diag(a - 1 on the first m, b - 1 after)`` from ``v``
+    (overwritten with the Ritz vector): at most the split bound at ``theta``."""
+    n = M.shape[0]
+    Ms = M.copy()
+    da, db = split_shift(m, r, theta)
+    for i in range(n):
+        Ms[i, i] += rho * (da if i < m else db)
+    out = np.empty(n)
+    theta_r, _res, _steps = lanczos_top(Ms, v, steps, 1e-10, out)
+    v[:] = out
+    return theta_r, Ms
+
+
+@njit(cache=True)
+def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30):
+    """The l1 bound with the fixed-in features apart: ``A`` lists the ``m`` fixed-in features first.
+
+    With ``U`` as in :func:`l1_bound` (zero diagonal, ``|U_ij| <= rho``; ``U_ij <= rho`` when ``x >= 0``),
+    ``x'Ux <= rho (||x||_1^2 - ||x||^2)``. Split ``x = x_I + x_F``: ``x_I`` has at most ``m`` non-zeros and
+    ``x_F`` at most ``r = k - m``, so for any ``a, b > 0`` with ``m / a + r / b = 1`` (Cauchy-Schwarz with
+    weights) ``||x||_1^2 = (||x_I||_1 + ||x_F||_1)^2 <= (m / a + r / b)(a ||x_I||^2 + b ||x_F||^2)
+    = a ||x_I||^2 + b ||x_F||^2``. Hence ``x'Cx = x'(C - U)x + x'Ux <= x'(C_A - U_A + rho D)x <=
+    lambda_max(C_A - U_A + rho D)``, ``D`` diagonal with ``a - 1`` on ``I`` and ``b - 1`` on ``F``; the
+    parametrization ``a = m / theta``, ``b = r / (1 - theta)``, ``theta`` in ``(0, 1)``, covers every
+    pair. ``theta = m / k`` gives ``a = b = k``: :func:`l1_bound`'s value; other ``theta`` move the
+    ``l1`` charge between the fixed-in block and the free one, which the plain bound (a function of the
+    allowed set only) cannot, so forcing a feature in can tighten it. The value is convex in ``theta``
+    (``lambda_max`` is convex and nondecreasing in the diagonal, ``a`` and ``b`` are convex in
+    ``theta``): a pattern search from ``m / k`` of ``evals`` Lanczos estimates, the final one certified
+    by :func:`below`. Returns ``(bound, theta)``, ``bound <= thr`` when pruned, ``inf`` when the
+    certificate fails.
+    """
+    n = A.shape[0]
+    r = k - m
+    M = l1_matrix(C, A, rho, nonneg)
+    theta = m / k
+    best, Ms = _split_estimate(M, m, r, rho, theta, v, steps)
+    bv = v.copy()
+    h = 0.5 * min(theta, 1.0 - theta)
+    used = 1
+    lo = 1e-3
+    while used < evals and best > thr * (1.0 - 1e-9) and h > 1e-3:
+        moved = False
+        for sgn in (-1.0, 1.0):
+            cand = theta + sgn * h
+            if cand < lo or cand > 1.0 - lo or used >= evals:
+                continue
+            # the last Ritz vector plus a little of every direction: the shift moves weight onto I or F,
+            # which a Krylov space from a vector in an invariant subspace of M would not see
+            w = bv.copy()
+            for q in range(n):
+                w[q] += 0.01 * (1.0 + 0.5 * np.sin(q + 1.0)) / np.sqrt(n)
+            f, Mc = _split_estimate(M, m, r, rho, cand, w, steps)
+            used += 1
+            if f < best:
+                best, theta, Ms, bv = f, cand, Mc, w
+                moved = True
+                break
+        if not moved:
+            h *= 0.5
+    v[:] = bv
+    cmax = 0.0
+    for q in range(n):
+        cmax = max(cmax, abs(C[A[q], A[q]]))
+    da, db = split_shift(m, r, theta)
+    slack = 8.0 * _EPS * (abs(best) + (k + 1) * (rho + cmax) + rho * (abs(da) + abs(db)))
+    if best < thr - slack and below(Ms, thr - slack):
+        return thr, theta
+    level = best * (1.0 + 1e-7) + 1e-12 * (abs(best) + cmax)
+    if below(Ms, level):
+        return level + slack, theta
+    lam = np.linalg.eigvalsh(Ms)[n - 1]  # Lanczos missed the top eigenvalue
+    level = lam * (1.0 + 1e-7) + 1e-12 * (abs(lam) + cmax)
+    if below(Ms, level):
+        return level + slack, theta
+    return np.inf, theta
+
+
+@njit(cache=True)
 def _sub(C, S):
     m = S.shape[0]
     M = np.empty((m, m))
@@ -705,6 +794,7 @@ def bnb_run(
     max_nodes,
     l1_evals=8,
     branch_l1=True,
+    l1_split=True,
 ):
     """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
 
@@ -848,6 +938,13 @@ def bnb_run(
             if b <= thr:
                 counts[L1] += 1
                 continue
+            if l1_split and m > 0:
+                vs = v.copy()
+                bs, _theta = l1_split_bound(C, A, m, k, rho, thr, nonneg, vs, l1_evals)
+                b = min(b, bs)
+                if b <= thr:
+                    counts[L1_SPLIT] += 1
+                    continue
             pvec[:] = 0.0
             for t in range(m + nf):
                 pvec[A[t]] = v[t]
@@ -973,5 +1070,8 @@ def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc, rho0=-1.0, l1_
         v = np.empty(A.shape[0])
         for t in range(A.shape[0]):
             v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
-        b = min(b, l1_bound(C, A, k, rho0, -np.inf, nonneg, v, l1_evals)[0])
+        bl, rho = l1_bound(C, A, k, rho0, -np.inf, nonneg, v, l1_evals)
+        b = min(b, bl)
+        if m > 0:
+            b = min(b, l1_split_bound(C, A, m, k, rho, -np.inf, nonneg, v, l1_evals)[0])
     return b
