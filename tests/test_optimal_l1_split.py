@@ -90,7 +90,7 @@ def test_search_with_and_without_split_agrees_with_brute_force(nonneg):
 
 def test_split_bound_prunes_arrhythmia_k5():
     """Berk & Bertsimas's Arrhythmia (covariance, p = 274) at k = 5: proven with and without the split
-    bound, to the same value; with it the bound prunes and the search needs fewer nodes (139 -> 73 when
+    bound, to the same value; with it the bound prunes and the search needs fewer nodes (139 -> 67 when
     measured)."""
     from data_fetch import load_spca_optimal
 
