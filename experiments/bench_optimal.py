@@ -7,9 +7,11 @@ Xie's (2024) thirteen covariance matrices (p = 13-128), each at k = 5, 10, 15, 2
 at k = 1..13 (``part == "pitprops"``). Each solve has a cap on its nodes, not a time limit, so that
 the CSV and the verdicts are the same on every machine (a 5 s limit proved Li & Xie's Eisen2 at k = 20,
 3,667 nodes in 4.4 s, in one run and not in another): ``NODE_CAP_LI_XIE`` = 20,000 nodes for Li & Xie's
-matrices (the issue asks each to be proven within 60 s here; the slowest, Eisen2 k = 15, needs 2,161
-nodes), and ``NODE_CAP_BB`` = 2,000 for Berk & Bertsimas's (Arrhythmia's nodes cost about 6 ms; the run's
-budget decides: Communities (covariance) k = 10 needs 9,193 nodes, Arrhythmia k = 10 more than 20,000).
+matrices (the issue asks each to be proven within 60 s here; with the l1 bounds the largest, Eisen2
+k = 15, needs 211
+nodes), and ``NODE_CAP_BB`` = 2,000 for Berk & Bertsimas's (Arrhythmia's nodes cost about 25 ms with
+the l1 bounds; the run's budget decides: Communities k = 20 needs 4,000-7,000 nodes uncapped, Arrhythmia
+k = 10 was not proven in 10,204 nodes, 426 s).
 Past its cap a solve reports the best component with its certified gap,
 ``proven`` false, status ``node_limit``; ``SAFETY_TIME_LIMIT`` (120 s) only guards a run on a far slower
 machine, and its status says so when it binds. Columns: proven value, upper bound,
