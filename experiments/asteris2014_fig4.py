@@ -55,19 +55,28 @@ Setup and choices (the paper leaves them open)
   (:func:`repro.nspca.nspca_for_cardinality`, 2 restarts, 300 sweeps per fit); ``k`` it cannot reach
   exactly are recorded with ``found = False``, not drawn.
 * ``--quick``: 600 faces, 1000 samples, EM on 4 ``k`` with 1 restart, NSPCA on 2 ``k``.
-* **The certified optimum** (issue 37; :func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at
-  ``k = 1..10`` on the centred covariance (p = 361), each search capped at 1000 nodes (a node cap, not
-  seconds), every one proven (0-769 nodes; 15.5 s for all ten in the full run on the loaded shared
-  machine); ``of_optimum`` in the CSV gives Alg. 3's variance over it at every ``k`` (0.980-1.000) and
-  EM's and NSPCA's at ``k = 10`` (1.000 and 0.761). Not drawn beyond ``k = 10``: at ``k = 11..20``
-  1000 nodes stop at certified gaps of 3.4% (``k = 11``) to 10.2% (``k = 20``) and cost 27-53 s per
-  ``k`` (measured): the non-negative optimum there equals the signed one (same incumbents, same root
-  gaps of 15-20%), so the DNN bound of Fig. 6 cannot help (the cardinality binds) and the proofs wait on
-  stronger signed bounds.
+* **The certified optimum** (issue 37; :func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at ``k = 1..20``
+  on the centred covariance (p = 361), each search capped at 2000 nodes (a node cap, not seconds), every one
+  proven: 0-119 nodes at ``k = 1..10``, 187-1111 at ``k = 11..20``. The root incumbent is already optimal at
+  every ``k`` (the search never improves it): the nodes are the proof. ``of_optimum`` in the CSV gives Alg.
+  3's variance over it at every ``k`` (0.980-1.000), EM's at ``k = 10, 20`` (1.000, 0.9996) and NSPCA's at
+  ``k = 10`` (0.761). Before the search's speed-ups (issue 37, CBCL part: the Gershgorin and residual
+  bounds' row sums by selection, the swap search's skip test, the "in" child's reuse of its parent's l1
+  bound, the split l1 bound's skip test) ``k = 11..19`` took 187-771 nodes and 3-16 s CPU each and
+  ``k = 20`` stopped at a gap of 0.23% at 1000 nodes (29 s; 1117 nodes uncapped); the node counts are the
+  same but at ``k = 19`` (773) and ``k = 20`` (1111), and a node at the top of the tree (all 361 features
+  allowed) costs 10-15 ms instead of about 35. Why ``k = 11..20`` need hundreds of nodes: the l1 bound at
+  the root is 2.6% (``k = 15``) above the optimum, and it depends on the allowed set only, so a node is
+  pruned only once about three of the features at the centre of the face are fixed out, or when about
+  ``k - 6`` are fixed in (then the 2 x 2 forced-in bounds fix 100-200 features out); a DNN-strengthened l1
+  dual (``lambda_max(C + N - rho 11') + rho k``, ``N >= 0``) closes only part of the root gap (2.6% -> 2.0%
+  at ``k = 15``, measured with 1000 L-BFGS steps, far too dear per node).
   ``--quick``: ``k = 1..3``, 200 nodes, no EM start.
 
-Cost of a full run on the shared 2-core machine: about 12 s before the optimum was drawn; 61 s with it on
-the loaded machine (the optimum 15.5 s of it).
+Cost of a full run on the shared 2-core machine: about 12 s before the optimum was drawn; 27 s with
+``k = 1..10`` (the optimum 5.4 s of it); with ``k = 1..20`` 124 s wall (70 s CPU) on a machine loaded by
+another solve, the optimum 45 s of it (measured 2026-11-28; a quiet machine's figure is for the lead's
+full run).
 
 References
 ----------
@@ -96,7 +105,7 @@ from experiments._asteris import (
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
 
-OPT_KS, OPT_NODES = range(1, 11), 1000  # the certified optimum: every k proven within the cap (docstring)
+OPT_KS, OPT_NODES = range(1, 21), 2000  # the certified optimum: every k proven within the cap (docstring)
 SPEED_K = 180  # the k of the paper's certificate sentence
 SPEED_FOLD = 3.0  # "similar speed, both in the order of a few seconds": within a factor of 3 either way
 SPEED_REPEATS = 5  # samples of the speed row, each the CPU time per fit over >= 0.3 s of fits

@@ -162,6 +162,7 @@ def search(
     bounds[0] = root_bound
     rhos = np.full(p + 2, -1.0)  # each open node's parent's l1 rho (negative: none yet)
     vecs = np.zeros((p + 2, p))  # and the l1 relaxation's top eigenvector (the Lanczos start)
+    l1s = np.full(p + 2, np.inf)  # an "in" child's parent's l1 bound (same allowed set; inf: none)
     sp = np.array([1], np.int64)
     counts = np.zeros(_k.N_COUNTS, np.int64)
     n_nodes = 0
@@ -207,6 +208,7 @@ def search(
                 l1_evals,
                 branch_l1,
                 l1_split,
+                l1s,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
