@@ -633,18 +633,12 @@ def split_reachable(C, A, m, k, rho, nonneg, v, thr):
             nI += v[a] * v[a]
     if not nv > 0.0:
         return True
+    M = l1_matrix(C, A, rho, nonneg)
     q = 0.0
     for a in range(n):
-        ia = A[a]
         s = 0.0
         for b in range(n):
-            c = C[ia, A[b]]
-            if a == b:
-                s += c * v[b]
-            elif c > rho:
-                s += (c - rho) * v[b]
-            elif c < -rho and not nonneg:
-                s += (c + rho) * v[b]
+            s += M[a, b] * v[b]
         q += v[a] * s
     q /= nv
     nI /= nv
