@@ -130,12 +130,15 @@ def search(
     l1_evals: int = 8,
     branch_l1: bool = True,
     l1_split: bool = True,
+    chain_after: int | None = 256,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
     optional root bound given the incumbent ``x`` (both on the scaled matrix). ``l1_evals``: the Lanczos
     estimates a node's l1 bound may spend searching its ``rho`` (0: the bound is not used); ``branch_l1``:
-    branch on the free feature with the largest weight in the l1 relaxation's top eigenvector."""
+    branch on the free feature with the largest weight in the l1 relaxation's top eigenvector.
+    ``chain_after``: after that many nodes without a proof, the cardinality chain (:func:`_chain_screen`:
+    the search at ``k - 1`` bounds every support holding a feature; ``None``: never)."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -169,6 +172,7 @@ def search(
     chunk = 64
     last_print = time.perf_counter()
     status = "optimal"
+    chain = {"U": None, "R": np.flatnonzero(np.ones(p, bool)), "inc": -np.inf}  # the chain's state
 
     def upper() -> float:
         if sp[0] == 0:
@@ -185,6 +189,24 @@ def search(
             if max_nodes is not None and n_nodes >= max_nodes:
                 status = "node_limit"
                 break
+            if chain_after is not None and k > 1 and n_nodes >= chain_after and inc_val[0] > chain["inc"]:
+                if chain["U"] is None:  # the search at k - 1 (itself chained from its start)
+                    left = None if max_nodes is None else max_nodes - n_nodes
+                    sub = search(
+                        C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
+                        eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,
+                        l1_evals=l1_evals, branch_l1=branch_l1, l1_split=l1_split, chain_after=0,
+                    )  # fmt: skip
+                    chain["U"] = sub.upper_bound / scale  # exact: scale is a power of 2
+                    counts[_k.CHAIN_NODES] += sub.n_nodes
+                    n_nodes += sub.n_nodes
+                    if sub.status == "interrupted":
+                        raise KeyboardInterrupt
+                    continue  # the clock and the node limit again
+                thr = inc_val[0] + gap * abs(inc_val[0])
+                _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts)
+                chain["inc"] = inc_val[0]
+                continue
             todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
             tc = time.perf_counter()
             n_nodes += _k.bnb_run(
@@ -248,6 +270,36 @@ def search(
         {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)},
         exhausted=sp[0] == 0 and inc_val[1] == -np.inf,
     )
+
+
+def _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts) -> None:
+    """Fix out of every open node the features that no support beating ``thr`` can hold.
+
+    ``chain["U"]`` is a certified bound on the optimum at ``k - 1`` (scaled as ``C``), so a support of at
+    most ``k`` features that holds ``j`` has value at most ``chain_bounds``' ``lambda_max [[U, g_j], [g_j,
+    C_jj]]``; when that is at most ``thr``, no support with ``j`` beats the incumbent (to the gap), in any
+    node. ``g_j`` only sums over the features still in ``chain["R"]`` (a support beating ``thr`` lies in
+    them), so the screening repeats until nothing changes. An open node that fixed a screened feature in
+    is pruned (its bound set to ``-inf``: counted as stale when popped); one where it is free fixes it
+    out, and loses its parent's l1 bound (a smaller allowed set)."""
+    R = chain["R"]
+    while R.size:
+        b = _k.chain_bounds(C, W, R, k, chain["U"])
+        gone = R[b * (1 + 1e-12) <= thr]  # 1e-12: the 2 x 2 eigenvalue's rounding
+        if gone.size == 0:
+            break
+        R = R[b * (1 + 1e-12) > thr]
+        counts[_k.CHAIN_OUT] += gone.size
+        for t in range(sp[0]):
+            row = status_arr[t]
+            if np.any(row[gone] == 1):
+                bounds[t] = -np.inf
+                continue
+            free = gone[row[gone] == 0]
+            if free.size:
+                row[free] = -1
+                l1s[t] = np.inf
+    chain["R"] = R
 
 
 def certified_result(
