@@ -40,7 +40,7 @@ def test_chain_bounds_twin_and_validity(nonneg):
     in no support better than that optimum; the screening fires on these instances."""
     rng = np.random.default_rng(3715 + nonneg)
     screened = 0
-    for trial in range(12 if not nonneg else 8):
+    for trial in range(10 if not nonneg else 8):
         p = int(rng.integers(5, 8)) if not nonneg else int(rng.integers(5, 7))
         k = int(rng.integers(2, p))
         C = _weak_cov(rng, p)
@@ -73,7 +73,8 @@ def test_search_with_the_chain_agrees_with_brute_force(nonneg):
         C = _weak_cov(rng, p)
         opt = brute(C, k, nonneg)
         for after in (0, 2):
-            res = search(C, k, nonneg=nonneg, gap=1e-9, chain_after=after, l1_evals=0 if trial % 2 else 8)
+            evals = 0 if trial % 2 else 8
+            res = search(C, k, nonneg=nonneg, gap=1e-9, chain_after=after, chain_frac=1.0, l1_evals=evals)
             assert res.proven
             assert res.value == pytest.approx(opt, rel=1e-8)
             assert np.count_nonzero(res.component) <= k
@@ -101,3 +102,27 @@ def test_chain_screen_prunes_open_nodes_that_fixed_a_screened_feature_in():
     assert status[0].tolist() == [0, 0, -1] and l1s[0] == np.inf
     assert bounds[1] == -np.inf
     assert status[2].tolist() == [1, -1, -1] and bounds[2] == 9.0
+
+
+def test_chain_pays_only_where_it_can_screen():
+    """The gate: an incumbent with fewer than k features (the optimum at k - 1 reaches it) never pays; on
+    a matrix with one strong pair and weak features it pays at a small fraction, not at fraction 0; and
+    a search whose gate fails runs no chain (the same nodes as without it)."""
+    from repro._bnb import _chain_pays
+
+    rng = np.random.default_rng(3717)
+    C = np.diag(np.r_[5.0, 4.0, rng.uniform(0.01, 0.02, 8)])
+    C[0, 1] = C[1, 0] = 1.0
+    W = np.abs(C)
+    x = np.zeros(10)
+    x[[0, 1]] = 1.0
+    opt = float(np.linalg.eigvalsh(C[:2, :2])[-1])
+    assert _chain_pays(C, W, 2, False, x, opt, 0.25)
+    assert not _chain_pays(C, W, 2, False, x, opt, 0.0)  # features 0 and 1 survive
+    x1 = np.zeros(10)
+    x1[0] = 1.0
+    assert not _chain_pays(C, W, 2, False, x1, opt, 1.0)
+    D = _weak_cov(np.random.default_rng(5), 9)
+    a = search(D, 4, nonneg=False, gap=1e-9, chain_after=0, chain_frac=0.0)
+    b = search(D, 4, nonneg=False, gap=1e-9, chain_after=None)
+    assert a.prunes["chain_nodes"] == 0 and a.n_nodes == b.n_nodes and a.value == b.value
