@@ -15,6 +15,8 @@ from .linalg import canonical_sign
 
 __all__ = ["OptimalResult", "search"]
 
+CHAIN_BUDGET = 4  # the chain's searches at k - 1, k - 2, ... may spend this many times the nodes before it
+
 
 @dataclass
 class OptimalResult:
@@ -198,6 +200,9 @@ def search(
                     continue
                 if chain["U"] is None:  # the search at k - 1 (itself chained from its start)
                     left = None if max_nodes is None else max_nodes - n_nodes
+                    if n_nodes > 0:  # at most CHAIN_BUDGET times the nodes spent before (k = 15 on
+                        # Arrhythmia: the searches at 14, 13, ... ran 135,000 nodes in 400 s unproven)
+                        left = CHAIN_BUDGET * n_nodes if left is None else min(left, CHAIN_BUDGET * n_nodes)
                     sub = search(
                         C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
                         eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,
@@ -214,6 +219,9 @@ def search(
                 chain["inc"] = inc_val[0]
                 continue
             todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
+            if chain_after is not None and k > 1:  # node counts independent of the clock: the chain starts
+                # at exactly chain_after nodes, and re-screens (a better incumbent) every 64 nodes
+                todo = min(todo, chain_after - n_nodes) if n_nodes < chain_after else min(todo, 64)
             tc = time.perf_counter()
             n_nodes += _k.bnb_run(
                 C,
