@@ -54,7 +54,9 @@ class OptimalResult:
     root_bound : float
         The upper bound known before branching (the root's bounds and the spannogram certificate).
     prunes : dict
-        Nodes pruned by each bound (and features fixed out, leaves evaluated).
+        Nodes pruned by each bound (and features fixed out, leaves evaluated); ``chain_fixed_out``: the
+        features the cardinality chain fixed out of every open node, ``chain_nodes``: the nodes of its
+        searches at ``k - 1, k - 2, ...`` (part of ``n_nodes``).
 
     Examples
     --------
@@ -132,7 +134,7 @@ def search(
     l1_evals: int = 8,
     branch_l1: bool = True,
     l1_split: bool = True,
-    chain_after: int | None = 1000,
+    chain_after: int | None = 1500,
     chain_frac: float = 0.25,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the

@@ -25,6 +25,9 @@ against brute force in ``tests/test_optimal.py``):
   parent's; its value certified by a Cholesky factorization (:func:`l1_bound`, :func:`below`).
 
 A free variable whose 2 x 2 bound with it forced in is below the incumbent is fixed out of the subtree.
+The cardinality chain (:func:`chain_bounds`): with a certified bound ``U`` on the optimum at ``k - 1``,
+every support holding ``j`` is at most ``lambda_max [[U, g_j], [g_j, C_jj]]`` (``g_j^2`` the ``k - 1``
+largest ``C_ij^2``), and a feature below the incumbent is fixed out of every node.
 A node that survives every bound branches on the free feature with the largest weight in the top
 eigenvector of the l1 relaxation ``C_A - U_A`` (``branch_l1``; else the one best aligned with ``C_I``).
 """
