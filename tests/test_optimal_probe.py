@@ -126,3 +126,21 @@ def test_chain_pays_only_where_it_can_screen():
     a = search(D, 4, nonneg=False, gap=1e-9, chain_after=0, chain_frac=0.0)
     b = search(D, 4, nonneg=False, gap=1e-9, chain_after=None)
     assert a.prunes["chain_nodes"] == 0 and a.n_nodes == b.n_nodes and a.value == b.value
+
+
+def test_chain_budget_and_start():
+    """The chain starts at exactly chain_after nodes (node counts independent of the clock: two runs
+    agree) and its searches at k - 1, k - 2, ... spend at most CHAIN_BUDGET times the nodes before it."""
+    from repro._bnb import CHAIN_BUDGET
+
+    rng = np.random.default_rng(3718)
+    ran = capped = 0
+    for _ in range(6):
+        C = _weak_cov(rng, 10)
+        runs = [search(C, 5, nonneg=False, gap=1e-9, chain_after=1, chain_frac=1.0, l1_evals=0) for _ in "ab"]
+        assert runs[0].n_nodes == runs[1].n_nodes and runs[0].value == runs[1].value
+        assert runs[0].prunes["chain_nodes"] <= CHAIN_BUDGET * 1
+        assert runs[0].value == pytest.approx(brute(C, 5), rel=1e-8)
+        ran += runs[0].prunes["chain_nodes"] > 0
+        capped += runs[0].prunes["chain_nodes"] == CHAIN_BUDGET  # from the root the chain takes 7 or 9
+    assert ran > 0 and capped > 0
