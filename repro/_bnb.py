@@ -197,14 +197,17 @@ def search(
                 break
             if chain_after is not None and k > 1 and n_nodes >= chain_after and inc_val[0] > chain["inc"]:
                 thr = inc_val[0] + gap * abs(inc_val[0])
-                if chain["U"] is None and not _chain_pays(C, W, k, nonneg, inc_x, thr, chain_frac):
-                    chain_after = None  # the search at k - 1 would cost nodes and screen little
+                short = max_nodes is not None and max_nodes - n_nodes < CHAIN_BUDGET * n_nodes
+                if chain["U"] is None and (short or not _chain_pays(C, W, k, nonneg, inc_x, thr, chain_frac)):
+                    # the searches at k - 1, ... would screen little, or not get their full budget (at a
+                    # cap of 2,000 their 500 nodes screened nothing on Arrhythmia k = 10, 15, 20)
+                    chain_after = None
                     continue
                 if chain["U"] is None:  # the search at k - 1 (itself chained from its start)
                     left = None if max_nodes is None else max_nodes - n_nodes
                     if n_nodes > 0:  # at most CHAIN_BUDGET times the nodes spent before (k = 15 on
                         # Arrhythmia: the searches at 14, 13, ... ran 135,000 nodes in 400 s unproven)
-                        left = CHAIN_BUDGET * n_nodes if left is None else min(left, CHAIN_BUDGET * n_nodes)
+                        left = CHAIN_BUDGET * n_nodes
                     sub = search(
                         C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
                         eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,

@@ -130,7 +130,8 @@ def test_chain_pays_only_where_it_can_screen():
 
 def test_chain_budget_and_start():
     """The chain starts at exactly chain_after nodes (node counts independent of the clock: two runs
-    agree) and its searches at k - 1, k - 2, ... spend at most CHAIN_BUDGET times the nodes before it."""
+    agree), its searches at k - 1, k - 2, ... spend at most CHAIN_BUDGET times the nodes before it, and
+    it does not start where a node cap leaves less than that."""
     from repro._bnb import CHAIN_BUDGET
 
     rng = np.random.default_rng(3718)
@@ -141,6 +142,8 @@ def test_chain_budget_and_start():
         assert runs[0].n_nodes == runs[1].n_nodes and runs[0].value == runs[1].value
         assert runs[0].prunes["chain_nodes"] <= CHAIN_BUDGET * 1
         assert runs[0].value == pytest.approx(brute(C, 5), rel=1e-8)
+        short = search(C, 5, nonneg=False, gap=1e-9, chain_after=1, chain_frac=1.0, l1_evals=0, max_nodes=4)
+        assert short.prunes["chain_nodes"] == 0  # 3 nodes left, less than the chain's budget of 4: no chain
         ran += runs[0].prunes["chain_nodes"] > 0
         capped += runs[0].prunes["chain_nodes"] == CHAIN_BUDGET  # from the root the chain takes 7 or 9
     assert ran > 0 and capped > 0
