@@ -15,6 +15,8 @@ from .linalg import canonical_sign
 
 __all__ = ["OptimalResult", "search"]
 
+CHAIN_BUDGET = 4  # the chain's searches at k - 1, k - 2, ... may spend this many times the nodes before it
+
 
 @dataclass
 class OptimalResult:
@@ -52,7 +54,9 @@ class OptimalResult:
     root_bound : float
         The upper bound known before branching (the root's bounds and the spannogram certificate).
     prunes : dict
-        Nodes pruned by each bound (and features fixed out, leaves evaluated).
+        Nodes pruned by each bound (and features fixed out, leaves evaluated); ``chain_fixed_out``: the
+        features the cardinality chain fixed out of every open node, ``chain_nodes``: the nodes of its
+        searches at ``k - 1, k - 2, ...`` (part of ``n_nodes``).
 
     Examples
     --------
@@ -130,12 +134,17 @@ def search(
     l1_evals: int = 8,
     branch_l1: bool = True,
     l1_split: bool = True,
+    chain_after: int | None = 1500,
+    chain_frac: float = 0.25,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
     optional root bound given the incumbent ``x`` (both on the scaled matrix). ``l1_evals``: the Lanczos
     estimates a node's l1 bound may spend searching its ``rho`` (0: the bound is not used); ``branch_l1``:
-    branch on the free feature with the largest weight in the l1 relaxation's top eigenvector."""
+    branch on the free feature with the largest weight in the l1 relaxation's top eigenvector.
+    ``chain_after``: after that many nodes without a proof, the cardinality chain (:func:`_chain_screen`:
+    the search at ``k - 1`` bounds every support holding a feature; ``None``: never), when
+    :func:`_chain_pays` (at most ``chain_frac`` of the features would survive)."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -169,6 +178,7 @@ def search(
     chunk = 64
     last_print = time.perf_counter()
     status = "optimal"
+    chain = {"U": None, "R": np.flatnonzero(np.ones(p, bool)), "inc": -np.inf}  # the chain's state
 
     def upper() -> float:
         if sp[0] == 0:
@@ -185,7 +195,38 @@ def search(
             if max_nodes is not None and n_nodes >= max_nodes:
                 status = "node_limit"
                 break
+            if chain_after is not None and k > 1 and n_nodes >= chain_after and inc_val[0] > chain["inc"]:
+                thr = inc_val[0] + gap * abs(inc_val[0])
+                short = max_nodes is not None and max_nodes - n_nodes < CHAIN_BUDGET * n_nodes
+                if chain["U"] is None and (short or not _chain_pays(C, W, k, nonneg, inc_x, thr, chain_frac)):
+                    # the searches at k - 1, ... would screen little, or not get their full budget (at a
+                    # cap of 2,000 their 500 nodes screened nothing on Arrhythmia k = 10, 15, 20)
+                    chain_after = None
+                    continue
+                if chain["U"] is None:  # the search at k - 1 (itself chained from its start)
+                    left = None if max_nodes is None else max_nodes - n_nodes
+                    if n_nodes > 0:  # at most CHAIN_BUDGET times the nodes spent before (k = 15 on
+                        # Arrhythmia: the searches at 14, 13, ... ran 135,000 nodes in 400 s unproven)
+                        left = CHAIN_BUDGET * n_nodes
+                    sub = search(
+                        C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
+                        eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,
+                        l1_evals=l1_evals, branch_l1=branch_l1, l1_split=l1_split, chain_after=0,
+                        chain_frac=chain_frac,
+                    )  # fmt: skip
+                    chain["U"] = sub.upper_bound / scale  # exact: scale is a power of 2
+                    counts[_k.CHAIN_NODES] += sub.n_nodes
+                    n_nodes += sub.n_nodes
+                    if sub.status == "interrupted":
+                        raise KeyboardInterrupt
+                    continue  # the clock and the node limit again
+                _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts)
+                chain["inc"] = inc_val[0]
+                continue
             todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
+            if chain_after is not None and k > 1:  # node counts independent of the clock: the chain starts
+                # at exactly chain_after nodes, and re-screens (a better incumbent) every 64 nodes
+                todo = min(todo, chain_after - n_nodes) if n_nodes < chain_after else min(todo, 64)
             tc = time.perf_counter()
             n_nodes += _k.bnb_run(
                 C,
@@ -248,6 +289,61 @@ def search(
         {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)},
         exhausted=sp[0] == 0 and inc_val[1] == -np.inf,
     )
+
+
+def _chain_survivors(C, W, R, k, U, thr) -> np.ndarray:
+    """The features of ``R`` whose :func:`~repro.kernels.optimal.chain_bounds` (``g_j`` over the survivors,
+    recomputed until nothing changes) exceed ``thr`` (``1e-12``: the 2 x 2 eigenvalue's rounding)."""
+    while R.size:
+        keep = _k.chain_bounds(C, W, R, k, U) * (1 + 1e-12) > thr
+        if keep.all():
+            break
+        R = R[keep]
+    return R
+
+
+def _chain_pays(C, W, k, nonneg, inc_x, thr, frac) -> bool:
+    """Whether the chain can fix out all but ``frac`` of the features: the screening with ``U`` the best
+    value of the incumbent's support less one feature (a lower bound on the optimum at ``k - 1``, so at
+    most the certified ``U`` the chain would compute, and it screens at least as much). An incumbent with
+    fewer than ``k`` features: the optimum at ``k - 1`` reaches it, nothing can be screened."""
+    S = np.flatnonzero(inc_x)
+    if S.size < k:
+        return False
+    low = -np.inf
+    for i in range(S.size):
+        T = np.delete(S, i)
+        val = _k.nonneg_lower(C, T)[0] if nonneg else _k.signed_value(C, T)[0]
+        low = max(low, val)
+    R = _chain_survivors(C, W, np.arange(C.shape[0]), k, low, thr)
+    return R.size <= frac * C.shape[0]
+
+
+def _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts) -> None:
+    """Fix out of every open node the features that no support beating ``thr`` can hold.
+
+    ``chain["U"]`` is a certified bound on the optimum at ``k - 1`` (scaled as ``C``), so a support of at
+    most ``k`` features that holds ``j`` has value at most ``chain_bounds``' ``lambda_max [[U, g_j], [g_j,
+    C_jj]]``; when that is at most ``thr``, no support with ``j`` beats the incumbent (to the gap), in any
+    node. ``g_j`` only sums over the features still in ``chain["R"]`` (a support beating ``thr`` lies in
+    them), so the screening repeats until nothing changes. An open node that fixed a screened feature in
+    is pruned (its bound set to ``-inf``: counted as stale when popped); one where it is free fixes it
+    out, and loses its parent's l1 bound (a smaller allowed set)."""
+    R = _chain_survivors(C, W, chain["R"], k, chain["U"], thr)
+    gone = np.setdiff1d(chain["R"], R)
+    chain["R"] = R
+    counts[_k.CHAIN_OUT] += gone.size
+    if gone.size == 0:
+        return
+    for t in range(sp[0]):
+        row = status_arr[t]
+        if np.any(row[gone] == 1):
+            bounds[t] = -np.inf
+            continue
+        free = gone[row[gone] == 0]
+        if free.size:
+            row[free] = -1
+            l1s[t] = np.inf
 
 
 def certified_result(

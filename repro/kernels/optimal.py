@@ -25,6 +25,9 @@ against brute force in ``tests/test_optimal.py``):
   parent's; its value certified by a Cholesky factorization (:func:`l1_bound`, :func:`below`).
 
 A free variable whose 2 x 2 bound with it forced in is below the incumbent is fixed out of the subtree.
+The cardinality chain (:func:`chain_bounds`): with a certified bound ``U`` on the optimum at ``k - 1``,
+every support holding ``j`` is at most ``lambda_max [[U, g_j], [g_j, C_jj]]`` (``g_j^2`` the ``k - 1``
+largest ``C_ij^2``), and a feature below the incumbent is fixed out of every node.
 A node that survives every bound branches on the free feature with the largest weight in the top
 eigenvector of the l1 relaxation ``C_A - U_A`` (``branch_l1``; else the one best aligned with ``C_I``).
 """
@@ -52,7 +55,9 @@ MULTI = 11  # the 2 x 2 bound along every direction of C_I
 ANGLE = 12  # the 2 x 2 bound maximized over the angle with one choice of features
 L1 = 13  # the l1 (DSPCA-dual) bound over the allowed features
 L1_SPLIT = 14  # the l1 bound with the fixed-in features' l1 charge apart (l1_split_bound)
-N_COUNTS = 15
+CHAIN_OUT = 15  # features fixed out of every open node by the cardinality chain (chain_bounds)
+CHAIN_NODES = 16  # nodes of the chain's searches at k - 1, k - 2, ... (included in the node count)
+N_COUNTS = 17
 LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
@@ -70,6 +75,8 @@ BOUND_NAMES = (
     "angle",
     "l1_dual",
     "l1_split",
+    "chain_fixed_out",
+    "chain_nodes",
 )
 
 
@@ -453,6 +460,34 @@ def forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r):
         forced = lam_max_2x2(lam1 + a2[q] + ra[q], ab[q] + rab[q], lam2 + b2[q] + rb[q])
         alone = lam_max_2x2(lam1 + a2[q], ab[q], lam2 + b2[q]) + rd[q]
         out[q] = min(forced, alone)
+    return out
+
+
+@njit(cache=True)
+def chain_bounds(C, W, R, k, U):
+    """For each feature ``j`` of ``R``: a bound on every support ``S`` in ``R`` with ``|S| <= k`` that holds
+    ``j``, given a certified bound ``U`` on the optimum at ``k - 1`` (the cardinality chain).
+
+    Write unit ``x = (y, t)`` with ``y`` on ``S - j`` (at most ``k - 1`` features, so ``y'C_{S-j} y <= U
+    ||y||^2``) and ``t = x_j``: ``x'Cx = y'Cy + 2 t u'y + C_jj t^2`` with ``u = C_{S-j, j}``, and
+    ``|u'y| <= ||u|| ||y|| <= g_j ||y||``, ``g_j^2`` the ``k - 1`` largest ``W_ij^2`` over ``i`` in ``R -
+    j`` (``W = |C|``; for ``x >= 0``, ``W = max(C, 0)``: ``t u'y <= t sum_i max(u_i, 0) y_i``). So ``x'Cx
+    <= [||y||, |t|] [[U, g_j], [g_j, C_jj]] [||y||, |t|]' <= lambda_max [[U, g_j], [g_j, C_jj]]``
+    (``||y||^2 + t^2 = 1``). A feature whose bound is at most the incumbent is in no support that beats it.
+    """
+    n = R.shape[0]
+    out = np.empty(n)
+    row = np.empty(max(n - 1, 1))
+    for q in range(n):
+        j = R[q]
+        t = 0
+        for u in range(n):
+            if u != q:
+                w = W[R[u], j]
+                row[t] = w * w
+                t += 1
+        g2 = top_sum(row[: n - 1], k - 1)
+        out[q] = lam_max_2x2(U, np.sqrt(g2), C[j, j])
     return out
 
 
