@@ -82,7 +82,7 @@ Choices (and why)
   randomized/EMPCA 1.10x and 1.25x).
 * **Repeats**: Part A 21 samples of fits of 50 and 450 iterations between blocks of 100 reference pairs
   (for 100000 x 1000, 3 samples of fits of 2 and 8 iterations between blocks of 3 pairs, far inside the
-  1.3x goal; ``--quick``: 5 of 5 and 25 with 10 pairs, a smoke test), with one BLAS
+  1.3x goal; ``--quick``: 9 of 5 and 25 with 10 pairs, a smoke test), with one BLAS
   thread (``threadpoolctl``; the claim, since it is stable on a shared machine) and, on the two small
   shapes, with NumPy's default threads for the reference products (reported alongside, 5 samples, on the
   wall clock: CPU time would sum the BLAS threads' spinning; EM runs with the library's BLAS policy, one
@@ -94,7 +94,12 @@ Choices (and why)
   Part B 3 interleaved rounds of EMPCA, EMPCA to randomized accuracy, randomized PCA and svds
   (``fit-vs-randomized-spiked`` read 1.12x and 1.29x in two runs of the slower EM, at the edge of its
   band; it reads 1.55-1.62x since momentum and float32 passes, in runs of 3, 4 and 5 rounds; a solver
-  whose run exceeds 10 s is not repeated, marked in the CSV); Roweis' EM on k columns, information
+  whose run exceeds 10 s is not repeated, marked in the CSV), and for the pair the randomized rows
+  compare (EMPCA to randomized accuracy, randomized PCA) ``PAIRS`` = 9 rounds in all, the two next to
+  each other with their order swapped every round (A B, B A, ...), so that those rows are decided by
+  :func:`experiments.runner.claims.call_paired` (issue 36, round 5: with 3 rounds,
+  ``fit-vs-randomized-decaying`` read 1.36x and 1.60x in two quiet full runs, across the 1.41x edge of
+  its history band, which mixed a code change with noise); Roweis' EM on k columns, information
   beside the goal, runs in the first round only and on the spiked spectrum only (on the decaying one it
   needs 125 iterations to tol 1e-6 and 60 to randomized PCA's accuracy, 4x to 10x the EMPCA default's
   time: 0.12x-0.25x in earlier runs). Every solver runs with one BLAS thread:
@@ -117,11 +122,13 @@ Choices (and why)
   ``fit-vs-randomized-spiked`` from 1.12x to 1.29x between two full runs of the same code; the svds rows
   now sit within about 10% of 1x, where the load of a neighbour moved them by as much.
 * **Verdicts**: every claim here rests on measured times, so it is machine-dependent and decided by
-  :func:`experiments.runner.claims.call_timing` on the per-repeat ratios
-  (Part A: each repeat's iteration cost over
-  the same repeat's products; Part B: each round's solver time over the same round's EMPCA time), with
-  a band around the goal (at least 15%, two run-to-run deviations of the row where its value moved more
-  between full runs: DESIGN.md) reported as "too close to call" instead of flipping between runs.
+  :func:`experiments.runner.claims.call_paired` where a row has at least 9 interleaved pairs (Part A's
+  two small shapes, 21; the randomized rows, 9: the 95% interval of the median pair ratio must clear a
+  15% margin) and :func:`experiments.runner.claims.call_timing` otherwise (100000 x 1000, 3 samples;
+  the svds rows, 3 rounds: a band of at least 15%, two run-to-run deviations of the row where its value
+  moved more between full runs), on the per-repeat ratios (Part A: each repeat's iteration cost over
+  the same repeat's products; Part B: each round's solver time over the same round's EMPCA time),
+  reported as "too close to call" instead of flipping between runs (DESIGN.md).
 """
 
 from __future__ import annotations
@@ -137,7 +144,7 @@ from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
 from experiments.runner import _common
-from experiments.runner.claims import Claim, Outcome, call_timing
+from experiments.runner.claims import MIN_PAIRS, Claim, Outcome, call_paired, call_timing
 from repro._validation import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 
@@ -148,6 +155,7 @@ GOAL_PER_ITER = 1.3
 K = 10
 N_FIT = 50000  # rows of the Part B data (a timing-only size, see "Data")
 ROUNDS = 3  # interleaved rounds of Part B
+PAIRS = 9  # rounds of EMPCA to randomized accuracy and randomized PCA, in alternating order (call_paired)
 EQUAL_SIN = 1e-5  # equal accuracy with svds: sine to the exact subspace at most this, for both
 SVDS_TOLS = (1e-2, 1e-3, 0.0)  # ARPACK tol for svds: the first (loosest) that reaches EQUAL_SIN
 EM = "EMPCA default: block EM + Rayleigh-Ritz (tol 1e-6)"
@@ -169,7 +177,7 @@ def _per_iteration(cfg: _common.Config) -> list[dict]:
         w, y = rng.standard_normal(p), rng.standard_normal(n)
         big = n * p >= 10**7
         # iterations of the two fits differenced, reference pairs per block, samples (docstring: "Repeats")
-        T1, T2, n_ref, reps = (5, 25, 10, 5) if cfg.quick else ((2, 8, 3, 3) if big else (50, 450, 100, 21))
+        T1, T2, n_ref, reps = (5, 25, 10, 9) if cfg.quick else ((2, 8, 3, 3) if big else (50, 450, 100, 21))
 
         def fit(T, clock, X=X):
             with warnings.catch_warnings():
@@ -269,18 +277,29 @@ def _warm_memory(nbytes: int = WARM_BYTES) -> None:
     del buf
 
 
-def _interleaved(fns: dict, rounds: int, cap: float = 10.0, warm=(), once=()) -> dict:
+def _interleaved(fns: dict, rounds: int, cap: float = 10.0, warm=(), once=(), pair=(), pairs=0) -> dict:
     """Time every solver once per round, round after round; a solver slower than ``cap``, or named in
     ``once``, runs only in the first round; the solvers in ``warm`` get :func:`_warm_memory` before each
-    run.
+    run. The two solvers named in ``pair`` run in ``max(rounds, pairs)`` rounds (the others in
+    ``rounds``), next to each other, their order swapped every round (A B, B A, ...).
 
     Returns ``{label: (last output, [process CPU seconds per round])}`` (every solver runs single-threaded
     here; see "Clock" in the module docstring).
     """
     out = {label: (None, []) for label in fns}
-    for r in range(rounds):
-        for label, fn in fns.items():
+    labels = list(fns)
+    if pair:
+        a, b = (labels.index(x) for x in pair)
+        assert b == a + 1, "the paired solvers run next to each other"
+    for r in range(max(rounds, pairs)):
+        order = list(labels)
+        if pair and r % 2:
+            order[a], order[b] = order[b], order[a]
+        for label in order:
+            fn = fns[label]
             res, times = out[label]
+            if r >= rounds and label not in pair:
+                continue
             if r and (times[-1] > cap or label in once):
                 continue
             if label in warm:
@@ -342,7 +361,9 @@ def _fits(cfg: _common.Config) -> list[dict]:
         }
         if spectrum == "decaying":  # Roweis' EM at rate 0.91: information only, not timed (docstring)
             del fns[ROWEIS], fns[ROWEIS_MATCH]
-        results = _interleaved(fns, ROUNDS, warm=(RSVD, SVDS), once=(ROWEIS, ROWEIS_MATCH))
+        results = _interleaved(
+            fns, ROUNDS, warm=(RSVD, SVDS), once=(ROWEIS, ROWEIS_MATCH), pair=(EM_MATCH, RSVD), pairs=PAIRS
+        )
         t_em = np.array(results[EM][1])
         for label, ((W, it), times) in results.items():
             sin, captured = _accuracy(W, S, exact)
@@ -470,7 +491,7 @@ def _check_per_iter(idx: int):
             if len(default)
             else "not measured at this size or in --quick, see the module docstring"
         )
-        call = call_timing(_samples(a1.ratio_samples), GOAL_PER_ITER)
+        call = _call(_samples(a1.ratio_samples), GOAL_PER_ITER)
         return Outcome(
             f"{call.text('.2f', 'x')} on {a1['shape']} with 1 BLAS thread (default threads: {other})",
             call.verdict,
@@ -483,6 +504,13 @@ def _check_per_iter(idx: int):
         )
 
     return check
+
+
+def _call(samples, threshold: float, lower_is_better: bool = True):
+    """:func:`call_paired` on a row of at least ``MIN_PAIRS`` interleaved pairs, else :func:`call_timing`."""
+    if np.isfinite(samples).sum() >= MIN_PAIRS:
+        return call_paired(samples, threshold, lower_is_better=lower_is_better)
+    return call_timing(samples, threshold, lower_is_better=lower_is_better)
 
 
 def _row(df, spectrum, method, required=True):
@@ -525,13 +553,14 @@ def _check_vs(spectrum: str, other: str):
         r_def, t_def = _versus(df, spectrum, other, EM, EM_MATCH)
         _, t_roweis = _versus(df, spectrum, other, ROWEIS, ROWEIS_MATCH)
         em = _row(df, spectrum, EM)
-        call = call_timing(r_def, 1.0, lower_is_better=False)
+        call = _call(r_def, 1.0, lower_is_better=False)
+        how = "pairs, EMPCA and it next to each other in alternating order" if other == RSVD else "rounds"
         return Outcome(
             f"{other} time / EMPCA time: {call.text('.2f', 'x')}; EMPCA default {t_def}; Roweis EM (k "
             f"columns) {t_roweis}",
             call.verdict,
             f"{em['shape']}, lambda_11/lambda_10 = {em.eig_ratio_11_10:.3g}; per-round ratios of "
-            f"{call.n} interleaved rounds, decided with {call.band_text()}. "
+            f"{call.n} interleaved {how}, process CPU time, decided with {call.band_text()}. "
             "Roweis' EM converges at rate lambda_11/lambda_10; the default "
             "oversampled block EM (not in the paper) at lambda_21/lambda_10.",
         )

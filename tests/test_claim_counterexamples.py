@@ -258,3 +258,63 @@ def _numpy_frame(whole: dict, per_k: float = 500.0) -> pd.DataFrame:
 )
 def test_spannogram_vs_numpy_calls_a_ratio_inside_its_band_too_close(whole, per_k, want):
     assert _verdict("bench_spannogram", "vs-numpy", _numpy_frame(whole, per_k)) == want
+
+
+# --------------------------------------------------------------------------- paired timing rows (issue 36)
+def _pairs_at(ratio: float, n: int = 9, spread: float = 0.02, seed: int = 0) -> np.ndarray:
+    return ratio * np.exp(spread * np.random.default_rng(seed).standard_normal(n))
+
+
+def _sparse_iter_at(cbcl: float, leukemia: float) -> pd.DataFrame:
+    df = _csv("bench_em_sparse_pca")
+    for name, r in (("CBCL faces", cbcl), ("leukemia", leukemia)):
+        rows = (df.part == "per_iteration") & (df.dataset == name)
+        df.loc[rows, "samples"] = ";".join(f"{v:.5g}" for v in _pairs_at(r))
+    return df
+
+
+@pytest.mark.parametrize(
+    ("cbcl", "leukemia", "verdicts"),
+    [
+        (2.0, 2.0, {ledger.NOT_REPRODUCED}),  # both clearly above the 1.3x goal
+        (2.0, 0.2, {ledger.PARTIAL}),  # one met, one missed
+        (1.3 / 1.15, 0.2, {ledger.TOO_CLOSE}),  # CBCL's interval straddles the margin's edge
+        (0.8, 0.2, {ledger.REPRODUCED}),  # plainly met
+    ],
+)
+def test_sparse_iteration_cost_is_decided_on_the_pairs_interval(cbcl, leukemia, verdicts):
+    assert _verdict("bench_em_sparse_pca", "iteration-cost", _sparse_iter_at(cbcl, leukemia)) in verdicts
+
+
+def test_sparse_iteration_cost_interval_too_wide_is_too_close():
+    df = _sparse_iter_at(0.8, 0.2)
+    rows = (df.part == "per_iteration") & (df.dataset == "CBCL faces")
+    df.loc[rows, "samples"] = "0.6;0.65;0.7;0.8;0.8;0.9;1.0;1.2;1.4"  # median 0.8, interval 0.65-1.2
+    assert _verdict("bench_em_sparse_pca", "iteration-cost", df) == ledger.TOO_CLOSE
+
+
+def _em_pca_fit_pairs(ratio, spectrum: str = "decaying") -> pd.DataFrame:
+    """The committed CSV with 9 EMPCA-to-randomized-accuracy / randomized PCA pairs at ``ratio``: a number
+    (jittered by 2%) or the 9 per-pair ratios."""
+    from experiments import bench_em_pca as m
+
+    df = _csv("bench_em_pca")
+    sel = (df.part == "fit") & (df.spectrum == spectrum)
+    em_t = 1.5 * np.exp(0.05 * np.random.default_rng(1).standard_normal(m.PAIRS))
+    df.loc[sel & (df.method == m.EM_MATCH), "seconds_samples"] = " ".join(f"{v:.6g}" for v in em_t)
+    rsvd = em_t * (_pairs_at(ratio, m.PAIRS) if np.isscalar(ratio) else np.asarray(ratio))
+    df.loc[sel & (df.method == m.RSVD), "seconds_samples"] = " ".join(f"{v:.6g}" for v in rsvd)
+    return df
+
+
+@pytest.mark.parametrize("spectrum", ["decaying", "spiked"])
+def test_em_pca_fit_vs_randomized_is_decided_on_the_pairs_interval(spectrum):
+    """Goal: randomized / EMPCA >= 1.0x; 9 interleaved pairs, call_paired (15% margin, 95% interval)."""
+    row = f"fit-vs-randomized-{spectrum}"
+    assert _verdict("bench_em_pca", row, _em_pca_fit_pairs(0.6, spectrum)) == ledger.NOT_REPRODUCED
+    assert _verdict("bench_em_pca", row, _em_pca_fit_pairs(1.15, spectrum)) == ledger.TOO_CLOSE  # the edge
+    assert _verdict("bench_em_pca", row, _em_pca_fit_pairs(1.0, spectrum)) == ledger.TOO_CLOSE
+    assert _verdict("bench_em_pca", row, _em_pca_fit_pairs(1.6, spectrum)) == ledger.REPRODUCED
+    # a good median with pairs spread so wide that the interval reaches the edge: too close
+    wide = [1.0, 1.1, 1.3, 1.35, 1.4, 1.45, 1.5, 1.7, 1.9]  # median 1.4, interval 1.1-1.7
+    assert _verdict("bench_em_pca", row, _em_pca_fit_pairs(wide, spectrum)) == ledger.TOO_CLOSE

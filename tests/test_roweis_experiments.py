@@ -85,6 +85,8 @@ def test_bench_quick(tmp_path):
     # the solvers timed once (Roweis' rows) and the others every round
     assert set(b[b.method.isin([m.ROWEIS, m.ROWEIS_MATCH])].repeats) == {1}
     assert set(b[b.method == m.EM].repeats) == {m.ROUNDS}
+    # the pair the randomized rows are decided on: PAIRS rounds, next to each other in alternating order
+    assert set(b[b.method.isin([m.EM_MATCH, m.RSVD])].repeats) == {m.PAIRS}
     assert all(c.machine_dependent for c in m.CLAIMS)
     # Every solver finds the spiked subspace.
     assert (b[b.spectrum == "spiked"].sin_to_exact < 1e-4).all()

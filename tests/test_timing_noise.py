@@ -160,3 +160,59 @@ def test_committed_noise_table_covers_every_timing_row_of_the_ledger():
     table = pd.read_csv(tn.TABLE, dtype={"experiment": str, "id": str}, keep_default_na=False)
     assert set(zip(table.experiment, table.id, strict=True)) == timing
     assert (table.sigma >= 0).all() and np.isfinite(table.sigma).all()
+
+
+# --------------------------------------------------------------------------- paired rows (call_paired)
+@pytest.mark.parametrize("n", [6, 9, 10, 15, 21, 40])
+def test_median_ci_is_the_widest_order_statistic_pair_with_95_percent_coverage(n):
+    """Brute force: (x_(j), x_(n+1-j)) covers with 1 - 2 P(Bin(n, 1/2) < j); j the largest >= 95%."""
+    cov = [1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2.0**n for j in range(1, n // 2 + 1)]
+    j = max(j for j, c in enumerate(cov, start=1) if c >= 0.95)
+    x = np.random.default_rng(n).permutation(np.arange(1.0, n + 1))
+    assert ledger.median_ci(x) == (float(j), float(n + 1 - j))
+    # empirical coverage on a skewed distribution (lognormal, median 1): at least 95% up to sampling error
+    rng = np.random.default_rng(0)
+    draws = np.exp(rng.standard_normal((4000, n)))
+    ends = np.array([ledger.median_ci(d) for d in draws])
+    covered = np.mean((ends[:, 0] <= 1.0) & (ends[:, 1] >= 1.0))
+    assert covered >= cov[j - 1] - 0.015
+
+
+def test_median_ci_refuses_too_few_samples():
+    with pytest.raises(ValueError, match="at least 6"):
+        ledger.median_ci([1.0, 1.1, 1.2, 1.0, 0.9])
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_paired_call_decides_plain_values_and_calls_the_edge_too_close(lower):
+    goal, rng = 1.3, np.random.default_rng(1)
+    jitter = np.exp(0.02 * rng.standard_normal(15))  # 2% spread between pairs
+    good, bad = (0.8, 2.0) if lower else (2.0, 0.8)
+    assert ledger.call_paired(good * jitter, goal, lower_is_better=lower).state == "met"
+    assert ledger.call_paired(bad * jitter, goal, lower_is_better=lower).state == "missed"
+    edge = goal / 1.15 if lower else goal * 1.15  # the margin's edge: the interval straddles it
+    assert ledger.call_paired(edge * jitter, goal, lower_is_better=lower).state == "too close"
+    # a good median whose interval reaches the edge is too close: the interval decides, not the median
+    wide = np.array([0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0, 1.14, 1.2]) if lower else None
+    if lower:
+        assert np.median(wide) < edge and ledger.call_paired(wide, goal).state == "too close"
+
+
+def test_paired_call_ignores_the_history_band_and_needs_nine_pairs(monkeypatch):
+    monkeypatch.setattr(ledger, "_noise_table", lambda: {("e", "r"): 0.5})  # a 172% history band
+    x = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0]
+    with ledger.timing_row("e", "r"):
+        assert ledger.call_timing(x, 1.3).state == "too close"
+        call = ledger.call_paired(x, 1.3)
+    assert call.state == "met" and call.band == pytest.approx(0.15) and call.interval == "ci"
+    assert call.text(".2f", "x") == "1.00x (95% CI 0.99-1.01, 9 pairs)"
+    assert "95% confidence interval" in call.band_text()
+    with pytest.raises(ValueError, match="at least 9"):
+        ledger.call_paired(x[:8], 1.3)
+    with pytest.raises(ValueError, match="threshold"):
+        ledger.call_paired(x, 0.0)
+
+
+def test_paired_text_is_read_back_by_the_noise_history():
+    text = ledger.call_paired([1.0] * 9, 1.3).text(".2f", "x")
+    assert tn.row_values("bench_em_pca", "fit-vs-randomized-decaying", f"r / EMPCA time: {text}") == [1.0]

@@ -38,8 +38,10 @@ __all__ = [
     "Claim",
     "Outcome",
     "TimingCall",
+    "call_paired",
     "call_timing",
     "evaluate",
+    "median_ci",
     "read_ledger",
     "run_noise",
     "sentence_key",
@@ -197,7 +199,9 @@ class TimingCall:
 
     ``state`` is ``"met"``, ``"missed"`` or ``"too close"``; ``median``, ``low`` and ``high`` are the
     median and the quartiles of the repeated measurements; ``band`` the relative band used around
-    ``threshold`` (the default margin or the row's run-to-run noise, :func:`call_timing`).
+    ``threshold`` (the default margin or the row's run-to-run noise, :func:`call_timing`). A call made by
+    :func:`call_paired` has ``interval = "ci"``: ``low`` and ``high`` are then the ends of the 95%
+    confidence interval of the median instead of the quartiles.
     """
 
     median: float
@@ -208,6 +212,7 @@ class TimingCall:
     state: str
     band: float = 0.15
     noise: float = 0.0
+    interval: str = "quartiles"
 
     @property
     def verdict(self) -> str:
@@ -222,12 +227,19 @@ class TimingCall:
         'a 15% band'
         """
         words = f"a {100 * self.band:.0f}% band"
+        if self.interval == "ci":
+            return words + f" and the 95% confidence interval of the median of the {self.n} interleaved pairs"
         if self.noise > 0 and math.expm1(NOISE_Z * self.noise) >= self.band - 1e-12:
             words += f" ({NOISE_Z:g} run-to-run sd of this row)"
         return words
 
     def text(self, fmt: str = ".3g", unit: str = "") -> str:
-        """``"0.86x (quartiles 0.80-0.91 of 7)"``: the median and quartiles of the measurements."""
+        """``"0.86x (quartiles 0.80-0.91 of 7)"``: the median and quartiles of the measurements.
+
+        For a paired call (:func:`call_paired`): ``"0.86x (95% CI 0.82-0.90, 15 pairs)"``.
+        """
+        if self.interval == "ci":
+            return f"{self.median:{fmt}}{unit} (95% CI {self.low:{fmt}}-{self.high:{fmt}}, {self.n} pairs)"
         return f"{self.median:{fmt}}{unit} (quartiles {self.low:{fmt}}-{self.high:{fmt}} of {self.n})"
 
 
@@ -353,6 +365,107 @@ def call_timing(
         missed = med < band_lo and hi < threshold
     state = "met" if met else ("missed" if missed else "too close")
     return TimingCall(med, lo, hi, int(x.size), float(threshold), state, band, float(noise))
+
+
+#: The fewest interleaved pairs :func:`call_paired` decides on: with 9 the 95% interval of the median
+#: leaves out the smallest and the largest ratio (with fewer, one outlying pair would set an end).
+MIN_PAIRS = 9
+
+
+def median_ci(samples, level: float = 0.95) -> tuple[float, float]:
+    """A distribution-free confidence interval of the median: two order statistics of the samples.
+
+    ``(x_(j), x_(n+1-j))`` with the largest ``j`` for which the interval covers the median with
+    probability at least ``level`` whatever the distribution (``2 P(Binomial(n, 1/2) < j) <= 1 - level``).
+
+    Parameters
+    ----------
+    samples : array-like
+        Independent measurements (at least 6 for a 95% interval).
+    level : float
+        The coverage, in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        The lower and upper end.
+
+    Examples
+    --------
+    >>> median_ci(range(1, 10))  # n = 9: x_(2) and x_(8), coverage 1 - 2 * 10/512 = 96.1%
+    (2.0, 8.0)
+    """
+    x = np.sort(np.asarray(samples, dtype=float).ravel())
+    n = x.size
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}.")
+    # P(Binomial(n, 1/2) <= i) for i = 0..n, exactly
+    cdf = np.cumsum([math.comb(n, i) for i in range(n + 1)]) / 2.0**n
+    ok = [j for j in range(1, n // 2 + 1) if 2 * cdf[j - 1] <= 1 - level]
+    if not ok:
+        raise ValueError(
+            f"{n} samples cannot give a {100 * level:g}% interval of the median; measure at least "
+            f"{next(m for m in range(1, 100) if 2 * 0.5**m <= 1 - level)}."
+        )
+    j = max(ok)
+    return float(x[j - 1]), float(x[n - j])
+
+
+def call_paired(
+    ratios, threshold: float, *, lower_is_better: bool = True, margin: float = 0.15
+) -> TimingCall:
+    """Decide a timing claim from many short interleaved pairs, on the run's own uncertainty.
+
+    ``ratios`` are per-pair ratios, each of a measurement and its reference timed next to each other
+    (A B, B A, ...: the order alternating), so that what moves a whole run (load, memory state) moves
+    both sides of a pair. The goal is *met* when the whole 95% confidence interval of the median ratio
+    (:func:`median_ci`) lies beyond the threshold by the ``margin`` (below ``threshold / (1 + margin)``
+    for lower-is-better); *missed* when it lies beyond it on the other side; otherwise *too close to
+    call*. The run-to-run band of :func:`call_timing` (the row's history) does not enter: the interval
+    is this run's uncertainty of the median, and DESIGN.md ("Writing a claim check") records the
+    repeated runs that checked that it covers the spread between runs of the rows decided so.
+
+    Parameters
+    ----------
+    ratios : array-like
+        At least ``MIN_PAIRS`` (9) per-pair ratios; non-finite values are dropped.
+    threshold : float
+        The goal, > 0.
+    lower_is_better : bool
+        True when the goal is to stay below ``threshold``.
+    margin : float
+        The relative band around the threshold (default 15%).
+
+    Returns
+    -------
+    TimingCall
+        Median, the interval's ends (``interval = "ci"``), count, threshold, band and state.
+
+    Examples
+    --------
+    >>> call_paired([0.95, 1.0, 1.0, 1.02, 1.05, 1.0, 0.98, 1.01, 0.99], 1.3).state  # CI 0.98-1.02 < 1.13
+    'met'
+    >>> call_paired([1.10, 1.12, 1.15, 1.13, 1.11, 1.14, 1.12, 1.16, 1.10], 1.3).state  # CI reaches 1.13
+    'too close'
+    """
+    x = np.asarray(ratios, dtype=float).ravel()
+    x = x[np.isfinite(x)]
+    if x.size < MIN_PAIRS:
+        raise ValueError(
+            f"ratios holds {x.size} finite pairs; call_paired needs at least {MIN_PAIRS} interleaved pairs "
+            "(measure more pairs, or decide with call_timing)."
+        )
+    if not threshold > 0 or margin < 0:
+        raise ValueError(f"threshold must be > 0 and margin >= 0; got {threshold!r}, {margin!r}.")
+    lo, hi = median_ci(x)
+    band_lo, band_hi = threshold / (1.0 + margin), threshold * (1.0 + margin)
+    if lower_is_better:
+        met, missed = hi < band_lo, lo > band_hi
+    else:
+        met, missed = lo > band_hi, hi < band_lo
+    state = "met" if met else ("missed" if missed else "too close")
+    med = float(np.median(x))
+    return TimingCall(med, lo, hi, int(x.size), float(threshold), state, float(margin), 0.0, "ci")
 
 
 def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool) -> pd.DataFrame:

@@ -54,7 +54,7 @@ MIN_RUNS = 5  # full runs of a row's current form before it gets its own sigma
 WINDOW = 8  # the newest full runs that measure a row's spread
 FULL_RUN_FILES = 10  # a commit rewriting this many ledger files at once is a full run
 _NUM = r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)"
-DEFAULT_PATTERN = _NUM + r"x? \(quartiles"
+DEFAULT_PATTERN = _NUM + r"x? \((?:quartiles|95% CI)"
 # rows whose reproduced text gives their decided values in another form than "<v>x (quartiles ...)"
 PATTERNS = {
     ("sigg2008_timing", "nn-time-ratio"): r"ratio " + _NUM,
