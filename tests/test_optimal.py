@@ -24,19 +24,22 @@ def brute(C, k, nonneg=False, I=(), F=None):
     F = [j for j in range(p) if j not in I] if F is None else list(F)
     I = list(I)
     best = -np.inf
+    seen = set()  # x >= 0: the supports share most sub-supports; each is examined once
     for m in range(0, k - len(I) + 1):
         for R in itertools.combinations(F, m):
             S = I + list(R)
             if not S:
                 continue
-            w, _V = _values(C, S)
             if not nonneg:
-                best = max(best, w[-1])
+                best = max(best, _values(C, S)[0][-1])
                 continue
             # non-negative: the largest eigenvalue of a sub-support with a one-signed eigenvector
             for T in itertools.chain.from_iterable(
                 itertools.combinations(S, t) for t in range(1, len(S) + 1)
             ):
+                if frozenset(T) in seen:
+                    continue
+                seen.add(frozenset(T))
                 wt, Vt = _values(C, list(T))
                 for e in range(len(T)):
                     v = Vt[:, e]
@@ -267,7 +270,9 @@ def test_bounds_twins_and_validity(nonneg):
         assert k0 >= brute(C, k, nonneg, F=F0) - tol
         assert got["knapsack"][0] <= plain_knapsack(C, I, F, r) + tol  # the prefix caps are tighter
         status = _status(p, I, F)
-        own = K.node_bound(C, Wm, *K.eigen_tables(*np.linalg.eigh(C)), status, k, nonneg, 40, -np.inf)
+        tables = K.eigen_tables(*np.linalg.eigh(C))
+        # rho0 and l1_evals at their defaults, passed as search() passes them (its compiled signature)
+        own = K.node_bound(C, Wm, *tables, status, k, nonneg, 40, -np.inf, -1.0, 16)
         assert own >= opt - tol and own <= min(v[0] for v in got.values()) + tol
         forced = K.forced_in_bounds(lam1, lam2, ka2, kab, kb2, d[F], r)
         np.testing.assert_allclose(forced, twin_forced(C, I, F, r), rtol=1e-9, atol=1e-12)
@@ -292,7 +297,7 @@ def test_the_issues_gain_sum_is_not_a_bound():
 def test_nonneg_value_enumerates_subsets():
     """A support whose top eigenvector has mixed signs: the non-negative optimum lies on a subset."""
     C = np.array([[2.0, -1.5, 0.2], [-1.5, 2.0, 0.1], [0.2, 0.1, 1.0]])
-    val, x, complete = K.nonneg_value(C, np.arange(3), -np.inf)
+    val, x, complete = K.nonneg_value(C, np.arange(3), -np.inf, 200_000)  # the default budget: one signature
     assert complete and val == pytest.approx(brute(C, 3, True))
     part, _, complete = K.nonneg_value(C, np.arange(3), -np.inf, 1)  # out of budget: a lower bound only
     assert not complete and part <= val
