@@ -48,6 +48,23 @@ def _data_environment(tmp_path_factory):
     mp.undo()
 
 
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One ``dask.distributed`` ``LocalCluster`` for the session: two worker processes, one thread each, no
+    dashboard, loopback only. Starting and stopping the workers is the cost, so the modules that need a
+    cluster (tests/test_distributed.py, tests/test_gsppca_distributed.py) share it, each with its own
+    ``Client`` (closing a client releases its data on the workers); no client is open between them, so the
+    other tests' Dask arrays keep their default scheduler."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+    )
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("data")
     if marker is None or _USER_MIRROR:  # a configured mirror never skips: missing files must fail
