@@ -191,10 +191,12 @@ def twin_angle_relaxation(C, I, F, r):
     (|a_j| c + b_j s)^2, on a fine grid (a lower estimate of that maximum)."""
     lam1, lam2, a, b2 = _split(C, I, F)
     th = np.linspace(0.0, np.pi / 2, 4001)
-    return max(
-        lam1 * c * c + lam2 * s * s + _top((np.abs(a) * c + np.sqrt(b2) * s) ** 2, r)
-        for c, s in zip(np.cos(th), np.sin(th), strict=True)
-    )
+    c, s = np.cos(th), np.sin(th)
+    z = np.sort((np.abs(a) * c[:, None] + np.sqrt(b2) * s[:, None]) ** 2, axis=1)[:, ::-1]  # a row per theta
+    top = np.zeros(th.size)
+    for j in range(min(max(r, 0), z.shape[1])):  # _top of each row: its r largest, summed left to right
+        top = top + z[:, j]
+    return float(np.max(lam1 * c * c + lam2 * s * s + top))
 
 
 def plain_knapsack(C, I, F, r):
