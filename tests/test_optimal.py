@@ -24,14 +24,17 @@ def brute(C, k, nonneg=False, I=(), F=None):
     F = [j for j in range(p) if j not in I] if F is None else list(F)
     I = list(I)
     best = -np.inf
+    if not nonneg:  # the supports of each size in one batched eigh (LAPACK on each, as one by one)
+        for m in range(1 if not I else 0, k - len(I) + 1):
+            S = np.array([I + list(R) for R in itertools.combinations(F, m)], np.intp).reshape(-1, len(I) + m)
+            if len(S):
+                best = max(best, float(np.linalg.eigh(C[S[:, :, None], S[:, None, :]])[0][:, -1].max()))
+        return best
     seen = set()  # x >= 0: the supports share most sub-supports; each is examined once
     for m in range(0, k - len(I) + 1):
         for R in itertools.combinations(F, m):
             S = I + list(R)
             if not S:
-                continue
-            if not nonneg:
-                best = max(best, _values(C, S)[0][-1])
                 continue
             # non-negative: the largest eigenvalue of a sub-support with a one-signed eigenvector
             for T in itertools.chain.from_iterable(
