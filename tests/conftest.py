@@ -48,6 +48,51 @@ def _data_environment(tmp_path_factory):
     mp.undo()
 
 
+_CLUSTER: dict = {"cluster": None, "last": None}  # the session's LocalCluster; the last test that uses it
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One ``dask.distributed`` ``LocalCluster`` for the session: two worker processes, one thread each, no
+    dashboard, loopback only. Starting and stopping the workers is the cost, so the modules that need a
+    cluster (tests/test_distributed.py, tests/test_gsppca_distributed.py) share it, each with its own
+    ``Client`` (closing a client releases its data on the workers); no client is open between them, so the
+    other tests' Dask arrays keep their default scheduler. It is closed right after the last test that uses
+    it (``pytest_runtest_teardown``), so no scheduler thread or worker outlives the tests that need them."""
+    distributed = pytest.importorskip("distributed")
+    _CLUSTER["cluster"] = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+    )
+    try:
+        yield _CLUSTER["cluster"]
+    finally:
+        _close_cluster()
+
+
+def _close_cluster() -> None:
+    cluster, _CLUSTER["cluster"] = _CLUSTER["cluster"], None
+    if cluster is not None:
+        cluster.close()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # the last test of the modules that use it: after it, their module-scoped Clients are closed too
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    uses = {module(item) for item in items if "dask_cluster" in getattr(item, "fixturenames", ())}
+    last = [item.nodeid for item in items if module(item) in uses]
+    _CLUSTER["last"] = last[-1] if last else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    yield  # after the item's fixtures (the module's Client) are torn down
+    if item.nodeid == _CLUSTER["last"]:
+        _close_cluster()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("data")
     if marker is None or _USER_MIRROR:  # a configured mirror never skips: missing files must fail

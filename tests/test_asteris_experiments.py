@@ -143,8 +143,8 @@ def test_theorem2_bound_closed_form():
 
 @pytest.mark.data(CBCL, *LEUK)
 def test_bench_quick(tmp_path):
-    assert bench_spannogram.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "bench_spannogram", bench_spannogram)
+    out = quick_run(bench_spannogram, tmp_path)
+    df, _ = check_outputs(out, "bench_spannogram", bench_spannogram)
     assert (df[df.part == "exact"].rel_error.abs() < 1e-8).all()
 
 

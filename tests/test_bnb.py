@@ -140,12 +140,28 @@ def test_split_reachable_never_skips_a_reachable_threshold(nonneg):
 
 
 # --------------------------------------------------------------------------- the search
-def _run(C, k, nonneg, reuse):
-    """search() without the root heuristics' EM, calling bnb_run with or without stack_l1."""
+def _run(C, k, nonneg, reuse, offered=None):
+    """search() without the root heuristics' EM, calling bnb_run with or without the l1 reuse.
+
+    Without: one node per call, each with a fresh ``stack_l1`` of ``inf``, so no node ever reads a parent's
+    l1 bound (as with ``stack_l1=None``: every node searches its ``rho``) and the children's entries are
+    dropped. The kernel keeps all of its state in the arrays between calls, so this is the search without
+    the reuse, run by the signature search() compiled (``stack_l1=None`` would compile the whole kernel
+    once more for this test alone, the suite's slowest test). ``offered`` counts the calls that pushed an
+    "in" child with its parent's bound (a bound the search with the reuse takes instead of searching).
+    """
     real = K.bnb_run
 
     def without(*args):
-        return real(*args[:-1])
+        *head, max_nodes, l1_evals, branch_l1, l1_split, stack_l1 = args
+        sp_arr = head[12]
+        nodes = 0
+        while nodes < max_nodes and sp_arr[0] > 0:
+            fresh = np.full_like(stack_l1, np.inf)
+            nodes += real(*head, 1, l1_evals, branch_l1, l1_split, fresh)
+            if offered is not None:
+                offered.append(bool(np.isfinite(fresh).any()))
+        return nodes
 
     if reuse:
         return search(C, k, nonneg=nonneg, gap=1e-9)
@@ -159,6 +175,7 @@ def _run(C, k, nonneg, reuse):
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_search_with_l1_reuse_agrees_with_brute_force(nonneg):
     rng = np.random.default_rng(3705 + nonneg)
+    offered = []
     for trial in range(10):
         p = int(rng.integers(7, 11))
         k = int(rng.integers(2, p - 1))
@@ -166,7 +183,8 @@ def test_search_with_l1_reuse_agrees_with_brute_force(nonneg):
         if trial % 2:
             C = _as_corr(C)
         opt = brute(C, k, nonneg)
-        on, off = _run(C, k, nonneg, True), _run(C, k, nonneg, False)
+        on, off = _run(C, k, nonneg, True), _run(C, k, nonneg, False, offered)
         for res in (on, off):
             assert res.proven and res.value == pytest.approx(opt, rel=1e-7)
             assert res.upper_bound >= opt * (1 - 1e-9)
+    assert any(offered)  # the two runs differ: there were parents' bounds to reuse

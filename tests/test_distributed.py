@@ -1,9 +1,10 @@
 """Every estimator family on a real dask.distributed cluster (two worker processes), without gathering X.
 
-A module-scoped ``LocalCluster`` with two worker processes (one thread each, no dashboard, loopback only)
-and a ``Client``: each family fits persisted and not persisted Dask arrays and must give the in-memory
-answer, while the client-side conversion of a Dask array (``__array__``, ``compute`` and the finalizing of
-any array collection larger than a few rows) raises, so a fit that gathered ``X`` would fail.
+The session's ``LocalCluster`` (``dask_cluster`` in conftest.py: two worker processes, one thread each, no
+dashboard, loopback only) and a module-scoped ``Client``: each family fits persisted and not persisted Dask
+arrays and must give the in-memory answer, while the client-side conversion of a Dask array
+(``__array__``, ``compute`` and the finalizing of any array collection larger than a few rows) raises, so a
+fit that gathered ``X`` would fail.
 """
 
 from __future__ import annotations
@@ -29,16 +30,12 @@ N, P, CHUNK = 4000, 30, 1000  # 4 row chunks
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
-    )
-    cl = distributed.Client(cluster)
+def client(dask_cluster):
+    cl = distributed.Client(dask_cluster)
     try:
         yield cl
     finally:
         cl.close()
-        cluster.close()
 
 
 def _data(seed=0, frac=0.0):

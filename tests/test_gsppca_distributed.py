@@ -27,7 +27,7 @@ distributed = pytest.importorskip("distributed")
 
 import test_distributed as td  # noqa: E402
 
-client = td.client  # the two-process LocalCluster of tests/test_distributed.py (a fixture of this module too)
+client = td.client  # a Client of the session's two-process LocalCluster (a fixture of this module too)
 no_gather = td.no_gather
 
 N, P, D, Q, CHUNK = 2400, 16, 2, 5, 600

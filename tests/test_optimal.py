@@ -24,19 +24,25 @@ def brute(C, k, nonneg=False, I=(), F=None):
     F = [j for j in range(p) if j not in I] if F is None else list(F)
     I = list(I)
     best = -np.inf
+    if not nonneg:  # the supports of each size in one batched eigh (LAPACK on each, as one by one)
+        for m in range(1 if not I else 0, k - len(I) + 1):
+            S = np.array([I + list(R) for R in itertools.combinations(F, m)], np.intp).reshape(-1, len(I) + m)
+            if len(S):
+                best = max(best, float(np.linalg.eigh(C[S[:, :, None], S[:, None, :]])[0][:, -1].max()))
+        return best
+    seen = set()  # x >= 0: the supports share most sub-supports; each is examined once
     for m in range(0, k - len(I) + 1):
         for R in itertools.combinations(F, m):
             S = I + list(R)
             if not S:
                 continue
-            w, _V = _values(C, S)
-            if not nonneg:
-                best = max(best, w[-1])
-                continue
             # non-negative: the largest eigenvalue of a sub-support with a one-signed eigenvector
             for T in itertools.chain.from_iterable(
                 itertools.combinations(S, t) for t in range(1, len(S) + 1)
             ):
+                if frozenset(T) in seen:
+                    continue
+                seen.add(frozenset(T))
                 wt, Vt = _values(C, list(T))
                 for e in range(len(T)):
                     v = Vt[:, e]
@@ -188,10 +194,12 @@ def twin_angle_relaxation(C, I, F, r):
     (|a_j| c + b_j s)^2, on a fine grid (a lower estimate of that maximum)."""
     lam1, lam2, a, b2 = _split(C, I, F)
     th = np.linspace(0.0, np.pi / 2, 4001)
-    return max(
-        lam1 * c * c + lam2 * s * s + _top((np.abs(a) * c + np.sqrt(b2) * s) ** 2, r)
-        for c, s in zip(np.cos(th), np.sin(th), strict=True)
-    )
+    c, s = np.cos(th), np.sin(th)
+    z = np.sort((np.abs(a) * c[:, None] + np.sqrt(b2) * s[:, None]) ** 2, axis=1)[:, ::-1]  # a row per theta
+    top = np.zeros(th.size)
+    for j in range(min(max(r, 0), z.shape[1])):  # _top of each row: its r largest, summed left to right
+        top = top + z[:, j]
+    return float(np.max(lam1 * c * c + lam2 * s * s + top))
 
 
 def plain_knapsack(C, I, F, r):
@@ -267,7 +275,9 @@ def test_bounds_twins_and_validity(nonneg):
         assert k0 >= brute(C, k, nonneg, F=F0) - tol
         assert got["knapsack"][0] <= plain_knapsack(C, I, F, r) + tol  # the prefix caps are tighter
         status = _status(p, I, F)
-        own = K.node_bound(C, Wm, *K.eigen_tables(*np.linalg.eigh(C)), status, k, nonneg, 40, -np.inf)
+        tables = K.eigen_tables(*np.linalg.eigh(C))
+        # rho0 and l1_evals at their defaults, passed as search() passes them (its compiled signature)
+        own = K.node_bound(C, Wm, *tables, status, k, nonneg, 40, -np.inf, -1.0, 16)
         assert own >= opt - tol and own <= min(v[0] for v in got.values()) + tol
         forced = K.forced_in_bounds(lam1, lam2, ka2, kab, kb2, d[F], r)
         np.testing.assert_allclose(forced, twin_forced(C, I, F, r), rtol=1e-9, atol=1e-12)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from quickrun import check_outputs
+from quickrun import check_outputs, quick_run
 
 from data_fetch._needs import LOADER_FILES
 from experiments import bench_optimal
@@ -15,8 +15,8 @@ DATA = (
 
 @pytest.mark.data(*DATA)
 def test_bench_optimal_quick(tmp_path):
-    assert bench_optimal.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, rows = check_outputs(tmp_path, "bench_optimal", bench_optimal)
+    out = quick_run(bench_optimal, tmp_path)
+    df, rows = check_outputs(out, "bench_optimal", bench_optimal)
     pit = df[df.part == "pitprops"]
     assert list(pit.k) == list(range(1, 14)) and pit.proven.all()
     bench = df[df.part == "benchmark"]

@@ -77,8 +77,8 @@ def test_fig4_quick(tmp_path):
 
 @pytest.mark.data(CBCL, *LEUK)
 def test_timing_quick(tmp_path):
-    assert sigg2008_timing.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "sigg2008_timing", sigg2008_timing)
+    out = quick_run(sigg2008_timing, tmp_path)
+    df, _ = check_outputs(out, "sigg2008_timing", sigg2008_timing)
     it = df[(df.kind == "iterations") & (df.method == "emPCA")]
     assert set(it.tol) == set(sigg2008_timing.TOLS)
     assert (it.n_iter >= 1).all()
@@ -87,8 +87,8 @@ def test_timing_quick(tmp_path):
 
 @pytest.mark.data(CBCL, *LEUK)
 def test_bench_quick(tmp_path):
-    assert bench_em_sparse_pca.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "bench_em_sparse_pca", bench_em_sparse_pca)
+    out = quick_run(bench_em_sparse_pca, tmp_path)
+    df, _ = check_outputs(out, "bench_em_sparse_pca", bench_em_sparse_pca)
     assert set(df.part) == {"per_iteration", "path", "sklearn", "nsprcomp"}
     assert (df[df.part != "nsprcomp"].ratio > 0).all()
     d = df[df.part == "nsprcomp"]

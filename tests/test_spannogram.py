@@ -149,7 +149,9 @@ def test_allk_pass_pruned_equals_full(nonneg):
         V, C = _hard_case(rng, int(rng.integers(20, 300)), 40)
         n = V.shape[0]
         for kmax in (1, 2, 5, 17, max(1, n // K.PRUNE_FRACTION), n):
-            outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K._allk_pass_pruned, K._allk_pass_full)]
+            # the full pass unbounded, its default, passed as allk_pass passes it (the signature it compiled)
+            full = lambda *a: K._allk_pass_full(*a, False)  # noqa: E731
+            outs = [_allk(fn, V, C, kmax, nonneg) for fn in (K._allk_pass_pruned, full)]
             for got, want in zip(*outs, strict=True):
                 np.testing.assert_array_equal(got, want)
 

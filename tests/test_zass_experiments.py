@@ -49,8 +49,8 @@ def test_fig4_quick(tmp_path):
 
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")
 def test_bench_quick(tmp_path):
-    assert bench_nspca.main(["--quick", "--out", str(tmp_path)]) == 0
-    df, _ = check_outputs(tmp_path, "bench_nspca", bench_nspca)
+    out = quick_run(bench_nspca, tmp_path)
+    df, _ = check_outputs(out, "bench_nspca", bench_nspca)
     assert set(df.kind) == {"sweep", "fit"}
     assert (df.ratio > 0).all()
     assert df[df.kind == "fit"].converged.all()
