@@ -9,9 +9,12 @@ the CSV and the verdicts are the same on every machine (a 5 s limit proved Li & 
 3,667 nodes in 4.4 s, in one run and not in another): ``NODE_CAP_LI_XIE`` = 20,000 nodes for Li & Xie's
 matrices (the issue asks each to be proven within 60 s here; with the l1 bounds the largest, Eisen2
 k = 15, needs 211
-nodes), and ``NODE_CAP_BB`` = 2,000 for Berk & Bertsimas's (Arrhythmia's nodes cost about 25 ms with
-the l1 bounds; the run's budget decides: Communities k = 20 needs 4,000-7,000 nodes uncapped, Arrhythmia
-k = 10 was not proven in 10,204 nodes, 426 s).
+nodes), and ``NODE_CAP_BB`` = 7,500 for Berk & Bertsimas's (Arrhythmia's nodes cost about 25 ms with
+the l1 bounds). The cap is set by the cardinality chain (DESIGN.md, exact sparse PCA, round 6): it starts
+after 1,500 nodes without a proof and may spend 4x those nodes, so it needs 7,500; with it Arrhythmia
+k = 10 is proven in about 5,600 nodes (about 9 s of CPU; not proven in 10,204 nodes, 426 s, without it),
+and Communities k = 20 (4,000-5,600 nodes) fits too; Arrhythmia k = 15 and 20 stop at the cap with their
+certified gaps (the chain's sub-searches grow about 5x per k on its roughly 30 surviving features).
 Past its cap a solve reports the best component with its certified gap,
 ``proven`` false, status ``node_limit``; ``SAFETY_TIME_LIMIT`` (120 s) only guards a run on a far slower
 machine, and its status says so when it binds. Columns: proven value, upper bound,
@@ -32,10 +35,10 @@ centred LRS spectra (p = 93) at k = 5, 10, 15, 20, signed and ``x >= 0`` (the co
 al.'s Fig. 6, which draws the proven optimum at every k), and the centred CBCL faces (p = 361) at k = 5,
 signed and ``x >= 0``, each capped at ``NODE_CAP_PAPERS`` nodes (the figures' cap). Measured on the loaded
 shared machine: LRS signed k = 5..20 in 3-67 nodes (about 8 s together), ``x >= 0`` in at most 19 nodes
-or at the root (the DNN bound); CBCL k = 5 in 15 nodes. Not here (too dear for this run's budget): CBCL
-``x >= 0`` k = 10, proven in 769 nodes (29 s), and k = 11..20, where 1000 nodes stop at certified gaps
-of 3.4% (k = 11) to 10.2% (k = 20) in 27-53 s each; LRS signed k = 30 (627 nodes, 12 s) and k = 50 (gap
-1.5% after 2000 nodes, 45 s).
+or at the root (the DNN bound); CBCL k = 5 in 15 nodes. CBCL ``x >= 0`` at k = 1..20 is proven in
+asteris2014_fig4 (cap 2,000 nodes; k = 11..20 in 187-1,111 nodes), not repeated here; not here either (too
+dear for this run's budget): LRS signed k = 30 (627 nodes, 12 s) and k = 50 (gap 1.5% after 2000 nodes,
+45 s).
 
 ``--quick``: Pit Props, housing, MiniBooNE and Communities (correlation) at k = 5, 10 only,
 heuristics with fewer samples, LRS at k = 5; the same caps.
@@ -59,7 +62,7 @@ TITLE = "Benchmark: the certified optimum of sparse PCA (branch and bound) on th
 
 KS = (5, 10, 15, 20)
 NODE_CAP_LI_XIE = 20_000
-NODE_CAP_BB = 2_000
+NODE_CAP_BB = 7_500  # the cardinality chain's start (1,500) and budget (4x): docstring
 NODE_CAP_PAPERS = 1_000  # the papers' own data (LRS, CBCL): the figures' cap
 SAFETY_TIME_LIMIT = 120.0
 SPAN_SAMPLES = 2000
