@@ -13,7 +13,9 @@ greedily in both directions and keeps, for each ``K``, the better of the two:
 Every candidate's eigenvalue is computed exactly, in O(m) per secular-equation iteration from the
 current eigendecomposition (kernels :mod:`repro.kernels.gspca`: the bordered-matrix update for forward
 steps, the interlacing deletion formula for backward steps), so a step costs one ``m x m`` eigh plus
-``O(m^2)`` per candidate set, and the whole path ``K = 1..D`` costs ``O(D^4)`` as in the paper. Several
+``O(m^2)`` per candidate set, and the whole path ``K = 1..D`` costs ``O(D^4)`` as in the paper. A backward
+step does not take a fresh eigh: the eigendecomposition of the submatrix left by the removal is updated
+from the current one (:func:`repro.kernels.gspca.deleted_eigh`, its roots and one matrix product). Several
 components are obtained by deflation of ``C`` (projection deflation by default).
 
 References
@@ -43,7 +45,7 @@ from .._validation import (
     check_symmetric,
     unscale,
 )
-from ..kernels.gspca import bordered_max_eig, deleted_argmax
+from ..kernels.gspca import bordered_max_eig, deleted_argmax, deleted_eigh
 from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
 
 __all__ = ["GSPCA", "GSPCAPath", "GSPCAResult", "gspca", "gspca_path"]
@@ -176,8 +178,7 @@ def _backward(C: np.ndarray, K: int):
             break
         t = int(deleted_argmax(lam, V, np.arange(m, dtype=np.int64)))  # = argmax of deleted_max_eig
         removed.append(S.pop(t))
-        Sa = np.array(S)
-        lam, V = _top_eigh_all(C[np.ix_(Sa, Sa)])
+        lam, V = deleted_eigh(lam, V, t)  # the submatrix's eigendecomposition, updated (no fresh eigh)
         values[m - 1] = lam[0]
     return values, removed
 

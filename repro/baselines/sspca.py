@@ -314,15 +314,24 @@ def _support(V) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", V, V)) > 0
 
 
-def _held_out_error(Xte, Xtr, V, d, score):
-    """Squared error of the held-out rows ``Xte`` (module docstring, ``cv_score``)."""
+def _held_out_error(Xte, Xtr, V, d, score, bases=None):
+    """Squared error of the held-out rows ``Xte`` (module docstring, ``cv_score``).
+
+    ``bases``: an optional dict, support -> the refit's basis on ``Xtr``, shared by the penalties of one
+    fold (neighbouring penalties often select the same rows, whose SVD is then not repeated).
+    """
     total = float(np.einsum("ij,ij->", Xte, Xte))
     S = _support(V)
     if not S.any():
         return total
     if score == "refit":
-        k = min(d, int(S.sum()), Xtr.shape[0] - 1)
-        L = np.linalg.svd(Xtr[:, S], full_matrices=False)[2][:k].T
+        key = S.tobytes()
+        L = None if bases is None else bases.get(key)
+        if L is None:
+            k = min(d, int(S.sum()), Xtr.shape[0] - 1)
+            L = np.linalg.svd(Xtr[:, S], full_matrices=False)[2][:k].T
+            if bases is not None:
+                bases[key] = L
         P = Xte[:, S] @ L
         return total - float(np.einsum("ij,ij->", P, P))
     Ut = Xte @ V @ np.linalg.pinv(V.T @ V)
@@ -339,8 +348,9 @@ def _cv_error(X, d, alphas, folds, max_iter, tol, score="refit"):
         Xtr = X[train] - X[train].mean(axis=0)
         Xte = X[test] - X[train].mean(axis=0)
         total += float(np.einsum("ij,ij->", Xte, Xte))
+        bases: dict = {}
         for j, (_, V) in enumerate(sspca_path(Xtr, d, alphas, max_iter=max_iter, tol=tol)):
-            err[j] += _held_out_error(Xte, Xtr, V, d, score)
+            err[j] += _held_out_error(Xte, Xtr, V, d, score, bases)
     return err / total
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import njit
 
-__all__ = ["bordered_max_eig", "deleted_argmax", "deleted_max_eig"]
+__all__ = ["bordered_max_eig", "deleted_argmax", "deleted_eigh", "deleted_max_eig"]
 
 _TINY = 1e-300
 
@@ -240,3 +240,248 @@ def deleted_argmax(lam, V, candidates):
             best = mu
             best_t = t
     return best_t
+
+
+_EPS = 2.220446049250313e-16
+
+
+@njit
+def _model_root(a, bb, cc, lo, hi):
+    # The root in (lo, hi) of a x^2 - bb x + cc (the two-pole model times its denominators), or the
+    # midpoint when there is none: both roots formed without cancellation.
+    if a == 0.0:
+        if bb != 0.0:
+            return cc / bb
+        return 0.5 * (lo + hi)
+    disc = bb * bb - 4.0 * a * cc
+    if disc < 0.0:
+        return 0.5 * (lo + hi)
+    q = 0.5 * (bb + math.copysign(math.sqrt(disc), bb))
+    x1 = q / a
+    x2 = cc / q if q != 0.0 else x1
+    if lo < x2 < hi:
+        return x2
+    if lo < x1 < hi:
+        return x1
+    return 0.5 * (lo + hi)
+
+
+@njit
+def _deletion_root(p, w, k, out_delta, col):
+    # Root k (0-based) of sum_j w_j / (p_j - mu) = 0 in (p[k+1], p[k]), p descending, w > 0.
+    # Writes p_j - mu to out_delta[col, :], computed from the nearer pole so that it keeps its
+    # relative accuracy, and returns mu.
+    n = p.shape[0]
+    gap = p[k] - p[k + 1]
+    half = 0.5 * gap
+    f_mid = 0.0
+    for j in range(n):
+        f_mid += w[j] / ((p[j] - p[k + 1]) - half)
+    if f_mid >= 0.0:  # the root is in the lower half: measure from the lower pole
+        origin = p[k + 1]
+        lo, hi, tau = 0.0, half, half
+    else:
+        origin = p[k]
+        lo, hi, tau = -half, 0.0, -half
+    dl = p[k + 1] - origin
+    du = p[k] - origin
+    if f_mid == 0.0:
+        for j in range(n):
+            out_delta[col, j] = (p[j] - origin) - tau
+        return origin + tau
+    # start: the root of the two nearest poles plus the rest of f frozen at the midpoint
+    c0 = f_mid - w[k] / (du - tau) - w[k + 1] / (dl - tau)
+    b1 = w[k + 1]
+    b2 = w[k]
+    bb = c0 * (dl + du) + b1 + b2
+    cc = c0 * dl * du + b1 * du + b2 * dl
+    start = _model_root(c0, bb, cc, lo, hi)
+    if lo < start < hi:
+        tau = start
+    for _ in range(100):
+        psi = 0.0
+        dpsi = 0.0
+        phi = 0.0
+        dphi = 0.0
+        for j in range(k + 1, n):
+            t = 1.0 / ((p[j] - origin) - tau)
+            psi += w[j] * t
+            dpsi += w[j] * t * t
+        for j in range(k + 1):
+            t = 1.0 / ((p[j] - origin) - tau)
+            phi += w[j] * t
+            dphi += w[j] * t * t
+        f = psi + phi
+        if f == 0.0:
+            break
+        if f < 0.0:
+            lo = tau
+        else:
+            hi = tau
+        if abs(f) <= 8.0 * _EPS * (phi - psi) * n:
+            break
+        # model: a + b1 / (dl - x) + b2 / (du - x), matching psi and phi in value and slope at tau
+        b1 = dpsi * (dl - tau) * (dl - tau)
+        b2 = dphi * (du - tau) * (du - tau)
+        a = f - b1 / (dl - tau) - b2 / (du - tau)
+        bb = a * (dl + du) + b1 + b2
+        cc = a * dl * du + b1 * du + b2 * dl
+        new = _model_root(a, bb, cc, lo, hi)
+        if not (lo < new < hi):
+            new = 0.5 * (lo + hi)
+        step = abs(new - tau)
+        tau = new
+        if step <= 2.0 * _EPS * abs(tau) or hi - lo <= 2.0 * _EPS * max(abs(lo), abs(hi)):
+            break
+    for j in range(n):
+        out_delta[col, j] = (p[j] - origin) - tau
+    return origin + tau
+
+
+@njit
+def deleted_eigh(lam, V, i):
+    """Eigendecomposition of ``V diag(lam) V'`` without row and column ``i``, updated from ``(lam, V)``.
+
+    The eigenvalues of the submatrix are the roots of ``sum_j V_ij^2 / (lam_j - mu) = 0``, one between
+    each pair of consecutive ``lam_j`` (Cauchy interlacing), and the eigenvector of a root ``mu`` is
+    ``V (diag(lam) - mu)^-1 V[i, :]'`` without its entry ``i`` (zero there): the backward greedy step of
+    GSPCA updates its decomposition in ``O(m^2)`` per root and one ``(m - 1) x m x (m - 1)`` product
+    instead of a fresh ``eigh``. As in LAPACK's divide and conquer (``dlaed2``/``dlaed3``), weights
+    ``|V_ij| <= 8 eps`` and pairs of eigenvalues closer than ``8 eps max|lam|`` (after a rotation that
+    moves one's weight onto the other) are deflated: those ``lam_j`` stay eigenvalues with their
+    eigenvectors; each root is found from its nearer pole (safeguarded two-pole rational iteration),
+    and the weights are recomputed from the roots (Loewner's formula, Gu & Eisenstat 1994) so that the
+    eigenvectors stay orthogonal to working precision.
+
+    Parameters
+    ----------
+    lam : ndarray (m,)
+        Eigenvalues, descending (``m >= 2``).
+    V : ndarray (m, m)
+        The corresponding orthonormal eigenvectors as columns.
+    i : int
+        The row and column to delete, ``0 <= i < m``.
+
+    Returns
+    -------
+    lam_new : ndarray (m - 1,)
+        Eigenvalues of the submatrix, descending.
+    V_new : ndarray (m - 1, m - 1)
+        Its orthonormal eigenvectors as columns (rows in the submatrix's order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.kernels.gspca import deleted_eigh
+    >>> C = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    >>> lam, V = np.linalg.eigh(C)
+    >>> lam_new, V_new = deleted_eigh(lam[::-1].copy(), np.ascontiguousarray(V[:, ::-1]), 1)
+    >>> bool(np.allclose(lam_new, np.linalg.eigvalsh(C[np.ix_([0, 2], [0, 2])])[::-1]))
+    True
+    >>> bool(np.allclose((V_new * lam_new) @ V_new.T, C[np.ix_([0, 2], [0, 2])]))
+    True
+    """
+    m = lam.shape[0]
+    # the rows of the submatrix: V without row i; its columns are rotated where poles deflate
+    W = np.empty((m - 1, m))
+    rr = 0
+    for row in range(m):
+        if row != i:
+            W[rr, :] = V[row, :]
+            rr += 1
+    d = lam.copy()
+    z = V[i, :].copy()
+    scale = max(abs(lam[0]), abs(lam[m - 1]))
+    tol = 8.0 * _EPS * scale
+    keep = np.zeros(m, dtype=np.bool_)  # True: a pole of the secular equation
+    for c in range(m):
+        keep[c] = abs(z[c]) > 8.0 * _EPS
+    # close poles: rotate the weight of the earlier one onto the later one (LAPACK dlaed2)
+    prev = -1
+    for c in range(m):
+        if not keep[c]:
+            continue
+        if prev >= 0:
+            r = math.hypot(z[prev], z[c])
+            s = z[prev] / r
+            co = z[c] / r
+            if abs((d[prev] - d[c]) * co * s) <= tol:
+                for row in range(m - 1):
+                    a = W[row, prev]
+                    b = W[row, c]
+                    W[row, prev] = co * a - s * b
+                    W[row, c] = s * a + co * b
+                dp = d[prev] * co * co + d[c] * s * s
+                d[c] = d[prev] * s * s + d[c] * co * co
+                d[prev] = dp
+                z[prev] = 0.0
+                z[c] = r
+                keep[prev] = False
+        prev = c
+    n = 0
+    for c in range(m):
+        if keep[c]:
+            n += 1
+    idx = np.empty(n, dtype=np.int64)
+    t = 0
+    for c in range(m):
+        if keep[c]:
+            idx[t] = c
+            t += 1
+    p = np.empty(n)
+    w = np.empty(n)
+    total = 0.0
+    for t in range(n):
+        p[t] = d[idx[t]]
+        w[t] = z[idx[t]] * z[idx[t]]
+        total += w[t]
+    # new eigenvalues: the n - 1 roots, then the deflated lam_j
+    vals = np.empty(m - 1)
+    delta = np.empty((max(n - 1, 0), n))  # delta[k, j] = p_j - root_k
+    for k in range(n - 1):
+        vals[k] = _deletion_root(p, w, k, delta, k)
+    ncol = n - 1
+    for c in range(m):
+        if not keep[c]:
+            vals[ncol] = d[c]
+            ncol += 1
+    order = np.argsort(-vals, kind="mergesort")
+    # coefficients of each new eigenvector in the columns of W (row q: the q-th largest eigenvalue)
+    Yt = np.zeros((m - 1, m))
+    if n >= 2:
+        # Loewner: the weights for which the computed roots are exact
+        prod = np.full(n, total)
+        for k in range(n - 1):
+            for j in range(n):
+                jp = k + 1 if j <= k else k
+                prod[j] *= -delta[k, j] / (p[jp] - p[j])
+        zh = np.empty(n)
+        for j in range(n):
+            zh[j] = math.copysign(math.sqrt(max(prod[j], 0.0)), z[idx[j]])
+    pos = np.empty(m - 1, dtype=np.int64)
+    for q in range(m - 1):
+        pos[order[q]] = q
+    for k in range(n - 1):
+        q = pos[k]
+        for j in range(n):
+            Yt[q, idx[j]] = zh[j] / delta[k, j]
+    ncol = n - 1
+    for c in range(m):
+        if not keep[c]:
+            Yt[pos[ncol], c] = 1.0
+            ncol += 1
+    X = np.dot(W, Yt.T)
+    # unit columns (the roots' coefficient vectors are not normalized above)
+    norm2 = np.zeros(m - 1)
+    for row in range(m - 1):
+        for q in range(m - 1):
+            norm2[q] += X[row, q] * X[row, q]
+    for q in range(m - 1):
+        norm2[q] = 1.0 / math.sqrt(norm2[q])
+    for row in range(m - 1):
+        for q in range(m - 1):
+            X[row, q] *= norm2[q]
+    lam_out = np.empty(m - 1)
+    for q in range(m - 1):
+        lam_out[q] = vals[order[q]]
+    return lam_out, X
