@@ -242,7 +242,7 @@ def deleted_argmax(lam, V, candidates):
     return best_t
 
 
-_EPS = 2.220446049250313e-16
+_EPS = np.finfo(np.float64).eps  # the same constant as repro.kernels.optimal
 
 
 @njit
