@@ -51,6 +51,7 @@ DNN bound, :mod:`repro.kernels.optimal_nonneg`).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -60,7 +61,16 @@ from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
 from ._bnb import OptimalResult, certified_result, search
 from ._optimal_roots import _em_support, _spannogram_root
 from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
-from ._validation import check_array, check_cardinality, check_features, check_int, check_real
+from ._validation import (
+    check_array,
+    check_cardinality,
+    check_features,
+    check_has_variance,
+    check_int,
+    check_real,
+    check_scale,
+    unscale,
+)
 from .kernels.optimal_nonneg import DNN_MAX_FEATURES, certified_lambda_max, dnn_bound
 from .linalg import Covariance, projection_deflate
 
@@ -74,8 +84,33 @@ def _constant_features(M: np.ndarray) -> np.ndarray:
     return np.flatnonzero(bad | (~np.isfinite(M)).all(axis=0))
 
 
-def _as_matrix(X, precomputed: bool) -> np.ndarray:
-    """The covariance as a dense float64 matrix, checked: finite, symmetric, positive semi-definite."""
+def _scaled_data(X) -> tuple[np.ndarray, float]:
+    """Checked data rows divided by ``s``, the power of two of :func:`repro._validation.check_scale` (1 for
+    ordinarily scaled data; dividing by it is exact): the problem is scale-equivariant (supports and
+    components unchanged, variances times ``s^2``), and ``X * 1e-160`` would underflow the covariance to
+    subnormal numbers (wrong values) or ``X * 1e160`` overflow it."""
+    X = check_array(X, "X", min_samples=2)
+    check_has_variance(X, "optimal_sparse_pca")
+    s = check_scale(X)
+    return (X / s if s != 1.0 else X), s
+
+
+def _unscaled(res: OptimalResult, s: float, power: int) -> OptimalResult:
+    """``res`` of the problem on ``X / s``, as the result for ``X``: variances and bounds times ``s^power``
+    (refused with the reason where float64 cannot hold them)."""
+    if s == 1.0:
+        return res
+
+    def up(v):
+        return float(unscale(v, s, power, "variances", underflow=False))
+
+    return replace(res, value=up(res.value), upper_bound=up(res.upper_bound), root_bound=up(res.root_bound))
+
+
+def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float]:
+    """``(C, s)``: the covariance of ``X / s`` as a dense float64 matrix, checked (finite, symmetric, positive
+    semi-definite). For data, ``s`` is :func:`_scaled_data`'s (variances scale as ``s^2``); for a given
+    matrix, the power of two that brings its largest entry into the safe range (values scale as ``s``)."""
     if isinstance(X, Covariance):
         M = np.asarray(X.dense(), dtype=float)
     elif precomputed:
@@ -95,10 +130,13 @@ def _as_matrix(X, precomputed: bool) -> np.ndarray:
             raise ValueError(f"X with precomputed=True must be symmetric; max |X - X'| = {asym:.3g}.")
         M = 0.5 * (M + M.T)
     else:
-        M = Covariance.from_data(check_array(X, "X", min_samples=2), name="X").dense()
-        M = np.array(M, dtype=float)
+        data, s = _scaled_data(X)
+        M = np.array(Covariance.from_data(data, name="X").dense(), dtype=float)
     if M.shape[0] == 0:
         raise ValueError("X has no features.")
+    if isinstance(X, Covariance) or precomputed:
+        s = check_scale(M, "X")
+        M = M / s if s != 1.0 else M
     top = float(np.max(np.abs(np.diag(M))))
     if not top > 0:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
@@ -108,7 +146,7 @@ def _as_matrix(X, precomputed: bool) -> np.ndarray:
             f"X is not positive semi-definite (smallest eigenvalue {lo:.3g}); pass a covariance or "
             "correlation matrix, or clip its negative eigenvalues."
         )
-    return M
+    return M, s
 
 
 def optimal_sparse_pca(
@@ -179,6 +217,11 @@ def optimal_sparse_pca(
     "too_many_candidates", and the screening bounds give the certified gap. ``prunes`` counts the
     screened features and the candidates.
 
+    **Scale.** Data (or a given matrix) whose largest entry lies outside ``2^-256 .. 2^256`` are divided by
+    a power of two first (exact; the problem is scale-equivariant), and the value and bounds scaled back;
+    where float64 cannot hold them (variances below 2.2e-308 or above 1.8e308) the call is refused with
+    the reason, rather than solved on a covariance of subnormal or infinite numbers.
+
     References
     ----------
     Berk, L. & Bertsimas, D. (2019). Certifiably optimal sparse principal component analysis. Math. Prog.
@@ -200,11 +243,13 @@ def optimal_sparse_pca(
     t0 = time.perf_counter()
     nonneg = bool(nonneg)
     wide = None
-    if not precomputed and not isinstance(X, Covariance):
-        data = check_array(X, "X", min_samples=2)
+    power = 1 if precomputed or isinstance(X, Covariance) else 2  # how the variances scale with s
+    if power == 2:
+        data, s = _scaled_data(X)  # X / s, exact: badly scaled data neither underflow nor overflow C
         if data.shape[0] < data.shape[1] and data.shape[1] >= WIDE_MIN_FEATURES:
             wide = data  # through the n x n side: never the p x p covariance
-    C0 = _as_matrix(X, precomputed) if wide is None else None
+    if wide is None:
+        C0, s = _as_matrix(X, precomputed)
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
     beyond = nonneg and k > _NONNEG_MAX_K  # no search at k: supports of more than 62 are not enumerated
@@ -219,7 +264,7 @@ def optimal_sparse_pca(
         max_nodes = check_int(max_nodes, "max_nodes", low=0)
     eig_limit = check_int(eig_limit, "eig_limit", low=0)
     if wide is not None:
-        return optimal_sparse_pca_wide(
+        res = optimal_sparse_pca_wide(
             wide,
             k,
             nonneg=nonneg,
@@ -232,6 +277,7 @@ def optimal_sparse_pca(
             verbose=verbose,
             t0=t0,
         )
+        return _unscaled(res, s, power)
     res = search(
         C0,
         min(k, _NONNEG_MAX_K),
@@ -245,7 +291,7 @@ def optimal_sparse_pca(
         verbose=verbose,
         t0=t0,
     )
-    return _beyond_enumeration(C0, k, res, gap, t0) if beyond else res
+    return _unscaled(_beyond_enumeration(C0, k, res, gap, t0) if beyond else res, s, power)
 
 
 def _beyond_enumeration(C: np.ndarray, k: int, res: OptimalResult, gap: float, t0: float) -> OptimalResult:
@@ -353,17 +399,17 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
             check_features(self, X)  # n_features_in_, and feature_names_in_ from a DataFrame
         D = None  # wide data (n < p, p >= WIDE_MIN_FEATURES): deflated as data, never the p x p covariance
         if isinstance(X, Covariance) or self.precomputed:
-            C = _as_matrix(X, True)
+            C, s = _as_matrix(X, True)  # the matrix / s: values scale as s
             self.mean_ = np.zeros(C.shape[0])
-            p = C.shape[0]
+            p, power = C.shape[0], 1
         else:
-            X = check_array(X, "X", min_samples=2)
-            self.mean_ = X.mean(axis=0)
-            p = X.shape[1]
+            X, s = _scaled_data(X)  # X / s: variances scale as s^2, components unchanged
+            self.mean_ = X.mean(axis=0) * s
+            p, power = X.shape[1], 2
             if X.shape[0] < p and p >= WIDE_MIN_FEATURES:
-                D = X - self.mean_
+                D = X - X.mean(axis=0)
             else:
-                C = _as_matrix(X, False)
+                C, _ = _as_matrix(X, False)
         n = check_int(self.n_components, "n_components", low=1, high=p)
         ks = check_cardinality(p if self.cardinality is None else self.cardinality, p, n)
         comps, results = [], []
@@ -371,7 +417,7 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
             kw = dict(nonneg=self.nonneg, gap=self.gap, time_limit=self.time_limit)
             res = optimal_sparse_pca(C, int(ks[i]), precomputed=True, **kw) if D is None else (
                 optimal_sparse_pca(D, int(ks[i]), **kw))  # fmt: skip
-            results.append(res)
+            results.append(_unscaled(res, s, power))
             comps.append(res.component)
             if i + 1 < n and D is None:
                 C = projection_deflate(C, res.component)

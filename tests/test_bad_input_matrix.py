@@ -32,6 +32,7 @@ from repro import (
     NSPCA,
     Covariance,
     EMSparsePCA,
+    OptimalSparsePCA,
     SensiblePCA,
     SpannogramPCA,
     metrics,
@@ -202,6 +203,10 @@ ESTIMATORS = {
     "SPCAZou(2, cardinality=3)": _est(SPCAZou(2, cardinality=3), "sparse3"),
     "GSPPCA(1)": _est(GSPPCA(1, random_state=0)),
     "SSPCA(2, alpha=0.1)": _est(SSPCA(2, alpha=0.1, random_state=0, max_iter=100)),
+    "OptimalSparsePCA(2, cardinality=3)": _est(OptimalSparsePCA(2, cardinality=3), "sparse3"),
+    "OptimalSparsePCA(cardinality=3, nonneg=True)": _est(
+        OptimalSparsePCA(cardinality=3, nonneg=True), "sparse3", "nonneg"
+    ),
 }
 
 
@@ -288,6 +293,11 @@ FUNCTIONS = {
     },
     "sspca_fit": _sspca_fit,
     "sspca_path": _sspca_path,
+    "optimal_sparse_pca": lambda X: {
+        "x": (repro.optimal_sparse_pca(X, 3).component, 0, ("vector", "sparse3")),
+        "value": (repro.optimal_sparse_pca(X, 3).value, 2, ("value",)),
+        "upper_bound": (repro.optimal_sparse_pca(X, 3).upper_bound, 2, ("value",)),
+    },
 }
 
 CALLS = {**ESTIMATORS, **FUNCTIONS}

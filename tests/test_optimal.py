@@ -450,3 +450,19 @@ def test_em_certify_rules():
     assert np.isnan(two.certified_gap_).all()  # several components: the EM alone
     with pytest.raises(ValueError, match="certify"):
         EMSparsePCA(cardinality=3, certify="yes").fit(X)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_a_badly_scaled_covariance_gives_the_scaled_answer(scale):
+    """A given matrix is divided by a power of two into the safe range: same component and nodes, value and
+    bounds times the scale (``C * 1e300`` failed in ``eigvalsh``; data at 1e-300 were called constant)."""
+    C = np.cov(np.random.default_rng(2).standard_normal((40, 9)), rowvar=False)
+    ref = optimal_sparse_pca(C, 3, precomputed=True)
+    got = optimal_sparse_pca(C * scale, 3, precomputed=True)
+    assert got.status == "optimal" and got.n_nodes == ref.n_nodes
+    np.testing.assert_allclose(got.component, ref.component, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(
+        [got.value / scale, got.upper_bound / scale], [ref.value, ref.upper_bound], rtol=1e-10
+    )
+    with pytest.raises(ValueError, match="X is too small for float64"):  # data whose variances underflow
+        optimal_sparse_pca(np.random.default_rng(2).standard_normal((40, 9)) * 1e-300, 3)

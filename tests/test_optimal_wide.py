@@ -210,3 +210,28 @@ def test_a_stopped_search_keeps_a_certified_gap():
     assert small.upper_bound >= opt * (1 - 1e-9)
     if small.prunes["candidates"] > 1:
         assert small.status == "too_many_candidates" and not small.proven
+
+
+@pytest.mark.parametrize("scale", [2.0**-500, 1e-150, 1e150])
+def test_badly_scaled_wide_data_give_the_scaled_answer(scale):
+    """Wide data are fitted as ``X / s`` (a power of two): the same component and node count, the value
+    and bounds times ``s^2``. Before, ``X * 1e-160`` formed its ``n x n`` Gram matrix in subnormal
+    numbers and returned 0.94x the optimum with status "optimal"."""
+    X = np.random.default_rng(4).standard_normal((20, WIDE_MIN_FEATURES + 20))
+    ref = optimal_sparse_pca(X, 3)
+    got = optimal_sparse_pca(X * scale, 3)
+    assert got.status == ref.status == "optimal"
+    if scale == 2.0 ** np.round(np.log2(scale)):  # X / s is X itself: the same search, node for node
+        assert got.n_nodes == ref.n_nodes
+    np.testing.assert_allclose(got.component, ref.component, rtol=1e-10, atol=1e-14)  # 1e-150: X * c, c ~ 1
+    for name in ("value", "upper_bound", "root_bound"):
+        np.testing.assert_allclose(getattr(got, name) / scale**2, getattr(ref, name), rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("scale", "reason"), [(1e-160, "too small"), (1e-300, "too small"), (1e160, "too large")]
+)
+def test_wide_data_whose_variances_float64_cannot_hold_are_refused(scale, reason):
+    X = np.random.default_rng(4).standard_normal((20, WIDE_MIN_FEATURES + 20))
+    with pytest.raises(ValueError, match=f"X is {reason} for float64"):
+        optimal_sparse_pca(X * scale, 3)
