@@ -480,7 +480,10 @@ def add_parser(sub) -> None:
     )
     p.add_argument("names", nargs="+", help="experiment names, or `all`")
     p.add_argument("--quick", action="store_true", help="quick sizes, against the quick references")
-    p.add_argument("--jobs", type=int, default=1, help="experiments run in parallel processes (default 1)")
+    p.add_argument(
+        "--jobs", type=int, default=None,
+        help="experiments run in parallel processes (default: the cores, as `repro run`)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     p.add_argument(
         "--update", action="store_true",
@@ -508,7 +511,7 @@ def cmd_verify(args) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         print("--jobs must be at least 1", file=sys.stderr)
         return 2
     available = cli.experiment_names()
