@@ -17,7 +17,11 @@ active at an entering event.
 
 LARS-EN is run through the data: each step costs one pass over ``X`` (``X'[r u]``, the correlations and
 the equiangular direction together) plus O(K^2) for a Cholesky factor of ``X_A'X_A + lambda2 I`` that is
-updated as variables enter (rebuilt after a drop), so nothing ``D x D`` is formed.
+updated as variables enter (rebuilt after a drop), so nothing ``D x D`` is formed. The active columns
+``X_A`` are gathered once per step and serve the residual, the direction ``X_A d`` and the Cholesky row of
+the variable that enters (the same products on the same arrays as three separate gathers, bit for bit:
+1.42x in CPU time on the SPCA calls of Sigg & Buhmann's Fig. 2 on the CBCL faces, 2429 x 361, where each
+gather copies up to 361 strided columns of 2429 rows; 1.03-1.06x on leukemia, 72 rows, within the noise).
 
 ``ridge=np.inf`` is the "SPCA for p >> n" limit (Zou et al. Sec. 3.5): ``b_j`` is the soft threshold of
 ``X'X a_j``, here at its (K+1)-th largest magnitude. ``renormalize=True`` gives the "SPCAopt" of Sigg &
