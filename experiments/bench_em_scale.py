@@ -7,8 +7,11 @@ Three measurements:
     held in memory, as the goal states, in a fresh child process (its memory goes back on exit; its
     peak resident memory, ``VmHWM``, is recorded per method). One EM iteration of the public function
     against the two BLAS products it cannot avoid, with as many columns as the EM carries:
-    ``EMPCA(10)`` with Roweis' iteration (``n_oversamples=0``; ``X Q``, ``X'(XQ)`` with 10 columns), the
-    default block EM with its Rayleigh-Ritz step (20 columns), and ``EMSparsePCA`` (one component,
+    ``EMPCA(10)`` with Roweis' iteration (``n_oversamples=0``; ``X Q``, ``X'(XQ)`` with 10 columns: one
+    float64 pass over centred row blocks of 100 rows, whose products OpenBLAS multiplies with its
+    small-matrix kernels, :data:`repro._chunked.SMALL_PRODUCT_SIZE`), the
+    default block EM with its Rayleigh-Ritz step (20 columns; its first passes, the ones timed here, are
+    float32), and ``EMSparsePCA`` (one component,
     cardinality 25, one random start, ``operator="data"``: the iteration through the data the goal
     speaks of; ``X w``, ``X'y`` with one column; 25 is below ``D / 32``, so ``X w`` of the sparse iterate
     goes through its support, gathered from the rows, as it does for any sparse enough iterate). The
@@ -63,10 +66,17 @@ Choices (and why)
   one task per core (2 here). (a) uses one BLAS thread for the iterations and the references
   (EMSparsePCA's one-off set-up, forming ``A'A``, runs on both cores to save time; its iterations and
   references run on one).
-* **Repeats**: (a) 3 iterations per method, each next to its reference (process CPU time: one BLAS
-  thread, so other processes on the machine do not count; no reference is run after the last timed
-  iteration); the per-pair ratios spread by a few percent around 0.7x, far inside the 1.3x goal, so 3
-  decide it as well as the 4 used before. A data iteration costs 0.6-3.5 s here, and the part's wall
+* **Repeats**: (a) Roweis' iteration: 9 iterations (``claims.MIN_PAIRS``), each next to its reference
+  in alternating order (reference before the iteration, then after the next one, ...), decided by
+  ``call_paired`` on the 95% interval of the median ratio (edge 1.3 / 1.15 = 1.13x). With 3 pairs and the
+  history band it read 0.79, 0.69, 1.00, 0.97, 0.88 and 1.06 over six full runs (sigma 0.157: band 37%,
+  edge 0.95x), because its pass then cost about its two products: centring each 4 MiB block (0.3x) and two
+  products from cache that were no faster than from memory (about 0.65-0.7x; 200000 x 1000, one process:
+  blocked pass 0.95-1.13x the reference, centring alone 0.31x, ``X Q`` alone 0.42x). In blocks of 100 rows
+  the products use OpenBLAS's small-matrix GEMM: the pass costs 0.69x (same process, same array; the old
+  blocks 1.13x). The block EM (3 pairs; its timed passes are float32, 0.61-0.64x) and EMSparsePCA (3
+  pairs, 0.77x) keep 3, far from their edges (process CPU time: one BLAS thread, so other processes on the
+  machine do not count). A data iteration costs 0.6-3.5 s here, and the part's wall
   time is dominated by filling 8 GB (the first touch of fresh memory is slow on this virtual machine,
   about 2 s per GB) and set-up; (b) and (c) one run each (each reads 4.3 GB per pass; repeating them
   does not fit the time budget of the full run): their verdicts are on a single measurement and say so.

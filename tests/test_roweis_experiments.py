@@ -155,3 +155,29 @@ def test_bench_scale_quick(tmp_path):
         _, t_em, _ = bench_em_scale._em_match(df, "cpu_seconds")
         cpu.loc[svd, "cpu_seconds"] = factor * t_em
         assert check(cpu).verdict == verdict, factor
+
+
+@pytest.mark.parametrize("n_timed", [3, 4, 9])
+def test_bench_scale_pairs_alternate_their_order(monkeypatch, n_timed):
+    """Part (a) times each EM iteration next to its reference products, the reference before the iteration
+    for even pairs and after it for odd ones (R I, I R, ...), one reference per iteration."""
+    log: list[str] = []
+
+    class Data:  # stands for X: records each of the reference's two products
+        T = property(lambda self: self)
+
+        def __matmul__(self, other):
+            log.append("R")
+            return other
+
+    def fake_em_pca(X, k, *, max_iter, callback, **kwargs):
+        for t in range(max_iter + 1):
+            if t:
+                log.append("I")
+            callback(t, None, None)
+
+    monkeypatch.setattr(bench_em_scale, "em_pca", fake_em_pca)
+    iters, refs = bench_em_scale._interleaved_em(Data(), np.eye(2), 0, n_timed)
+    assert len(iters) == len(refs) == n_timed
+    want = "".join("RRI" if j % 2 == 0 else "IRR" for j in range(n_timed))
+    assert "".join(log) == want
