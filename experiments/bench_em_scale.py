@@ -9,7 +9,7 @@ Three measurements:
     against the two BLAS products it cannot avoid, with as many columns as the EM carries:
     ``EMPCA(10)`` with Roweis' iteration (``n_oversamples=0``; ``X Q``, ``X'(XQ)`` with 10 columns: one
     float64 pass over centred row blocks of 100 rows, whose products OpenBLAS multiplies with its
-    small-matrix kernels, :data:`repro._chunked.SMALL_PRODUCT_SIZE`), the
+    small-matrix kernels, ``repro._chunked.SMALL_PRODUCT_SIZE``), the
     default block EM with its Rayleigh-Ritz step (20 columns; its first passes, the ones timed here, are
     float32), and ``EMSparsePCA`` (one component,
     cardinality 25, one random start, ``operator="data"``: the iteration through the data the goal
