@@ -90,6 +90,16 @@ COVARIANCE_FLUSH = 8
 #: Size (bytes) of the row blocks of a large in-memory array: a few MiB, so a block stays in cache between
 #: its two products.
 BLOCK_BYTES = 4 * 2**20
+#: The float64 products of a pass over row blocks (:meth:`DenseSource.products`, :meth:`DenseSource.gram`)
+#: take blocks of ``SMALL_PRODUCT_SIZE // (p k)`` rows (when that is at least
+#: :data:`SMALL_PRODUCT_MIN_ROWS`), so that ``rows x p x k`` of each product stays at most 100^3: OpenBLAS
+#: multiplies such products with its small-matrix kernels, which on this machine's CPUs (SkylakeX kernels,
+#: one thread) make a skinny product of 10-20 columns about 1.6x faster than its general GEMM. Measured at
+#: 200000 x 1000 (bench_em_scale's pass, 1 BLAS thread): a float64 pass costs 0.63-0.71x the two products
+#: over the whole array at k = 10 in blocks of 48-96 rows, 1.0-1.15x in blocks of 128-524 (4 MiB); at
+#: k = 20, 0.72x in blocks of 48 rows, 1.0-1.1x in blocks of 64 and more.
+SMALL_PRODUCT_SIZE = 100**3
+SMALL_PRODUCT_MIN_ROWS = 16
 
 
 def missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -328,7 +338,10 @@ class DenseSource:
     makes its early passes over blocks in float32 (``products(Q, single=True)``). Measured on a 100000 x 1000
     array (800 MB) with the library's default of one BLAS thread: a blocked pass costs 0.8-0.9x the two
     products over a centred copy at k = 10-20 columns (the block is read from cache by the second product) and
-    1.1-1.2x at k = 1 (the centring is one more sweep over ``X``); with two BLAS threads on a loaded 2-core
+    1.1-1.2x at k = 1 (the centring is one more sweep over ``X``); since the float64 products take blocks
+    small enough for OpenBLAS's small-matrix kernels (:data:`SMALL_PRODUCT_SIZE`), 0.69x (k = 10) and
+    0.73x (k = 20) the two products over the whole uncentred array at 200000 x 1000 (was 1.13x and
+    0.99x in 4 MiB blocks); with two BLAS threads on a loaded 2-core
     machine it was 1.2-2.5x (NumPy centres with one thread, and the small per-block products synchronize their
     threads). With missing
     values the array is one chunk and the completed data are kept between passes (``cache``), so the
@@ -369,9 +382,11 @@ class DenseSource:
         """True when complete data are walked by centred row blocks (no centred copy)."""
         return not self.missing and self.Y is None
 
-    def _blocks(self):
-        """The centred row blocks of a large complete array, one after the other in the same buffer."""
-        X, mean, buf, step = self.X, self.mean, self._buf, self.block_rows
+    def _blocks(self, step: int | None = None):
+        """The centred row blocks of a large complete array, one after the other in the same buffer;
+        ``step`` rows each (at most, and by default, ``block_rows``)."""
+        X, mean, buf = self.X, self.mean, self._buf
+        step = self.block_rows if step is None else min(step, self.block_rows)
         for i in range(0, self.n, step):
             Xb = X[i : i + step]
             yield np.subtract(Xb, mean, out=buf[: Xb.shape[0]])
@@ -408,11 +423,17 @@ class DenseSource:
                 A *= self._s32 * self._s32
                 G *= self._s32 * self._s32
             return A, G
-        for Yb in self._blocks():
+        for Yb in self._blocks(self.product_rows(k)):
             U = Yb @ Q
             A += Yb.T @ U
             G += U.T @ U
         return A, G
+
+    def product_rows(self, k: int) -> int:
+        """Rows per block of the float64 products with ``k`` columns: ``SMALL_PRODUCT_SIZE // (p k)``
+        (small-matrix GEMM), or ``block_rows`` where that is fewer than ``SMALL_PRODUCT_MIN_ROWS``."""
+        rows = SMALL_PRODUCT_SIZE // max(self.p * k, 1)
+        return min(rows, self.block_rows) if rows >= SMALL_PRODUCT_MIN_ROWS else self.block_rows
 
     def _blocks32(self):
         """The centred row blocks of a large complete array in float32 (divided by ``self._s32``), one after
@@ -461,7 +482,7 @@ class DenseSource:
             U = self.Y @ Q
             return U.T @ U
         G = np.zeros((Q.shape[1], Q.shape[1]))
-        for Yb in self._blocks():
+        for Yb in self._blocks(self.product_rows(Q.shape[1])):
             U = Yb @ Q
             G += U.T @ U
         return G

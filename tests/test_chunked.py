@@ -189,6 +189,48 @@ def test_large_dense_data_are_walked_by_blocks_with_the_same_iterates(monkeypatc
         assert a.n_iter_ == b.n_iter_ if s == 0 else abs(a.n_iter_ - b.n_iter_) <= 2
 
 
+def test_float64_products_of_blocks_take_small_matrix_blocks(monkeypatch):
+    """The float64 passes multiply blocks of ``SMALL_PRODUCT_SIZE // (p k)`` rows (the buffer's blocks where
+    that is below ``SMALL_PRODUCT_MIN_ROWS``): the same products as the centred copy, ragged last block
+    included, and Roweis' iteration iterate by iterate."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((203, 12)) * np.linspace(4.0, 0.5, 12) + 10.0
+    Y = X - X.mean(axis=0)
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 0)
+    monkeypatch.setattr(_chunked, "BLOCK_BYTES", 8 * 12 * 40)  # buffer of 40 rows
+    monkeypatch.setattr(_chunked, "SMALL_PRODUCT_SIZE", 12 * 3 * 6)  # 6 rows at k = 3: 33 blocks + 5 rows
+    monkeypatch.setattr(_chunked, "SMALL_PRODUCT_MIN_ROWS", 4)
+    src = DenseSource(X)
+    assert src.block_rows == 40 and src.product_rows(3) == 6 and src.product_rows(1) == 18
+    assert src.product_rows(5) == 40  # 216 // 60 = 3 rows is below the minimum: the buffer's blocks
+    calls = []
+    blocks = src._blocks
+
+    def spy(step=None):
+        for Yb in blocks(step):
+            calls.append(Yb.shape[0])
+            yield Yb
+
+    monkeypatch.setattr(src, "_blocks", spy)
+    for k, rows in ((3, 6), (5, 40)):
+        Q = np.linalg.qr(rng.standard_normal((12, k)))[0]
+        calls.clear()
+        A, G = src.products(Q)
+        assert calls == [rows] * (203 // rows) + [203 % rows]
+        np.testing.assert_allclose(A, Y.T @ (Y @ Q), rtol=1e-12, atol=1e-12 * np.abs(A).max())
+        np.testing.assert_allclose(G, (Y @ Q).T @ (Y @ Q), rtol=1e-12, atol=1e-12 * np.abs(G).max())
+        calls.clear()
+        np.testing.assert_allclose(src.gram(Q), G, rtol=1e-12)
+        assert calls == [rows] * (203 // rows) + [203 % rows]
+    # Roweis' iteration (k = 3, no oversampling): the iterates of the centred copy
+    a = EMPCA(3, tol=1e-10, random_state=0, n_oversamples=0).fit(X)
+    monkeypatch.setattr(_chunked, "COPY_LIMIT_BYTES", 64 * 2**20)
+    b = EMPCA(3, tol=1e-10, random_state=0, n_oversamples=0).fit(X)
+    assert a.n_iter_ == b.n_iter_
+    np.testing.assert_allclose(a.components_, b.components_, atol=1e-10)
+    np.testing.assert_allclose(a.explained_variance_, b.explained_variance_, rtol=1e-12)
+
+
 def test_sparse_em_covariance_of_a_dask_array_respects_the_client_limit(monkeypatch):
     X = _data(8, n=80, p=9)
     Xd = da.from_array(X, chunks=(20, 9))
