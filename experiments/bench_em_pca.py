@@ -175,9 +175,12 @@ def _per_iteration(cfg: _common.Config) -> list[dict]:
         rng = cfg.rng(0, n, p)
         X = rng.standard_normal((n, p))
         w, y = rng.standard_normal(p), rng.standard_normal(n)
-        big = n * p >= 10**7
+        big = (n, p) == shapes[-1]  # the large shape (its --quick stand-in: 5000 x 200)
         # iterations of the two fits differenced, reference pairs per block, samples (docstring: "Repeats")
-        T1, T2, n_ref, reps = (5, 25, 10, 9) if cfg.quick else ((2, 8, 3, 3) if big else (50, 450, 100, 21))
+        if cfg.quick:
+            T1, T2, n_ref, reps = 5, 25, 10, MIN_PAIRS
+        else:
+            T1, T2, n_ref, reps = (1, 5, 4, MIN_PAIRS) if big else (50, 450, 100, 21)
 
         def fit(T, clock, X=X):
             with warnings.catch_warnings():
@@ -203,13 +206,19 @@ def _per_iteration(cfg: _common.Config) -> list[dict]:
                 # default threads: information beside the claim, 5 samples (erratic under load anyway).
                 # A sample: the fits of T1 and T2 iterations (their difference is T2 - T1 iterations, the
                 # set-up cancels) between two blocks of reference pairs
-                for _ in range(reps if threads == 1 else min(reps, 5)):
-                    r1 = ref(clock)
-                    it = (fit(T2, clock) - fit(T1, clock)) / (T2 - T1)
-                    r2 = ref(clock)
-                    samples.append(it / (0.5 * (r1 + r2)))
+                for i in range(reps if threads == 1 else min(reps, 5)):
+                    if big:  # one block of reference pairs beside the two fits: before them, then after
+                        before = i % 2 == 0  # (A B, B A, ...; docstring: "Repeats")
+                        r_pair = [ref(clock)] if before else []
+                        it = (fit(T2, clock) - fit(T1, clock)) / (T2 - T1)
+                        r_pair += [] if before else [ref(clock)]
+                    else:
+                        r_pair = [ref(clock)]
+                        it = (fit(T2, clock) - fit(T1, clock)) / (T2 - T1)
+                        r_pair.append(ref(clock))
+                    samples.append(it / float(np.mean(r_pair)))
                     its.append(it)
-                    refs += [r1, r2]
+                    refs += r_pair
             per, ref_s = float(np.median(its)), float(np.median(refs))
             rows.append(
                 {
@@ -277,28 +286,29 @@ def _warm_memory(nbytes: int = WARM_BYTES) -> None:
     del buf
 
 
-def _interleaved(fns: dict, rounds: int, cap: float = 10.0, warm=(), once=(), pair=(), pairs=0) -> dict:
+def _interleaved(fns: dict, rounds: int, cap: float = 10.0, warm=(), once=(), pairs=(), n_pairs=0) -> dict:
     """Time every solver once per round, round after round; a solver slower than ``cap``, or named in
     ``once``, runs only in the first round; the solvers in ``warm`` get :func:`_warm_memory` before each
-    run. The two solvers named in ``pair`` run in ``max(rounds, pairs)`` rounds (the others in
-    ``rounds``), next to each other, their order swapped every round (A B, B A, ...).
+    run. The solvers of each pair in ``pairs`` (two labels each, next to each other in ``fns``) run in
+    ``max(rounds, n_pairs)`` rounds (the others in ``rounds``), next to each other, their order swapped
+    every round (A B, B A, ...).
 
     Returns ``{label: (last output, [process CPU seconds per round])}`` (every solver runs single-threaded
     here; see "Clock" in the module docstring).
     """
     out = {label: (None, []) for label in fns}
     labels = list(fns)
-    if pair:
-        a, b = (labels.index(x) for x in pair)
-        assert b == a + 1, "the paired solvers run next to each other"
-    for r in range(max(rounds, pairs)):
+    paired = {label for pair in pairs for label in pair}
+    slots = [tuple(labels.index(x) for x in pair) for pair in pairs]
+    assert all(b == a + 1 for a, b in slots), "the paired solvers run next to each other"
+    for r in range(max(rounds, n_pairs)):
         order = list(labels)
-        if pair and r % 2:
+        for a, b in slots if r % 2 else ():
             order[a], order[b] = order[b], order[a]
         for label in order:
             fn = fns[label]
             res, times = out[label]
-            if r >= rounds and label not in pair:
+            if r >= rounds and label not in paired:
                 continue
             if r and (times[-1] > cap or label in once):
                 continue
@@ -353,19 +363,25 @@ def _fits(cfg: _common.Config) -> list[dict]:
 
         fns = {
             EM: em,
+            SVDS: lambda svds_tol=svds_tol: svds(tol=svds_tol),
             EM_MATCH: lambda: em_to_target("auto"),
             RSVD: rsvd,
-            SVDS: lambda svds_tol=svds_tol: svds(tol=svds_tol),
             ROWEIS: roweis,
             ROWEIS_MATCH: lambda: em_to_target(0),
         }
         if spectrum == "decaying":  # Roweis' EM at rate 0.91: information only, not timed (docstring)
             del fns[ROWEIS], fns[ROWEIS_MATCH]
         results = _interleaved(
-            fns, ROUNDS, warm=(RSVD, SVDS), once=(ROWEIS, ROWEIS_MATCH), pair=(EM_MATCH, RSVD), pairs=PAIRS
+            fns,
+            ROUNDS,
+            warm=(RSVD, SVDS),
+            once=(ROWEIS, ROWEIS_MATCH),
+            pairs=((EM, SVDS), (EM_MATCH, RSVD)),
+            n_pairs=PAIRS,
         )
         t_em = np.array(results[EM][1])
-        for label, ((W, it), times) in results.items():
+        for label in sorted(results, key=[EM, EM_MATCH, RSVD, SVDS, ROWEIS, ROWEIS_MATCH].index):
+            (W, it), times = results[label]
             sin, captured = _accuracy(W, S, exact)
             times = np.array(times)
             rows.append(
