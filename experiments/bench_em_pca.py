@@ -95,7 +95,8 @@ Choices (and why)
   this size, validation, column means and the rescaling check, about 0.75 s, is paid twice per sample)
   and read 0.75-1.30x under a load of 3-4 (interval 0.87-1.17x, too close): the difference of two
   one-second fits amplifies the load's noise, where one iteration next to one pair does not (0.98-1.14x,
-  interval 1.05-1.08x, at the same load, in about 5 s);
+  interval 1.05-1.08x, at the same load, in about 5 s; 0.98x, 1.06x and 1.07x in three full runs of
+  the experiment, the interval's upper end 0.99-1.09x);
   ``--quick``: 9 of 5 and 25 with 10 pairs, and 20 single iterations on the last shape, a smoke
   test), with one BLAS
   thread (``threadpoolctl``; the claim, since it is stable on a shared machine) and, on the two small
