@@ -12,6 +12,7 @@ files (``test_claim_counterexamples_roweis.py``, ``test_claim_counterexamples_za
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 import pandas as pd
@@ -293,17 +294,18 @@ def test_sparse_iteration_cost_interval_too_wide_is_too_close():
     assert _verdict("bench_em_sparse_pca", "iteration-cost", df) == ledger.TOO_CLOSE
 
 
-def _em_pca_fit_pairs(ratio, spectrum: str = "decaying") -> pd.DataFrame:
-    """The committed CSV with 9 EMPCA-to-randomized-accuracy / randomized PCA pairs at ``ratio``: a number
-    (jittered by 2%) or the 9 per-pair ratios."""
+def _em_pca_fit_pairs(ratio, spectrum: str = "decaying", other: str = "randomized") -> pd.DataFrame:
+    """The committed CSV with 9 EMPCA / other solver pairs at ``ratio`` (EMPCA to randomized accuracy with
+    randomized PCA, EMPCA to tol with svds): a number (jittered by 2%) or the 9 per-pair ratios."""
     from experiments import bench_em_pca as m
 
     df = _csv("bench_em_pca")
+    em, solver = (m.EM_MATCH, m.RSVD) if other == "randomized" else (m.EM, m.SVDS)
     sel = (df.part == "fit") & (df.spectrum == spectrum)
     em_t = 1.5 * np.exp(0.05 * np.random.default_rng(1).standard_normal(m.PAIRS))
-    df.loc[sel & (df.method == m.EM_MATCH), "seconds_samples"] = " ".join(f"{v:.6g}" for v in em_t)
-    rsvd = em_t * (_pairs_at(ratio, m.PAIRS) if np.isscalar(ratio) else np.asarray(ratio))
-    df.loc[sel & (df.method == m.RSVD), "seconds_samples"] = " ".join(f"{v:.6g}" for v in rsvd)
+    df.loc[sel & (df.method == em), "seconds_samples"] = " ".join(f"{v:.6g}" for v in em_t)
+    times = em_t * (_pairs_at(ratio, m.PAIRS) if np.isscalar(ratio) else np.asarray(ratio))
+    df.loc[sel & (df.method == solver), "seconds_samples"] = " ".join(f"{v:.6g}" for v in times)
     return df
 
 
@@ -318,3 +320,41 @@ def test_em_pca_fit_vs_randomized_is_decided_on_the_pairs_interval(spectrum):
     # a good median with pairs spread so wide that the interval reaches the edge: too close
     wide = [1.0, 1.1, 1.3, 1.35, 1.4, 1.45, 1.5, 1.7, 1.9]  # median 1.4, interval 1.1-1.7
     assert _verdict("bench_em_pca", row, _em_pca_fit_pairs(wide, spectrum)) == ledger.TOO_CLOSE
+
+
+@pytest.mark.parametrize("spectrum", ["decaying", "spiked"])
+def test_em_pca_fit_vs_svds_is_decided_on_the_rows_history_band(spectrum):
+    """Goal: svds / EMPCA >= 1.0x on 3 rounds (fewer than MIN_PAIRS): call_timing with the row's band."""
+    from experiments import bench_em_pca as m
+
+    row = f"fit-vs-svds-{spectrum}"
+    band = max(0.15, math.expm1(ledger.NOISE_Z * ledger.run_noise("bench_em_pca", row)))
+
+    def at(ratio):  # the pairs' first 3 rounds
+        df = _em_pca_fit_pairs(ratio, spectrum, "svds")
+        sel = (df.part == "fit") & (df.spectrum == spectrum) & df.method.isin([m.EM, m.SVDS])
+        df.loc[sel, "seconds_samples"] = df.loc[sel, "seconds_samples"].str.split().str[:3].str.join(" ")
+        return df
+
+    assert _verdict("bench_em_pca", row, at(1.0)) == ledger.TOO_CLOSE
+    assert _verdict("bench_em_pca", row, at((1 + band) * 0.97)) == ledger.TOO_CLOSE  # inside the band
+    assert _verdict("bench_em_pca", row, at((1 + band) * 1.1)) == ledger.REPRODUCED
+    assert _verdict("bench_em_pca", row, at(0.5)) == ledger.NOT_REPRODUCED
+
+
+def _big_iteration_at(ratios) -> pd.DataFrame:
+    df = _csv("bench_em_pca")
+    rows = (df.part == "per_iteration") & (df["shape"] == "100000 x 1000")
+    df.loc[rows, "ratio_samples"] = " ".join(f"{v:.4g}" for v in ratios)
+    return df
+
+
+def test_em_pca_large_iteration_is_decided_on_its_pairs_interval():
+    """Goal: an EM iteration on 100000 x 1000 <= 1.3x its products; 9 pairs, call_paired (edge 1.13x)."""
+    row = "per-iteration-100000 x 1000"
+    assert _verdict("bench_em_pca", row, _big_iteration_at(_pairs_at(1.0))) == ledger.REPRODUCED
+    assert _verdict("bench_em_pca", row, _big_iteration_at(_pairs_at(1.6))) == ledger.NOT_REPRODUCED
+    assert _verdict("bench_em_pca", row, _big_iteration_at(_pairs_at(1.3))) == ledger.TOO_CLOSE
+    # a median of 1.04 whose interval reaches the edge (the 8th of 9 sorted pairs, 1.14): too close
+    reach = [0.9, 0.98, 1.0, 1.02, 1.04, 1.06, 1.08, 1.14, 1.3]
+    assert _verdict("bench_em_pca", row, _big_iteration_at(reach)) == ledger.TOO_CLOSE

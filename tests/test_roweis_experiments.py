@@ -87,6 +87,8 @@ def test_bench_quick(tmp_path):
     assert set(b[b.method == m.EM].repeats) == {m.ROUNDS}
     # the pair the randomized rows are decided on: PAIRS rounds, next to each other in alternating order
     assert set(b[b.method.isin([m.EM_MATCH, m.RSVD])].repeats) == {m.PAIRS}
+    # every per-iteration shape, the large one too: at least MIN_PAIRS samples, decided on their interval
+    assert (a.ratio_samples.str.split().str.len() >= 9).all()
     assert all(c.machine_dependent for c in m.CLAIMS)
     # Every solver finds the spiked subspace.
     assert (b[b.spectrum == "spiked"].sin_to_exact < 1e-4).all()
