@@ -168,7 +168,7 @@ from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
 from experiments.runner import _common
-from experiments.runner.claims import MIN_PAIRS, Claim, Outcome, call_paired, call_timing
+from experiments.runner.claims import MIN_PAIRS, Claim, Outcome, call_paired_or_timing
 from repro._validation import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 
@@ -560,7 +560,7 @@ def _check_per_iter(idx: int):
             if len(default)
             else "not measured at this size or in --quick, see the module docstring"
         )
-        call = _call(_samples(a1.ratio_samples), GOAL_PER_ITER)
+        call = call_paired_or_timing(_samples(a1.ratio_samples), GOAL_PER_ITER)
         return Outcome(
             f"{call.text('.2f', 'x')} on {a1['shape']} with 1 BLAS thread (default threads: {other})",
             call.verdict,
@@ -573,13 +573,6 @@ def _check_per_iter(idx: int):
         )
 
     return check
-
-
-def _call(samples, threshold: float, lower_is_better: bool = True):
-    """:func:`call_paired` on a row of at least ``MIN_PAIRS`` interleaved pairs, else :func:`call_timing`."""
-    if np.isfinite(samples).sum() >= MIN_PAIRS:
-        return call_paired(samples, threshold, lower_is_better=lower_is_better)
-    return call_timing(samples, threshold, lower_is_better=lower_is_better)
 
 
 def _row(df, spectrum, method, required=True):
@@ -622,7 +615,7 @@ def _check_vs(spectrum: str, other: str):
         r_def, t_def = _versus(df, spectrum, other, EM, EM_MATCH)
         _, t_roweis = _versus(df, spectrum, other, ROWEIS, ROWEIS_MATCH)
         em = _row(df, spectrum, EM)
-        call = _call(r_def, 1.0, lower_is_better=False)
+        call = call_paired_or_timing(r_def, 1.0, lower_is_better=False)
         how = "pairs, EMPCA and it next to each other in alternating order" if other == RSVD else "rounds"
         return Outcome(
             f"{other} time / EMPCA time: {call.text('.2f', 'x')}; EMPCA default {t_def}; Roweis EM (k "

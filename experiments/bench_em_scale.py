@@ -106,7 +106,7 @@ from experiments.runner.claims import (
     REPRODUCED,
     Claim,
     Outcome,
-    call_paired,
+    call_paired_or_timing,
     call_timing,
 )
 from repro._validation import ConvergenceWarning
@@ -691,13 +691,13 @@ def _check_in_memory(prefix: str):
     def check(df: pd.DataFrame) -> Outcome:
         a = df[df.part == "in_memory"]
         r = a[a.method.str.startswith(prefix)].iloc[0]
-        samples = [float(v) for v in str(r.ratio_samples).split()]
-        if len(samples) >= MIN_PAIRS:  # interleaved pairs in alternating order: the run's own interval
-            call = call_paired(samples, GOAL)
-            rule = "decided on the 95% CI of the median ratio, 15% margin"
-        else:
-            call = call_timing(samples, GOAL)
-            rule = "decided on the median with the row's run-to-run band"
+        # interleaved pairs in alternating order: at least MIN_PAIRS, the run's own interval
+        call = call_paired_or_timing([float(v) for v in str(r.ratio_samples).split()], GOAL)
+        rule = (
+            "decided on the 95% CI of the median ratio, 15% margin"
+            if call.interval == "ci"
+            else "decided on the median with the row's run-to-run band"
+        )
         note = (
             f"{r.method}; each EM iteration next to its reference products ({int(r.repeats)} pairs, per-pair "
             f"ratios, process CPU time, 1 BLAS thread; {rule}); float64 array of {r.array_mb / 1024:.1f} "

@@ -108,9 +108,10 @@ def _unscaled(res: OptimalResult, s: float, power: int) -> OptimalResult:
 
 
 def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float]:
-    """``(C, s)``: the covariance of ``X / s`` as a dense float64 matrix, checked (finite, symmetric, positive
-    semi-definite). For data, ``s`` is :func:`_scaled_data`'s (variances scale as ``s^2``); for a given
-    matrix, the power of two that brings its largest entry into the safe range (values scale as ``s``)."""
+    """``(C, s)``: a given matrix divided by ``s``, the power of two that brings its largest entry into the
+    safe range (values scale as ``s``), or the covariance of data rows that :func:`_scaled_data` has already
+    checked and scaled (``s = 1`` here), as a dense float64 matrix, checked (finite, symmetric, positive
+    semi-definite)."""
     if isinstance(X, Covariance):
         M = np.asarray(X.dense(), dtype=float)
     elif precomputed:
@@ -129,14 +130,12 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float]:
         if asym > 1e-8 * max(float(np.max(np.abs(M))), 1e-300):
             raise ValueError(f"X with precomputed=True must be symmetric; max |X - X'| = {asym:.3g}.")
         M = 0.5 * (M + M.T)
-    else:
-        data, s = _scaled_data(X)
-        M = np.array(Covariance.from_data(data, name="X").dense(), dtype=float)
+    else:  # data rows, checked and scaled by _scaled_data
+        M = np.array(Covariance.from_data(X, name="X").dense(), dtype=float)
     if M.shape[0] == 0:
         raise ValueError("X has no features.")
-    if isinstance(X, Covariance) or precomputed:
-        s = check_scale(M, "X")
-        M = M / s if s != 1.0 else M
+    s = check_scale(M, "X") if isinstance(X, Covariance) or precomputed else 1.0
+    M = M / s if s != 1.0 else M
     top = float(np.max(np.abs(np.diag(M))))
     if not top > 0:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
@@ -242,14 +241,16 @@ def optimal_sparse_pca(
     """
     t0 = time.perf_counter()
     nonneg = bool(nonneg)
-    wide = None
+    wide = C0 = None
     power = 1 if precomputed or isinstance(X, Covariance) else 2  # how the variances scale with s
-    if power == 2:
+    if power == 1:
+        C0, s = _as_matrix(X, precomputed)
+    else:
         data, s = _scaled_data(X)  # X / s, exact: badly scaled data neither underflow nor overflow C
         if data.shape[0] < data.shape[1] and data.shape[1] >= WIDE_MIN_FEATURES:
             wide = data  # through the n x n side: never the p x p covariance
-    if wide is None:
-        C0, s = _as_matrix(X, precomputed)
+        else:
+            C0, _ = _as_matrix(data, False)
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
     beyond = nonneg and k > _NONNEG_MAX_K  # no search at k: supports of more than 62 are not enumerated

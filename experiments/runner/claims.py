@@ -39,6 +39,7 @@ __all__ = [
     "Outcome",
     "TimingCall",
     "call_paired",
+    "call_paired_or_timing",
     "call_timing",
     "evaluate",
     "median_ci",
@@ -466,6 +467,23 @@ def call_paired(
     state = "met" if met else ("missed" if missed else "too close")
     med = float(np.median(x))
     return TimingCall(med, lo, hi, int(x.size), float(threshold), state, float(margin), 0.0, "ci")
+
+
+def call_paired_or_timing(samples, threshold: float, *, lower_is_better: bool = True) -> TimingCall:
+    """:func:`call_paired` on a row of at least ``MIN_PAIRS`` finite interleaved pairs, else
+    :func:`call_timing` (the row's run-to-run band): for experiments whose rows have different repeats.
+
+    Examples
+    --------
+    >>> call_paired_or_timing([0.95, 1.0, 1.0, 1.02, 1.05, 1.0, 0.98, 1.01, 0.99], 1.3).interval
+    'ci'
+    >>> call_paired_or_timing([0.80, 0.82, 0.84], 1.0, lower_is_better=True).state
+    'met'
+    """
+    x = np.asarray(samples, dtype=float).ravel()
+    if np.isfinite(x).sum() >= MIN_PAIRS:
+        return call_paired(x, threshold, lower_is_better=lower_is_better)
+    return call_timing(x, threshold, lower_is_better=lower_is_better)
 
 
 def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool) -> pd.DataFrame:
