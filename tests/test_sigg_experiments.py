@@ -83,6 +83,9 @@ def test_timing_quick(tmp_path):
     assert set(it.tol) == set(sigg2008_timing.TOLS)
     assert (it.n_iter >= 1).all()
     assert {"emPCA (nn)", "NSPCA"} <= set(df[df.kind == "time"].method)
+    nn = df[(df.kind == "time") & (df.method == "emPCA (nn)")]
+    assert sorted(nn.cardinality) == list(range(1, 41))  # every K timed, between the NSPCA cells
+    assert (np.isfinite(nn.seconds) & (nn.seconds > 0)).all()
 
 
 @pytest.mark.data(CBCL, *LEUK)
