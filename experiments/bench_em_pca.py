@@ -83,7 +83,7 @@ Choices (and why)
   ratios at 100000 rows, before momentum and float32 passes: svds/EMPCA 0.63x and 0.72x,
   randomized/EMPCA 1.10x and 1.25x).
 * **Repeats**: Part A 21 samples of fits of 50 and 450 iterations between blocks of 100 reference pairs
-  (for 100000 x 1000, ``BIG_PAIRS`` = 20 samples of one EM iteration and one reference pair each, all
+  (for 100000 x 1000, ``BIG_PAIRS`` = 40 samples of one EM iteration and one reference pair each, all
   in one fit: a callback times the iterations between its calls and the reference pairs itself, the
   reference after the iteration in odd samples and before it in even ones (A B, B A, ...), so that this
   row too is decided by ``call_paired``; its own work, forming ``C`` for it, is O(p), a millionth of a
@@ -96,8 +96,12 @@ Choices (and why)
   and read 0.75-1.30x under a load of 3-4 (interval 0.87-1.17x, too close): the difference of two
   one-second fits amplifies the load's noise, where one iteration next to one pair does not (0.98-1.14x,
   interval 1.05-1.08x, at the same load, in about 5 s; 0.98x, 1.06x and 1.07x in three full runs of
-  the experiment, the interval's upper end 0.99-1.09x);
-  ``--quick``: 9 of 5 and 25 with 10 pairs, and 20 single iterations on the last shape, a smoke
+  the experiment, the interval's upper end 0.99-1.09x). Round 7: with 20 such samples two full runs of
+  the same code read 1.04x both times, intervals 1.02-1.09x and 0.98-1.16x (the second run's host about
+  35% slower, reference 134 ms against 100 ms, samples 0.89-1.26x), the second across the 1.13x edge;
+  40 samples narrow the interval of the median from ranks 6-15 to ranks 14-27 of the sample, for about
+  6 s more;
+  ``--quick``: 9 of 5 and 25 with 10 pairs, and 40 single iterations on the last shape, a smoke
   test), with one BLAS
   thread (``threadpoolctl``; the claim, since it is stable on a shared machine) and, on the two small
   shapes, with NumPy's default threads for the reference products (reported alongside, 5 samples, on the
@@ -179,7 +183,7 @@ GOAL_PER_ITER = 1.3
 K = 10
 N_FIT = 50000  # rows of the Part B data (a timing-only size, see "Data")
 ROUNDS = 3  # interleaved rounds of Part B
-BIG_PAIRS = 20  # single EM iterations and reference pairs of the 100000 x 1000 row (A B, B A, ...)
+BIG_PAIRS = 40  # single EM iterations and reference pairs of the 100000 x 1000 row (A B, B A, ...)
 PAIRS = 9  # rounds of EMPCA to randomized accuracy and randomized PCA, in alternating order (call_paired)
 EQUAL_SIN = 1e-5  # equal accuracy with svds: sine to the exact subspace at most this, for both
 SVDS_TOLS = (1e-2, 1e-3, 0.0)  # ARPACK tol for svds: the first (loosest) that reaches EQUAL_SIN
