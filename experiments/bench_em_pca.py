@@ -79,7 +79,8 @@ Choices (and why)
   (``lambda_j = 1/j``: ``lambda_11/lambda_10 = 0.91``, where EM, being subspace iteration, converges
   slowly). 50000 x 1000 (400 MB; ``--quick``: 2000 x 100): a timing-only size (no goal names it),
   halved from 100000 rows to fit the run's time budget; every solver's cost is linear in the rows and
-  the array is still 10x the largest cache, so the ratios are those of the larger size (same-run
+  the array is still larger than the largest cache (the 300 MiB L3 this virtual machine reports, which
+  the host's other tenants share), so every pass streams it from memory, as at the larger size (same-run
   ratios at 100000 rows, before momentum and float32 passes: svds/EMPCA 0.63x and 0.72x,
   randomized/EMPCA 1.10x and 1.25x).
 * **Repeats**: Part A 21 samples of fits of 50 and 450 iterations between blocks of 100 reference pairs
