@@ -208,6 +208,49 @@ def test_caches_equal_recomputation_after_every_sweep(block):
         np.testing.assert_allclose(G, U.T @ U, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("max_sparse", [0, 1, 4, 64])
+def test_au_update_paths_match_twin_and_recomputation(k, max_sparse):
+    # max_sparse = 0: always the panel product; 64 >= block: always the per-row update; 1 and 4: mixed.
+    # A start near a sparse fixed point (500 sweeps, one row per block perturbed) makes the sweeps change
+    # 0-3 rows per block, so the per-row path is taken; the random start changes most rows.
+    rng = np.random.default_rng(21 + k)
+    d, block, alpha, beta = 45, 8, 80.0, 30.0
+    A = _scatter(rng.normal(size=(90, d)))
+    U0 = K.nspca_fit(A, np.abs(rng.normal(size=(d, k))), alpha, beta, 500, 0.0, block, 0, 0)[0]
+    U0[::block] += 0.05
+    for start in (U0, np.abs(rng.normal(size=(d, k)))):
+        U1, U2 = start.copy(), start.copy()
+        AU1, G1 = A @ U1, U1.T @ U1
+        AU2, G2 = A @ U2, U2.T @ U2
+        changed_rows = []
+        for _ in range(3):
+            before = U1.copy()
+            st1, n1 = K.nspca_sweep(A, U1, AU1, G1, alpha, beta, block, max_sparse)
+            st2, n2 = naive.nspca_sweep(A, U2, AU2, G2, alpha, beta, block)
+            assert st1 == st2 == -1 and n1 == n2
+            np.testing.assert_allclose(U1, U2, rtol=1e-10, atol=1e-12)
+            scale = np.abs(A).max() * np.abs(U1).max()
+            np.testing.assert_allclose(AU1, A @ U1, rtol=1e-12, atol=1e-12 * scale)
+            np.testing.assert_allclose(G1, U1.T @ U1, rtol=1e-10, atol=1e-12)
+            rows = (U1 != before).any(axis=1).reshape(-1)
+            changed_rows += [int(rows[b : b + block].sum()) for b in range(0, d, block)]
+        # both kinds of block occurred: some with 1..4 changed rows, some with more
+        assert any(0 < c <= 1 for c in changed_rows)
+        if start is not U0:
+            assert any(c > 4 for c in changed_rows)
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_default_au_update_fit_matches_twin(k):
+    # the default switch (-1: per-row updates at k = 1, mixed at k = 4) follows the twin's iterates
+    A, U, alpha, beta = _sweep_case(8, d=70, k=k)
+    got = K.nspca_fit(A, U, alpha, beta, 8, 0.0, 32, 3)
+    ref = naive.nspca_fit(A, U, alpha, beta, 8, 0.0, 32, 3)
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-10)
+
+
 def test_blocking_does_not_change_iterates():
     A, U, alpha, beta = _sweep_case(5, d=50, k=4)
     outs = []

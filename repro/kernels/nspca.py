@@ -245,7 +245,17 @@ def nspca_argmax(c1, c2, alpha, x_cur):
 
 
 @njit
-def nspca_sweep(A, U, AU, G, alpha, beta, block):
+def _default_max_sparse(block, k):
+    # Changed rows of a block up to which the per-row AU update is used (measured on CBCL, d = 361,
+    # block = 32, docs/DESIGN.md): at k = 1 it beats the panel product (a gemv) even when every row changed;
+    # at k = 10 it is even up to block // 8 rows and 1.8x slower when used for every block.
+    if k == 1:
+        return block
+    return block // 8
+
+
+@njit
+def nspca_sweep(A, U, AU, G, alpha, beta, block, max_sparse=-1):
     """One sweep of Algorithm 1 over all entries of ``U`` (rows s outer, columns r inner), in place.
 
     Parameters
@@ -262,6 +272,12 @@ def nspca_sweep(A, U, AU, G, alpha, beta, block):
         Penalties of Eq. 3.
     block : int
         Rows whose AU updates are deferred into one matrix product (any value >= 1 gives the same result).
+    max_sparse : int, optional
+        A block in which at most this many rows changed updates ``AU`` from those rows only (``AU[:, r] +=
+        delta_rs A[s, :]`` per changed entry, reading only their rows of ``A``); a block with more changed
+        rows uses the matrix product ``AU += A[:, blk] @ Delta``. The default -1 means ``block`` at one
+        component and ``block // 8`` at more (measured, see docs/DESIGN.md); 0 is the matrix product always.
+        Both give the same iterates up to the summation order of ``AU``.
 
     Returns
     -------
@@ -274,11 +290,14 @@ def nspca_sweep(A, U, AU, G, alpha, beta, block):
     Delta = np.zeros((block, k))
     Lc = np.zeros((block, k))  # in-block correction: AU_true[s] = AU[s] + Lc[s - b0]
     delta = np.zeros(k)
+    changed = np.empty(block, dtype=np.int64)  # block-relative rows that changed, in order
+    if max_sparse < 0:
+        max_sparse = _default_max_sparse(block, k)
     n_changed = 0
     for b0 in range(0, d, block):
         b1 = min(d, b0 + block)
         nb = b1 - b0
-        any_change = False
+        n_rows = 0
         for s in range(b0, b1):
             a_ss = A[s, s]
             row_changed = False
@@ -312,7 +331,8 @@ def nspca_sweep(A, U, AU, G, alpha, beta, block):
                             G[i, r] = G[r, i]
                     G[r, r] += x_new * x_new - x_old * x_old
             if row_changed:
-                any_change = True
+                changed[n_rows] = s - b0
+                n_rows += 1
                 for r in range(k):
                     Delta[s - b0, r] = delta[r]
                 for t in range(s - b0 + 1, nb):  # only rows still to come in this block
@@ -322,7 +342,24 @@ def nspca_sweep(A, U, AU, G, alpha, beta, block):
                             Lc[t, r] += a_ts * delta[r]
             for r in range(k):
                 delta[r] = 0.0
-        if any_change:
+        if 0 < n_rows <= max_sparse:
+            # few rows changed: AU += A[:, s] Delta[s]' (A symmetric: A[:, s] = A[s, :]) per changed row s,
+            # reading only those rows of A instead of the whole panel
+            for j in range(n_rows):
+                t = changed[j]
+                s = b0 + t
+                if k == 1:
+                    dl = Delta[t, 0]
+                    for i in range(d):
+                        AU[i, 0] += dl * A[s, i]
+                else:
+                    for i in range(d):
+                        a_si = A[s, i]
+                        for r in range(k):
+                            AU[i, r] += a_si * Delta[t, r]
+                Delta[t, :] = 0.0
+            Lc[:nb] = 0.0
+        elif n_rows > 0:
             # AU += A[:, b0:b1] @ Delta  (A symmetric: A[:, blk] = A[blk, :]')
             panel = Aflat[b0 * d : b1 * d].reshape((nb, d))
             AU += np.dot(panel.T, Delta[:nb])
@@ -350,11 +387,12 @@ def nspca_objective(U, AU, G, alpha, beta):
 
 
 @njit
-def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
+def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh, max_sparse=-1):
     """Run sweeps of Algorithm 1 from ``U0`` until the objective's relative gain is at most ``tol``.
 
     The caches ``AU = A U`` and ``G = U'U`` are recomputed from scratch every ``refresh`` sweeps
-    (one matrix product) so that round-off cannot accumulate over long runs.
+    (one matrix product) so that round-off cannot accumulate over long runs. ``max_sparse`` chooses the
+    ``AU`` update of each block of rows, as in :func:`nspca_sweep`.
 
     Returns
     -------
@@ -384,7 +422,7 @@ def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
     status = 0
     it = 0
     while it < max_iter:
-        bad, n_changed = nspca_sweep(A, U, AU, G, alpha, beta, block)
+        bad, n_changed = nspca_sweep(A, U, AU, G, alpha, beta, block, max_sparse)
         it += 1
         if bad >= 0:
             status = -(1 + bad)
