@@ -55,9 +55,8 @@ Choices the paper leaves open (and why)
   components.
 * **The certified optimum is not drawn** (issue 37): the left panel's problem (CBCL after projecting out
   the first PC, p = 361, ``x >= 0``, ``K = 1..200``) is the size of :mod:`experiments.asteris2014_fig4`'s,
-  where each ``k`` costs 15-22 s on the shared machine and only ``k <= 9`` is proven within 1000 nodes;
-  the non-negative search enumerates sub-supports of decided supports (``k <= 62``), so most of the curve
-  is out of its reach.
+  where each ``k`` costs 15-22 s and only ``k <= 9`` is proven within 1000 nodes; the non-negative
+  search enumerates sub-supports of decided supports, so most of the curve is out of its reach.
 
 References
 ----------

@@ -43,8 +43,6 @@ class OptimalResult:
         - "interrupted": Ctrl-C (the incumbent is kept);
         - "undecided_leaves": the tree is done, but a non-negative leaf's enumeration of its sub-supports
           ran out of its budget, so its bound (``lambda_max`` of the leaf) stays in ``upper_bound``;
-        - "beyond_enumeration": ``x >= 0`` with ``k > 62``: the ``k = 62`` optimum, which the bounds valid
-          at ``k`` (``lambda_max``, the DNN bound) do not prove optimal at ``k``;
         - "too_many_candidates": wide data only, more features survived the screening than the search
           takes (``repro._optimal_wide.MAX_CANDIDATES``); the screening bounds give the certified gap.
     n_nodes : int
@@ -86,19 +84,21 @@ class OptimalResult:
 
 
 def _root_incumbents(
-    C: np.ndarray, V: np.ndarray, k: int, nonneg: bool, em_start, out_of_time
+    C: np.ndarray, V: np.ndarray, k: int, nonneg: bool, em_start, out_of_time, deadline: float
 ) -> list[np.ndarray]:
     """Supports from greedy selection, the truncated top eigenvector and (optionally) ``em_start``, each
     polished by swap passes. ``out_of_time()`` is asked before every step but the eigenvector's (it costs
-    nothing beyond the root's eigendecomposition): a solve with a time limit runs only the
-    heuristics that start within it, so a swap pass, one greedy selection or one EM run is the most it can
-    overrun by."""
+    nothing beyond the root's eigendecomposition), and the greedy selection and the swap passes stop at
+    ``deadline`` themselves: one EM run is the most a solve with a time limit can overrun by."""
     v = V[:, -1]
     if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
         v = -v
     score = np.maximum(v, 0) if nonneg else np.abs(v)
-    starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg)]
-    starts.append(np.argsort(-score, kind="stable")[:k].astype(np.int64))
+    starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg, deadline)]
+    top = np.argsort(-score, kind="stable")[:k]
+    if nonneg and score[top[0]] > 0:  # positive entries only: zero padding lowers the x >= 0 value
+        top = top[score[top] > 0]
+    starts.append(top.astype(np.int64))
     if em_start is not None and not out_of_time():
         s = em_start(C, k, nonneg)
         if s is not None:
@@ -109,7 +109,7 @@ def _root_incumbents(
         for _ in range(3):  # swap passes one at a time, so that the clock is read between them
             if out_of_time():
                 break
-            t = _k.swap_search(C, s, nonneg, 1)
+            t = _k.swap_search(C, s, nonneg, 1, deadline)
             if np.array_equal(t, s):
                 break
             s = t
@@ -150,21 +150,43 @@ def search(
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
     C = np.ascontiguousarray(C0 / scale)
     W = np.maximum(C, 0.0) if nonneg else np.abs(C)
-    w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
-    lam, V2T = _k.eigen_tables(w, V)
+    deadline = np.inf if time_limit is None else t0 + time_limit  # the kernels read the same clock
 
     def out_of_time() -> bool:
         return time_limit is not None and time.perf_counter() - t0 >= time_limit
 
+    # The incumbent starts at the best single feature (the lowest index among the largest variances): the
+    # optimum at k = 1, feasible at every k and for x >= 0, and what an interrupted search still returns.
+    diag = np.diag(C).copy()
     inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
     inc_x = np.zeros(p)
-    for S in _root_incumbents(C, V, k, nonneg, em_start, out_of_time):
-        exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates sub-supports
-        _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x)
-    diag = np.diag(C)
-    root_bound = float(min(np.sum(np.sort(diag)[::-1][:k]), w[-1]))
-    if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
-        root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro._optimal_roots
+    j = int(np.flatnonzero(diag >= diag.max())[0])
+    inc_val[0] = diag[j]
+    inc_x[j] = 1.0
+    root_bound = float(np.sum(np.sort(diag)[::-1][:k]))
+    status = "optimal"
+    lam = V2T = None
+    try:
+        w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
+        lam, V2T = _k.eigen_tables(w, V)
+        root_bound = float(min(root_bound, w[-1]))
+        for S in _root_incumbents(C, V, k, nonneg, em_start, out_of_time, deadline):
+            exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates subsets
+            _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
+        if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
+            root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro._optimal_roots
+    except KeyboardInterrupt:
+        status = "interrupted"
+    if lam is None or status == "interrupted":  # stopped at the root: its incumbent and bound
+        prunes = dict.fromkeys(_k.BOUND_NAMES, 0)
+        return _finish(C0, scale, inc_val, inc_x, root_bound, gap, status, 0, t0, root_bound, prunes, nonneg)
+    if verbose:
+        print(
+            f"optimal_sparse_pca k={k}: root, value {inc_val[0] * scale:.6g}, "
+            f"bound {root_bound * scale:.6g}, {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
     status_arr = np.zeros((p + 2, p), np.int8)
     bounds = np.full(p + 2, np.inf)
@@ -177,7 +199,6 @@ def search(
     n_nodes = 0
     chunk = 64
     last_print = time.perf_counter()
-    status = "optimal"
     chain = {"U": None, "R": np.flatnonzero(np.ones(p, bool)), "inc": -np.inf}  # the chain's state
 
     def upper() -> float:
@@ -250,6 +271,7 @@ def search(
                 branch_l1,
                 l1_split,
                 l1s,
+                deadline,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
@@ -266,28 +288,52 @@ def search(
                 )
     except KeyboardInterrupt:
         status = "interrupted"
-    if sp[0] > 0:  # a stopped search: each open node's own bound (its parent's is looser)
-        for t in range(sp[0]):
-            own = _k.node_bound(
-                C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals
-            )
-            bounds[t] = min(bounds[t], own)
+    if sp[0] > 0:
+        tables = (C, W, lam, V2T, k, nonneg, eig_limit, l1_evals)
+        _rebound(tables, inc_val, status_arr, bounds, rhos, sp, time_limit, t0)
     ub = max(upper(), inc_val[0])
+    prunes = {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)}
+    exhausted = sp[0] == 0 and inc_val[1] == -np.inf
+    state = (inc_val, inc_x, ub, gap, status, n_nodes, t0, root_bound, prunes, nonneg, exhausted)
+    return _finish(C0, scale, *state)
+
+
+#: The share of ``time_limit`` (and at least the seconds) that re-bounding the open nodes of a stopped
+#: search may take past the limit, and the seconds it may take after an interruption or a node limit.
+REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
+
+
+def _rebound(tables, inc_val, status_arr, bounds, rhos, sp, time_limit, t0):
+    """A stopped search: each open node's own bound (its parent's is looser), the largest first, until
+    the time left for it runs out (a node not re-bounded keeps its parent's bound, which holds). A second
+    Ctrl-C ends it at once."""
+    C, W, lam, V2T, k, nonneg, eig_limit, l1_evals = tables
+    start = time.perf_counter()
+    if time_limit is not None:
+        deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
+    else:
+        deadline = start + REBOUND_AFTER_STOP
+    try:
+        for t in np.argsort(-bounds[: sp[0]], kind="stable"):
+            if time.perf_counter() >= deadline:
+                break
+            own = _k.node_bound(
+                C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals,
+                deadline,
+            )  # fmt: skip
+            bounds[t] = min(bounds[t], own)
+    except KeyboardInterrupt:
+        pass
+
+
+def _finish(C0, scale, inc_val, inc_x, ub, gap, status, n_nodes, t0, root, prunes, nonneg, exhausted=False):
+    """The :class:`OptimalResult` of :func:`search` from its state (values scaled back by ``scale``)."""
+    ub = max(ub, inc_val[0])
     x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()
     x /= np.linalg.norm(x)
     value = float(x @ C0 @ x)
-    upper_bound = float(ub * scale)
     return certified_result(
-        x,
-        value,
-        upper_bound,
-        gap,
-        status,
-        n_nodes,
-        t0,
-        root_bound * scale,
-        {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)},
-        exhausted=sp[0] == 0 and inc_val[1] == -np.inf,
+        x, value, float(ub * scale), gap, status, n_nodes, t0, root * scale, prunes, exhausted=exhausted
     )
 
 

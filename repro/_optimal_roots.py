@@ -22,9 +22,12 @@ def _em_support(C: np.ndarray, k: int, nonneg: bool):
         )
     except Exception:
         return None
-    if not 0 < np.count_nonzero(comps[0]) <= k:
+    nz = np.count_nonzero(comps[0])
+    if not 0 < nz <= k:
         return None
-    return np.argsort(-np.abs(comps[0]), kind="stable")[:k].astype(np.int64)
+    # its non-zeros only: with x >= 0 a support padded with zero loadings is evaluated by the projected
+    # power iteration on the larger set, which can end below the EM's own value
+    return np.argsort(-np.abs(comps[0]), kind="stable")[:nz].astype(np.int64)
 
 
 def _spannogram_root(C: np.ndarray, k: int, nonneg: bool, incumbent: np.ndarray | None = None) -> float:

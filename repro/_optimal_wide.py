@@ -226,15 +226,18 @@ def support_value(G: np.ndarray, S: np.ndarray, nonneg: bool):
     return x, float(y @ y)
 
 
-def _incumbents(G, V, k, nonneg, root_em, cov, prev, U):
+def _incumbents(G, V, k, nonneg, root_em, cov, prev, U, extend=True):
     """Candidate supports: the truncated leading eigenvector, EMSparsePCA (on the data operator) and the
-    previous cardinality's support ``prev`` extended by its best feature among the 500 largest ``U``."""
+    previous cardinality's support ``prev`` extended by its best feature among the 500 largest ``U``
+    (``prev`` itself when not ``extend``: out of time)."""
     v = V[:, 0]
     if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
         v = -v
     score = np.maximum(v, 0) if nonneg else np.abs(v)
     supports = [np.sort(np.argsort(-score, kind="stable")[:k])]
-    if prev is not None and prev.size:
+    if prev is not None and prev.size and not extend:
+        supports.append(np.sort(prev))
+    elif prev is not None and prev.size:
         best, best_S = -np.inf, None
         for i in np.argsort(-U, kind="stable")[:500]:
             if i in prev:
@@ -289,7 +292,10 @@ def optimal_sparse_pca_wide(
     lam, V = _thin_eig(G)
     cov = Covariance.from_data(X) if root_em or root_spannogram else None
     ub_prev, prev, total_nodes = np.inf, None, 0
-    for j in range(1, k + 1):  # out of time, the remaining cardinalities screen, but stop at the search
+    for j in range(1, k + 1):
+        if j < k and time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            ub_prev = np.inf  # out of time: straight to k (a bound at j - 1 screens only cardinality j)
+            continue
         res = _one_cardinality(
             G, d, lam, V, cov, j, nonneg, gap, time_limit, max_nodes, eig_limit, root_em and j == k,
             root_spannogram and j == k, verbose, t0, max_candidates, ub_prev, prev,
@@ -324,7 +330,7 @@ def _one_cardinality(
             best_x = np.zeros(p)
             best_x[S] = xS
 
-    for S in _incumbents(G, V, k, nonneg, root_em and not out_of_time(), cov, prev, U):
+    for S in _incumbents(G, V, k, nonneg, root_em and not out_of_time(), cov, prev, U, not out_of_time()):
         xS, val = support_value(G, S, nonneg)
         offer(S, xS, val)
 

@@ -42,10 +42,10 @@ At the root the spannogram certificate (:func:`repro.spannogram_bound`, Asteris 
 bound, and the incumbent is the best of a greedy forward selection, the truncated leading eigenvector and
 EMSparsePCA, each polished by a swap local search; each node tries ``I`` plus its ``r`` free features
 best aligned with ``C_I``'s top direction. The search is depth-first (at most ``p + 1`` open nodes).
-Not for ``x >= 0`` only: a decided support is evaluated exactly by enumerating its subsets (at the
-optimum ``x`` is a positive eigenvector of ``C_T`` on its support ``T``), so the search takes ``k <= 62``
-there; a larger ``k`` is proven only where the ``k = 62`` optimum meets a bound valid at every ``k`` (the
-DNN bound, :mod:`repro.kernels.optimal_nonneg`).
+With ``x >= 0`` a decided support is evaluated exactly by enumerating its subsets (at the optimum ``x``
+is a positive eigenvector of ``C_T`` on its support ``T``), up to a budget per leaf; a leaf whose
+enumeration runs out keeps ``lambda_max`` of its support in the bound (status "undecided_leaves"). Any
+``k`` up to ``p``, with or without signs: no structure of the search has a fixed size.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 
 from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
-from ._bnb import OptimalResult, certified_result, search
+from ._bnb import OptimalResult, search
 from ._optimal_roots import _em_support, _spannogram_root
 from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
 from ._validation import (
@@ -71,13 +71,9 @@ from ._validation import (
     check_scale,
     unscale,
 )
-from .kernels.optimal_nonneg import DNN_MAX_FEATURES, certified_lambda_max, dnn_bound
 from .linalg import Covariance, projection_deflate
 
 __all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca"]
-
-_NONNEG_MAX_K = 62
-
 
 def _constant_features(M: np.ndarray) -> np.ndarray:
     bad = ~np.isfinite(np.diag(M))
@@ -177,9 +173,7 @@ def optimal_sparse_pca(
     k : int
         The largest number of non-zeros, ``1 <= k <= n_features``.
     nonneg : bool, default False
-        Also require ``x >= 0``. Supports of more than 62 features are not searched: with ``k > 62``
-        the ``k = 62`` optimum is compared with the bounds valid at ``k`` (``lambda_max``, the DNN bound;
-        status "beyond_enumeration" where they do not prove it). Wide data: ``k <= 62``.
+        Also require ``x >= 0``.
     precomputed : bool, default False
         ``X`` is a covariance or correlation matrix (symmetric positive semi-definite, finite).
     gap : float, default 1e-6
@@ -253,11 +247,6 @@ def optimal_sparse_pca(
             C0, _ = _as_matrix(data, False)
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
-    beyond = nonneg and k > _NONNEG_MAX_K  # no search at k: supports of more than 62 are not enumerated
-    if beyond and wide is not None:
-        raise ValueError(
-            f"k = {k} with nonneg=True on wide data: at most {_NONNEG_MAX_K} (supports are enumerated)."
-        )
     gap = check_real(gap, "gap", low=0.0)
     if time_limit is not None:
         time_limit = check_real(time_limit, "time_limit", low=0.0)
@@ -281,7 +270,7 @@ def optimal_sparse_pca(
         return _unscaled(res, s, power)
     res = search(
         C0,
-        min(k, _NONNEG_MAX_K),
+        k,
         nonneg=nonneg,
         gap=gap,
         time_limit=time_limit,
@@ -292,18 +281,7 @@ def optimal_sparse_pca(
         verbose=verbose,
         t0=t0,
     )
-    return _unscaled(_beyond_enumeration(C0, k, res, gap, t0) if beyond else res, s, power)
-
-
-def _beyond_enumeration(C: np.ndarray, k: int, res: OptimalResult, gap: float, t0: float) -> OptimalResult:
-    """``x >= 0`` with ``k > 62``: the ``k = 62`` search's component (feasible at ``k``) against the bounds
-    that hold at ``k``: ``lambda_max(C)``, the ``k`` largest variances and the DNN bound (every ``k``). Where
-    the optimum has at most 62 non-zeros and the DNN bound is tight (LRS), this proves it."""
-    upper = min(certified_lambda_max(C), float(np.sum(np.sort(np.diag(C))[::-1][:k])))
-    if C.shape[0] <= DNN_MAX_FEATURES:
-        upper = min(upper, dnn_bound(C)[0])
-    status = "beyond_enumeration" if res.status == "optimal" else res.status
-    return certified_result(res.component, res.value, upper, gap, status, res.n_nodes, t0, upper, res.prunes)
+    return _unscaled(res, s, power)
 
 
 class OptimalSparsePCA(ProjectionMixin, BaseEstimator):

@@ -5,6 +5,7 @@ is (``p <= 4``), and proves at the root every ``k`` above the non-negative optim
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -133,10 +134,11 @@ def test_optimum_rows_extend_a_dnn_proof_to_larger_k():
         assert rows.loc[k, "bound"] >= ref.value * (1 - 1e-12)
 
 
-def test_beyond_enumeration_k_above_62():
-    """``x >= 0`` with ``k > 62``: proven where the optimum has few non-zeros and the DNN bound meets it
-    (the value is the small-``k`` optimum's), else the ``k = 62`` component with a certified bound and
-    status "beyond_enumeration"; wide data keep the limit."""
+def test_nonneg_k_above_62():
+    """``x >= 0`` with ``k > 62`` is searched like any ``k`` (the leaf enumeration has no 64-bit mask):
+    proven where the optimum has few non-zeros (the value is the small-``k`` optimum's); on a positive
+    factor the optimum is dense, the answer grows with ``k`` and reaches the Perron value at ``k = p``;
+    wide data take such ``k`` too."""
     rng = np.random.default_rng(5)
     p = 66
     u = np.zeros(p)
@@ -153,10 +155,15 @@ def test_beyond_enumeration_k_above_62():
     assert big.value == pytest.approx(small.value, rel=1e-9)  # opt(8) <= opt(64) <= the DNN bound
     A = np.abs(rng.standard_normal((p, 2)))  # a positive factor: the optimum is dense, beyond 62
     D = A @ A.T + 0.1 * np.eye(p)
-    r = optimal_sparse_pca(D, 64, nonneg=True, precomputed=True, root_em=False, max_nodes=20)
-    lam = np.linalg.eigvalsh(D)[-1]  # the optimum at k = p (the Perron vector), so at least opt(64)
-    assert not r.proven and r.status in {"beyond_enumeration", "node_limit", "undecided_leaves"}
-    assert r.value <= lam * (1 + 1e-12) and r.upper_bound >= r.value
-    assert np.count_nonzero(r.component) <= 62
-    with pytest.raises(ValueError, match="wide data"):
-        optimal_sparse_pca(rng.standard_normal((10, 120)), 63, nonneg=True)
+    lam = np.linalg.eigvalsh(D)[-1]  # the optimum at k = p (the Perron vector)
+    prev = 0.0
+    for k in (62, 64, 66):
+        r = optimal_sparse_pca(D, k, nonneg=True, precomputed=True, root_em=False, max_nodes=20)
+        assert r.value <= lam * (1 + 1e-12) and r.upper_bound >= r.value >= prev * (1 - 1e-12)
+        assert np.count_nonzero(r.component) <= k and (r.component >= 0).all()
+        prev = r.value
+    assert np.count_nonzero(r.component) == p and r.proven and r.value == pytest.approx(lam, rel=1e-12)
+    t = time.perf_counter()
+    wide = optimal_sparse_pca(rng.standard_normal((10, 120)), 63, nonneg=True, time_limit=1.0)
+    assert time.perf_counter() - t <= 1.2  # out of time, the cardinalities below k are skipped
+    assert np.count_nonzero(wide.component) <= 63 and wide.upper_bound >= wide.value > 0

@@ -500,7 +500,7 @@ def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
 def _certify_first(op, w, k, nonneg, certify):
     """The better of ``w`` and the exact solver's component on ``op``, and the certified relative gap."""
     C = np.asarray(op.dense(), dtype=np.float64)
-    if not np.max(np.diag(C)) > 0 or (nonneg and k > 62):  # no variance; too many supports to enumerate
+    if not np.max(np.diag(C)) > 0:  # no variance
         return w, np.nan
     res = search(C, k, nonneg=nonneg, gap=1e-6, max_nodes=CERTIFY_MAX_NODES if certify == "auto" else None)
     mine = float(w @ C @ w)

@@ -16,12 +16,15 @@ from .renormalization import _best_start_step, _refined, _renormalized
 from .solvers import _draw_start, _em_block
 
 
-def _starts(s: _Settings, D, excluded, start_rngs, pc) -> list[tuple[np.ndarray, object]]:
+def _starts(s: _Settings, D, excluded, start_rngs, pc, op=None, K=None) -> list[tuple[np.ndarray, object]]:
     """The starts of one component as ``(w0, rng for redraws)``.
 
     ``"auto"`` (the default): the first principal component (both signs with ``nonneg``) and random starts
-    up to ``n_restarts`` in all; ``"pc"``: the principal component (both signs with ``nonneg``);
-    ``"random"``: ``n_restarts`` random starts; an array: that start.
+    up to ``n_restarts`` in all, and at ``K = 1`` also the best single feature (the lowest index of the
+    largest variance): the optimum at ``K = 1``, where the EM stays (``|C_ij| <= C_jj`` for the largest
+    ``C_jj``: the top entry of ``C e_j`` is its own), so the default is exact there; ``"pc"``: the
+    principal component (both signs with ``nonneg``); ``"random"``: ``n_restarts`` random starts; an
+    array: that start.
     """
     if isinstance(s.init, np.ndarray):
         return [(s.init, start_rngs[0])]
@@ -30,6 +33,11 @@ def _starts(s: _Settings, D, excluded, start_rngs, pc) -> list[tuple[np.ndarray,
         out = [(p, start_rngs[i % len(start_rngs)]) for i, p in enumerate(pcs)]
         if s.init == "auto":
             out += [(_draw_start(g, D, s.nonneg, excluded), g) for g in start_rngs[len(pcs) :]]
+            if K == 1 and hasattr(op, "diag"):
+                d = np.where(excluded, -np.inf, op.diag())
+                e = np.zeros(D)
+                e[int(np.flatnonzero(d >= d.max())[0])] = 1.0
+                out.append((e, start_rngs[0]))
         return out
     return [(_draw_start(g, D, s.nonneg, excluded), g) for g in start_rngs]
 
@@ -49,7 +57,7 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
     renormalization."""
     D = op.n_features
     nonneg = s.nonneg
-    starts = _starts(s, D, excluded, start_rngs, pc)
+    starts = _starts(s, D, excluded, start_rngs, pc, op, K)
     refine = s.renormalize == "refine" and V is None and isinstance(op, Covariance)
     first = None
     if V is None:

@@ -34,8 +34,10 @@ eigenvector of the l1 relaxation ``C_A - U_A`` (``branch_l1``; else the one best
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
 from .linalg import lanczos_top
 
@@ -58,6 +60,7 @@ L1_SPLIT = 14  # the l1 bound with the fixed-in features' l1 charge apart (l1_sp
 CHAIN_OUT = 15  # features fixed out of every open node by the cardinality chain (chain_bounds)
 CHAIN_NODES = 16  # nodes of the chain's searches at k - 1, k - 2, ... (included in the node count)
 N_COUNTS = 17
+NO_DEADLINE = np.inf  # the default ``deadline`` of the kernels: never stop on the clock
 LEAF_BUDGET = 20_000  # sub-supports one non-negative leaf may enumerate (then its bound is kept instead)
 BOUND_NAMES = (
     "stale",
@@ -78,6 +81,16 @@ BOUND_NAMES = (
     "chain_fixed_out",
     "chain_nodes",
 )
+
+
+@njit(cache=True)
+def now():
+    """``time.perf_counter()`` from compiled code (about 0.5 us a call): the kernels that can run long
+    (the node loop, a leaf's enumeration, the Cholesky certificate) compare it with their ``deadline``,
+    a ``perf_counter`` reading, so that a ``time_limit`` holds inside one call."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
 
 
 @njit(cache=True)
@@ -517,7 +530,7 @@ def l1_matrix(C, A, rho, nonneg):
 
 
 @njit(cache=True)
-def below(M, t):
+def below(M, t, deadline=NO_DEADLINE):
     """True when ``lambda_max(M) <= t`` is certified: a Cholesky factorization of ``(t - delta) I - M``
     completes with positive pivots (stopped at the first pivot that is not).
 
@@ -525,6 +538,8 @@ def below(M, t):
     ``B`` is exact for ``B + E`` with ``|E_ij| <= g |L||L'|_ij <= g (1 + g) max_i B_ii``,
     ``g = (n + 1) u / (1 - (n + 1) u)``, so ``lambda_min(B) >= -n g (1 + g) max_i B_ii``. With
     ``delta = 2 n (n + 1) u (|t| + max |M_ii|)``, at least that, ``(t - delta) I - M + delta I`` is PSD.
+    Past ``deadline`` (read every 16 columns) it gives up: False, no certificate (safe: no bound is
+    claimed).
     """
     n = M.shape[0]
     dm = 0.0
@@ -534,6 +549,8 @@ def below(M, t):
     s = t - delta
     L = np.zeros((n, n))
     for j in range(n):
+        if j % 16 == 15 and deadline < np.inf and now() >= deadline:
+            return False
         d = s - M[j, j]
         for q in range(j):
             d -= L[j, q] * L[j, q]
@@ -561,7 +578,7 @@ def _l1_estimate(C, A, rho, k, nonneg, v, steps):
 
 
 @njit(cache=True)
-def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30):
+def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30, deadline=NO_DEADLINE):
     """The l1 (DSPCA-dual) bound over the allowed features ``A``, with ``rho`` searched from ``rho0``.
 
     For unit ``x`` supported on ``S`` (``S`` in ``A``, ``|S| <= k``) and any symmetric ``U`` with zero
@@ -613,15 +630,17 @@ def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30):
         cmax = max(cmax, abs(C[A[a], A[a]]))
     slack = 8.0 * _EPS * (abs(best) + k * (rho + cmax))
     if best < thr - slack:
-        if below(M, thr - rho * (k - 1) - slack):
+        if below(M, thr - rho * (k - 1) - slack, deadline):
             return thr, rho
     level = (best - rho * (k - 1)) * (1.0 + 1e-7) + 1e-12 * abs(best)
-    if below(M, level):
+    if below(M, level, deadline):
         return level + rho * (k - 1) + slack, rho
+    if now() >= deadline:
+        return np.inf, rho
     # Lanczos missed the top eigenvalue (a start orthogonal to its eigenvector): the full spectrum
     lam = np.linalg.eigvalsh(M)[n - 1]
     level = lam * (1.0 + 1e-7) + 1e-12 * (abs(lam) + cmax)
-    if below(M, level):
+    if below(M, level, deadline):
         return level + rho * (k - 1) + slack, rho
     return np.inf, rho
 
@@ -684,7 +703,7 @@ def split_reachable(C, A, m, k, rho, nonneg, v, thr):
 
 
 @njit(cache=True)
-def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=True):
+def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=True, deadline=NO_DEADLINE):
     """The l1 bound with the fixed-in features apart: ``A`` lists the ``m`` fixed-in features first.
 
     With ``U`` as in :func:`l1_bound` (zero diagonal, ``|U_ij| <= rho``; ``U_ij <= rho`` when ``x >= 0``),
@@ -736,16 +755,18 @@ def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=T
         cmax = max(cmax, abs(C[A[q], A[q]]))
     da, db = split_shift(m, r, theta)
     slack = 8.0 * _EPS * (abs(best) + (k + 1) * (rho + cmax) + rho * (abs(da) + abs(db)))
-    if best < thr - slack and below(Ms, thr - slack):
+    if best < thr - slack and below(Ms, thr - slack, deadline):
         return thr, theta
     if not certify:
         return np.inf, theta
     level = best * (1.0 + 1e-7) + 1e-12 * (abs(best) + cmax)
-    if below(Ms, level):
+    if below(Ms, level, deadline):
         return level + slack, theta
+    if now() >= deadline:
+        return np.inf, theta
     lam = np.linalg.eigvalsh(Ms)[n - 1]  # Lanczos missed the top eigenvalue
     level = lam * (1.0 + 1e-7) + 1e-12 * (abs(lam) + cmax)
-    if below(Ms, level):
+    if below(Ms, level, deadline):
         return level + slack, theta
     return np.inf, theta
 
@@ -768,72 +789,100 @@ def signed_value(C, S):
 
 
 @njit(cache=True)
-def nonneg_value(C, S, floor, budget=200_000):
+def _subset_value(C, S, keep, best, bx):
+    """One subset of :func:`nonneg_value`: ``S[keep]``'s one-signed eigenvector of largest eigenvalue above
+    ``best`` (Perron's first), recorded in ``bx`` (on ``S``). Returns ``(best, expand)``: ``expand`` is False
+    when no subset of ``S[keep]`` can beat ``best`` (``lambda_max`` at most it) or the top eigenvector is
+    one-signed (then it is the subset's optimum, and bounds every smaller subset's)."""
+    m = S.shape[0]
+    n = 0
+    for t in range(m):
+        if keep[t]:
+            n += 1
+    pos = np.empty(n, np.int64)
+    T = np.empty(n, np.int64)
+    n = 0
+    for t in range(m):
+        if keep[t]:
+            pos[n] = t
+            T[n] = S[t]
+            n += 1
+    M = _sub(C, T)
+    w, V = np.linalg.eigh(M)
+    if w[n - 1] <= best:
+        return best, False
+    perron = False
+    for e in range(n - 1, -1, -1):
+        if w[e] <= best:
+            break
+        v = V[:, e]
+        tol = 1e-12 * np.max(np.abs(v))
+        if np.all(v >= -tol) or np.all(v <= tol):
+            x = np.abs(v)
+            x /= np.sqrt(np.sum(x * x))
+            val = x @ M @ x
+            if val > best:
+                best = val
+                bx[:] = 0.0
+                for t in range(n):
+                    bx[pos[t]] = x[t]
+            if e == n - 1:
+                perron = True
+            break
+    return best, not perron and n > 1
+
+
+@njit(cache=True)
+def nonneg_value(C, S, floor, budget=200_000, deadline=NO_DEADLINE):
     """``max x'Cx`` over unit ``x >= 0`` supported in ``S``, exactly, when it exceeds ``floor``.
 
     At the optimum, ``x`` restricted to its support ``T`` is a positive eigenvector of ``C_T`` (KKT), so
     the value is the largest eigenvalue with a one-signed eigenvector over the subsets ``T`` of ``S``.
-    The subsets are enumerated (each once) and a subset whose ``lambda_max`` is at most the best so far
-    is pruned with all of its own subsets; a one-signed top eigenvector (Perron) ends a branch. Returns
-    ``(value, x on S, complete)``; ``value <= floor`` (and ``x`` zero) when nothing beats ``floor``;
-    ``complete`` is False when ``budget`` subsets were examined before the enumeration ended (then
-    ``value`` is only a lower bound).
+    The subsets are enumerated depth first, each once (a subset is ``S`` less an increasing sequence of
+    positions; its children remove one more position after the last, the last position first), and a
+    subset whose ``lambda_max`` is at most the best so far is pruned with all of its own subsets; a
+    one-signed top eigenvector (Perron) ends a branch. Any ``|S|``: the state is the removed sequence and
+    one child pointer per depth. The enumeration starts from the better of ``floor`` and
+    :func:`nonneg_lower`'s feasible value on ``S``, so a leaf cut short by its budget keeps at least the
+    projected power iteration's value. Returns ``(value, x on S, complete)``; ``value <= floor`` (and
+    ``x`` zero) when nothing beats ``floor``; ``complete`` is False when ``budget`` subsets were examined
+    before the enumeration ended, or when ``deadline`` passed (then ``value`` is only a lower bound).
     """
     m = S.shape[0]
-    best = floor
     bx = np.zeros(m)
-    cap = m * m + 2
-    masks = np.empty(cap, np.int64)
-    starts = np.empty(cap, np.int64)
-    sp = 1
-    masks[0] = (np.int64(1) << m) - 1
-    starts[0] = 0
-    pos = np.empty(m, np.int64)
-    seen = 0
-    while sp > 0:
-        if seen >= budget:
+    lo, xl = nonneg_lower(C, S)  # a feasible start: the enumeration prunes against it from the first subset
+    if lo > floor:
+        floor = lo
+        bx[:] = xl
+    keep = np.ones(m, np.bool_)
+    removed = np.empty(m + 1, np.int64)  # removed[d]: the position whose removal made the depth-d subset
+    nxt = np.empty(m + 1, np.int64)  # the next child (a position to remove) of the depth-d subset
+    best, expand = _subset_value(C, S, keep, floor, bx)
+    seen = 1
+    if not expand:
+        return best, bx, True
+    d = 0
+    removed[0] = -1
+    nxt[0] = m - 1
+    while d >= 0:
+        t = nxt[d]
+        if t <= removed[d]:  # every child done: back to the parent, the position restored
+            if d > 0:
+                keep[removed[d]] = True
+            d -= 1
+            continue
+        nxt[d] = t - 1
+        if seen >= budget or (seen % 8 == 0 and deadline < np.inf and now() >= deadline):
             return best, bx, False
         seen += 1
-        sp -= 1
-        mask = masks[sp]
-        start = starts[sp]
-        n = 0
-        for t in range(m):
-            if (mask >> t) & 1:
-                pos[n] = t
-                n += 1
-        T = np.empty(n, np.int64)
-        for t in range(n):
-            T[t] = S[pos[t]]
-        M = _sub(C, T)
-        w, V = np.linalg.eigh(M)
-        if w[n - 1] <= best:
-            continue
-        perron = False
-        for e in range(n - 1, -1, -1):
-            if w[e] <= best:
-                break
-            v = V[:, e]
-            tol = 1e-12 * np.max(np.abs(v))
-            if np.all(v >= -tol) or np.all(v <= tol):
-                x = np.abs(v)
-                x /= np.sqrt(np.sum(x * x))
-                val = x @ M @ x
-                if val > best:
-                    best = val
-                    bx[:] = 0.0
-                    for t in range(n):
-                        bx[pos[t]] = x[t]
-                if e == n - 1:
-                    perron = True
-                break
-        if perron or n == 1:
-            continue
-        for t in range(n):
-            if pos[t] >= start:
-                masks[sp] = mask & ~(np.int64(1) << pos[t])
-                starts[sp] = pos[t] + 1
-                sp += 1
+        keep[t] = False
+        best, expand = _subset_value(C, S, keep, best, bx)
+        if expand:
+            d += 1
+            removed[d] = t
+            nxt[d] = m - 1
+        else:
+            keep[t] = True
     return best, bx, True
 
 
@@ -862,7 +911,7 @@ def nonneg_lower(C, S, n_iter=30):
 
 
 @njit(cache=True)
-def _evaluate(C, S, nonneg, exact, inc_val, inc_x):
+def _evaluate(C, S, nonneg, exact, inc_val, inc_x, deadline=NO_DEADLINE):
     """Evaluate support ``S``; update the incumbent (``inc_val[0]``, full-length ``inc_x``) when it improves.
 
     A non-negative support whose enumeration runs out of its budget records ``lambda_max(C_S)`` in
@@ -872,7 +921,7 @@ def _evaluate(C, S, nonneg, exact, inc_val, inc_x):
         return
     if nonneg:
         if exact:
-            val, x, complete = nonneg_value(C, S, inc_val[0], LEAF_BUDGET)
+            val, x, complete = nonneg_value(C, S, inc_val[0], LEAF_BUDGET, deadline)
             if not complete:
                 inc_val[1] = max(inc_val[1], signed_value(C, S)[0])
         else:
@@ -909,6 +958,7 @@ def bnb_run(
     branch_l1=True,
     l1_split=True,
     stack_l1=None,
+    deadline=NO_DEADLINE,
 ):
     """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
 
@@ -920,6 +970,11 @@ def bnb_run(
     "in" child, ``inf`` otherwise. The l1 bound depends on the allowed set only, and an "in" child has its
     parent's allowed set, so where the child fixes no feature out it takes that value instead of searching
     ``rho`` again (the parent's ``rho`` and eigenvector are kept for its children and its branching).
+
+    ``deadline`` (a ``perf_counter`` reading): the loop stops before a node that would start after it,
+    and past it a node's certificates give up (the bound is not used: the node branches) and a leaf's
+    enumeration stops (its ``lambda_max`` is kept in ``inc_val[1]``, as for an exhausted budget): every
+    bound still holds.
     """
     p = C.shape[0]
     diag = np.empty(p)
@@ -927,6 +982,8 @@ def bnb_run(
         diag[i] = C[i, i]
     nodes = 0
     while sp_arr[0] > 0 and nodes < max_nodes:
+        if deadline < np.inf and now() >= deadline:
+            break
         sp = sp_arr[0] - 1
         status = stack_status[sp].copy()
         pb = stack_bound[sp]
@@ -948,11 +1005,11 @@ def bnb_run(
         r = k - m
         if r <= 0:
             counts[LEAF] += 1
-            _evaluate(C, I, nonneg, True, inc_val, inc_x)
+            _evaluate(C, I, nonneg, True, inc_val, inc_x, deadline)
             continue
         if m + nf <= k:
             counts[LEAF] += 1
-            _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x)
+            _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x, deadline)
             continue
         dF = diag[F]
         b = trace_bound(diag, I, F, r)
@@ -1036,7 +1093,7 @@ def bnb_run(
                 nf = F.shape[0]
                 if nf == 0 or m + nf <= k:
                     counts[LEAF] += 1
-                    _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x)
+                    _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x, deadline)
                     continue
                 # the node's own bounds over the smaller free set
                 a2 = a2[keep]
@@ -1060,14 +1117,15 @@ def bnb_run(
             if pl1 < np.inf:  # the parent's allowed set, so its certified l1 bound (and rho, v)
                 bl = pl1
             else:
-                bl, rho = l1_bound(C, A, k, prho, thr, nonneg, v, l1_evals if prho >= 0.0 else 4 * l1_evals)
+                evals = l1_evals if prho >= 0.0 else 4 * l1_evals
+                bl, rho = l1_bound(C, A, k, prho, thr, nonneg, v, evals, 30, deadline)
             b = min(b, bl)
             if b <= thr:
                 counts[L1] += 1
                 continue
             if l1_split and m > 0 and split_reachable(C, A, m, k, rho, nonneg, v, thr):
                 vs = v.copy()
-                bs, _theta = l1_split_bound(C, A, m, k, rho, thr, nonneg, vs, l1_evals, 30, False)
+                bs, _theta = l1_split_bound(C, A, m, k, rho, thr, nonneg, vs, l1_evals, 30, False, deadline)
                 b = min(b, bs)
                 if b <= thr:
                     counts[L1_SPLIT] += 1
@@ -1093,13 +1151,15 @@ def bnb_run(
 
 
 @njit(cache=True)
-def greedy_support(C, k, nonneg):
+def greedy_support(C, k, nonneg, deadline=NO_DEADLINE):
     """Forward selection: add the feature that raises the value most (``lambda_max``, or the non-negative
-    lower bound), ``k`` times. Returns the support."""
+    lower bound), ``k`` times, or until ``deadline``. Returns the support."""
     p = C.shape[0]
     chosen = np.zeros(p, np.bool_)
     S = np.empty(0, np.int64)
-    for _ in range(min(k, p)):
+    for step in range(min(k, p)):
+        if step > 0 and deadline < np.inf and now() >= deadline:
+            break
         best = -np.inf
         bj = -1
         for j in range(p):
@@ -1119,7 +1179,7 @@ def greedy_support(C, k, nonneg):
 
 
 @njit(cache=True)
-def swap_search(C, S, nonneg, max_passes=3):
+def swap_search(C, S, nonneg, max_passes=3, deadline=NO_DEADLINE):
     """Local search: swap one feature of ``S`` for one outside while the value rises (first improvement).
 
     A swap of ``S[a]`` for ``j`` is evaluated only when a cheap bound lets it improve: with ``B`` the
@@ -1128,7 +1188,8 @@ def swap_search(C, S, nonneg, max_passes=3):
     so ``lambda_max(C_T)`` (at least the non-negative value) is at most ``lambda_max [[d, ||u||], [||u||,
     C_jj]]``; below the current value (with a ``1e-9`` margin for rounding) the swap cannot be taken, so
     the search takes the same swaps as without the test (on CBCL, p = 361, it skips nearly every
-    candidate: the root's swap passes took 1.5 s of a 7 s solve at k = 15)."""
+    candidate: the root's swap passes took 1.5 s of a 7 s solve at k = 15). Past ``deadline`` (read
+    before each feature's swaps) it returns the support it has."""
     p = C.shape[0]
     S = S.copy()
     k = S.shape[0]
@@ -1143,6 +1204,8 @@ def swap_search(C, S, nonneg, max_passes=3):
     for _ in range(max_passes):
         improved = False
         for a in range(k):
+            if deadline < np.inf and now() >= deadline:
+                return S
             t = 0
             for q in range(k):
                 if q != a:
@@ -1176,7 +1239,9 @@ def swap_search(C, S, nonneg, max_passes=3):
 
 
 @njit(cache=True)
-def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc, rho0=-1.0, l1_evals=16):
+def node_bound(
+    C, W, lam, V2T, status, k, nonneg, eig_limit, inc, rho0=-1.0, l1_evals=16, deadline=NO_DEADLINE
+):
     """The smallest of the node's bounds (no early exit), with the free features whose forced-in bound is
     at most ``inc`` fixed out first: a certified bound for an open node when a search stops. The l1 bound
     searches ``rho`` from ``rho0`` (``l1_evals`` estimates; 0: not used)."""
@@ -1220,8 +1285,8 @@ def node_bound(C, W, lam, V2T, status, k, nonneg, eig_limit, inc, rho0=-1.0, l1_
         v = np.empty(A.shape[0])
         for t in range(A.shape[0]):
             v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
-        bl, rho = l1_bound(C, A, k, rho0, -np.inf, nonneg, v, l1_evals)
+        bl, rho = l1_bound(C, A, k, rho0, -np.inf, nonneg, v, l1_evals, 30, deadline)
         b = min(b, bl)
         if m > 0:
-            b = min(b, l1_split_bound(C, A, m, k, rho, -np.inf, nonneg, v, l1_evals)[0])
+            b = min(b, l1_split_bound(C, A, m, k, rho, -np.inf, nonneg, v, l1_evals, 30, True, deadline)[0])
     return b
