@@ -1,4 +1,5 @@
-"""The library's import graph: no cycle among the modules of ``repro``, and X validated once per call.
+"""The import graph: no cycle among the modules of ``repro``, ``data_fetch`` and ``experiments``; the
+library imports nothing from the experiments; and X validated once per call.
 
 The graph is read from the sources with ``ast`` (imports inside functions included, relative imports
 resolved), so a cycle hidden behind a deferred import fails here as well as one at module level. An
@@ -16,12 +17,13 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PKG = REPO / "repro"
+#: The packages whose modules the graph holds: the library, the data download, the experiments.
+PACKAGES = ("repro", "data_fetch", "experiments")
 
 
 def _modules() -> dict[str, Path]:
     mods = {}
-    for path in PKG.rglob("*.py"):
+    for path in (p for pkg in PACKAGES for p in sorted((REPO / pkg).rglob("*.py"))):
         parts = list(path.relative_to(REPO).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -39,7 +41,7 @@ def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """``module -> modules of repro it imports`` (anywhere in its source)."""
+    """``module -> modules of PACKAGES it imports`` (anywhere in its source)."""
     mods = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
@@ -96,9 +98,31 @@ def test_graph_reads_deferred_and_relative_imports():
     assert "repro.kernels" in g["repro.kernels.em_pca"]  # `from . import njit`: the package's name
 
 
-def test_no_import_cycle_in_repro():
+def test_graph_holds_the_experiments_and_the_data_package():
+    g = import_graph()
+    assert "experiments.runner.claims" in g["experiments.runner._common"]  # `from . import claims as ledger`
+    assert "data_fetch._needs" in g["experiments.runner._preflight"]  # inside a function
+    assert "repro" in g["experiments.bench_gsppca"]  # `from repro import GSPPCA`: the package
+
+
+def test_no_import_cycle():
+    """No cycle among the modules of ``repro``, ``data_fetch`` and ``experiments`` (the runner's argparse
+    front ``cli`` and ``verify`` imported each other while ``cli`` was also the registry and the engine)."""
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_library_imports_nothing_from_the_experiments():
+    """``repro`` and ``data_fetch`` stand alone: the library works without the experiments (a benchmark
+    that needs a hook passes a callback; the library does not import it)."""
+    bad = sorted(
+        f"{u} -> {v}"
+        for u, vs in import_graph().items()
+        if not u.startswith("experiments")
+        for v in vs
+        if v.split(".")[0] == "experiments"
+    )
+    assert not bad, f"the library imports the experiments: {bad}"
 
 
 def test_validation_is_at_the_bottom():

@@ -60,6 +60,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import engine, registry
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -72,7 +73,6 @@ __all__ = [
     "column_rule",
     "compare_experiment",
     "compare_frames",
-    "main",
     "write_reference",
 ]
 
@@ -466,7 +466,7 @@ def _keep_within_tolerance(name: str, df, path: Path):
 
 # --------------------------------------------------------------------------- command
 def add_parser(sub) -> None:
-    """The ``verify`` subcommand of ``repro`` (called by :func:`experiments.runner.cli._parser`)."""
+    """The ``verify`` subcommand of ``repro`` (added by the argparse front, :mod:`.cli`)."""
     p = sub.add_parser(
         "verify",
         help="re-run experiments and compare every number with the committed ones",
@@ -500,10 +500,6 @@ def add_parser(sub) -> None:
 
 def cmd_verify(args) -> int:
     """Run ``args.names`` into a temporary folder and compare; the exit status of ``repro verify``."""
-    from argparse import Namespace
-
-    from . import cli
-
     if args.update and not args.quick and args.reference is None:
         print(
             "--update rewrites the quick references and needs --quick; the full references are figures/, "
@@ -514,9 +510,9 @@ def cmd_verify(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("--jobs must be at least 1", file=sys.stderr)
         return 2
-    available = cli.experiment_names()
+    available = registry.experiment_names()
     names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
-    unknown = [n for n in names if cli._source(n) is None]  # a dotted name: a module outside the package
+    unknown = [n for n in names if registry.source(n) is None]  # a dotted name: a module outside the package
     if unknown:
         print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists them.", file=sys.stderr)
         return 2
@@ -528,13 +524,12 @@ def cmd_verify(args) -> int:
         tmp = tempfile.mkdtemp(prefix="repro-verify-")
         out = Path(tmp)
     try:
-        run_args = Namespace(names=names, quick=args.quick, seed=0, out=out, jobs=args.jobs, redraw=False)
         # the runs' own lines go to stderr when stdout carries the JSON
         with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-            status = cli.cmd_run(run_args)
+            status = engine.run(names, out=out, quick=args.quick, seed=0, jobs=args.jobs)
         if status == 2:
             return 2
-        stems = [cli._stem(n) for n in names]
+        stems = [registry.stem(n) for n in names]
         ran = [n for n in stems if (out / f"{n}.csv").is_file() and (out / "claims" / f"{n}.csv").is_file()]
         reports = [compare_experiment(n, out, reference) for n in ran]
         failed = [n for n in stems if n not in ran]
@@ -613,10 +608,3 @@ def _print(reports: list[ExperimentReport], failed: list[str], args, reference: 
     if args.update and not failed:
         summary += f" References rewritten in {reference}."
     print(summary)
-
-
-def main(argv=None) -> int:
-    """``repro verify ARGS`` (the same as ``python -m experiments verify ARGS``)."""
-    from . import cli
-
-    return cli.main(["verify", *(sys.argv[1:] if argv is None else argv)])
