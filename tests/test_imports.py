@@ -222,6 +222,20 @@ def test_experiments_use_the_public_api_only():
     assert set(PENDING) <= used, f"no longer used, remove from PENDING: {sorted(set(PENDING) - used)}"
 
 
+def test_no_package_init_re_exports_a_private_name():
+    """A package's ``__init__`` holds its public names only: a private helper is imported from the module
+    that defines it (``repro.em_sparse_pca.solvers._em_block``), so ``__init__`` is not a second home
+    for it. The optimum's files are being rewritten into one package and are left out."""
+    bad = []
+    for path in sorted((REPO / "repro").rglob("__init__.py")):
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if _private([a.asname or a.name]):
+                        bad.append(f"{path.relative_to(REPO)}:{node.lineno}: {a.asname or a.name}")
+    assert not bad, "private names re-exported by package __init__s:\n" + "\n".join(bad)
+
+
 def test_validation_is_at_the_bottom():
     assert import_graph()["repro._validation"] == set()
 
