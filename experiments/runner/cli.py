@@ -248,7 +248,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
     )
     p_run.add_argument(
-        "--out", type=Path, default=default_out(),
+        "--out", type=_args.folder, default=default_out(),
         help="output folder (default figures/, the committed outputs, in a source checkout; ./repro-figures "
         "outside one; use another to keep them)",
     )  # fmt: skip
@@ -260,7 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     p_run.set_defaults(redraw=False)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
     p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
-    p_redraw.add_argument("--out", type=Path, default=default_out())
+    p_redraw.add_argument("--out", type=_args.folder, default=default_out())
     p_redraw.add_argument("--jobs", type=int, default=None, help="parallel processes (default: the cores)")
     p_redraw.set_defaults(redraw=True, quick=False, seed=0)
     p_claims = sub.add_parser(
@@ -289,7 +289,7 @@ def _parser() -> argparse.ArgumentParser:
     p_claims.add_argument("-v", "--verbose", action="store_true", help="also the claim's sentence and note")
     p_claims.add_argument("--markdown", action="store_true", help="Markdown table (no filter: CLAIMS.md)")
     p_claims.add_argument(
-        "--out", type=Path, default=default_out(),
+        "--out", type=_args.folder, default=default_out(),
         help="folder of the ledger (default: that of `repro run`): the --out of the run that wrote it",
     )  # fmt: skip
     sub.add_parser(
@@ -300,9 +300,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly."""
+    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly, and Ctrl-C
+    with one line and exit status 130 (the worker processes stopped, no traceback)."""
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        print(
+            "repro: interrupted; the experiments that finished kept their outputs, files being written were "
+            "removed, CLAIMS.md and README.md were left as they were.",
+            file=sys.stderr,
+        )
+        return 130
     except BrokenPipeError:
         # the reader has what it wanted: no traceback, and no second error when Python flushes stdout
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -327,8 +335,8 @@ def _main(argv=None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "verify":
         return verify.cmd_verify(args)
-    if args.command in ("run", "redraw") and args.jobs is not None and args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+    if args.command in ("run", "redraw") and (problem := _args.jobs_problem(args.jobs)):
+        parser.error(problem)
     return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)
 
 

@@ -12,6 +12,7 @@ Only the standard library is imported at import time; the experiments' code load
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -145,8 +146,8 @@ def run(
     _atomic.remove_stale_temporaries(out)  # left by a run killed between a write and its rename
     _atomic.exit_on_termination()  # a terminated run removes its temporaries as it unwinds
     cfg = _common.Config(quick=quick, seed=seed, out=out, render_ledger=False)
-    if jobs is None:
-        jobs = default_jobs(len(names))
+    # the cores (default), and never more processes than experiments
+    jobs = default_jobs(len(names)) if jobs is None else max(1, min(jobs, len(names)))
     failed: list[str] = []
     t0 = time.perf_counter()
     prog = Progress(names, quick, jobs, cfg.out, "redrawing" if redraw else "running", key=registry.stem)
@@ -157,18 +158,23 @@ def run(
             alone, shared = split_alone(names, sources, redraw=redraw)
             _run_serially(alone, cfg, redraw, failed, prog)  # first, with the machine to themselves
             shared = longest_first(shared, prog.expected)
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = {}
-                for n in shared:
-                    futures[pool.submit(run_one, n, cfg, redraw)] = n
-                for n in shared[:jobs]:
-                    prog.start(n)
-                pending = shared[jobs:]
-                for fut in as_completed(futures):
-                    _report(fut.result(), failed, prog)
-                    prog.finish(futures[fut])
-                    if pending:
-                        prog.start(pending.pop(0))
+            parent = os.getpid()
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(parent,)) as pool:
+                try:
+                    futures = {}
+                    for n in shared:
+                        futures[pool.submit(run_one, n, cfg, redraw)] = n
+                    for n in shared[:jobs]:
+                        prog.start(n)
+                    pending = shared[jobs:]
+                    for fut in as_completed(futures):
+                        _report(fut.result(), failed, prog)
+                        prog.finish(futures[fut])
+                        if pending:
+                            prog.start(pending.pop(0))
+                except BaseException:  # Ctrl-C, a termination: stop the workers, not wait for them
+                    _stop_workers(pool)
+                    raise
         else:
             _run_serially(names, cfg, redraw, failed, prog)
     finally:
@@ -190,6 +196,49 @@ def run(
             ledger.update_readme(readme, cfg.out, {n: registry.title(n) for n in available})
     print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {path}")
     return 0
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker process: leave Ctrl-C to the parent (which stops the workers), and die with it.
+
+    A worker whose parent is gone (killed with ``kill -9``) would otherwise finish its experiment into
+    ``--out`` and then wait for work forever. On Linux the kernel sends it SIGTERM when the parent dies
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere a thread checks the parent every half second. SIGTERM unwinds
+    the worker (:func:`._atomic.exit_on_termination`, inherited from the parent), so a file being written
+    is removed; two seconds later the worker exits whatever it was doing.
+    """
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no libc to call: the thread below still watches
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        with contextlib.suppress(OSError):
+            os.kill(os.getpid(), signal.SIGTERM)  # unwind the experiment it runs
+        time.sleep(2.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="repro-watch-parent", daemon=True).start()
+
+
+def _stop_workers(pool) -> None:
+    """Cancel what has not started and terminate the workers (they remove their temporaries as they go)."""
+    processes = list(getattr(pool, "_processes", None) or {})  # the standard library's pid -> Process map
+    pool.shutdown(wait=False, cancel_futures=True)
+    import signal
+
+    for pid in processes:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
 
 
 def _run_serially(names, cfg, redraw, failed, prog) -> None:

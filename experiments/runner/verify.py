@@ -60,7 +60,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import engine, registry
+from . import _args, engine, registry
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -390,13 +390,7 @@ def compare_experiment(name: str, out: Path, reference: Path) -> ExperimentRepor
         old_v = _verdicts(ref_claims, "reference claims file")
         new_v = _verdicts(out / "claims" / f"{name}.csv", "new claims file")
     except BadReference as exc:
-        out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
-        hint = (
-            f"; regenerate it with `repro verify {name} --quick --update`"
-            if reference.resolve() == QUICK_REFERENCES.resolve()
-            else f"; make it with `repro run {name}{out_flag}`"
-        )
-        return ExperimentReport(name, str(reference), error=f"{exc}{hint}")
+        return ExperimentReport(name, str(reference), error=f"{exc}; {_make_it(name, reference)}")
     for cid in sorted(old_v.keys() | new_v.keys()):
         none = ("(no such claim)", False)
         (ov, ot), (nv, nt) = old_v.get(cid, none), new_v.get(cid, none)
@@ -406,6 +400,42 @@ def compare_experiment(name: str, out: Path, reference: Path) -> ExperimentRepor
         elif ov != nv:
             report.verdicts.append({"id": cid, "old": ov, "new": nv})
     return report
+
+
+def _make_it(names: str, reference: Path) -> str:
+    """How to make the reference of ``names`` (one name, or several joined by spaces) in ``reference``."""
+    if reference.resolve() == QUICK_REFERENCES.resolve():
+        return f"regenerate it with `repro verify {names} --quick --update`"
+    out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
+    return f"make it with `repro run {names}{out_flag}`"
+
+
+def reference_problem(stems: list[str], reference: Path, update: bool = False) -> str | None:
+    """Why ``reference`` cannot be compared with (None when it can), checked before anything runs.
+
+    Not a folder, or (without ``update``, which writes them) a missing ``NAME.csv`` or ``claims/NAME.csv``
+    of an experiment: one line naming what is missing and how to make it, instead of a report after the
+    runs. A malformed file is found when it is read (``compare_experiment``: an error, exit status 2).
+    """
+    reference = Path(reference)
+    if reference.exists() and not reference.is_dir():
+        return f"--reference {reference} is not a folder; give the folder of a run (laid out as figures/)."
+    if update:
+        return None
+    if not reference.is_dir():
+        return f"the reference folder {reference} does not exist; nothing was run."
+    missing = [
+        n
+        for n in stems
+        if not (reference / f"{n}.csv").is_file() or not (reference / "claims" / f"{n}.csv").is_file()
+    ]
+    if not missing:
+        return None
+    first = missing[0]
+    what = reference / f"{first}.csv"
+    what = what if not what.is_file() else reference / "claims" / f"{first}.csv"
+    make = _make_it(" ".join(missing), reference)
+    return f"no reference for {', '.join(missing)} in {reference} (no {what}); {make}; nothing was run."
 
 
 # --------------------------------------------------------------------------- quick references
@@ -490,11 +520,14 @@ def add_parser(sub) -> None:
         help="with --quick: rewrite the quick references from this run (after reporting what moved)",
     )  # fmt: skip
     p.add_argument(
-        "--reference", type=Path, default=None,
+        "--reference", type=_args.folder, default=None,
         help="compare with this folder (laid out as figures/) instead of the committed references",
     )  # fmt: skip
     p.add_argument(
-        "--keep", type=Path, default=None, help="run into this folder and keep it (default: a temporary one)"
+        "--keep",
+        type=_args.folder,
+        default=None,
+        help="run into this folder and keep it (default: a temporary one)",
     )
 
 
@@ -507,8 +540,8 @@ def cmd_verify(args) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.jobs is not None and args.jobs < 1:
-        print("--jobs must be at least 1", file=sys.stderr)
+    if problem := _args.jobs_problem(args.jobs):
+        print(problem, file=sys.stderr)
         return 2
     available = registry.experiment_names()
     names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
@@ -517,6 +550,9 @@ def cmd_verify(args) -> int:
         print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists them.", file=sys.stderr)
         return 2
     reference = args.reference or (QUICK_REFERENCES if args.quick else FIGURES_DIR)
+    if problem := reference_problem([registry.stem(n) for n in names], reference, args.update):
+        print(problem, file=sys.stderr)
+        return 2
     tmp = None
     if args.keep is not None:
         out = Path(args.keep)
