@@ -5,49 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from toys import TOY
 
 from experiments.runner import _describe, _preflight, _progress, _runtimes, cli, engine, registry
 from experiments.runner import claims as ledger
 from experiments.runner._common import FIGURES_DIR, Config, PanelDroppedError, run_module
 
 REPO = Path(__file__).resolve().parent.parent
-
-TOY = textwrap.dedent(
-    '''
-    """Toy {name}."""
-    import os
-    import time
-    import warnings
-
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from experiments.runner import _common
-    from experiments.runner.claims import Claim, Outcome, REPRODUCED
-
-    TITLE = "Toy {name}"
-    DATA = {data!r}
-    CLAIMS = [Claim("one", "One claim.", "", lambda df: Outcome("1", REPRODUCED))]
-
-    def compute(cfg):
-        open(os.environ.get("TOY_MARKER", os.devnull), "a").close()  # proves compute ran
-        {body}
-        return pd.DataFrame({{"x": [1, 2, 3]}})
-
-    def plot(df, cfg):
-        fig, ax = plt.subplots(figsize=(2, 2))
-        ax.plot(df.x)
-        return fig
-
-    def main(argv=None):
-        return _common.run(__name__, argv)
-    '''
-)
 
 
 @pytest.fixture

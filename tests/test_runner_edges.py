@@ -8,45 +8,20 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from toys import TOY
 
 from experiments.runner import _args, cli, engine
 
 REPO = Path(__file__).resolve().parent.parent
 
-TOY = textwrap.dedent(
-    '''
-    """Toy {name}: records its process, then works for a minute."""
-    import os
-    import time
-
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from experiments.runner import _common
-    from experiments.runner.claims import REPRODUCED, Claim, Outcome
-
-    TITLE = "Toy {name}"
-    CLAIMS = [Claim("one", "One claim.", "", lambda df: Outcome("1", REPRODUCED))]
-
-    def compute(cfg):
-        with open(os.environ["TOY_PIDS"], "a") as f:
-            f.write(f"{{os.getpid()}}\\n")
-        time.sleep(float(os.environ.get("TOY_SLEEP", "60")))
-        return pd.DataFrame({{"x": [1, 2, 3]}})
-
-    def plot(df, cfg):
-        fig, ax = plt.subplots(figsize=(2, 2))
-        ax.plot(df.x)
-        return fig
-
-    def main(argv=None):
-        return _common.run(__name__, argv)
-    '''
+#: records its process, then works for ``TOY_SLEEP`` seconds (default 60)
+BODY = (
+    'open(os.environ["TOY_PIDS"], "a").write(f"{os.getpid()}\\n"); '
+    'time.sleep(float(os.environ.get("TOY_SLEEP", "60")))'
 )
 
 
@@ -60,7 +35,7 @@ def slow_toys(tmp_path, monkeypatch):
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     for name in ("a", "b"):
-        (pkg / f"{name}.py").write_text(TOY.format(name=name))
+        (pkg / f"{name}.py").write_text(TOY.format(name=name, body=BODY, data=()))
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(REPO)]),
