@@ -225,3 +225,44 @@ def test_workers_die_with_their_parent(start, tmp_path):
     left = _gone_within(pids, 10)
     assert not left, f"workers alive 10 s after their parent was killed: {left}"
     assert not (tmp_path / "out" / "a.csv").exists() and not (tmp_path / "out" / "b.csv").exists()
+
+
+# --------------------------------------------------------------------------- verify: timing flag, temporaries
+def _claims(folder: Path, verdict: str, timing: bool) -> None:
+    import pandas as pd
+
+    (folder / "claims").mkdir(parents=True)
+    pd.DataFrame({"k": [1, 2], "v": [0.5, 0.25]}).to_csv(folder / "toy.csv", index=False)
+    rows = {"experiment": ["toy"], "id": ["speed"], "machine_dependent": [timing], "verdict": [verdict]}
+    pd.DataFrame(rows).to_csv(folder / "claims" / "toy.csv", index=False)
+
+
+def test_verify_takes_what_is_timing_from_the_code_not_the_reference(tmp_path):
+    """A reference that marks a claim machine-dependent cannot hide its verdict's change: whether a claim
+    is timing is what the run's own claims file says (the code that ran)."""
+    from experiments.runner.verify import compare_experiment
+
+    _claims(tmp_path / "ref", "not reproduced", timing=True)  # flag edited in the reference
+    _claims(tmp_path / "new", "reproduced", timing=False)
+    report = compare_experiment("toy", tmp_path / "new", tmp_path / "ref")
+    assert not report.ok and report.verdicts == [
+        {"id": "speed", "old": "not reproduced", "new": "reproduced"}
+    ]
+    _claims(tmp_path / "new2", "reproduced", timing=True)  # a timing claim of the code: reported apart
+    report = compare_experiment("toy", tmp_path / "new2", tmp_path / "ref")
+    assert report.ok and report.timing_verdicts and not report.verdicts
+
+
+def test_verify_removes_the_run_folders_of_killed_verifies(tmp_path):
+    from experiments.runner.verify import RUN_PREFIX, remove_stale_runs
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = tmp_path / f"{RUN_PREFIX}{int(dead.stdout)}-abc"
+    live = tmp_path / f"{RUN_PREFIX}{os.getpid()}-def"
+    other = tmp_path / f"{RUN_PREFIX}notapid-x"
+    for folder in (stale, live, other):
+        (folder / "claims").mkdir(parents=True)
+    assert remove_stale_runs(tmp_path) == [stale]
+    assert not stale.exists() and live.is_dir() and other.is_dir()
