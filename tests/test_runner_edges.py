@@ -266,3 +266,16 @@ def test_verify_removes_the_run_folders_of_killed_verifies(tmp_path):
         (folder / "claims").mkdir(parents=True)
     assert remove_stale_runs(tmp_path) == [stale]
     assert not stale.exists() and live.is_dir() and other.is_dir()
+
+
+def test_a_reference_cut_inside_a_row_is_a_bad_reference(tmp_path):
+    """A reference whose last row was cut (a copy interrupted, a disk full) is damaged (exit status 2),
+    not a row of moved numbers (1)."""
+    from experiments.runner.verify import compare_experiment
+
+    for folder in ("ref", "new"):
+        _claims(tmp_path / folder, "reproduced", timing=False)
+    csv = tmp_path / "ref" / "toy.csv"
+    csv.write_text(csv.read_text().rstrip("\n").rsplit(",", 1)[0] + "\n")  # "2,0.25" -> "2"
+    report = compare_experiment("toy", tmp_path / "new", tmp_path / "ref")
+    assert "is malformed (row 2 has 1 of 2 fields)" in report.error and not report.ok

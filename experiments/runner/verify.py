@@ -275,7 +275,27 @@ def _read_csv(path: Path, what: str):
         raise BadReference(f"{what} {path} is malformed ({type(exc).__name__}: {exc})") from exc
     if df.empty or df.columns.duplicated().any() or any(str(c).startswith("Unnamed:") for c in df.columns):
         raise BadReference(f"{what} {path} is malformed (no rows, or unnamed or repeated columns)")
+    if short := _short_row(path, len(df.columns)):
+        raise BadReference(
+            f"{what} {path} is malformed (row {short[0]} has {short[1]} of {len(df.columns)} fields)"
+        )
     return df
+
+
+def _short_row(path: Path, width: int) -> tuple[int, int] | None:
+    """``(row, fields)`` of the first data row of ``path`` with fewer than ``width`` fields, or None.
+
+    pandas fills the missing cells of a short row with NaN, so a file cut in the middle of a row would
+    read as a row of moved numbers (exit status 1) instead of a damaged file (2). A cut at a row boundary,
+    or inside the last field, leaves every row whole and cannot be seen here.
+    """
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        for i, row in enumerate(csv.reader(f)):
+            if i and row and len(row) < width:
+                return i, len(row)
+    return None
 
 
 def _cell(value) -> str:
