@@ -174,7 +174,7 @@ from threadpoolctl import threadpool_limits
 
 from experiments.runner import _common
 from experiments.runner.claims import MIN_PAIRS, Claim, Outcome, call_paired_or_timing
-from repro._validation import ConvergenceWarning
+from repro import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 
 RUN_ALONE = True  # timed sub-millisecond products: no other experiment beside it (docstring)

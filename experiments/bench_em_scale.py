@@ -109,7 +109,7 @@ from experiments.runner.claims import (
     call_paired_or_timing,
     call_timing,
 )
-from repro._validation import ConvergenceWarning
+from repro import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 from repro.linalg import Covariance
 

@@ -82,14 +82,14 @@ from experiments.runner.claims import (
 )
 from repro import GSPPCA
 from repro.gsppca import (
-    _EVIDENCE_TIE,
-    _ranking,
-    _rotation_step,
-    _row_log_density,
-    _vem_init,
-    _vem_loop,
+    EVIDENCE_TIE,
     evidence_path,
     log_evidence,
+    rank_variables,
+    rotation_step,
+    row_log_density,
+    vem_init,
+    vem_iterations,
 )
 
 TITLE = "Benchmark: GSPPCA VEM iteration, evidence path and whole fit vs a plain NumPy implementation"
@@ -132,7 +132,7 @@ def plain_vem_iteration(X, M, S, u, alpha, s2):
             c = min(math.sqrt((np.trace(S[k]) + M[k] @ M[k]) / (alpha * d)), 1.0 / u[k])
             u[k], M[k], S[k] = u[k] * c, M[k] / c, S[k] / c**2
     alpha = float(sum(np.trace(S[k]) + M[k] @ M[k] for k in range(p))) / (p * d)
-    _, Ainv, alpha, _ = _rotation_step(B, S.sum(axis=0) + M.T @ M, alpha, n, p)  # the rotation step
+    _, Ainv, alpha, _ = rotation_step(B, S.sum(axis=0) + M.T @ M, alpha, n, p)  # the rotation step
     M = M @ Ainv
     S = Ainv.T @ S @ Ainv  # every S_k transformed (broadcast over k)
     return M, S, u, alpha, s2
@@ -150,7 +150,7 @@ def plain_evidence_path(X, order, d, s2, qs):
         t0 = math.log(r2.mean() / (d * q))
 
         def neg(t, r2=r2, o2=o2, q=q):
-            return -float(_row_log_density(r2, o2, q, p, d, t, s2).sum())
+            return -float(row_log_density(r2, o2, q, p, d, t, s2).sum())
 
         res = minimize_scalar(neg, bracket=(t0 - 1.0, t0 + 1.0), tol=1e-10)
         out.append(-res.fun)
@@ -184,7 +184,7 @@ def _bench(name, X, d, repeats):
     n, p = X.shape
     Xc = X - X.mean(axis=0)
     rng = np.random.default_rng(0)
-    M0, s20 = _vem_init(Xc, d, rng)
+    M0, s20 = vem_init(Xc, d, rng)
     a0 = float(np.mean(M0 * M0))
     u0 = np.ones(p)
     # One real fit (its iterations and ranking are used below; its wall time is reported).
@@ -194,7 +194,7 @@ def _bench(name, X, d, repeats):
     s2 = est.sigma1_**2
     qs = np.unique(np.linspace(1, p, PATH_SAMPLE).round().astype(int))
     # Same algorithm: the plain iteration gives our u after 3 iterations.
-    u_ours = _vem_loop(Xc, M0.copy(), u0.copy(), a0, s20, 3, 0.0)[0]
+    u_ours = vem_iterations(Xc, M0.copy(), u0.copy(), a0, s20, 3, 0.0)[0]
     state = (M0.copy(), np.zeros((p, d, d)), u0.copy(), a0, s20)
     for _ in range(3):
         state = plain_vem_iteration(Xc, *state)
@@ -203,8 +203,8 @@ def _bench(name, X, d, repeats):
     Mu = np.ascontiguousarray(Xc @ B1)
     rows = []
     for r in range(repeats):
-        t2 = _time(_vem_loop, Xc, M0.copy(), u0.copy(), a0, s20, 2, 0.0)[0]
-        t_more = _time(_vem_loop, Xc, M0.copy(), u0.copy(), a0, s20, 2 + ITER_DIFF, 0.0)[0]
+        t2 = _time(vem_iterations, Xc, M0.copy(), u0.copy(), a0, s20, 2, 0.0)[0]
+        t_more = _time(vem_iterations, Xc, M0.copy(), u0.copy(), a0, s20, 2 + ITER_DIFF, 0.0)[0]
         it = max(t_more - t2, 1e-9) / ITER_DIFF
         tp0 = time.perf_counter()
         for _ in range(5):
@@ -323,7 +323,7 @@ def _ranking_facts(X, d, m, r_u, r_rankings=None):
       row differences) and the measured difference;
     * the VEM's first iteration from the same start, against the order by variance in the leading
       ``d``-dimensional PCA subspace;
-    * the VEM with its noise held at the evidence's ``sigma1^2`` (``_vem_loop(fix_s2=True)``), its final
+    * the VEM with its noise held at the evidence's ``sigma1^2`` (``vem_iterations(fix_s2=True)``), its final
       ranking scored: does the noise re-estimated along the iterations change the ranking?
     * GSPPCA.R's final ranking (its range ends before its ``u = 0`` genes, as its Occam): best evidence and
       ``q``, genes shared with our selection, Spearman of the full rankings; and its rankings at its VEM's
@@ -348,7 +348,7 @@ def _ranking_facts(X, d, m, r_u, r_rankings=None):
     t = float(np.log(var_path.alpha[var_q - 1]))
     h = 1e-6 * r2
     w = 1.0 / (2.0 * s2) + (
-        _row_log_density(r2 + h, o2, var_q, p, d, t, s2) - _row_log_density(r2 - h, o2, var_q, p, d, t, s2)
+        row_log_density(r2 + h, o2, var_q, p, d, t, s2) - row_log_density(r2 - h, o2, var_q, p, d, t, s2)
     ) / (2.0 * h)
     w_ev, _ = _best(path(np.argsort(-(w @ sq), kind="stable")), d, p - 1)
 
@@ -357,16 +357,16 @@ def _ranking_facts(X, d, m, r_u, r_rankings=None):
         miss = sq[:, var_order[:q]].sum(axis=1) - sq[:, order[:q]].sum(axis=1)
         return ev, q, float(miss.sum()), float(w @ miss), float(var_path.log_evidence[q - 1] - ev)
 
-    final = _ranking(m.vem_.u, m.vem_.u_ratio)
+    final = rank_variables(m.vem_.u, m.vem_.u_ratio)
     ours = deficit(m.ranking_)
     fin = deficit(final)
-    M0, s20 = _vem_init(Xc, d, np.random.default_rng(0))  # the start of GSPPCA(random_state=0)
+    M0, s20 = vem_init(Xc, d, np.random.default_rng(0))  # the start of GSPPCA(random_state=0)
     a0 = float(np.mean(M0 * M0))
-    it1 = _vem_loop(Xc, M0.copy(), np.ones(p), a0, s20, 1, 0.0)
+    it1 = vem_iterations(Xc, M0.copy(), np.ones(p), a0, s20, 1, 0.0)
     U = np.linalg.svd(Xc, full_matrices=False)[0][:, :d]
     sub_order = np.argsort(-((U.T @ Xc) ** 2).sum(axis=0), kind="stable")
-    fx = _vem_loop(Xc, M0.copy(), np.ones(p), a0, s2, m.max_iter, m.tol, fix_s2=True)
-    fx_ev, fx_q = _best(path(_ranking(fx[0], fx[1])), d, p - 1)
+    fx = vem_iterations(Xc, M0.copy(), np.ones(p), a0, s2, m.max_iter, m.tol, fix_s2=True)
+    fx_ev, fx_q = _best(path(rank_variables(fx[0], fx[1])), d, p - 1)
     r_order = np.argsort(-r_u, kind="stable")  # R's order(u, decreasing = TRUE)
     r_ev, r_q = _best(path(r_order), d, min(p - 1, p - int(np.sum(r_u <= 1e-200))))
     r_sel = r_order[:r_q]
@@ -387,7 +387,7 @@ def _ranking_facts(X, d, m, r_u, r_rankings=None):
         "logev_gap_var_final": fin[4],
         "spearman_var": _spearman(m.ranking_, var_order),
         "spearman_var_final": _spearman(final, var_order),
-        "spearman_iter1_subspace": _spearman(_ranking(it1[0], it1[1]), sub_order),
+        "spearman_iter1_subspace": _spearman(rank_variables(it1[0], it1[1]), sub_order),
         "vem_sigma1_end": math.sqrt(m.vem_.sigma2),
         "fixed_noise_max_logev": fx_ev,
         "fixed_noise_q": fx_q,
@@ -567,7 +567,7 @@ def _check_r_evidence(df):
         r = g.loc[(d, "bc")]
         ev, ev_r = float(r.max_logev_R_range), float(r.R_max_logev_our_formula)
         same_noise = abs(r.sigma1_value - r.R_sigma1) <= 1e-6 * r.R_sigma1
-        ok.append(same_noise and ev >= ev_r - _EVIDENCE_TIE * abs(ev_r))  # a tie: one set summed in 2 orders
+        ok.append(same_noise and ev >= ev_r - EVIDENCE_TIE * abs(ev_r))  # a tie: one set summed in 2 orders
         parts.append(
             f"d = {d}: ours {ev:.2f} (q {int(r.q)}) vs R's ranking {ev_r:.2f} (q {int(r.R_q_our_formula)}), "
             f"{ev - ev_r:+.2f} nats (sigma1 {r.sigma1_value:.6f} vs R {r.R_sigma1:.6f})"

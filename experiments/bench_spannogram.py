@@ -9,7 +9,7 @@ one call per sample was mostly noise (the vs-spanpc verdict flipped between runs
 eigenpairs (``d = 3``).
 
 Part A, all k vs one k (``part == "allk"``): the one pass that scores every ``k = 1..n``
-(:func:`repro.kernels.spannogram.allk_pass`, as :func:`repro.spannogram._run_pass` runs it: best value on
+(:func:`repro.kernels.spannogram.allk_pass`, as :class:`repro.SpannogramPCA` runs it: best value on
 ``A_d``, the sample and the bound's rank-1 value for every ``k``) against the same kernel for one ``k = 50``
 (``kmax = 50``: our fastest one-``k`` pass) on the same 1000 samples. Goal: at most 2x on each data set.
 Median of ``REPEATS`` interleaved repeats. The judged curve is ``k = 1..n``, the whole curve of the issue's
@@ -96,9 +96,9 @@ from experiments.runner.claims import (
     call_timing,
 )
 from repro import SpannogramPCA, spannogram_path
-from repro.kernels.spannogram import sweep2
+from repro.kernels.spannogram import allk_pass, sweep2
 from repro.linalg import Covariance
-from repro.spannogram import _low_rank, _random_net, _run_pass, spannogram_exact
+from repro.spannogram import spannogram_exact
 
 TITLE = "Benchmark: spannogram all-k pass vs one k and vs NumPy Algorithm 3; time vs n; exact rank 2"
 
@@ -172,11 +172,11 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         }
         Vs = {}
         for name, X in data.items():
-            V = _low_rank(Covariance.from_data(X), 3).V
+            V = _leading(X, 3)
             Vs[name] = V
             n = V.shape[0]
             C = _random_net(3, S, cfg.rng(1))
-            _run_pass(V[:50], 5, True, "random", 2, cfg.rng(0), None)  # compile outside the timings
+            _run_pass_fixed(V[:50], 5, C[:2])  # compile outside the timings
             k_fig = n if name == "CBCL" else min(FIG5_KMAX, n)  # the curve of Fig. 4 / Fig. 5
             _run_pass_fixed(V, K_ONE, C[:2]), _run_pass_fixed(V, n, C[:2]), _run_pass_fixed(V, k_fig, C[:2])
             for r in range(reps):
@@ -214,7 +214,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 rows.append({"part": "exact_time", "n": n, "repeat": r, "seconds": t})
         if not q:
             # the leading SWEEP_GENES genes by loading norm (timing only: the sweep of all 12582 took 40 s)
-            V2 = _low_rank(Covariance.from_data(data["leukemia"]), 2).V
+            V2 = _leading(data["leukemia"], 2)
             V2 = np.ascontiguousarray(V2[np.argsort(-np.linalg.norm(V2, axis=1))[:SWEEP_GENES]])
             val, phi = np.empty(K_ONE), np.empty(K_ONE)
             t = _time(lambda: sweep2(V2, K_ONE, val, phi))
@@ -281,10 +281,23 @@ def _vs_spanpc(X, quick) -> list[dict]:
     return rows
 
 
-def _run_pass_fixed(V, kmax, C):
-    """The all-k kernel on given samples (what :func:`repro.spannogram._run_pass` runs after drawing them)."""
-    from repro.kernels.spannogram import allk_pass
+def _leading(X, d):
+    """``V = U_d L_d^(1/2)`` of the covariance of ``X`` (Algorithm 1, lines 1-2; ``X`` of rank above ``d``),
+    from the ``d + 1`` leading eigenpairs, as the spannogram computes it."""
+    vals, U = Covariance.from_data(X).eigh(d + 1)
+    return np.ascontiguousarray(U[:, :d] * np.sqrt(np.clip(vals[:d], 0.0, None)))
 
+
+def _random_net(d, n_samples, rng):
+    """``n_samples`` points drawn uniformly on the unit sphere of R^d (Algorithm 3, lines 5-6)."""
+    C = rng.standard_normal((n_samples, d))
+    nrm = np.linalg.norm(C, axis=1, keepdims=True)
+    nrm[nrm == 0] = 1.0
+    return np.ascontiguousarray(C / nrm)
+
+
+def _run_pass_fixed(V, kmax, C):
+    """The all-k kernel on given samples (what the spannogram's random net runs after drawing them)."""
     val = np.full(kmax, -np.inf)
     f = np.zeros(kmax)
     s = np.zeros(kmax, dtype=np.int64)

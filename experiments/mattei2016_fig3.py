@@ -62,7 +62,6 @@ from experiments._mattei import capped_note
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
 from repro import GSPPCA
-from repro._threads import blas_limited
 from repro.baselines import spca_zou_path, sspca_path
 
 TITLE = "Mattei et al. (2016) Fig. 3: variance explained by a 30-dim globally q-sparse subspace (Golub)"
@@ -107,7 +106,7 @@ def _sspca_supports(X, d, qs, grid):
     return out, truncated
 
 
-@blas_limited  # many small SVDs: one BLAS thread (repro._threads)
+# many small SVDs: one BLAS thread, the runner's policy for every experiment (_common.experiment_threads)
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_leukemia_golub
 

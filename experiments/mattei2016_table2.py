@@ -58,7 +58,6 @@ from experiments._mattei import capped_note
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, UNTESTABLE, Claim, Outcome
 from repro import GSPPCA
-from repro._threads import blas_limited
 from repro.baselines import SSPCA, spca_zou
 
 TITLE = "Mattei et al. (2016) Table 2: 200 pixels selected by SPCA, SSPCA and GSPPCA on MNIST sevens"
@@ -89,7 +88,7 @@ def _select(X, method, d, q):
     return m.support_, not m.vem_.converged, None
 
 
-@blas_limited  # the library's BLAS thread policy for the whole experiment
+# one BLAS thread: the runner's policy for every experiment (_common.experiment_threads)
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_mnist_variation
 

@@ -104,7 +104,7 @@ from experiments.runner.claims import (
     Outcome,
     call_timing,
 )
-from repro._validation import ConvergenceWarning
+from repro import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, sensible_pca, subspace_sin
 
 RUN_ALONE = False  # verdicts on counted operations: a neighbour moves only the reported times (docstring)

@@ -109,7 +109,7 @@ from experiments.runner.claims import (
     Outcome,
     call_timing,
 )
-from repro._validation import ConvergenceWarning
+from repro import ConvergenceWarning
 from repro.em_pca import em_pca
 
 RUN_ALONE = False  # verdicts on counted operations and a 50x ratio: a neighbour moves reported slopes

@@ -39,7 +39,7 @@ import pandas as pd
 
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
-from repro._validation import ConvergenceWarning
+from repro import ConvergenceWarning
 from repro.em_pca import EMPCA, subspace_sin
 
 TITLE = "Roweis (1997) Sec. 3.2: EM PCA with missing values vs mean imputation"

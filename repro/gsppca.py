@@ -66,7 +66,7 @@ weights ``u`` of the active variables drifting down while their ``||m_k||`` grew
 replicates. After the M-step each iteration therefore takes the exact minimizer along both families
 (parameter expansion: Liu, Rubin & Wu 1998; Qi & Jaakkola 2006 for variational Bayes): the per-variable
 ``c_k = min(sqrt(e_k / (alpha d)), 1 / u_k)`` (``c_k = 1`` where ``u_k = 0``), then ``A = D V' B^-1/2``
-(:func:`_rotation_step`, closed form up to a scalar fixed point in ``alpha``), each followed by the exact
+(:func:`rotation_step`, closed form up to a scalar fixed point in ``alpha``), each followed by the exact
 ``alpha``. Both are exact block minimizations, so the free energy still never increases, and the fixed
 points are those of the plain VEM. Iterations to the stopping rule below (5 data sets each, the same
 starts): Fig. 1 setting (``n = 50, p = 30, d = 5, sigma = 0.1``) plain 3044-7629, scale step only 423-894,
@@ -158,6 +158,7 @@ from ._validation import (
 from .kernels.bessel import kv_ratio_up
 
 __all__ = [
+    "EVIDENCE_TIE",
     "GSPPCA",
     "EvidencePath",
     "VEMResult",
@@ -167,11 +168,19 @@ __all__ = [
     "log_density",
     "log_evidence",
     "make_globally_sparse",
+    "rank_variables",
+    "rotation_step",
+    "row_log_density",
     "theorem1_density",
+    "vem_init",
+    "vem_iterations",
 ]
 
 #: Relative difference below which two rankings' best log-evidences tie (:meth:`GSPPCA._choose_ranking`).
-_EVIDENCE_TIE = 1e-12
+#: The steps of the algorithm (:func:`vem_init`, :func:`vem_iterations`, :func:`rotation_step`,
+#: :func:`row_log_density`, :func:`rank_variables`) are public so that a benchmark can time them and a
+#: reader can run them one by one; they trust their input (the doors are :class:`GSPPCA`, :func:`gsppca_vem`).
+EVIDENCE_TIE = 1e-12
 _DEBYE_NU = 50.0  # orders at or above use the uniform asymptotic expansion (relative error < 1e-9)
 _LOG_2PI = math.log(2.0 * math.pi)
 _ROOT_TOL = 1e-10  # on log(alpha)
@@ -370,8 +379,25 @@ def _prepare(X, n_components, sigma1):
 
 
 # --------------------------------------------------------------------------- Theorem 2 in log space
-def _row_log_density(r2, out2, q, p, d, log_alpha, s2):
-    """Per-row log density of Theorem 2 (corrected); ``r2``, ``out2``: active, inactive ``||.||^2``."""
+def row_log_density(r2, out2, q, p, d, log_alpha, s2):
+    """Per-row log density of Theorem 2 (corrected) of a model with ``q`` of ``p`` variables active.
+
+    Parameters
+    ----------
+    r2, out2 : ndarray, shape (n_samples,)
+        Squared norms of each row on the active and on the inactive variables.
+    q, p, d : int
+        Active variables, all variables, components.
+    log_alpha : float
+        ``log alpha``, the prior variance of the loadings.
+    s2 : float
+        ``sigma1^2``, the noise variance of the inactive variables.
+
+    Returns
+    -------
+    ndarray, shape (n_samples,)
+        ``log p(x_i)``; their sum is :func:`log_evidence` of the model.
+    """
     nu = abs(q - d) / 2.0
     r = np.sqrt(r2)
     z = r * np.exp(-0.5 * log_alpha)
@@ -507,7 +533,7 @@ def log_density(X, support, *, n_components, alpha, sigma1) -> np.ndarray:
     if np.any(r2 == 0):
         raise ValueError("X has a row that is zero on the support: the noiseless density is degenerate.")
     out2 = np.einsum("ij,ij->i", X[:, ~mask], X[:, ~mask])
-    return _row_log_density(r2, out2, int(mask.sum()), p, d, math.log(alpha), s2)
+    return row_log_density(r2, out2, int(mask.sum()), p, d, math.log(alpha), s2)
 
 
 @blas_limited
@@ -582,7 +608,7 @@ def log_evidence(X, support, *, n_components, alpha=None, sigma1="bc", return_pa
         log_alpha = float(_alpha_mle(r2[:, None], np.array([float(q)]), d)[0])
     else:
         log_alpha = math.log(check_real(alpha, "alpha", low=0.0, low_inclusive=False))
-    value = float(_row_log_density(r2, out2, q, p, d, log_alpha, s2).sum()) - n * p * math.log(sc)
+    value = float(row_log_density(r2, out2, q, p, d, log_alpha, s2).sum()) - n * p * math.log(sc)
     if return_params:
         alpha_x = float(unscale(math.exp(log_alpha), sc, 2, "prior variance alpha", underflow=False))
         return value, alpha_x, float(unscale(math.sqrt(s2), sc, 1, "noise standard deviation"))
@@ -936,8 +962,11 @@ class VEMResult:
     converged: bool
 
 
-def _vem_init(Xc: np.ndarray, d: int, rng: np.random.Generator):
-    """PPCA maximum likelihood (Eq. 2) with a random rotation ``R``: ``M = A (Lambda - sigma^2)^(1/2) R``."""
+def vem_init(Xc: np.ndarray, d: int, rng: np.random.Generator):
+    """The VEM's start on centred ``Xc``: PPCA maximum likelihood (Eq. 2) with a random rotation ``R``.
+
+    Returns ``M = A (Lambda - sigma^2)^(1/2) R`` (``p x d``; ``R`` drawn from ``rng``) and ``sigma^2``.
+    """
     n, p = Xc.shape
     if n <= p:
         vals, U = np.linalg.eigh(Xc @ Xc.T / n)
@@ -951,14 +980,14 @@ def _vem_init(Xc: np.ndarray, d: int, rng: np.random.Generator):
 
 
 def _vem_init_scatter(n: int, S: np.ndarray, d: int, rng: np.random.Generator):
-    """:func:`_vem_init` from the scatter ``S = Xc'Xc`` of ``n`` rows (leading eigenvectors of ``S / n``)."""
+    """:func:`vem_init` from the scatter ``S = Xc'Xc`` of ``n`` rows (leading eigenvectors of ``S / n``)."""
     p = S.shape[0]
     vals, A = np.linalg.eigh(S / n)
     return _vem_start(vals[::-1][:d], A[:, ::-1][:, :d], float(np.trace(S)) / n, p, d, rng)
 
 
 def _vem_start(vals, A, total, p, d, rng):
-    """``M`` and ``sigma^2`` of :func:`_vem_init` from the ``d`` leading eigenpairs of the covariance."""
+    """``M`` and ``sigma^2`` of :func:`vem_init` from the ``d`` leading eigenpairs of the covariance."""
     s2 = max(total - vals.sum(), 1e-12 * total) / (p - d)
     Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     M = (A * np.sqrt(np.maximum(vals - s2, 1e-12 * total))) @ Q
@@ -978,7 +1007,7 @@ def _scale_step(u: np.ndarray, e2: np.ndarray, alpha: float, d: int) -> np.ndarr
     return np.where(u > 0, c, 1.0)
 
 
-def _rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
+def rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
     """The exact free-energy step over ``y -> A y``, ``w_k -> A^-T w_k`` (every invertible ``A``), ``alpha``.
 
     ``B = n Sigma + Mu'Mu`` (``sum_i E[y_i y_i']``), ``Cw = sum_k (S_k + m_k m_k')``. With ``A = D V' B^-1/2``
@@ -1015,9 +1044,13 @@ def _rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
     return A, Ainv, a, dF
 
 
-def _vem_loop(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoints=None, fix_s2=False):
+def vem_iterations(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoints=None, fix_s2=False):
     """The VEM iterations (NumPy; the products with ``X`` dominate). Returns every piece of the state.
 
+    From the start ``M, u, alpha, s2`` on centred ``X`` (:func:`vem_init`; :func:`gsppca_vem` starts with
+    ``u = 1`` and ``alpha`` the mean of ``M * M``), at most ``max_iter`` iterations, stopped when the free
+    energy falls by less than ``tol`` nats per entry. Returns ``(u, u_ratio, M, Mu, Sigma, alpha, s2,
+    free_energy, converged)``.
     ``scatter``: ``(n, S)`` with ``S = X'X`` in place of ``X`` (``None`` then). The iterations use ``X``
     only through ``Mu = X G`` (``G = U M Sigma / sigma^2``), ``C = X' Mu`` and ``Mu' Mu``, that is through
     ``S G`` and ``G' S G``; ``Mu`` is then returned as ``G`` (``X G`` is the caller's to form).
@@ -1095,7 +1128,7 @@ def _vem_loop(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoints=No
         EWW = Q @ (uMt.T @ uMt + np.diag((u * u) @ S)) @ Q.T
         EWW = 0.5 * (EWW + EWW.T)
         # Parameter expansion over the rotations and scales of the latent space (module docstring).
-        A, Ainv, alpha, dF = _rotation_step(B, (Q * S.sum(axis=0)) @ Q.T + M.T @ M, alpha, n, p)
+        A, Ainv, alpha, dF = rotation_step(B, (Q * S.sum(axis=0)) @ Q.T + M.T @ M, alpha, n, p)
         M = M @ Ainv
         Mu = Mu @ A.T
         Sigma = A @ Sigma @ A.T
@@ -1175,15 +1208,18 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -
 
 
 def _run_vem(Xc, d, max_iter, tol, rng, *, scatter=None, checkpoints=None) -> VEMResult:
-    """Start and iterate the VEM on centred ``Xc``, or on ``scatter = (n, Xc'Xc)`` (:func:`_vem_loop`)."""
+    """Start and iterate the VEM on centred ``Xc``, or on ``scatter = (n, Xc'Xc)``.
+
+    The start is :func:`vem_init`, the iterations :func:`vem_iterations`.
+    """
     if scatter is None:
-        M, s2 = _vem_init(Xc, d, rng)
+        M, s2 = vem_init(Xc, d, rng)
         p = Xc.shape[1]
     else:
         M, s2 = _vem_init_scatter(*scatter, d, rng)
         p = scatter[1].shape[0]
     alpha = float(np.mean(M * M))
-    u, ratio, M, Mu, Sigma, alpha, s2, F, converged = _vem_loop(
+    u, ratio, M, Mu, Sigma, alpha, s2, F, converged = vem_iterations(
         Xc, M, np.ones(p), alpha, s2, max_iter, tol, scatter=scatter, checkpoints=checkpoints
     )
     if not converged:
@@ -1220,8 +1256,16 @@ def _unscale_vem(res: VEMResult, sc: float, n: int, p: int) -> VEMResult:
     )
 
 
-def _ranking(u: np.ndarray, ratio: np.ndarray) -> np.ndarray:
-    """Variables by decreasing ``u``, ties (e.g. several ``u = 1``) by decreasing ``b/a``, then by index."""
+def rank_variables(u: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """The VEM's ranking: variables by decreasing ``u``, ties (e.g. several ``u = 1``) by decreasing
+    ``ratio`` (``b/a``, :attr:`VEMResult.u_ratio`), then by index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rank_variables(np.array([0.5, 1.0, 1.0]), np.array([0.1, 2.0, 3.0])).tolist()
+    [2, 1, 0]
+    """
     return np.lexsort((np.arange(u.size), -ratio, -u))
 
 
@@ -1429,12 +1473,12 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         """The ranking (and its evidence path) whose best model has the largest exact evidence among the VEM's
         rankings at its checkpoints and at its end (``checkpoints`` a list: ``ranking="evidence"`` and the
         evidence selects ``q``), or the ranking at the VEM's end (``checkpoints`` None). Ties go to the
-        later iteration, and evidences within :data:`_EVIDENCE_TIE` (relative) of each other tie: rankings
+        later iteration, and evidences within :data:`EVIDENCE_TIE` (relative) of each other tie: rankings
         that order the same best set of variables differently give that set's evidence summed in
         another order (1e-15 apart on Fig. 1's data). Each distinct ranking is evaluated once (at the
         latest iteration that gave it)."""
-        cands = [(it, _ranking(u, r)) for it, u, r in checkpoints or ()]
-        cands.append((res.n_iter, _ranking(res.u, res.u_ratio)))
+        cands = [(it, rank_variables(u, r)) for it, u, r in checkpoints or ()]
+        cands.append((res.n_iter, rank_variables(res.u, res.u_ratio)))
         best, seen, record = None, set(), []
         for it, order in reversed(cands):  # a ranking met again earlier counts at its latest iteration
             key = order.tobytes()
@@ -1444,7 +1488,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
             path = path_of(order)
             value = float(path.log_evidence.max())
             record.append((it, value))
-            if best is None or value > best[0] + _EVIDENCE_TIE * max(1.0, abs(best[0])):
+            if best is None or value > best[0] + EVIDENCE_TIE * max(1.0, abs(best[0])):
                 best = (value, it, order, path)
         self.ranking_iter_ = int(best[1])
         self.ranking_evidence_ = np.array(record[::-1], dtype=np.float64)
@@ -1501,7 +1545,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         cps = [] if self.ranking == "evidence" and forced is None else None
         rng = check_random_state(self.random_state)
         res = _run_vem(None, d, self.max_iter, self.tol, rng, scatter=(n, S), checkpoints=cps)
-        res.Mu = (Xs - mean) @ res.Mu  # the latent means, lazy: X G (_vem_loop)
+        res.Mu = (Xs - mean) @ res.Mu  # the latent means, lazy: X G (vem_iterations)
         src = DaskSource(Xs, first_pass=False)
         diag = np.diag(S).copy()
 

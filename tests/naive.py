@@ -269,7 +269,7 @@ def em_update(f, K, nonneg, excluded, w, work, state):
 
 # --------------------------------------------------------------------------- repro.gsppca (no kernel)
 def gsppca_vem_naive(X, M, u, alpha, s2, n_iter, fix_s2=False):
-    """Twin of the VEM iterations of ``repro.gsppca._vem_loop``, written as Proposition 1 reads: one ``d x d``
+    """Twin of ``repro.gsppca.vem_iterations``, written as Proposition 1 reads: one ``d x d``
     inverse per variable for ``S_k``, sums over ``i`` and ``k`` as loops, and the M-step (Eqs. 12-14, with the
     corrections of the module docstring). Starts from ``S_k = 0``. Returns ``u, M, alpha, s2, F`` (the
     free energy after each iteration). ``fix_s2``: the noise variance held at ``s2`` (Eq. 13 skipped)."""

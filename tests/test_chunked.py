@@ -5,7 +5,9 @@ import pytest
 
 from repro import _chunked
 from repro._chunked import DaskSource, DenseSource, gram_chunk
-from repro.em_pca import EMPCA, SensiblePCA, _em_complete, _em_rank1, _spca_em_loop, _spca_fast_loop
+from repro.em_pca import EMPCA, SensiblePCA
+from repro.em_pca.sensible import _spca_em_loop, _spca_fast_loop
+from repro.em_pca.solvers import _em_complete, _em_rank1
 from repro.em_sparse_pca import EMSparsePCA
 
 da = pytest.importorskip("dask.array")

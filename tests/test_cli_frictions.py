@@ -159,9 +159,7 @@ def test_outside_a_checkout_run_writes_in_the_working_directory(tmp_path):
 def test_in_a_checkout_a_run_into_figures_says_it_rewrites_them(tmp_path):
     res = repro("run", "no_such_experiment")  # refused before anything runs: nothing is rewritten
     assert res.returncode == 2
-    try:
-        from experiments.runner import cli
-    except ImportError:
-        from experiments import __main__ as cli
-    assert "rewrites the committed" in cli.out_notice(FIGURES)
-    assert cli.out_notice(tmp_path) == ""
+    from experiments.runner._paths import out_notice
+
+    assert "rewrites the committed" in out_notice(FIGURES)
+    assert out_notice(tmp_path) == ""

@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 
 from experiments.runner import claims as ledger
-from experiments.runner import cli
+from experiments.runner import registry
 from experiments.runner._common import FIGURES_DIR, Config, style
 
-EXPERIMENTS = [n for n in cli.experiment_names() if (FIGURES_DIR / f"{n}.csv").exists()]
+EXPERIMENTS = [n for n in registry.experiment_names() if (FIGURES_DIR / f"{n}.csv").exists()]
 
 
 def test_every_experiment_has_committed_outputs():
-    missing = [n for n in cli.experiment_names() if n not in EXPERIMENTS]
+    missing = [n for n in registry.experiment_names() if n not in EXPERIMENTS]
     assert not missing, f"run `repro run {' '.join(missing)}` and commit figures/"
 
 

@@ -11,6 +11,7 @@ import scipy.stats
 from sklearn.base import clone
 
 from repro._chunked import BlockSource
+from repro._chunked import missing_structure as _missing_structure
 from repro._validation import ConvergenceWarning
 from repro.em_pca import (
     EMPCA,
@@ -21,6 +22,10 @@ from repro.em_pca import (
     sensible_pca,
     subspace_sin,
 )
+from repro.em_pca._common import _rotate
+from repro.em_pca.missing import _em_missing, _spca_missing_loop
+from repro.em_pca.sensible import _spca_em_loop, _spca_init
+from repro.em_pca.solvers import _em_complete, _em_rank1
 from repro.kernels import em_pca as kern
 
 mod = sys.modules["repro.em_pca"]  # `repro.em_pca` itself is the re-exported function
@@ -71,8 +76,8 @@ def test_rank1_fast_path_matches_general_loop():
     X = rng.standard_normal((200, 15)) * np.linspace(3.0, 1.0, 15)
     c0 = rng.standard_normal(15)
     src = mod.DenseSource(X)
-    Q1, G1, it1, _, h1 = mod._em_rank1(src, c0, 30, 0.0, None)
-    Q2, G2, it2, _, h2 = mod._em_complete(src, c0[:, None], 30, 0.0, None)
+    Q1, G1, it1, _, h1 = _em_rank1(src, c0, 30, 0.0, None)
+    Q2, G2, it2, _, h2 = _em_complete(src, c0[:, None], 30, 0.0, None)
     assert it1 == it2 == 30
     for key in ("subspace_change", "reconstruction_error", "eigenvalues"):
         np.testing.assert_allclose(h1[key], h2[key], rtol=1e-9, atol=1e-12)
@@ -112,10 +117,10 @@ def test_momentum_same_fixed_point_fewer_iterations():
     values, vectors = _eigh_pca(X, 5)
     src = mod.DenseSource(X)
     c0 = rng.standard_normal((80, 10))
-    runs = {m: mod._em_complete(src, c0, 5000, 1e-10, None, 5, momentum=m) for m in (False, True)}
+    runs = {m: _em_complete(src, c0, 5000, 1e-10, None, 5, momentum=m) for m in (False, True)}
     for Q, G, _, converged, _ in runs.values():
         assert converged
-        W, ev = mod._rotate(Q, G, 500)
+        W, ev = _rotate(Q, G, 500)
         np.testing.assert_allclose(ev, values, rtol=1e-10)
         _assert_same_components(W, vectors, atol=1e-7)
     assert runs[True][2] < 0.8 * runs[False][2]
@@ -124,10 +129,10 @@ def test_momentum_same_fixed_point_fewer_iterations():
     lam = np.r_[np.linspace(10.0, 9.0, 8), 1e-3 * np.ones(52)]
     Y = rng.standard_normal((400, 60)) * np.sqrt(lam)
     values, vectors = _eigh_pca(Y, 4)
-    Q, G, it, converged, _ = mod._em_complete(
+    Q, G, it, converged, _ = _em_complete(
         mod.DenseSource(Y), rng.standard_normal((60, 8)), 200, 1e-10, None, 4
     )
-    W, ev = mod._rotate(Q, G, 400)
+    W, ev = _rotate(Q, G, 400)
     assert converged and it <= 25
     np.testing.assert_allclose(ev, values, rtol=1e-10)
 
@@ -391,8 +396,8 @@ def test_missing_loop_without_missing_values_is_exact():
     X = rng.standard_normal((150, 12)) * np.linspace(3.0, 0.5, 12) + 4.0
     # a chunked source runs the missing-value iteration even when nothing is missing
     src = BlockSource([X[:70], X[70:]])
-    Q, G, mean, total, _, conv, _ = mod._em_missing(src, rng.standard_normal((12, 3)), 5000, 1e-12, None)
-    W, ev = mod._rotate(Q, G, 150)
+    Q, G, mean, total, _, conv, _ = _em_missing(src, rng.standard_normal((12, 3)), 5000, 1e-12, None)
+    W, ev = _rotate(Q, G, 150)
     values, vectors = _eigh_pca(X, 3)
     assert conv
     np.testing.assert_allclose(ev, values, rtol=1e-9)
@@ -589,7 +594,7 @@ def test_centred_rank1_pass_twin():
 
 
 def _estep_case(Y, M, C, mu):
-    ptr, idx = mod._missing_structure(M)
+    ptr, idx = _missing_structure(M)
     outs = []
     for fn in (kern.missing_estep, naive.missing_estep):
         Yf = Y.copy()
@@ -609,7 +614,7 @@ def test_missing_estep_twin():
     _estep_case(Y, M, C, np.zeros(3))
     Yf = Y.copy()
     Z = np.empty((3, 1))
-    kern.missing_estep(Yf, Yf @ C, C, C.T @ C, np.zeros(3), *mod._missing_structure(M), Z, np.empty(3))
+    kern.missing_estep(Yf, Yf @ C, C, C.T @ C, np.zeros(3), *_missing_structure(M), Z, np.empty(3))
     np.testing.assert_allclose(Z[:, 0], [1.5, 3.0, 2.0])  # LS on the observed coordinates
     np.testing.assert_allclose(Yf[2], [2.0, 2.0, 0.0])  # fills = C x
     rng = np.random.default_rng(18)
@@ -630,7 +635,7 @@ def test_ppca_missing_estep_twin():
     M[0, :2] = False  # fewer observed coordinates than k: still defined (eps > 0)
     M[1, :] = False
     C, mu = rng.standard_normal((p, k)), rng.standard_normal(p)
-    ptr, idx = mod._missing_structure(M)
+    ptr, idx = _missing_structure(M)
     Yfill = np.where(M, mu, Y)
     outs = []
     for fn in (kern.ppca_missing_estep, naive.ppca_missing_estep):
@@ -867,9 +872,9 @@ def test_spca_missing_values_against_complete_data_and_empca():
     # nothing missing: the missing-value iteration is Roweis' EM, iterate by iterate
     src = BlockSource([X[:150], X[150:]])
     src.missing = True
-    C0, eps0 = mod._spca_init(None, 20, 3, src.ss, 400, np.random.default_rng(0))
-    a = mod._spca_missing_loop(src, C0, eps0, 8, 0.0, None, 1e-20)
-    b = mod._spca_em_loop(mod.DenseSource(X), C0, eps0, 8, 0.0, None, 1e-20)
+    C0, eps0 = _spca_init(None, 20, 3, src.ss, 400, np.random.default_rng(0))
+    a = _spca_missing_loop(src, C0, eps0, 8, 0.0, None, 1e-20)
+    b = _spca_em_loop(mod.DenseSource(X), C0, eps0, 8, 0.0, None, 1e-20)
     np.testing.assert_allclose(a[0], b[0], atol=1e-10)
     np.testing.assert_allclose(a[1], b[1], rtol=1e-12)
     np.testing.assert_allclose(a[7]["log_likelihood"], b[6]["log_likelihood"], rtol=1e-12)

@@ -16,12 +16,12 @@ from repro._validation import ConvergenceWarning
 from repro.em_sparse_pca import (
     CardinalityPath,
     EMSparsePCA,
-    _alg2_l1_bound,
     em_sparse_pca,
     em_sparse_pca_path,
     penalized_mstep,
     renormalize_on_support,
 )
+from repro.em_sparse_pca.quasi import _alg2_l1_bound
 from repro.kernels import em_sparse_pca as kern
 from repro.linalg import Covariance, canonical_sign, renormalize
 
@@ -741,7 +741,7 @@ def _ops(X):
 @pytest.mark.parametrize(("nonneg", "n", "p"), [(False, 60, 12), (True, 60, 12), (False, 10, 25)])
 def test_covariance_operator_gives_the_data_operators_iterates(nonneg, n, p):
     """Iterating on the D x D covariance equals iterating through the data: same iterates to round-off."""
-    from repro.em_sparse_pca import _em_block
+    from repro.em_sparse_pca.solvers import _em_block
 
     X = _data(70 + p, n=n, p=p)
     op_d, op_c = _ops(X)
@@ -780,7 +780,7 @@ def test_covariance_operator_gives_the_data_operators_iterates(nonneg, n, p):
 def test_block_restarts_equal_sequential_restarts(nonneg):
     """Restarts run as one block (D x R products, per-row kernel, converged rows leave) give each row the
     run it would have alone, and the NumPy twin's run."""
-    from repro.em_sparse_pca import _em, _em_block
+    from repro.em_sparse_pca.solvers import _em, _em_block
 
     X = _data(80, n=50, p=14)
     C = np.cov(X, rowvar=False)
@@ -966,7 +966,8 @@ def _planted(seed, nonneg, n=200, p=30):
 
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_missing_value_em_equals_complete_data_em_when_nothing_is_missing(nonneg):
-    from repro.em_sparse_pca import _em_block, _ObservedData
+    from repro.em_sparse_pca.missing import _ObservedData
+    from repro.em_sparse_pca.solvers import _em_block
 
     X = _data(95, n=50, p=12)
     obs, cov = _ObservedData(X), Covariance.from_data(X, operator="data")
@@ -1265,7 +1266,9 @@ def test_screened_block_gives_the_plain_iterates(nonneg):
     deflated operator, and most iterations actually screened."""
     import sys
 
-    m = sys.modules["repro.em_sparse_pca"]
+    from repro.em_sparse_pca.operators import _leading_pc
+    from repro.em_sparse_pca.solvers import _em_block
+
     screening = sys.modules["repro.em_sparse_pca.screening"]  # where the screening threshold lives
     X = _wide(21, nonneg=nonneg)
     op = Covariance.from_data(X)
@@ -1276,7 +1279,7 @@ def test_screened_block_gives_the_plain_iterates(nonneg):
         W0 = np.abs(W0)
     W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
     screens = []
-    orig = m._Screen.__init__
+    orig = screening._Screen.__init__
 
     def keep(self, *a):
         orig(self, *a)
@@ -1285,17 +1288,17 @@ def test_screened_block_gives_the_plain_iterates(nonneg):
     for K, ex, o in (
         (6, np.zeros(D, bool), op),
         (10, rng.random(D) < 0.2, op),
-        (4, np.zeros(D, bool), op.deflate(m._leading_pc(op.data))),
+        (4, np.zeros(D, bool), op.deflate(_leading_pc(op.data))),
     ):
         W = W0.copy()
         W[:, ex] = 0.0
         W /= np.linalg.norm(W, axis=1, keepdims=True)
-        m._Screen.__init__ = keep
+        screening._Screen.__init__ = keep
         try:
-            a = m._em_block(o, W, K, nonneg, ex, 1e-10, 500)
+            a = _em_block(o, W, K, nonneg, ex, 1e-10, 500)
         finally:
-            m._Screen.__init__ = orig
-        b = m._em_block(o, W, K, nonneg, ex, 1e-10, 500, screen=False)
+            screening._Screen.__init__ = orig
+        b = _em_block(o, W, K, nonneg, ex, 1e-10, 500, screen=False)
         for ra, rb in zip(a, b, strict=True):
             assert (ra.n_iter, ra.status) == (rb.n_iter, rb.status)
             np.testing.assert_array_equal(ra.w != 0, rb.w != 0)
@@ -1325,7 +1328,8 @@ def test_em_on_the_support_equals_the_em_with_the_rest_excluded(shape, nonneg):
     """The renormalization EM on the support's own operator (N x K columns or the K x K block) gives the
     runs of the EM on the full operator with every other feature excluded: the same iteration counts and
     statuses, iterates and variances to round-off; for data and matrix operators and deflated ones."""
-    from repro.em_sparse_pca import _em, _em_block, _em_on_support, _leading_pc
+    from repro.em_sparse_pca.operators import _leading_pc
+    from repro.em_sparse_pca.solvers import _em, _em_block, _em_on_support
 
     n, p = shape
     X = _wide(31, n=n, p=p, nonneg=nonneg) if n < p else _data(31, n=n, p=p)
@@ -1361,8 +1365,7 @@ def test_em_on_the_support_equals_the_em_with_the_rest_excluded(shape, nonneg):
 @pytest.mark.parametrize("operator", ["covariance", "data"])
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_support_stop_and_first_products(operator, nonneg):
-    from repro.em_sparse_pca import _em_block
-    from repro.em_sparse_pca.solvers import SUPPORT_PATIENCE
+    from repro.em_sparse_pca.solvers import SUPPORT_PATIENCE, _em_block
 
     # data-backed with N < D: the screened iterations; N > D: the covariance or the plain data products
     X = _data(61, n=20, p=60) if operator == "data" else _data(61, n=80, p=20)
@@ -1391,7 +1394,7 @@ def test_support_stop_and_first_products(operator, nonneg):
 def test_renormalize_true_is_the_converged_emPCAopt():
     # renormalize=True is the paper's emPCAopt: the EM to tol, then optimal weights on its support; the
     # support-stable stop (refine only) must not change it
-    from repro.em_sparse_pca import _em_block
+    from repro.em_sparse_pca.solvers import _em_block
 
     X = _data(62, n=80, p=24)
     C = np.cov(X, rowvar=False)

@@ -13,7 +13,7 @@ from scipy import integrate, stats
 from sklearn.base import clone
 
 from repro import GSPPCA, evidence_path, gsppca_vem, log_evidence, theorem1_density
-from repro.gsppca import _kv_ratio, _vem_init, _vem_loop, log_bessel_k, log_density
+from repro.gsppca import _kv_ratio, log_bessel_k, log_density, vem_init, vem_iterations
 from repro.kernels import bessel
 from repro.metrics import fscore_selection
 
@@ -94,7 +94,7 @@ def test_ranking_choice_ties_go_to_the_later_iteration():
 
     p = 4
     orders = [np.roll(np.arange(p), k) for k in range(3)]  # three distinct rankings
-    u = [np.linspace(1.0, 0.1, p)[np.argsort(o)] for o in orders]  # _ranking(u) == order
+    u = [np.linspace(1.0, 0.1, p)[np.argsort(o)] for o in orders]  # rank_variables(u) == order
 
     def choose(values):
         by_order = {o.tobytes(): v for o, v in zip(orders, values, strict=True)}
@@ -241,9 +241,9 @@ def test_theorem1_tends_to_theorem2():
 def test_vem_equals_loop_twin_and_free_energy_decreases():
     X, _ = model_data(12, 7, 2, 4, 0.3, 4)
     Xc = X - X.mean(axis=0)
-    M0, s2 = _vem_init(Xc, 2, np.random.default_rng(0))
+    M0, s2 = vem_init(Xc, 2, np.random.default_rng(0))
     alpha = float(np.mean(M0 * M0))
-    u, _, M, _, _, a, s, F, _ = _vem_loop(Xc, M0.copy(), np.ones(7), alpha, s2, 6, 0.0)
+    u, _, M, _, _, a, s, F, _ = vem_iterations(Xc, M0.copy(), np.ones(7), alpha, s2, 6, 0.0)
     u2, M2, a2, s22, F2 = gsppca_vem_naive(Xc, M0.copy(), np.ones(7), alpha, s2, 6)
     np.testing.assert_allclose(u, u2, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(M, M2, rtol=1e-8, atol=1e-12)
@@ -255,16 +255,18 @@ def test_vem_with_fixed_noise_equals_twin():
     # The diagnostic of bench_gsppca (issue 36): the noise held at a given value, every other block as usual.
     X, _ = model_data(12, 7, 2, 4, 0.3, 4)
     Xc = X - X.mean(axis=0)
-    M0, s2 = _vem_init(Xc, 2, np.random.default_rng(0))
+    M0, s2 = vem_init(Xc, 2, np.random.default_rng(0))
     alpha = float(np.mean(M0 * M0))
-    u, _, M, _, _, _, s, F, _ = _vem_loop(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, 0.0, fix_s2=True)
+    u, _, M, _, _, _, s, F, _ = vem_iterations(
+        Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, 0.0, fix_s2=True
+    )
     u2, M2, _, s22, F2 = gsppca_vem_naive(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, fix_s2=True)
     assert s == s22 == 2.5 * s2
     np.testing.assert_allclose(u, u2, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(M, M2, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(F, F2, rtol=1e-10)
     assert np.all(np.diff(F) <= 1e-10 * np.abs(F[1:]))
-    free = _vem_loop(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, 0.0)
+    free = vem_iterations(Xc, M0.copy(), np.ones(7), alpha, 2.5 * s2, 8, 0.0)
     assert abs(free[6] - s) > 1e-3 * s  # re-estimated, the noise moves: the flag is what holds it
 
 

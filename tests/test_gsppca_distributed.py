@@ -13,13 +13,13 @@ from repro import GSPPCA, _chunked
 from repro._chunked import DaskSource
 from repro.gsppca import (
     _dask_evidence_path,
-    _ranking,
-    _vem_init,
     _vem_init_scatter,
-    _vem_loop,
     evidence_path,
     gsppca_vem,
     make_globally_sparse,
+    rank_variables,
+    vem_init,
+    vem_iterations,
 )
 
 da = pytest.importorskip("dask.array")
@@ -42,14 +42,14 @@ def test_the_vem_from_the_scatter_follows_the_vem_on_the_data():
     X, _ = _data(0)
     Xc = X - X.mean(axis=0)
     n = X.shape[0]
-    M0, s2 = _vem_init(Xc, D, np.random.default_rng(0))
+    M0, s2 = vem_init(Xc, D, np.random.default_rng(0))
     M1, s21 = _vem_init_scatter(n, Xc.T @ Xc, D, np.random.default_rng(0))
     assert s21 == pytest.approx(s2, rel=1e-12)
     # the same start up to the signs of the eigenvectors (the VEM is equivariant in them): same Gram
     np.testing.assert_allclose(M1 @ M1.T, M0 @ M0.T, rtol=1e-9, atol=1e-12)
     alpha = float(np.mean(M0 * M0))
-    a = _vem_loop(Xc, M0.copy(), np.ones(P), alpha, s2, 8, 0.0)
-    b = _vem_loop(None, M0.copy(), np.ones(P), alpha, s2, 8, 0.0, scatter=(n, Xc.T @ Xc))
+    a = vem_iterations(Xc, M0.copy(), np.ones(P), alpha, s2, 8, 0.0)
+    b = vem_iterations(None, M0.copy(), np.ones(P), alpha, s2, 8, 0.0, scatter=(n, Xc.T @ Xc))
     for x, y, what in zip(a[:2], b[:2], ("u", "ratio"), strict=True):
         np.testing.assert_allclose(y, x, rtol=1e-9, atol=1e-12, err_msg=what)
     np.testing.assert_allclose(b[2], a[2], rtol=1e-8, atol=1e-12)  # M
@@ -66,7 +66,7 @@ def test_checkpoint_rankings_are_those_of_the_vem_stopped_there():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = gsppca_vem(X, D, max_iter=int(it), random_state=0)
-        order = _ranking(res.u, res.u_ratio)
+        order = rank_variables(res.u, res.u_ratio)
         path = evidence_path(X, order, n_components=D)
         assert path.log_evidence.max() == pytest.approx(best, rel=1e-12, abs=1e-9)
         if it == est.ranking_iter_:
@@ -75,7 +75,7 @@ def test_checkpoint_rankings_are_those_of_the_vem_stopped_there():
     assert est.evidence_path_.max() == est.ranking_evidence_[:, 1].max()
     vem = GSPPCA(D, ranking="vem", random_state=0).fit(X)
     assert vem.ranking_iter_ == vem.n_iter_ and vem.ranking_evidence_.shape == (1, 2)
-    np.testing.assert_array_equal(vem.ranking_, _ranking(vem.u_, vem.vem_.u_ratio))
+    np.testing.assert_array_equal(vem.ranking_, rank_variables(vem.u_, vem.vem_.u_ratio))
     with pytest.raises(ValueError, match=r"'ranking' parameter of GSPPCA must be a str among"):
         GSPPCA(D, ranking="best").fit(X)
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from experiments.runner import claims as ledger
-from experiments.runner import cli
+from experiments.runner import cli, registry
 from experiments.runner._common import Config, preprocess, run_module
 
 TOY = textwrap.dedent(
@@ -132,7 +132,7 @@ def test_cli_list_run_claims(capsys, tmp_path):
 
 
 def test_experiment_names_order():
-    names = cli.experiment_names()
+    names = registry.experiment_names()
     assert names[0] == "data_overview"
     benches = [i for i, n in enumerate(names) if n.startswith("bench_")]
     assert all(i > j for i in benches for j, n in enumerate(names) if not n.startswith("bench_"))

@@ -5,49 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from toys import TOY
 
-from experiments.runner import _describe, _preflight, _progress, _runtimes, cli
+from experiments.runner import _describe, _preflight, _progress, _runtimes, cli, engine, registry
 from experiments.runner import claims as ledger
 from experiments.runner._common import FIGURES_DIR, Config, PanelDroppedError, run_module
 
 REPO = Path(__file__).resolve().parent.parent
-
-TOY = textwrap.dedent(
-    '''
-    """Toy {name}."""
-    import os
-    import time
-    import warnings
-
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from experiments.runner import _common
-    from experiments.runner.claims import Claim, Outcome, REPRODUCED
-
-    TITLE = "Toy {name}"
-    DATA = {data!r}
-    CLAIMS = [Claim("one", "One claim.", "", lambda df: Outcome("1", REPRODUCED))]
-
-    def compute(cfg):
-        open(os.environ.get("TOY_MARKER", os.devnull), "a").close()  # proves compute ran
-        {body}
-        return pd.DataFrame({{"x": [1, 2, 3]}})
-
-    def plot(df, cfg):
-        fig, ax = plt.subplots(figsize=(2, 2))
-        ax.plot(df.x)
-        return fig
-
-    def main(argv=None):
-        return _common.run(__name__, argv)
-    '''
-)
 
 
 @pytest.fixture
@@ -73,7 +41,7 @@ def toys(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------- help and run times
-@pytest.mark.parametrize("name", cli.experiment_names())
+@pytest.mark.parametrize("name", registry.experiment_names())
 def test_each_experiment_help_names_its_figure_claims_and_time(name, capsys):
     assert cli.main(["run", name, "--help"]) == 0
     text = capsys.readouterr().out
@@ -315,7 +283,7 @@ def test_in_a_terminal_messages_go_above_the_bar(toys, tmp_path):
 
 
 def test_parallel_runs_take_the_longest_experiments_first():
-    from experiments.runner.cli import longest_first
+    from experiments.runner.engine import longest_first
 
     expected = {"a": 5.0, "b": None, "c": 120.0, "d": 5.0, "e": 60.0}
     assert longest_first(list(expected), expected) == ["b", "c", "e", "a", "d"]
@@ -324,7 +292,9 @@ def test_parallel_runs_take_the_longest_experiments_first():
 
 def test_experiments_that_time_milliseconds_run_alone(tmp_path):
     from experiments.runner import _describe
-    from experiments.runner.cli import _source, experiment_names, split_alone
+    from experiments.runner.engine import split_alone
+    from experiments.runner.registry import experiment_names
+    from experiments.runner.registry import source as _source
 
     solo, shared, absent = tmp_path / "solo.py", tmp_path / "shared.py", tmp_path / "odd.py"
     solo.write_text('"""Doc."""\nRUN_ALONE = True\nTITLE = "t"\n')
@@ -348,21 +318,21 @@ def test_jobs_default_to_the_cores_at_most_one_per_experiment(monkeypatch):
     """`repro run all` as typed uses every core the process may run on (README's first command), never
     more processes than experiments; an explicit --jobs wins."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
-    assert cli.default_jobs(40) == 3
-    assert cli.default_jobs(2) == 2
-    assert cli.default_jobs(1) == 1
-    assert cli.default_jobs(0) == 1
+    assert engine.default_jobs(40) == 3
+    assert engine.default_jobs(2) == 2
+    assert engine.default_jobs(1) == 1
+    assert engine.default_jobs(0) == 1
 
     def unavailable(pid):
         raise OSError("no affinity here")
 
     monkeypatch.setattr(os, "sched_getaffinity", unavailable, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: None)
-    assert cli.default_jobs(40) == 1  # cpu_count() may be None: one process
+    assert engine.default_jobs(40) == 1  # cpu_count() may be None: one process
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    assert cli.default_jobs(40) == 4
+    assert engine.default_jobs(40) == 4
     parser = cli._parser()
-    assert parser.parse_args(["run", "all"]).jobs is None  # resolved by cmd_run to default_jobs(len(names))
+    assert parser.parse_args(["run", "all"]).jobs is None  # engine.run: default_jobs(len(names))
     assert parser.parse_args(["run", "all", "--jobs", "1"]).jobs == 1
     assert parser.parse_args(["redraw", "all"]).jobs is None
 
@@ -370,7 +340,7 @@ def test_jobs_default_to_the_cores_at_most_one_per_experiment(monkeypatch):
 def test_default_jobs_run_several_experiments_in_parallel(toys, tmp_path, monkeypatch):
     """Without --jobs two experiments on a 2-core machine run in worker processes (not in the calling one),
     with the same outputs as a run in one process; --jobs 1 runs them in the calling process."""
-    monkeypatch.setattr(cli, "default_jobs", lambda n: min(2, n))
+    monkeypatch.setattr(engine, "default_jobs", lambda n: min(2, n))
     monkeypatch.setenv("TOY_PIDS", str(tmp_path / "pids"))
 
     def run(out, *jobs):

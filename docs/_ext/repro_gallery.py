@@ -26,7 +26,7 @@ from docutils.utils import Reporter
 from experiments.runner import _describe
 from experiments.runner._runtimes import fmt_seconds
 from experiments.runner._runtimes import read as read_runtimes
-from experiments.runner.cli import experiment_names
+from experiments.runner.registry import experiment_names
 
 __all__ = ["PAPERS", "VERDICTS", "claims_html", "experiments", "read_claims", "setup", "write_pages"]
 

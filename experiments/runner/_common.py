@@ -117,7 +117,7 @@ def add_common_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=_args.folder,
         default=default_out(),
         help="output folder (default figures/ in a source checkout, else ./repro-figures)",
     )

@@ -20,235 +20,21 @@ import os
 import shutil
 import sys
 import textwrap
-import time
 from pathlib import Path
 
-from . import _args, _describe, _runtimes
-from ._paths import FIGURES_DIR, default_out, out_notice, recorded_runtimes
-from ._progress import PROGRESS_ENV, Progress
+from . import _args, _runtimes, engine, registry, verify
+from ._paths import FIGURES_DIR, default_out, recorded_runtimes
+from ._progress import PROGRESS_ENV
 
-_NOT_EXPERIMENTS = {"__main__"}
-_PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
-__all__ = ["FIGURES_DIR", "experiment_names", "main", "out_notice", "papers"]
+__all__ = ["main"]
 
 
-def experiment_names() -> list[str]:
-    """Every experiment module: the data overview first, then papers in order, benchmarks last."""
-    names = [
-        p.stem for p in _PKG_DIR.glob("*.py") if not p.stem.startswith("_") and p.stem not in _NOT_EXPERIMENTS
-    ]
-
-    def key(name: str):
-        return (name != "data_overview", name.startswith("bench_"), name)
-
-    return sorted(names, key=key)
-
-
-def papers() -> list[str]:
-    """The papers of ``--paper``: the name prefixes of the experiments (``sigg2008`` of ``sigg2008_fig2``)."""
-    return list(dict.fromkeys(_paper(n) for n in experiment_names()))
-
-
-def _paper(name: str) -> str:
-    return name.split("_", 1)[0]
-
-
-def _title(name: str) -> str:
-    return _describe.title(name)
-
-
-def _module_name(name: str) -> str:
-    """``sigg2008_fig2`` -> ``experiments.sigg2008_fig2``; a dotted name is a module path used as is."""
-    return name if "." in name else f"experiments.{name}"
-
-
-def _stem(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
-def _source(name: str) -> Path | None:
-    """The source file of experiment ``name`` (None when there is no such module, or the module is not an
-    experiment: no source file, or no top-level ``compute``), without importing it."""
-    if _args.name_problem(name):
-        return None
-    if "." not in name:
-        path = _PKG_DIR / f"{name}.py"
-        return path if path.is_file() and name in experiment_names() else None
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py") or not Path(spec.origin).is_file():
-        return None  # a built-in or frozen module (os.path), a package without source, ...
-    return Path(spec.origin) if _describe.defines(Path(spec.origin), "compute") else None
-
-
-def longest_first(names: list[str], expected: dict) -> list[str]:
-    """``names`` by recorded cost, longest first (unknown costs first of all), ties in the given order.
-
-    With ``--jobs N`` the pool takes experiments in this order, so the long ones start at once and the
-    short ones fill the gaps at the end (longest-processing-time scheduling): a full run then ends close
-    to the summed cost divided by N instead of waiting on a long experiment started last.
-    """
-    order = {n: i for i, n in enumerate(names)}
-    return sorted(names, key=lambda n: (-(expected.get(n) or float("inf")), order[n]))
-
-
-def split_alone(names: list[str], sources: dict, *, redraw: bool = False) -> tuple[list[str], list[str]]:
-    """``(alone, shared)``: the experiments that set ``RUN_ALONE = True``, and the others, in given order.
-
-    With ``--jobs N`` the runner runs the first ones one at a time before the pool starts, so no other
-    experiment runs beside them: their timing rows time milliseconds of work or memory-bound products,
-    and a neighbour sharing the L3 cache and the memory bus moved such rows by 5-15% between two full
-    runs, across their decision bands (too close to call <-> reproduced). A redraw times nothing, so
-    it runs everything shared.
-    """
-    if redraw:
-        return [], list(names)
-    alone = [n for n in names if sources.get(n) is not None and _describe.runs_alone(sources[n])]
-    return alone, [n for n in names if n not in alone]
-
-
-def default_jobs(n_experiments: int) -> int:
-    """``--jobs`` when not given: the cores this process may use, at most one per experiment, at least 1.
-
-    Each experiment draws its random numbers from its own seeded streams (``Config.rng``) in its own
-    process, with the same BLAS threads as in a run of its own, so how many run beside it changes no
-    number. The experiments whose timing rows a neighbour would disturb (``RUN_ALONE``) still run one at
-    a time before the pool starts.
-
-    Examples
-    --------
-    >>> 1 <= default_jobs(3) <= 3
-    True
-    >>> default_jobs(1)
-    1
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))  # the cores this process may run on (containers, taskset)
-    except (AttributeError, OSError):  # not on every platform
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, n_experiments))
-
-
-def _run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
-    import traceback
-
-    from . import _common
-
-    try:
-        fn = _common.redraw_module if redraw else _common.run_module
-        return name, True, fn(_module_name(name), cfg)
-    except Exception as exc:
-        if isinstance(exc, (_common.PanelDroppedError, _common.ResultFileError)):  # known: one line
-            return name, False, str(exc)
-        return name, False, traceback.format_exc()
-
-
-# --------------------------------------------------------------------------- run
+# --------------------------------------------------------------------------- run, redraw
 def cmd_run(args) -> int:
-    available = experiment_names()
-    bad = [p for p in map(_args.name_problem, args.names) if p]
-    if bad:
-        print(f"repro: error: {bad[0]}", file=sys.stderr)
-        return 2
-    names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
-    if args.redraw and args.names == ["all"]:
-        names = [n for n in available if (args.out / f"{n}.csv").exists()]
-    sources = {n: _source(n) for n in names}
-    unknown = [n for n, path in sources.items() if path is None]
-    if unknown:
-        print(
-            f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all {len(available)} "
-            "(a dotted name is taken as the module path of an experiment outside this package: a .py file "
-            "that defines compute).",
-            file=sys.stderr,
-        )
-        return 2
-    from . import _atomic, _preflight
-
-    problem = _preflight.check_out(args.out)
-    if problem is None and not args.redraw:
-        problem = _preflight.check_data(
-            [_stem(n) for n in names], args.quick, {_stem(n): p for n, p in sources.items()}
-        )
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
-
-    from . import _common
-    from . import claims as ledger
-
-    if notice := out_notice(args.out):
-        print(notice, file=sys.stderr)
-    _atomic.remove_stale_temporaries(args.out)  # left by a run killed between a write and its rename
-    _atomic.exit_on_termination()  # a terminated run removes its temporaries as it unwinds
-    cfg = _common.Config(quick=args.quick, seed=args.seed, out=args.out, render_ledger=False)
-    if args.jobs is None:
-        args.jobs = default_jobs(len(names))
-    failed: list[str] = []
-    t0 = time.perf_counter()
-    prog = Progress(
-        names, args.quick, args.jobs, cfg.out, "redrawing" if args.redraw else "running", key=_stem
+    """``repro run`` and ``repro redraw``: the run engine with the parsed arguments."""
+    return engine.run(
+        args.names, out=args.out, quick=args.quick, seed=args.seed, jobs=args.jobs, redraw=args.redraw
     )
-    try:
-        if args.jobs > 1 and len(names) > 1:
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            alone, shared = split_alone(names, sources, redraw=args.redraw)
-            _run_serially(alone, cfg, args.redraw, failed, prog)  # first, with the machine to themselves
-            shared = longest_first(shared, prog.expected)
-            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-                futures = {}
-                for n in shared:
-                    futures[pool.submit(_run_one, n, cfg, args.redraw)] = n
-                for n in shared[: args.jobs]:
-                    prog.start(n)
-                pending = shared[args.jobs :]
-                for fut in as_completed(futures):
-                    _report(fut.result(), failed, prog)
-                    prog.finish(futures[fut])
-                    if pending:
-                        prog.start(pending.pop(0))
-        else:
-            _run_serially(names, cfg, args.redraw, failed, prog)
-    finally:
-        prog.close()
-    took = time.perf_counter() - t0
-    if failed:
-        print(
-            f"{len(names) - len(failed)}/{len(names)} experiments ran in {took:.0f} s; failed: "
-            f"{', '.join(failed)}. {cfg.out / 'CLAIMS.md'} and README.md were left as they were (they are "
-            f"rewritten only by a run in which every selected experiment succeeded); the claims files of "
-            f"the others are in {cfg.out / 'claims'}.",
-            file=sys.stderr,
-        )
-        return 1
-    path = ledger.render_ledger(cfg.out)
-    if cfg.out.resolve() == _common.FIGURES_DIR.resolve():
-        readme = _common.REPO_ROOT / "README.md"
-        if readme.exists():
-            ledger.update_readme(readme, cfg.out, {n: _title(n) for n in available})
-    print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {path}")
-    return 0
-
-
-def _run_serially(names, cfg, redraw, failed, prog) -> None:
-    for n in names:
-        prog.start(n)
-        _report(_run_one(n, cfg, redraw), failed, prog)
-        prog.finish(n)
-
-
-def _report(result, failed, prog) -> None:
-    name, ok, text = result
-    if ok:
-        prog.say(text)
-    else:
-        failed.append(name)
-        prog.say(f"{name} FAILED:\n{text.rstrip()}", err=True)
 
 
 # --------------------------------------------------------------------------- list, help
@@ -259,7 +45,7 @@ def _recorded_where() -> str:
 
 
 def cmd_list(_args) -> int:
-    names = experiment_names()
+    names = registry.experiment_names()
     times = _runtimes.read(FIGURES_DIR)
     width = max(len(n) for n in names)
     columns = _columns()
@@ -276,7 +62,10 @@ def cmd_list(_args) -> int:
         )
         # the title wrapped at word boundaries under its column, never cut
         lines = textwrap.wrap(
-            _title(name), max(columns - len(indent), 20), break_long_words=False, break_on_hyphens=False
+            registry.title(name),
+            max(columns - len(indent), 20),
+            break_long_words=False,
+            break_on_hyphens=False,
         )
         print(head + "\n".join([lines[0] if lines else "", *(indent + line for line in lines[1:])]))
     totals = []
@@ -299,7 +88,7 @@ def _columns() -> int:
 
 
 def _experiment_help(names: list[str]) -> int:
-    available = experiment_names()
+    available = registry.experiment_names()
     unknown = [n for n in names if n not in available]
     if unknown:
         print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists all.", file=sys.stderr)
@@ -369,7 +158,7 @@ def cmd_claims(args) -> int:
             return 2
         df = df[df.experiment.isin(args.names)]
     if args.paper:
-        df = df[df.experiment.map(_paper).isin(args.paper)]
+        df = df[df.experiment.map(registry.paper).isin(args.paper)]
     if args.verdict:
         wanted = []
         for v in args.verdict:
@@ -459,7 +248,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
     )
     p_run.add_argument(
-        "--out", type=Path, default=default_out(),
+        "--out", type=_args.folder, default=default_out(),
         help="output folder (default figures/, the committed outputs, in a source checkout; ./repro-figures "
         "outside one; use another to keep them)",
     )  # fmt: skip
@@ -471,7 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     p_run.set_defaults(redraw=False)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
     p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
-    p_redraw.add_argument("--out", type=Path, default=default_out())
+    p_redraw.add_argument("--out", type=_args.folder, default=default_out())
     p_redraw.add_argument("--jobs", type=int, default=None, help="parallel processes (default: the cores)")
     p_redraw.set_defaults(redraw=True, quick=False, seed=0)
     p_claims = sub.add_parser(
@@ -489,7 +278,10 @@ def _parser() -> argparse.ArgumentParser:
         "'too close to call', 'check failed'",
     )  # fmt: skip
     p_claims.add_argument(
-        "--paper", action="append", choices=papers(), help="only this paper's experiments (repeatable)"
+        "--paper",
+        action="append",
+        choices=registry.papers(),
+        help="only this paper's experiments (repeatable)",
     )
     g = p_claims.add_mutually_exclusive_group()
     g.add_argument("--timing", dest="timing", action="store_true", default=None, help="only timing claims")
@@ -497,22 +289,28 @@ def _parser() -> argparse.ArgumentParser:
     p_claims.add_argument("-v", "--verbose", action="store_true", help="also the claim's sentence and note")
     p_claims.add_argument("--markdown", action="store_true", help="Markdown table (no filter: CLAIMS.md)")
     p_claims.add_argument(
-        "--out", type=Path, default=default_out(),
+        "--out", type=_args.folder, default=default_out(),
         help="folder of the ledger (default: that of `repro run`): the --out of the run that wrote it",
     )  # fmt: skip
     sub.add_parser(
         "data", help="dataset files and their state; --fetch downloads the missing", add_help=False
     )
-    from . import verify  # `repro verify` (issue 33): its parser and command live in verify.py
-
-    verify.add_parser(sub)
+    verify.add_parser(sub)  # `repro verify`: its parser and command live in verify.py
     return parser
 
 
 def main(argv=None) -> int:
-    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly."""
+    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly, and Ctrl-C
+    with one line and exit status 130 (the worker processes stopped, no traceback)."""
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        print(
+            "repro: interrupted; the experiments that finished kept their outputs, files being written were "
+            "removed, CLAIMS.md and README.md were left as they were.",
+            file=sys.stderr,
+        )
+        return 130
     except BrokenPipeError:
         # the reader has what it wanted: no traceback, and no second error when Python flushes stdout
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -523,7 +321,7 @@ def main(argv=None) -> int:
 def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"] and ({"-h", "--help"} & set(argv)):
-        available = experiment_names()
+        available = registry.experiment_names()
         names = [a for a in argv[1:] if a in available]
         if names:
             return _experiment_help(names)
@@ -536,11 +334,9 @@ def _main(argv=None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "verify":
-        from .verify import cmd_verify
-
-        return cmd_verify(args)
-    if args.command in ("run", "redraw") and args.jobs is not None and args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+        return verify.cmd_verify(args)
+    if args.command in ("run", "redraw") and (problem := _args.jobs_problem(args.jobs)):
+        parser.error(problem)
     return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)
 
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -60,6 +61,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import _args, engine, registry
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -72,10 +74,11 @@ __all__ = [
     "column_rule",
     "compare_experiment",
     "compare_frames",
-    "main",
     "write_reference",
 ]
 
+#: The name of a verify's temporary run folder: ``RUN_PREFIX<pid>-<random>`` (:func:`remove_stale_runs`).
+RUN_PREFIX = "repro-verify-"
 #: The quick references: ``NAME.csv`` and ``claims/NAME.csv`` per experiment (``--quick``, seed 0).
 QUICK_REFERENCES = Path(__file__).resolve().parents[1] / "references" / "quick"
 
@@ -272,7 +275,27 @@ def _read_csv(path: Path, what: str):
         raise BadReference(f"{what} {path} is malformed ({type(exc).__name__}: {exc})") from exc
     if df.empty or df.columns.duplicated().any() or any(str(c).startswith("Unnamed:") for c in df.columns):
         raise BadReference(f"{what} {path} is malformed (no rows, or unnamed or repeated columns)")
+    if short := _short_row(path, len(df.columns)):
+        raise BadReference(
+            f"{what} {path} is malformed (row {short[0]} has {short[1]} of {len(df.columns)} fields)"
+        )
     return df
+
+
+def _short_row(path: Path, width: int) -> tuple[int, int] | None:
+    """``(row, fields)`` of the first data row of ``path`` with fewer than ``width`` fields, or None.
+
+    pandas fills the missing cells of a short row with NaN, so a file cut in the middle of a row would
+    read as a row of moved numbers (exit status 1) instead of a damaged file (2). A cut at a row boundary,
+    or inside the last field, leaves every row whole and cannot be seen here.
+    """
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        for i, row in enumerate(csv.reader(f)):
+            if i and row and len(row) < width:
+                return i, len(row)
+    return None
 
 
 def _cell(value) -> str:
@@ -390,22 +413,54 @@ def compare_experiment(name: str, out: Path, reference: Path) -> ExperimentRepor
         old_v = _verdicts(ref_claims, "reference claims file")
         new_v = _verdicts(out / "claims" / f"{name}.csv", "new claims file")
     except BadReference as exc:
-        out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
-        hint = (
-            f"; regenerate it with `repro verify {name} --quick --update`"
-            if reference.resolve() == QUICK_REFERENCES.resolve()
-            else f"; make it with `repro run {name}{out_flag}`"
-        )
-        return ExperimentReport(name, str(reference), error=f"{exc}{hint}")
+        return ExperimentReport(name, str(reference), error=f"{exc}; {_make_it(name, reference)}")
     for cid in sorted(old_v.keys() | new_v.keys()):
         none = ("(no such claim)", False)
-        (ov, ot), (nv, nt) = old_v.get(cid, none), new_v.get(cid, none)
-        if ot or nt:
+        ov, (nv, timing) = old_v.get(cid, none)[0], new_v.get(cid, none)
+        # timing or not is what the code that ran says (its claims file), never the reference's flag: a
+        # reference that marks a claim machine-dependent cannot hide its verdict's change
+        if timing:
             if ov != nv and "(timing)" not in (ov, nv):
                 report.timing_verdicts.append({"id": cid, "old": ov, "new": nv})
         elif ov != nv:
             report.verdicts.append({"id": cid, "old": ov, "new": nv})
     return report
+
+
+def _make_it(names: str, reference: Path) -> str:
+    """How to make the reference of ``names`` (one name, or several joined by spaces) in ``reference``."""
+    if reference.resolve() == QUICK_REFERENCES.resolve():
+        return f"regenerate it with `repro verify {names} --quick --update`"
+    out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
+    return f"make it with `repro run {names}{out_flag}`"
+
+
+def reference_problem(stems: list[str], reference: Path, update: bool = False) -> str | None:
+    """Why ``reference`` cannot be compared with (None when it can), checked before anything runs.
+
+    Not a folder, or (without ``update``, which writes them) a missing ``NAME.csv`` or ``claims/NAME.csv``
+    of an experiment: one line naming what is missing and how to make it, instead of a report after the
+    runs. A malformed file is found when it is read (``compare_experiment``: an error, exit status 2).
+    """
+    reference = Path(reference)
+    if reference.exists() and not reference.is_dir():
+        return f"--reference {reference} is not a folder; give the folder of a run (laid out as figures/)."
+    if update:
+        return None
+    if not reference.is_dir():
+        return f"the reference folder {reference} does not exist; nothing was run."
+    missing = [
+        n
+        for n in stems
+        if not (reference / f"{n}.csv").is_file() or not (reference / "claims" / f"{n}.csv").is_file()
+    ]
+    if not missing:
+        return None
+    first = missing[0]
+    what = reference / f"{first}.csv"
+    what = what if not what.is_file() else reference / "claims" / f"{first}.csv"
+    make = _make_it(" ".join(missing), reference)
+    return f"no reference for {', '.join(missing)} in {reference} (no {what}); {make}; nothing was run."
 
 
 # --------------------------------------------------------------------------- quick references
@@ -466,7 +521,7 @@ def _keep_within_tolerance(name: str, df, path: Path):
 
 # --------------------------------------------------------------------------- command
 def add_parser(sub) -> None:
-    """The ``verify`` subcommand of ``repro`` (called by :func:`experiments.runner.cli._parser`)."""
+    """The ``verify`` subcommand of ``repro`` (added by the argparse front, :mod:`.cli`)."""
     p = sub.add_parser(
         "verify",
         help="re-run experiments and compare every number with the committed ones",
@@ -490,20 +545,19 @@ def add_parser(sub) -> None:
         help="with --quick: rewrite the quick references from this run (after reporting what moved)",
     )  # fmt: skip
     p.add_argument(
-        "--reference", type=Path, default=None,
+        "--reference", type=_args.folder, default=None,
         help="compare with this folder (laid out as figures/) instead of the committed references",
     )  # fmt: skip
     p.add_argument(
-        "--keep", type=Path, default=None, help="run into this folder and keep it (default: a temporary one)"
+        "--keep",
+        type=_args.folder,
+        default=None,
+        help="run into this folder and keep it (default: a temporary one)",
     )
 
 
 def cmd_verify(args) -> int:
     """Run ``args.names`` into a temporary folder and compare; the exit status of ``repro verify``."""
-    from argparse import Namespace
-
-    from . import cli
-
     if args.update and not args.quick and args.reference is None:
         print(
             "--update rewrites the quick references and needs --quick; the full references are figures/, "
@@ -511,30 +565,36 @@ def cmd_verify(args) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.jobs is not None and args.jobs < 1:
-        print("--jobs must be at least 1", file=sys.stderr)
+    if problem := _args.jobs_problem(args.jobs):
+        print(problem, file=sys.stderr)
         return 2
-    available = cli.experiment_names()
+    available = registry.experiment_names()
     names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
-    unknown = [n for n in names if cli._source(n) is None]  # a dotted name: a module outside the package
+    unknown = [n for n in names if registry.source(n) is None]  # a dotted name: a module outside the package
     if unknown:
         print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists them.", file=sys.stderr)
         return 2
     reference = args.reference or (QUICK_REFERENCES if args.quick else FIGURES_DIR)
+    if problem := reference_problem([registry.stem(n) for n in names], reference, args.update):
+        print(problem, file=sys.stderr)
+        return 2
+    from ._atomic import exit_on_termination
+
+    exit_on_termination()  # a terminated verify unwinds: its temporary folder goes (finally, below)
+    remove_stale_runs()
     tmp = None
     if args.keep is not None:
         out = Path(args.keep)
     else:
-        tmp = tempfile.mkdtemp(prefix="repro-verify-")
+        tmp = tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{os.getpid()}-")
         out = Path(tmp)
     try:
-        run_args = Namespace(names=names, quick=args.quick, seed=0, out=out, jobs=args.jobs, redraw=False)
         # the runs' own lines go to stderr when stdout carries the JSON
         with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-            status = cli.cmd_run(run_args)
+            status = engine.run(names, out=out, quick=args.quick, seed=0, jobs=args.jobs)
         if status == 2:
             return 2
-        stems = [cli._stem(n) for n in names]
+        stems = [registry.stem(n) for n in names]
         ran = [n for n in stems if (out / f"{n}.csv").is_file() and (out / "claims" / f"{n}.csv").is_file()]
         reports = [compare_experiment(n, out, reference) for n in ran]
         failed = [n for n in stems if n not in ran]
@@ -558,6 +618,24 @@ def cmd_verify(args) -> int:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_stale_runs(folder: Path | None = None) -> list[Path]:
+    """Remove the temporary run folders of earlier ``repro verify``s that were killed (``kill -9`` cannot
+    be caught, so their ``finally`` never ran): ``RUN_PREFIX<pid>-*`` folders of this user, in ``folder``
+    (default: the system's temporary folder), whose process is gone. Returns what was removed."""
+    from ._atomic import _alive
+
+    folder = Path(folder or tempfile.gettempdir())
+    removed = []
+    for path in folder.glob(f"{RUN_PREFIX}*-*"):
+        pid = path.name[len(RUN_PREFIX) :].split("-", 1)[0]
+        with contextlib.suppress(OSError):
+            mine = path.is_dir() and not path.is_symlink() and path.stat().st_uid == os.getuid()
+            if mine and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(path)
+                removed.append(path)
+    return removed
 
 
 def _library_defaults():
@@ -613,10 +691,3 @@ def _print(reports: list[ExperimentReport], failed: list[str], args, reference: 
     if args.update and not failed:
         summary += f" References rewritten in {reference}."
     print(summary)
-
-
-def main(argv=None) -> int:
-    """``repro verify ARGS`` (the same as ``python -m experiments verify ARGS``)."""
-    from . import cli
-
-    return cli.main(["verify", *(sys.argv[1:] if argv is None else argv)])

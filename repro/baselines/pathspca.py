@@ -32,7 +32,8 @@ from .._base import unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._validation import check_cardinalities, check_int
-from ..em_sparse_pca import CardinalityPath, _as_data
+from ..em_sparse_pca import CardinalityPath
+from ..em_sparse_pca.operators import _as_data
 
 __all__ = ["pathspca"]
 

@@ -60,7 +60,8 @@ from .._validation import (
     check_vector,
     warn_not_converged,
 )
-from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, fit_function_form, renormalize_on_support
+from ..em_sparse_pca import CardinalityPath, fit_function_form, renormalize_on_support
+from ..em_sparse_pca.operators import _as_data, _leading_pc
 from ..linalg import Covariance, canonical_sign
 
 __all__ = ["SPCAZou", "larsen_k", "spca_zou", "spca_zou_path"]

@@ -21,7 +21,8 @@ from .._base import unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._validation import check_cardinalities
-from ..em_sparse_pca import CardinalityPath, _as_data, _leading_pc, renormalize_on_support
+from ..em_sparse_pca import CardinalityPath, renormalize_on_support
+from ..em_sparse_pca.operators import _as_data, _leading_pc
 
 __all__ = ["simple_thresholding", "thresholding_path"]
 

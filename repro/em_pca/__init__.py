@@ -108,21 +108,12 @@ values. JMLR 11, 2010.
 P. Xu, B. He, C. De Sa, I. Mitliagkas and C. Re. Accelerated stochastic power iteration. AISTATS 2018.
 """
 
-# The public names, and (``X as X``) private ones the tests reach through ``repro.em_pca``.
+# The public names (private ones are imported from the module that defines them).
 from .._chunked import DenseSource as DenseSource
-from .._chunked import missing_structure as _missing_structure  # noqa: F401
 from ._common import EMPCAResult, SensiblePCAResult, subspace_sin
-from ._common import _rotate as _rotate
 from .blocks import em_pca_blocks, sensible_pca_blocks
 from .estimators import EMPCA, SensiblePCA, em_pca, ppca_closed_form, sensible_pca
-from .missing import _em_missing as _em_missing
-from .missing import _spca_missing_loop as _spca_missing_loop
 from .sensible import LowRankWarning
-from .sensible import _spca_em_loop as _spca_em_loop
-from .sensible import _spca_fast_loop as _spca_fast_loop
-from .sensible import _spca_init as _spca_init
-from .solvers import _em_complete as _em_complete
-from .solvers import _em_rank1 as _em_rank1
 
 __all__ = [
     "EMPCA",

@@ -74,20 +74,13 @@ B. Moghaddam, Y. Weiss and S. Avidan. Spectral bounds for sparse PCA: exact and 
 NIPS 18, 2006 (variational renormalization).
 """
 
-# The public names, and (``X as X``) private ones used by the baselines, experiments and tests.
+# The public names, and (``X as X``) others used by the baselines and tests; private names are imported
+# from the module that defines them.
 from .estimator import CardinalityPath, EMSparsePCA, em_sparse_pca, em_sparse_pca_path
-from .missing import _ObservedData as _ObservedData
-from .operators import _as_data as _as_data
-from .operators import _leading_pc as _leading_pc
 from .operators import fit_function_form as fit_function_form
-from .quasi import _alg2_l1_bound as _alg2_l1_bound
 from .quasi import penalized_mstep
 from .renormalization import renormalize_on_support
 from .restarts import DEFAULT_STARTS as DEFAULT_STARTS
-from .screening import _Screen as _Screen
-from .solvers import _em as _em
-from .solvers import _em_block as _em_block
-from .solvers import _em_on_support as _em_on_support
 
 __all__ = [
     "CardinalityPath",
