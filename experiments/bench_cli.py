@@ -11,7 +11,7 @@ The bare start is recorded for scale, not judged.
 
 Choices: 15 rounds (2 with ``--quick``); wall-clock time of the child process (it is what a user waits for),
 decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios with its band
-(at least 15%; two run-to-run deviations of the row's value where that is more, DESIGN.md).
+(at least 15%; two run-to-run deviations of the row's value where that is more, docs/design.md).
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ Choices (and why)
   rows, 3 rounds: a band of at least 15%, two run-to-run deviations of the row where its value
   moved more between full runs), on the per-repeat ratios (Part A: each repeat's iteration cost over
   the same repeat's products; Part B: each round's solver time over the same round's EMPCA time),
-  reported as "too close to call" instead of flipping between runs (DESIGN.md).
+  reported as "too close to call" instead of flipping between runs (docs/design.md).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ runs), so set-up cancels; ``PAIRS`` = 21 interleaved pairs (in ``--quick`` too),
 two path lengths next to each other, the order alternating. Both sides in CPU time of this process (the
 goal is about work; one BLAS thread), the reference as the fastest of 3 timings of ``T2 - T1`` product
 pairs. Goal: at most 1.3x, decided by :func:`experiments.runner.claims.call_paired` on the 21 per-pair
-ratios (the 95% interval of their median beyond a 15% margin; DESIGN.md): the row's history band (32%,
+ratios (the 95% interval of their median beyond a 15% margin; docs/design.md): the row's history band (32%,
 pooled with the leukemia value, whose screening changed between runs) no longer decides it. Issue 36,
 round 7: with 9 pairs the interval of a median spans ranks 2 to 8 of 9, nearly the whole sample; two
 full runs of the same code read CBCL 1.00x (interval 0.92-1.02x) and 0.96x (0.93-1.11x), the second
@@ -90,7 +90,7 @@ isolated), and the row's verdict changed. The benchmark therefore sets ``RUN_ALO
 runs it first, with nothing beside it. The recorded fallback times are wall times of an idle-machine run,
 where the two clocks agree for single-threaded code. The speed claim
 is decided per cell by :func:`experiments.runner.claims.call_timing` on the 5 same-run
-ratios (its band around 20x: at least 15%, two run-to-run deviations of the row's value, DESIGN.md);
+ratios (its band around 20x: at least 15%, two run-to-run deviations of the row's value, docs/design.md);
 the verdict combines the 12 calls (all met: reproduced; any missed with any met: partly).
 Without R (CI, the tests, ``--quick``) its times are the recorded ones of the last side-by-side run
 (``experiments/peers_recorded/nsprcomp.csv``; ``nsprcomp_source = "recorded"``), with its recorded variance

@@ -281,7 +281,7 @@ def _iters(df, tol):
 
 
 def _check_iterations(df):
-    # One sentence, one verdict (DESIGN.md, "Writing a claim check"). The paper does not state Alg. 1's
+    # One sentence, one verdict (docs/design.md, "Writing a claim check"). The paper does not state Alg. 1's
     # eps; the sentence says the iterations "achieve convergence", and the figures it supports (Fig. 2-3)
     # compare converged components, so it is read at the tolerance every figure here uses (CLAIM_TOL).
     # The loose reading (the largest eps tried) is reported in the note and does not count.

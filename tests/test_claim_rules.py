@@ -1,4 +1,4 @@
-"""Ledger rules that hold across experiments (DESIGN.md, "Writing a claim check").
+"""Ledger rules that hold across experiments (docs/design.md, "Writing a claim check").
 
 * One published sentence, one verdict: no two claims of an experiment test one sentence in one case
   (a second reading of a sentence goes into the note of the one row, never into a second row).

@@ -159,7 +159,7 @@ def check_one_verdict_per_sentence(experiment: str, claims: Sequence[Claim]) -> 
     """Raise ValueError when two claims of ``experiment`` test one sentence in one case (or share an id).
 
     One published sentence gets one verdict: where a sentence admits two readings, the check decides
-    which one the paper meant and reports the other's value in its note (DESIGN.md, "Writing a claim
+    which one the paper meant and reports the other's value in its note (docs/design.md, "Writing a claim
     check").
 
     Examples
@@ -423,7 +423,7 @@ def call_paired(
     (:func:`median_ci`) lies beyond the threshold by the ``margin`` (below ``threshold / (1 + margin)``
     for lower-is-better); *missed* when it lies beyond it on the other side; otherwise *too close to
     call*. The run-to-run band of :func:`call_timing` (the row's history) does not enter: the interval
-    is this run's uncertainty of the median, and DESIGN.md ("Writing a claim check") records the
+    is this run's uncertainty of the median, and docs/design.md ("Writing a claim check") records the
     repeated runs that checked that it covers the spread between runs of the rows decided so.
 
     Parameters

@@ -6,7 +6,7 @@ the spread *between* runs: load from other sessions, the memory state and what r
 move whole runs together (``bench_em_pca`` svds / EMPCA: quartiles 0.83-0.89 in one run, medians from 0.87
 to 1.31 over the last nine). This module measures that spread, per ledger row, from the committed ledgers
 of past full runs (``git log -- figures/claims/``), so that the band of each row's timing call is fixed
-before the run that it decides (the rule is in :func:`experiments.runner.claims.call_timing`, DESIGN.md
+before the run that it decides (the rule is in :func:`experiments.runner.claims.call_timing`, docs/design.md
 "Writing a claim check").
 
 The measure, the same for every row: the full runs are the commits that rewrote at least
