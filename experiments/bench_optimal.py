@@ -10,7 +10,7 @@ the CSV and the verdicts are the same on every machine (a 5 s limit proved Li & 
 matrices (the issue asks each to be proven within 60 s here; with the l1 bounds the largest, Eisen2
 k = 15, needs 211
 nodes), and ``NODE_CAP_BB`` = 7,500 for Berk & Bertsimas's (Arrhythmia's nodes cost about 25 ms with
-the l1 bounds). The cap is set by the cardinality chain (docs/design.md, exact sparse PCA): it starts
+the l1 bounds). The cap is set by the cardinality chain (docs/design.md, the certified optimum): it starts
 after 1,500 nodes without a proof and may spend 4x those nodes, so it needs 7,500; with it Arrhythmia
 k = 10 is proven in about 5,600 nodes (about 9 s of CPU; not proven in 10,204 nodes, 426 s, without it),
 and Communities k = 20 (4,000-5,600 nodes) fits too; Arrhythmia k = 15 and 20 stop at the cap with their

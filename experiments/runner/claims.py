@@ -423,7 +423,7 @@ def call_paired(
     (:func:`median_ci`) lies beyond the threshold by the ``margin`` (below ``threshold / (1 + margin)``
     for lower-is-better); *missed* when it lies beyond it on the other side; otherwise *too close to
     call*. The run-to-run band of :func:`call_timing` (the row's history) does not enter: the interval
-    is this run's uncertainty of the median, and docs/design.md ("Writing a claim check") records the
+    is this run's uncertainty of the median, and docs/notes/2026-11-28-timing-rules.md records the
     repeated runs that checked that it covers the spread between runs of the rows decided so.
 
     Parameters
