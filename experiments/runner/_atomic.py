@@ -93,7 +93,7 @@ _TMP_NAME = re.compile(r"\.(?P<stem>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp(\..*)?")
 
 
 def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (on this machine)."""
+    """Whether process ``pid`` exists (on this host)."""
     if pid == os.getpid():
         return True
     try:
