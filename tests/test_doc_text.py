@@ -40,7 +40,7 @@ FORBIDDEN = re.compile(
 )
 
 PLAIN_TEXT = ["README.md", "CHANGELOG.md", "docs/*.md", "docs/*.rst", "docs/api/index.rst"]
-PLAIN_TEXT += ["docs/user_guide/*.rst", "examples/*.rst"]
+PLAIN_TEXT += ["docs/user_guide/*.rst", "examples/*.rst", "experiments/**/*.md"]
 PYTHON = ["repro/**/*.py", "data_fetch/**/*.py", "experiments/**/*.py", "docs/_ext/*.py", "docs/conf.py"]
 PYTHON += ["examples/*.py"]
 
