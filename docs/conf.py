@@ -45,7 +45,7 @@ exclude_patterns = [
     "auto_examples/*.json",
     "auto_examples/*.md5",
 ]
-suppress_warnings = ["myst.header"]  # DESIGN.md and CHANGELOG.md do not start at heading level one
+suppress_warnings = ["myst.header"]  # design.md and CHANGELOG.md do not start at heading level one
 
 # --- API reference ---------------------------------------------------------------------------------------
 autosummary_generate = True

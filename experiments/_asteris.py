@@ -505,7 +505,7 @@ def check_at_least(k: int, published: float):
     return check
 
 
-# "significantly tighter" (abstract), a rule derived from the sentence before it saw the data (issue 36): a
+# "significantly tighter" (abstract), a rule derived from the sentence before it saw the data: a
 # bound is tighter when it leaves less room between the guarantee and the optimum (1 - guarantee, the part
 # of the optimum it cannot vouch for); "significantly" = by a factor, at least halving that room, so that
 # the data-dependent bound proves at least half of what the a-priori bound leaves unproven. Scale-free, so

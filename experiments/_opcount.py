@@ -4,7 +4,7 @@ A cost order ("O(knp) per iteration", "O(np^2)") is a statement about operations
 with MATLAB's ``flops``, a counter of the operations the code executed; the times this repository also
 measures move with whatever else runs on the machine (a shared L3 cache and memory bus, a host that stalls
 the virtual machine), so that two runs of the same code on two machines of one kind gave time slopes on
-both sides of a band edge (issue 36). The counts here do not depend on the machine's load.
+both sides of a band edge. The counts here do not depend on the machine's load.
 
 :func:`count_data_passes` replaces, for the duration of a ``with`` block, the methods through which the
 EM solvers read in-memory data (:class:`repro._chunked.DenseSource`: its construction, ``products``,

@@ -1,4 +1,4 @@
-"""The authors' own code, run side by side with the project when it is installed (issue 23).
+"""The authors' own code, run side by side with the project when it is installed.
 
 The peers are nsprcomp (R; Sigg's EM-PCA), ``spanpc.m`` (Octave; the spannogram of Asteris et al.) and
 GSPPCA.R (R; Mattei et al.), installed by the recipe in ``../shared/peers/install.sh`` under ``PEERS_HOME``
@@ -245,7 +245,7 @@ class NsprcompSession:
         """One timed call on the matrix ``name``: (seconds measured in R around it, the loading vector).
 
         ``clock="wall"`` (default): elapsed time (``Sys.time``); ``"cpu"``: the R process's CPU time
-        (``proc.time``, user + system), which other processes on a shared machine do not enter."""
+        (``proc.time``, user + system), which other processes do not enter."""
         if clock not in ("wall", "cpu"):
             raise ValueError(f"clock must be 'wall' or 'cpu'; got {clock!r}.")
         out = os.path.join(self._dir.name, "w.txt")
@@ -286,7 +286,7 @@ def run_spanpc(
         ``apprxrank`` and ``maxsamples`` of spanpc.
     clock : {"wall", "cpu"}
         ``"wall"``: Octave ``tic``/``toc`` around ``spanpc``; ``"cpu"``: Octave ``cputime`` (CPU time of
-        the Octave process) around it, which the other load of a shared machine does not inflate.
+        the Octave process) around it, which other processes' load does not inflate.
 
     Returns
     -------

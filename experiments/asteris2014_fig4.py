@@ -37,7 +37,7 @@ Setup and choices (the paper leaves them open)
   fits, BLAS on one thread (the numba kernels are single-threaded): with one fit per sample the verdict
   flipped between runs (4.76x too close to call, then 5.14x not reproduced). The claim is about the work
   of our two implementations; the paper's "a few seconds" (MATLAB, its machine) is not compared in seconds.
-  Measured 2026-11-25 (issue 23): about 5x, so not reproduced: our Alg. 3 makes 1e4 samples of an O(n)
+  Measured 2026-11-25: about 5x, so not reproduced: our Alg. 3 makes 1e4 samples of an O(n)
   sort-and-score pass over the 361 pixels for every ``k <= 180`` at once, while our EM (numba, a few
   iterations of an n x 361 product) is fast; the paper compared the authors' MATLAB codes, where
   interpreter overhead can even out the two.
@@ -55,12 +55,12 @@ Setup and choices (the paper leaves them open)
   (:func:`repro.nspca.nspca_for_cardinality`, 2 restarts, 300 sweeps per fit); ``k`` it cannot reach
   exactly are recorded with ``found = False``, not drawn.
 * ``--quick``: 600 faces, 1000 samples, EM on 4 ``k`` with 1 restart, NSPCA on 2 ``k``.
-* **The certified optimum** (issue 37; :func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at ``k = 1..20``
+* **The certified optimum** (:func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at ``k = 1..20``
   on the centred covariance (p = 361), each search capped at 2000 nodes (a node cap, not seconds), every one
   proven: 0-119 nodes at ``k = 1..10``, 187-1111 at ``k = 11..20``. The root incumbent is already optimal at
   every ``k`` (the search never improves it): the nodes are the proof. ``of_optimum`` in the CSV gives Alg.
   3's variance over it at every ``k`` (0.980-1.000), EM's at ``k = 10, 20`` (1.000, 0.9996) and NSPCA's at
-  ``k = 10`` (0.761). Before the search's speed-ups (issue 37, CBCL part: the Gershgorin and residual
+  ``k = 10`` (0.761). Before the search's speed-ups for CBCL (the Gershgorin and residual
   bounds' row sums by selection, the swap search's skip test, the "in" child's reuse of its parent's l1
   bound, the split l1 bound's skip test) ``k = 11..19`` took 187-771 nodes and 3-16 s CPU each and
   ``k = 20`` stopped at a gap of 0.23% at 1000 nodes (29 s; 1117 nodes uncapped); the node counts are the
@@ -73,7 +73,7 @@ Setup and choices (the paper leaves them open)
   at ``k = 15``, measured with 1000 L-BFGS steps, far too dear per node).
   ``--quick``: ``k = 1..3``, 200 nodes, no EM start.
 
-Cost of a full run on the shared 2-core machine: about 12 s before the optimum was drawn; 27 s with
+Cost of a full run on a 2-core machine: about 12 s before the optimum was drawn; 27 s with
 ``k = 1..10`` (the optimum 5.4 s of it); with ``k = 1..20`` 124 s wall (70 s CPU) on a machine loaded by
 another solve, the optimum 45 s of it (measured 2026-11-28; a quiet machine's figure is for the lead's
 full run).

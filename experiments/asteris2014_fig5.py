@@ -19,7 +19,7 @@ matrix (the 12582 x 12582 covariance is never formed).
 * **The paper's bound** and the readings of ``A`` at ``k = 50``: as in :mod:`experiments.asteris2014_fig4`.
 * ``--quick``: the first 2000 genes, ``k <= 200``, 1000 samples, 1 EM restart.
 
-* **The certified optimum** (issue 37; :func:`repro.optimal_sparse_pca`, ``x >= 0``, black) for
+* **The certified optimum** (:func:`repro.optimal_sparse_pca`, ``x >= 0``, black) for
   ``k = 1..10``, through the wide route (the 72 x 72 side: features screened by certified bounds, the
   search on the few hundred candidates' covariance, ``k = 1..10`` in turn), each cardinality's search
   capped at 1000 nodes (a node cap, not seconds: rows independent of the machine's load). Proven at
@@ -27,14 +27,14 @@ matrix (the 12582 x 12582 covariance is never formed).
   bound screens out too few genes at ``k = 8..10`` (more than 1500 candidates: the screening bound alone,
   gaps 43-77%): those are drawn as upper bounds, labelled so from each result's ``proven``. Without the
   cap every ``k = 1..10`` is proven (2889, 14263, 11643 and 74829 nodes at ``k = 7..10``; about 160 s in
-  all on the shared machine, beyond this experiment's budget). ``of_optimum`` in the CSV: each method's
+  all on a 2-core machine, beyond this experiment's budget). ``of_optimum`` in the CSV: each method's
   variance over the optimum (over the bound where unproven, then a lower bound on the ratio): Alg. 3
   reaches 0.85-0.96 of the proven optimum at ``k = 1..6`` (its certificate vouches for only 0.54-0.90),
   EM from random starts 0.23-0.65 at ``k = 1, 2, 5``. The unproven bounds at ``k = 7..10`` are still
   below the spannogram's.
   ``--quick``: the first 2000 genes, ``k = 1, 2``, 200 nodes, no EM start.
 
-Cost of a full run on the shared 2-core machine: about 20 s (Algorithm 3 for k = 1..1000 and the bound,
+Cost of a full run on a 2-core machine: about 20 s (Algorithm 3 for k = 1..1000 and the bound,
 about 3 s each; the optimum about 12 s).
 """
 

@@ -14,7 +14,7 @@ the rigorous deterministic-net bound shaded; the paper's bound (Theorem 2's form
   the Armstrong leukemia data (40 ``k`` up to 1000), so ``lambda_4 / lambda_1`` and the certificates of the
   three data sets are compared in one run.
 
-* **The certified optimum** (issue 37; :func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at every
+* **The certified optimum** (:func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at every
   ``k = 1..93``, each search capped at 1000 nodes (a node cap, not seconds, so the rows do not depend on
   the machine's load), and every one proven: ``k = 1..10`` by the search (at most 19 nodes), ``k = 11`` at
   the root by the DNN bound (:func:`repro.kernels.optimal_nonneg.dnn_bound`: ``lambda_max(C + N)`` with
@@ -26,7 +26,7 @@ the rigorous deterministic-net bound shaded; the paper's bound (Theorem 2's form
   start.
 
 Cost of a full run: about 12 s before the whole curve of optima; the optimum at all 93 ``k`` measured 15 s
-alone on the loaded shared machine.
+alone on a 2-core machine under load.
 """
 
 from __future__ import annotations

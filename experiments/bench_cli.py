@@ -6,12 +6,12 @@ NumPy, Numba and the whole library first and took 2.4-2.8 s). Both now import on
 old command line could not avoid, ``python -c "import repro"`` (the library with NumPy, SciPy, Numba and
 scikit-learn), started in the same run and interleaved (each round starts it, a bare ``python -c pass``,
 then ``python -m experiments --help``, then ``python -m experiments list``), so the ratio does not depend
-on how fast this machine starts Python. Goal: each at most a quarter of the library import ("well under").
+on how fast the machine starts Python. Goal: each at most a quarter of the library import ("well under").
 The bare start is recorded for scale, not judged.
 
 Choices: 15 rounds (2 with ``--quick``); wall-clock time of the child process (it is what a user waits for),
 decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios with its band
-(at least 15%; two run-to-run deviations of the row's value where that is more, DESIGN.md).
+(at least 15%; two run-to-run deviations of the row's value where that is more, docs/design.md).
 """
 
 from __future__ import annotations

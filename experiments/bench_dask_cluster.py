@@ -1,4 +1,4 @@
-"""Benchmark: the EM methods on a real ``dask.distributed`` cluster (issue 21).
+"""Benchmark: the EM methods on a real ``dask.distributed`` cluster.
 
 Each part runs on its own ``LocalCluster`` of two worker processes (one thread each, no dashboard, loopback
 only) and a ``Client``, started by the run (a client already running in the process, e.g. the test
@@ -24,8 +24,8 @@ array on a cluster has unless they chose otherwise; 8 chunks keep 4 per worker (
 would only lengthen the run: the ratio is per chunk). Repeats: 5 at the verdict's size, 3 elsewhere
 (``--quick``: ``p = 50``, 4 chunks of 1,000 and 5,000 rows, the issue setting ``20000 x 50`` in 8, 2 and 3
 repeats; the quick verdict is at 2 MiB chunks, so it says nothing about the full one). Each repeat times
-:data:`INNER` (3) passes of each side, interleaved, and keeps the fastest of each: on this 2-core machine,
-shared with other jobs (load 5 to 12 while this was written), one pass of 1 GiB took 0.4 to 7 s, and the
+:data:`INNER` (3) passes of each side, interleaved, and keeps the fastest of each: on a 2-core machine
+busy with other processes, one pass of 1 GiB took 0.4 to 7 s, and the
 fastest of three is the reading least disturbed by the load (the first full run, one pass per side and
 repeat, spread 0.78-2.29x at the verdict's size).
 

@@ -6,11 +6,11 @@ cost is measured through the public function without a callback: a sample is the
 ``T2`` and a fit of ``T1`` iterations (``tol=0``), divided by ``T2 - T1``, so set-up (validation, centring
 copy, final rotation) cancels, over the mean pair of reference products of two blocks timed just before
 and just after the two fits; all on the process CPU clock, so that time the process spends descheduled
-by other jobs does not count. (Earlier rounds timed single iterations between two calls of a time-stamping
-callback: the callback's own work, building ``C`` for it, a few microseconds, was counted against EM, and
-the 0.2 ms iterations of the leukemia size, as samples or as medians per fit, read 1.08x to 1.15x in runs
-of the same code under different loads, across the 1.13x edge of the goal's band; with 50 and 450
-iterations differenced it reads about 1.0x. On 100000 x 1000, where an iteration takes 0.11 s and a fit's
+by other processes does not count. (Earlier rounds timed single iterations between two calls of a
+time-stamping callback: the callback's own work, building ``C`` for it, a few microseconds, was counted
+against EM, and the 0.2 ms iterations of the leukemia size, as samples or as medians per fit, read 1.08x to
+1.15x in runs of the same code under different loads, across the 1.13x edge of the goal's band; with 50 and
+450 iterations differenced it reads about 1.0x. On 100000 x 1000, where an iteration takes 0.11 s and a fit's
 set-up 0.75 s, single iterations are timed between the calls of a callback instead: "Repeats".) Goal: at
 most 1.3x.
 
@@ -40,16 +40,16 @@ One pass of the default block EM (20 columns: ``U = Y_b Q``, ``A += Y_b' U`` per
 ``X`` is read from memory once) costs 0.155 s in float64 and 0.105 s in float32 (the block centred into a
 float32 buffer: 0.68x); a pair of matrix-vector products ``X v``, ``X'u`` (one ARPACK Lanczos step) costs
 0.044 s: one float64 pass is 3.5 Lanczos steps, a float32 pass 2.4. OpenBLAS runs these skinny products at
-about half a core's peak; the pass is bound by them, not by reading ``X``. Until issue 23's round the EM
-made 9 float64 passes on the spiked spectrum and 19 on the decaying one (about 32 and 66 Lanczos steps'
-worth) where svds converges in 22 and about 34 steps (at ``tol=1e-2``, which reaches sin 9e-8 on these
-data): svds/EMPCA 0.63x and 0.52x. Two changes to the EM itself (``repro/em_pca/solvers.py``), both
-keeping its fixed point and its accuracy: momentum (Xu et al. 2018, a three-term recurrence that damps
-every direction below a cut at the smallest Ritz value of the block: on ``lambda_j = 1/j`` the rate goes
-from ``lambda_21/lambda_10 = 0.48`` to about 0.27-0.3, 19 -> 14 passes here; spiked 9 -> 8), and float32
-products until two more passes should reach ``tol``, the last two passes float64 (spiked: 6 float32 + 2
-float64 passes, about 21 Lanczos steps' worth; decaying 12 + 2, about 36), the last pass, predicted to
-stop, computing ``(YQ)'(YQ)`` alone (half a pass). That is parity with svds, not
+about half a core's peak; the pass is bound by them, not by reading ``X``. Before the momentum and
+float32 passes the EM made 9 float64 passes on the spiked spectrum and 19 on the decaying one (about
+32 and 66 Lanczos steps' worth) where svds converges in 22 and about 34 steps (at ``tol=1e-2``, which reaches
+sin 9e-8 on these data): svds/EMPCA 0.63x and 0.52x. Two changes to the EM itself
+(``repro/em_pca/solvers.py``), both keeping its fixed point and its accuracy: momentum (Xu et al. 2018, a
+three-term recurrence that damps every direction below a cut at the smallest Ritz value of the block: on
+``lambda_j = 1/j`` the rate goes from ``lambda_21/lambda_10 = 0.48`` to about 0.27-0.3, 19 -> 14 passes here;
+spiked 9 -> 8), and float32 products until two more passes should reach ``tol``, the last two passes float64
+(spiked: 6 float32 + 2 float64 passes, about 21 Lanczos steps' worth; decaying 12 + 2, about 36), the last
+pass, predicted to stop, computing ``(YQ)'(YQ)`` alone (half a pass). That is parity with svds, not
 a margin: same-run ratios 1.02-1.12x (spiked) and 0.99-1.00x (decaying) in two runs on the final code at
 load 1 on 2 cores, 0.87-0.97x and 0.88-0.96x in earlier runs of that round (without the half last pass,
 load 2-3.5): the ratio moves with the machine's load, and the svds rows read "too close to call". Considered,
@@ -58,7 +58,7 @@ enters the result at up to ``tol``); an extrapolated stopping rule (one pass of 
 prediction rather than on a measured change below ``tol``; the prediction only chooses the half pass
 here); a wider block (30 columns: fewer but dearer passes, no gain estimated from the pass costs above); a
 randomized range-finder start (one EM pass from a random start, which the EM already makes).
-Added in issue 23's fifth round: from the fourth pass on, where the float32 passes still to come
+Later added: from the fourth pass on, where the float32 passes still to come
 (predicted from the last two changes) would cost more than 1.2x forming ``Y'Y`` in float32 (one ``syrk``,
 0.68-0.71 s here, 6.7 float32 passes; modelled as ``p / (8 (k + s))`` = 6.25), the EM forms it and
 makes its remaining float32 iterations on it (1 ms each). On the decaying spectrum it switches after four
@@ -89,12 +89,12 @@ Choices (and why)
   reference after the iteration in odd samples and before it in even ones (A B, B A, ...), so that this
   row too is decided by ``call_paired``; its own work, forming ``C`` for it, is O(p), a millionth of a
   0.11 s iteration here (at the sub-millisecond leukemia size it was not negligible, above); the fit's
-  set-up and first pass are not timed. Issue 36, round 6: with 3 samples of fits of 2 and 8 iterations
+  set-up and first pass are not timed. Before: with 3 samples of fits of 2 and 8 iterations
   differenced between blocks of 3 pairs it was decided on its history band (15.3%, edge 1.127x) and read
   0.98, 1.00, 1.11, 0.98, 1.05, 1.04x over six full runs, moving between reproduced and too close at
   1.11x; 9 samples of fits of 1 and 5 iterations differenced, tried first, cost 23 s (a fit's set-up at
   this size, validation, column means and the rescaling check, about 0.75 s, is paid twice per sample)
-  and read 0.75-1.30x under a load of 3-4 (interval 0.87-1.17x, too close): the difference of two
+  and read 0.75-1.30x under load (interval 0.87-1.17x, too close): the difference of two
   one-second fits amplifies the load's noise, where one iteration next to one pair does not (0.98-1.14x,
   interval 1.05-1.08x, at the same load, in about 5 s; 0.98x, 1.06x and 1.07x in three full runs of
   the experiment, the interval's upper end 0.99-1.09x). Round 7: with 20 such samples two full runs of
@@ -104,12 +104,12 @@ Choices (and why)
   6 s more;
   ``--quick``: 9 of 5 and 25 with 10 pairs, and 40 single iterations on the last shape, a smoke
   test), with one BLAS
-  thread (``threadpoolctl``; the claim, since it is stable on a shared machine) and, on the two small
+  thread (``threadpoolctl``; the claim, since it is stable under load) and, on the two small
   shapes, with NumPy's default threads for the reference products (reported alongside, 5 samples, on the
   wall clock: CPU time would sum the BLAS threads' spinning; EM runs with the library's BLAS policy, one
   thread unless :func:`repro.set_blas_threads` says otherwise, so this row compares what a user gets by
-  default, and on this loaded machine it read 0.16x to 2x between runs; not measured for 100000 x 1000,
-  where it cost 30 s of the budget; when other jobs occupy the cores, multi-threaded BLAS timings of
+  default, and under load it read 0.16x to 2x between runs; not measured for 100000 x 1000,
+  where it cost 30 s of the budget; when other processes occupy the cores, multi-threaded BLAS timings of
   sub-millisecond products become erratic, up to 100x slower). The reference products are
   ``np.dot(X, w)`` and ``np.dot(X.T, y)``;
   Part B 3 interleaved rounds of EMPCA, EMPCA to randomized accuracy, randomized PCA and svds
@@ -118,13 +118,13 @@ Choices (and why)
   whose run exceeds 10 s is not repeated, marked in the CSV), and for the pair the randomized rows
   compare (EMPCA to randomized accuracy, randomized PCA) ``PAIRS`` = 9 rounds in all, the two next to
   each other with their order swapped every round (A B, B A, ...), so that those rows are decided by
-  :func:`experiments.runner.claims.call_paired` (issue 36, round 5: with 3 rounds,
+  :func:`experiments.runner.claims.call_paired` (with 3 rounds,
   ``fit-vs-randomized-decaying`` read 1.36x and 1.60x in two quiet full runs, across the 1.41x edge of
   its history band, which mixed a code change with noise; randomized PCA runs first in the pair's first
   round, and its accuracy there is the target EM is stopped at, the same in every round with
   ``random_state=0``, where an untimed fit gave it before). The svds rows keep 3 rounds and the
-  history band: EMPCA and svds next to each other in alternating order in all 9 rounds (issue 36,
-  round 6, one run at a load of 2-3 on 2 cores) gave svds/EMPCA 0.82x (95% CI 0.77-0.88x) on the
+  history band: EMPCA and svds next to each other in alternating order in all 9 rounds (one run,
+  both cores busy) gave svds/EMPCA 0.82x (95% CI 0.77-0.88x) on the
   spiked spectrum and 1.03x (0.91-1.15x) on the decaying one: at parity the pairs' window between the
   margin's edges (0.87x-1.15x) is narrower than the rows' history bands (0.71x-1.40x and 0.82x-1.22x),
   so the spiked row would sit 0.01 from *not reproduced* where the history band calls it too close,
@@ -132,8 +132,8 @@ Choices (and why)
   beside the goal, runs in the first round only and on the spiked spectrum only (on the decaying one it
   needs 125 iterations to tol 1e-6 and 60 to randomized PCA's accuracy, 4x to 10x the EMPCA default's
   time: 0.12x-0.25x in earlier runs). Every solver runs with one BLAS thread:
-  on this shared 2-core machine, multi-threaded OpenBLAS slows down erratically (up to 30x) whenever
-  other jobs hold the cores, which would make the ratios meaningless. All ratios are measured in the
+  on a 2-core machine, multi-threaded OpenBLAS slows down erratically (up to 30x) whenever
+  other processes hold the cores, which would make the ratios meaningless. All ratios are measured in the
   same run on the same machine.
 * **Clock**: Part B times each fit with the process CPU clock (every solver single-threaded), not the wall
   clock. On this virtual machine the first touch of freshly allocated memory can cost up to about 2 s of
@@ -157,7 +157,7 @@ Choices (and why)
   rows, 3 rounds: a band of at least 15%, two run-to-run deviations of the row where its value
   moved more between full runs), on the per-repeat ratios (Part A: each repeat's iteration cost over
   the same repeat's products; Part B: each round's solver time over the same round's EMPCA time),
-  reported as "too close to call" instead of flipping between runs (DESIGN.md).
+  reported as "too close to call" instead of flipping between runs (docs/design.md).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ and scikit-learn's ``SparsePCA`` as the alternative a Python user would reach fo
 
 All ratios are against references measured in the same run on the same data (CBCL faces standardized,
 2429 x 361; Armstrong leukemia standardized, 72 x 12582), with BLAS limited to one thread for everything
-(``threadpoolctl``; the library does the same, :func:`repro.set_blas_threads`), because on this
-shared 2-core machine multi-threaded BLAS timings of matrix-vector products are erratic.
+(``threadpoolctl``; the library does the same, :func:`repro.set_blas_threads`), because on a
+2-core machine busy with other processes multi-threaded BLAS timings of matrix-vector products are erratic.
 
 Part A, per iteration (``part == "per_iteration"``): one EM iteration of
 :func:`repro.em_sparse_pca.em_sparse_pca_path` (``K = 50``, a fixed random start, ``tol = 1e-300`` so it never
@@ -19,9 +19,9 @@ runs), so set-up cancels; ``PAIRS`` = 21 interleaved pairs (in ``--quick`` too),
 two path lengths next to each other, the order alternating. Both sides in CPU time of this process (the
 goal is about work; one BLAS thread), the reference as the fastest of 3 timings of ``T2 - T1`` product
 pairs. Goal: at most 1.3x, decided by :func:`experiments.runner.claims.call_paired` on the 21 per-pair
-ratios (the 95% interval of their median beyond a 15% margin; DESIGN.md): the row's history band (32%,
-pooled with the leukemia value, whose screening changed between runs) no longer decides it. Issue 36,
-round 7: with 9 pairs the interval of a median spans ranks 2 to 8 of 9, nearly the whole sample; two
+ratios (the 95% interval of their median beyond a 15% margin; docs/design.md): the row's history band (32%,
+pooled with the leukemia value, whose screening changed between runs) no longer decides it. With 9
+pairs the interval of a median spans ranks 2 to 8 of 9, nearly the whole sample; two
 full runs of the same code read CBCL 1.00x (interval 0.92-1.02x) and 0.96x (0.93-1.11x), the second
 0.02 from the 1.13x edge. 21 pairs narrow it to ranks 6 to 16 for about 5 s more.
 
@@ -31,7 +31,7 @@ products). Goal: at most 1.5. The same with ``renormalize=True`` (emPCAopt: one 
 ``K``) is reported alongside, once, not part of the goal (its extra work is not EM iterations). 5 repeats,
 each with the reference products timed just before the path (interleaved); both in CPU time of this process
 (the goal is about work and every product runs on one thread, so CPU time is the work, and other processes
-on the shared machine do not enter it), the reference as the fastest of 3 x 50 product pairs.
+do not enter it), the reference as the fastest of 3 x 50 product pairs.
 
 Part C, against scikit-learn (``part == "sklearn"``): ``sklearn.decomposition.SparsePCA(n_components=1)``
 controls sparsity by an l1 penalty ``alpha``, so reaching a component with exactly ``K`` non-zeros needs a
@@ -55,12 +55,12 @@ compares components of different cardinality.
 Parts A and B measure the EM iteration through the data (``operator="data"``) from the paper's single start
 (the principal component, ``init="pc"``), which is what their goals speak of; part D measures the defaults.
 
-Part D, the nsprcomp table (``part == "nsprcomp"``; issues 12 and 23): the 12 cells of the side-by-side table
+Part D, the nsprcomp table (``part == "nsprcomp"``): the 12 cells of the side-by-side table
 of ``../shared/peers/compare_empca.sh`` (standardized CBCL faces and Armstrong leukemia, ``K`` in {10, 50,
 100}, sparse and non-negative, first component). Like for like with nsprcomp (which always renormalizes,
 5 restarts) our fit is ``EMSparsePCA(1, cardinality=K, nonneg=..., renormalize=True, random_state=0)``,
 every other setting at its default (the operator chosen by shape: the ``D x D`` covariance on CBCL, formed
-in float32 for the search since issue 23's fourth round with the weights on the found support in float64,
+in float32 for the search, with the weights on the found support in float64,
 the data on leukemia; the PC start, both signs when non-negative, plus random starts, 5 in all, run as one
 block),
 timed from the data matrix to the result; the default fit (``renormalize="refine"``) is timed next to it.
@@ -80,9 +80,9 @@ center=TRUE, scale.=FALSE)``, nsprcomp's defaults but ``k``/``nneg``, timed insi
 warm-up call per cell) is made next to our fits, before or after them alternately, and its variance is
 ``w'Cw`` of the vector it returned (``nsprcomp_source = "live"``). Every time of part D is CPU time: the R
 process's (``proc.time``, user + system, around the call) and this process's (``time.process_time``) for
-our fits and the references, with one BLAS thread on both sides, so the claim is about work and the other
-processes of the shared 2-core machine do not enter the ratios (with wall time, a load of 3-4 from other
-jobs spread single ratios over 2-4x and flipped verdicts between runs). CPU time does not shield the ratio
+our fits and the references, with one BLAS thread on both sides, so the claim is about work and other
+processes do not enter the ratios (with wall time, other processes on both cores
+spread single ratios over 2-4x and flipped verdicts between runs). CPU time does not shield the ratio
 from what runs beside it, though: in two parallel full runs of the same code nsprcomp's CPU time per call
 (CBCL K = 10 sparse) was 0.64 s and 0.23 s (12 cells: 2.8x to 1.6x more in the first), ours 13 ms in both,
 depending on which experiment shared the machine (which resource the neighbour contends for was not
@@ -90,15 +90,15 @@ isolated), and the row's verdict changed. The benchmark therefore sets ``RUN_ALO
 runs it first, with nothing beside it. The recorded fallback times are wall times of an idle-machine run,
 where the two clocks agree for single-threaded code. The speed claim
 is decided per cell by :func:`experiments.runner.claims.call_timing` on the 5 same-run
-ratios (its band around 20x: at least 15%, two run-to-run deviations of the row's value, DESIGN.md);
+ratios (its band around 20x: at least 15%, two run-to-run deviations of the row's value, docs/design.md);
 the verdict combines the 12 calls (all met: reproduced; any missed with any met: partly).
 Without R (CI, the tests, ``--quick``) its times are the recorded ones of the last side-by-side run
 (``experiments/peers_recorded/nsprcomp.csv``; ``nsprcomp_source = "recorded"``), with its recorded variance
 in a full run; a ratio against a recorded time compares two runs, so the speed claim is then at most
-*partly reproduced* and says so. In ``--quick`` (reduced data) only issue 12's five rows are run, and the
-nsprcomp variance is that of the EMSparsePCA of issue 12's time (the PC start for sparse, 10 random starts
-for non-negative, best by EM variance, then renormalized), recomputed here (``init="pc"``,
-``n_restarts=1`` / ``init="random"``, ``n_restarts=10``), divided by the issue's ratio
+*partly reproduced* and says so. In ``--quick`` (reduced data) only the five rows of the first
+side-by-side table are run, and the nsprcomp variance is that of the EMSparsePCA of that time (the PC
+start for sparse, 10 random starts for non-negative, best by EM variance, then renormalized), recomputed here
+(``init="pc"``, ``n_restarts=1`` / ``init="random"``, ``n_restarts=10``), divided by that table's ratio
 (``NSPRCOMP_VARIANCE_RATIO``; rounded to 3-4 digits, so variance ratios are known to about 5e-4).
 
 Budget (ours, not the papers'): the full run took 176 s with one R process per nsprcomp call and 7 repeats
@@ -148,7 +148,7 @@ SKLEARN_KS = (10, 50, 100)
 SKLEARN_FITS = {"CBCL faces": 12, "leukemia": 4}  # fits per alpha search, by data set (docstring)
 SKLEARN_MAX_ITER = 100
 
-# Part D: the rows of issue 12's nsprcomp table (dataset, K, nonneg), and the issue's variance ratio
+# Part D: the rows of the first nsprcomp table (dataset, K, nonneg), and its variance ratio
 # (EMSparsePCA at the time / nsprcomp), used for --quick only
 NSPRCOMP_ROWS = tuple(
     (name, K, nonneg)
@@ -156,7 +156,7 @@ NSPRCOMP_ROWS = tuple(
     for K in (10, 50, 100)
     for nonneg in (False, True)
 )  # the 12 cells of the side-by-side table (../shared/peers/compare_empca.sh)
-NSPRCOMP_ROWS_QUICK = (  # --quick (reduced data, no peer): issue 12's rows, whose variance ratio is known
+NSPRCOMP_ROWS_QUICK = (  # --quick (reduced data, no peer): the first table's rows, variance ratio known
     ("CBCL faces", 10, False),
     ("CBCL faces", 10, True),
     ("leukemia", 10, True),
@@ -499,7 +499,7 @@ def _nsprcomp_cell(X, name, K, nonneg, reps, quick, session) -> list[dict]:
     kw = dict(cardinality=K, nonneg=nonneg)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if quick:  # the EMSparsePCA of issue 12's time, for the issue's variance ratio
+        if quick:  # the EMSparsePCA of the first table's time, for its variance ratio
             old = EMSparsePCA(
                 1, init="random" if nonneg else "pc", n_restarts=10 if nonneg else 1, random_state=0,
                 renormalize=True, **kw,

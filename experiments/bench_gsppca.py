@@ -29,7 +29,7 @@ The plain iteration is checked to give the same ``u`` as ours (``max_u_diff``), 
 model with the same evidence. Goal (the issue): the fit at least 10x faster than the plain implementation.
 The authors report ~91 s (Golub, ``d = 30``) and ~24 s (``d = 1``) for their R code; R is not run here.
 
-Part D, the authors' GSPPCA.R on Golub (``part == "vs-R"``, issue 23; not in ``--quick``): our
+Part D, the authors' GSPPCA.R on Golub (``part == "vs-R"``; not in ``--quick``): our
 ``GSPPCA`` (default ``sigma1="bc"``, the bias-corrected noise estimate GSPPCA.R uses by default, and
 ``sigma1="ml"``; default ``ranking="evidence"``: of the VEM's rankings at iterations 1, 2, 4, ... and at its
 end, the one whose best nested model has the largest exact evidence, :mod:`repro.gsppca` "Which ranking") at
@@ -46,7 +46,7 @@ turned into a verdict: a recorded time comes from another machine. Goals: our de
 R's, and our best evidence at least that of R's final ranking, both scored by our formula under the same
 noise (it reproduces R's own values to 5e-5 nats, measured by the peers, by ``tests/test_peers_gsppca.py``
 and in each row). Under ``"ml"`` only R's ``q`` with its ranking is recorded (3046 at ``d = 30``, 595 at
-``d = 1``). Beside them (:func:`_ranking_facts`, issue 36): why the VEM's later rankings score a lower exact
+``d = 1``). Beside them (:func:`_ranking_facts`): why the VEM's later rankings score a lower exact
 evidence than its first (the variance order, the evidence's per-row gains, the squared norm each ranking
 leaves out, the VEM with its noise held at the evidence's value) and how our ranking compares with R's
 (genes shared, Spearman of the rankings).
@@ -256,7 +256,7 @@ R_RECORDED = {
     1: (595, -96389.39718928357, 0.5341218920137996, (30.43, 31.82, 28.07), 595),
     30: (2803, -98247.9494901813, 0.19693339842604546, (151.47, 124.37, 139.52), 3046),
 }
-# GSPPCA.R's u at the end of its VEM on Golub, per d (gsppca_golub_rankings.R, issue 36): its ranking,
+# GSPPCA.R's u at the end of its VEM on Golub, per d (gsppca_golub_rankings.R): its ranking,
 # scored by our formula where R is not run live.
 R_RANKINGS = "gsppca_golub_rankings_d{d}.csv"
 R_WITHIN = 0.05  # our default selection within 5% of GSPPCA.R's
@@ -307,7 +307,7 @@ def _spearman(a, b):
 
 
 def _ranking_facts(X, d, m, r_u, r_rankings=None):
-    """Why the VEM's later rankings score lower, and ours against GSPPCA.R's final ranking (issue 36).
+    """Why the VEM's later rankings score lower, and ours against GSPPCA.R's final ranking.
 
     ``m``: our default fit (``sigma1="bc"``, ``random_state=0``); ``r_u``: GSPPCA.R's final ``u``;
     ``r_rankings``: its rankings along its VEM (:func:`_r_recorded`; None: not scored). Every

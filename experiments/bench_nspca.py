@@ -20,7 +20,7 @@ Three measurements, each as a ratio to a reference timed in the same run on the 
 
 Every timing is repeated and interleaved (``rep`` column): each repeat times every size once, the sweep
 and its reference ``A @ U`` back to back, and every fit next to its own PCA fit, so that a slow moment of
-the shared machine touches both sides of a ratio. BLAS is limited to one thread for the kernel and the
+the machine touches both sides of a ratio. BLAS is limited to one thread for the kernel and the
 references alike (the kernel is single-threaded). Numba compilation is excluded by a warm-up call.
 All times are **CPU time of this process** (``time.process_time``): with BLAS and the kernel on one
 thread it is the wall time the work takes on an idle machine, while the time a shared, loaded machine gives
@@ -67,7 +67,7 @@ TITLE = "Benchmark: NSPCA sweep cost vs one A @ U, and time to convergence on CB
 FIG2_SETTINGS = ((2e7, 0.0), (5e8, 0.0), (2e7, 2e6))
 PUBLISHED_MATLAB_SECONDS = 24.0  # Sigg & Buhmann (2008), Sec. 5.2: NSPCA, average per cardinality
 BLOCK = 32
-_clock = time.process_time  # CPU time of this process: the shared machine's other load does not count
+_clock = time.process_time  # CPU time of this process: other processes' load does not count
 N_SWEEP_REPEATS = 9
 N_FIT_REPEATS = 5
 SLOPE_LIMIT = 0.3  # the sweep / (A @ U) ratio may grow at most like d^0.3 and k^0.3 ("does not grow")

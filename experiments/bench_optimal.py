@@ -10,7 +10,7 @@ the CSV and the verdicts are the same on every machine (a 5 s limit proved Li & 
 matrices (the issue asks each to be proven within 60 s here; with the l1 bounds the largest, Eisen2
 k = 15, needs 211
 nodes), and ``NODE_CAP_BB`` = 7,500 for Berk & Bertsimas's (Arrhythmia's nodes cost about 25 ms with
-the l1 bounds). The cap is set by the cardinality chain (DESIGN.md, exact sparse PCA, round 6): it starts
+the l1 bounds). The cap is set by the cardinality chain (docs/design.md, the certified optimum): it starts
 after 1,500 nodes without a proof and may spend 4x those nodes, so it needs 7,500; with it Arrhythmia
 k = 10 is proven in about 5,600 nodes (about 9 s of CPU; not proven in 10,204 nodes, 426 s, without it),
 and Communities k = 20 (4,000-5,600 nodes) fits too; Arrhythmia k = 15 and 20 stop at the cap with their
@@ -18,8 +18,8 @@ certified gaps (the chain's sub-searches grow about 5x per k on its roughly 30 s
 Past its cap a solve reports the best component with its certified gap,
 ``proven`` false, status ``node_limit``; ``SAFETY_TIME_LIMIT`` (120 s) only guards a run on a far slower
 machine, and its status says so when it binds. Columns: proven value, upper bound,
-gap, status, nodes (machine independent), seconds (wall, on the shared 2-core machine: inflated by the
-other sessions' load), the nodes each bound pruned, and the value of four heuristics at their defaults on
+gap, status, nodes (machine independent), seconds (wall, on a 2-core machine: inflated by other
+processes' load), the nodes each bound pruned, and the value of four heuristics at their defaults on
 the same matrix: EMSparsePCA (the EM alone, ``certify=False``: its default would run this solver on
 p <= 16), the spannogram (signed, rank 3, ``SPAN_SAMPLES`` samples), thresholding
 (renormalized) and PathSPCA; ``*_ratio`` is each heuristic's value over the proven optimum (over the best
@@ -30,11 +30,11 @@ asserted values (k = 5, 10); their asserted MiniBooNE and Communities optima (k 
 as in their test); the node count of Communities (correlation) k = 5 against their ~488,000; every Li &
 Xie matrix proven at k = 5..20 within its node cap.
 
-The papers' own data (``part == "papers"``, issue 37 part D; ``nonneg`` says which problem): the
+The papers' own data (``part == "papers"``; ``nonneg`` says which problem): the
 centred LRS spectra (p = 93) at k = 5, 10, 15, 20, signed and ``x >= 0`` (the constraint of Asteris et
 al.'s Fig. 6, which draws the proven optimum at every k), and the centred CBCL faces (p = 361) at k = 5,
-signed and ``x >= 0``, each capped at ``NODE_CAP_PAPERS`` nodes (the figures' cap). Measured on the loaded
-shared machine: LRS signed k = 5..20 in 3-67 nodes (about 8 s together), ``x >= 0`` in at most 19 nodes
+signed and ``x >= 0``, each capped at ``NODE_CAP_PAPERS`` nodes (the figures' cap). Measured on a 2-core
+machine under load: LRS signed k = 5..20 in 3-67 nodes (about 8 s together), ``x >= 0`` in at most 19 nodes
 or at the root (the DNN bound); CBCL k = 5 in 15 nodes. CBCL ``x >= 0`` at k = 1..20 is proven in
 asteris2014_fig4 (cap 2,000 nodes; k = 11..20 in 187-1,111 nodes), not repeated here; not here either (too
 dear for this run's budget): LRS signed k = 30 (627 nodes, 12 s) and k = 50 (gap 1.5% after 2000 nodes,

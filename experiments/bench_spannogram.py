@@ -1,7 +1,7 @@
 """Benchmark of the spannogram (Asteris et al. 2014): the all-k pass, a plain NumPy Algorithm 3, scaling in n.
 
 Every number is a ratio against a reference measured in the same run, interleaved, BLAS limited to one
-thread (``threadpoolctl``; the numba kernels are single-threaded) on this shared 2-core machine. Parts A, B,
+thread (``threadpoolctl``; the numba kernels are single-threaded) on a 2-core machine. Parts A, B,
 C and E time **CPU time of this process** per call, repeating a call until ``MIN_SECONDS`` (0.3 s) of CPU time
 are spent (:func:`experiments.runner._common.cpu_seconds_per_call`): a pass or a fit takes 0.01-0.5 s, and
 one call per sample was mostly noise (the vs-spanpc verdict flipped between runs). Data: CBCL faces
@@ -23,8 +23,8 @@ pass reads a few hundred of the 12582 rows per sample; every ``k`` up to ``n`` n
 sorted as deep as a prefix can still beat a best value. The all-``k`` pass cuts each side at the depth its
 ``d x d`` scatter bound allows (:func:`repro.kernels.spannogram.uses_bounded`: a median depth of about 760 of
 ~6300 entries; 0.65x the CPU time of sorting every entry, identical output), but about one side in six has
-a scatter whose top eigenvalue exceeds the best ``s_n`` and needs every entry. Measured and not adopted
-(issue 23 item 3): a least-significant-digit radix sort (1.17x on the sort alone, the sort being about half
+a scatter whose top eigenvalue exceeds the best ``s_n`` and needs every entry. Measured and not adopted:
+a least-significant-digit radix sort (1.17x on the sort alone, the sort being about half
 of the pass); rows by decreasing norm with the unread rows' trace as the bound (half the rows still read on
 leukemia, all on CBCL, even against the final bests). On CBCL (361 rows) the bound cuts too little to pay
 for itself and the pass sorts every side in full; ``a = Vc``, a cost both passes share, got 4x cheaper in
@@ -42,7 +42,7 @@ Part C, scaling in ``n`` (``part == "scaling"``): CPU time per sample of the pas
 random ``V`` (``n`` = 2000, 8000, 32000, 128000, ``d = 3``; 200 samples a call, calls repeated as in Part
 A), fitted exponent of time vs ``n`` per repeat (Theorem 2: ``O(eps^-d n log n)``, near-linear). Reference
 in the same run: ``numpy.sort`` of ``n`` numbers. (Wall time of one call gave exponents 0.47 and 0.94 in
-two runs on a machine with a load of 11-20.)
+two runs on a heavily loaded machine.)
 
 Part D, exact rank 2 (``part == "exact_time"``): the kinetic sweep (:func:`repro.kernels.spannogram.sweep2`,
 ``k <= 50``) on random ``V`` with ``n`` = 250 .. 2000: fitted exponent (``n^2 log n`` expected), and the
@@ -51,7 +51,7 @@ only, so a size of ours: all 12582 genes took 40 s; the time is in the CSV as ``
 the Algorithm 3 pass with 1e4 samples). ``part == "exact"``: the exact algorithm against exhaustive search on
 random rank-``d`` matrices (``d`` = 2, 3; ``n = 8``), relative error.
 
-Part E, against the authors' code (``part == "spanpc"``; issue 23): ``spanpc.m`` (Octave, Asteris et al.'s
+Part E, against the authors' code (``part == "spanpc"``): ``spanpc.m`` (Octave, Asteris et al.'s
 own code: nnsparse, rank 3, 1e4 samples, early stop off, centred, ``randn/rand('seed', 0)``) against
 ``SpannogramPCA(cardinality=k, random_state=r).fit(X)`` (defaults: rank 3, 1e4 samples) on the raw leukemia
 data (72 x 12582; both centre it) for ``k`` in ``PEER_KS``. When Octave and the peers are installed
@@ -70,8 +70,8 @@ our one-``k`` fit.
 leukemia sweep; part E on the whole leukemia data for ``k = 10`` only, one repeat, against the recorded
 spanpc time.
 
-Cost of a full run: 71-97 s of wall time, Octave included, in five runs on the shared 2-core machine (load
-2-4; 87-104 s before the all-k pass was cut at its scatter bound), about 45 s of it the three spanpc calls.
+Cost of a full run: 71-97 s of wall time, Octave included, in five runs on a 2-core machine under load
+(87-104 s before the all-k pass was cut at its scatter bound), about 45 s of it the three spanpc calls.
 """
 
 from __future__ import annotations

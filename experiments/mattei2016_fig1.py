@@ -14,7 +14,7 @@ Choices the paper leaves open
   whether replicate 0 is typical (the claim's note gives how many replicates also peak at ``q = 10``).
 * **VEM start**: the PPCA maximum-likelihood loadings with a random rotation (``random_state`` = replicate).
   Whether each VEM stopped at its cap is recorded (``capped``) and counted in the claim's note (before
-  issue 19 the VEM crawled at this noise and hit its 1000-iteration cap in 20/20 replicates).
+  the VEM's exact steps it crawled at this noise and hit its 1000-iteration cap in 20/20 replicates).
 * ``--quick``: 3 replicates.
 """
 

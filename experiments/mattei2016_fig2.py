@@ -13,21 +13,21 @@ Choices the paper leaves open, and reductions
   {0.05, 0.5, 1}; the claim's check is repeated on it and its result is in the note.
 * **Grid**: ``sigma`` in {0.05, 0.2, 0.4, 0.6, 0.8, 1.0} (6 levels; the published grid is not listed).
 * **Runs**: 20 per noise level and scenario (``RUNS``), not the published 100, and 5 for the sensitivity
-  rows: the whole Mattei et al. suite must run in minutes on a shared 2-core machine (a GSPPCA fit here
+  rows: the whole Mattei et al. suite must run in minutes on a 2-core machine (a GSPPCA fit here
   costs 0.1-0.4 s of wall time); 100 runs would be 1200 fits for the main grid alone. A first full run
   with 30 runs on 11 levels gave the same result (every median F-score 1). Each run draws a new ``W``,
   support and data (``cfg.rng``).
-* **Re-read for issue 19** (our medians stay at 1 where the published ones fall towards ``sigma = 1``):
-  every element the text states is matched (model (3) with ``W`` and ``y`` standard Gaussian, noise
-  ``N(0, sigma^2 I_p)`` on every variable, ``d = 10``, the two scenarios, ``sigma`` from 0.05 to 1, the
-  F-score of the selected support); the unstated ones are ``q``, the grid and the runs. A spot check of
-  ``q`` = 20, 50 and 75 at ``sigma`` = 0.05 and 1 (5 runs each, both scenarios) gave F-scores 0.99-1
-  everywhere, so no reading of ``q`` makes the problem as hard as published; the signal per active
+* **The protocol re-read against the text** (our medians stay at 1 where the published ones fall
+  towards ``sigma = 1``): every element the text states is matched (model (3) with ``W`` and ``y``
+  standard Gaussian, noise ``N(0, sigma^2 I_p)`` on every variable, ``d = 10``, the two scenarios, ``sigma``
+  from 0.05 to 1, the F-score of the selected support); the unstated ones are ``q``, the grid and the runs. A
+  spot check of ``q`` = 20, 50 and 75 at ``sigma`` = 0.05 and 1 (5 runs each, both scenarios) gave F-scores
+  0.99-1 everywhere, so no reading of ``q`` makes the problem as hard as published; the signal per active
   variable (variance ``d = 10``) against ``sigma^2 <= 1`` is what model (3) with standard Gaussian ``W``
   gives. The difference is reported, not tuned away.
 * **VEM cap**: whether each VEM stopped at ``max_iter`` is recorded (``capped``) and counted in the
-  claim's note (before issue 19: 90-100% of the runs at ``sigma = 0.2``).
-* **The authors' code at this setting** (issue 36): GSPPCA.R (``gsppca()`` with its defaults: at most 200
+  claim's note (before the VEM's exact steps: 90-100% of the runs at ``sigma = 0.2``).
+* **The authors' code at this setting**: GSPPCA.R (``gsppca()`` with its defaults: at most 200
   VEM iterations, relative tolerance 1e-5) on its own draws from model (3) at the same ``d``, ``q``,
   scenarios and ``sigma`` grid, and, where its VEM stopped at the cap, again with the cap raised to 5000;
   recorded in ``experiments/peers_recorded/gsppca_fig2.csv`` by ``gsppca_fig2.R`` there (R is not needed to
@@ -176,7 +176,7 @@ R_CSV = Path(__file__).with_name("peers_recorded") / "gsppca_fig2.csv"
 
 
 def _r_note(path=R_CSV) -> str:
-    """GSPPCA.R's own F-scores at this setting (recorded: peers_recorded/gsppca_fig2.R, issue 36)."""
+    """GSPPCA.R's own F-scores at this setting (recorded: peers_recorded/gsppca_fig2.R)."""
     if not Path(path).exists():
         return "; GSPPCA.R at this setting: not recorded"
     r = pd.read_csv(path)

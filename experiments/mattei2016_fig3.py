@@ -30,7 +30,7 @@ Choices the paper leaves open
   per penalty, for time); for each ``q`` the solution with the smallest support of at least ``q`` genes,
   truncated to its ``q`` rows of largest norm (for ``d = 30`` the support jumps from 0 to about 300 genes
   as the penalty decreases, so below that every ``q`` is such a truncation).
-  Both readings are reported (issue 19): **A** every ``q`` of the grid, the truncated SSPCA supports
+  Both readings are reported: **A** every ``q`` of the grid, the truncated SSPCA supports
   included (as before); **B** only the ``q`` at or above the smallest support (of more than one gene) on
   the SSPCA (``d = 30``) path (the ``truncated`` column marks the ``q`` below it; on Golub the support of
   the ``d = 30`` path jumps from 1 gene to about 295 within ``alpha / alpha_max`` of 1e-4, so no penalty
@@ -75,7 +75,7 @@ SIGNIFICANT = 0.01  # "highly significant": p below this
 # "highly significant. This means that [...] selecting the variables according to a single axis will lead to
 # very suboptimal choices": the size the sentence speaks of. Very suboptimal = the best local selection keeps
 # at most 90% of the variance the worse global selection of the same q keeps (a relative loss of at least a
-# tenth; 'very' rather than 'slightly'), fixed from the sentence before this rule saw the data (issue 36).
+# tenth; 'very' rather than 'slightly'), fixed from the sentence before this rule saw the data.
 VERY_SUBOPTIMAL = 0.10
 
 

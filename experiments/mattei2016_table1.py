@@ -17,12 +17,12 @@ Choices the paper leaves open, and reductions
   said). Decided: the held-out rows are reconstructed by unpenalized PCA refitted on the training rows of
   the selected variables (``cv_score="refit"``, :mod:`repro.baselines.sspca`), so that the CV chooses a
   *support*, as the table's F-score judges it. The other reading, the held-out rows reconstructed on the
-  penalized (shrunken) loadings, was this module's protocol before issue 19; its committed run (20 runs
+  penalized (shrunken) loadings, was this module's earlier protocol; its committed run (20 runs
   per ``n``) gave F = 0.783, 0.838, 0.808 with 32.6, 29.0, 30.7 variables selected where 20 are true:
   the shrinkage makes the held-out error keep falling past the true support. That reading is not run
   again here (it doubles the cost); ``SSPCA(cv_score="shrunk")`` runs it.
-* **Runs**: 50 per ``n`` (``RUNS``), as published (20 before issue 19, for time: one SSPCA-CV fit costs
-  100 fits of SSPCA, about 1-3 s on the shared 2-core machine). The standard deviations are those of the
+* **Runs**: 50 per ``n`` (``RUNS``), as published (20 earlier, for time: one SSPCA-CV fit costs
+  100 fits of SSPCA, about 1-3 s on a 2-core machine). The standard deviations are those of the
   runs (ddof = 1).
 * **VEM cap**: every GSPPCA fit records whether its VEM stopped at ``max_iter`` (``capped``); the count is
   in the claim's note.

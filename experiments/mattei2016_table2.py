@@ -28,12 +28,12 @@ Choices the paper leaves open, and reductions
   and fits run to ``tol = 1e-6`` just below it select all pixels too). On back-image the selection is
   therefore not one SSPCA makes: its on-digit fraction depended on round-off (0.23 with the NumPy steps,
   0.86 with the Numba kernel, which agree to 1e-10 per step), and its claim is reported as *untestable
-  here* (a verdict counted apart, not as not reproduced). Issue 36 swept the penalty over alpha / alpha_max
+  here* (a verdict counted apart, not as not reproduced). A sweep of the penalty over alpha / alpha_max
   = 0.5..12 with fits run to convergence (``experiments/peers_recorded/sspca_back_image_sweep.py``, its
   table read by the claim's note): whether any penalty reaches 200 pixels is stated there.
-  GSPPCA runs with its defaults (before issue 19 its VEM stopped early, at a relative change of 1e-5);
+  GSPPCA runs with its defaults (its VEM once stopped early, at a relative change of 1e-5);
   whether its VEM hit the cap is recorded (``capped``) and counted in the notes.
-* **Measurable proxies for the interpretability sentences** (issue 19, fixed before the run): a
+* **Measurable proxies for the interpretability sentences** (fixed before the run): a
   selection is *interpretable* (a seven is recognized) when at least ``ON_DIGIT_MIN = 0.5`` of its pixels
   are among the 200 most inked pixels of the mean seven, twice the chance level (an on-digit fraction of
   exactly 0.5 counts as interpretable); SPCA *scatters* on the background sets when its on-digit fraction
@@ -263,7 +263,7 @@ SWEEP_CSV = Path(__file__).with_name("peers_recorded") / "sspca_back_image_sweep
 
 
 def _sweep_note(path=SWEEP_CSV) -> str:
-    """What the recorded sweep of SSPCA's penalty on back-image found (``peers_recorded/``, issue 36)."""
+    """What the recorded sweep of SSPCA's penalty on back-image found (``peers_recorded/``)."""
     if not Path(path).exists():
         return "; no sweep of the penalty recorded"
     sw = pd.read_csv(path)

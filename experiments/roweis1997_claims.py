@@ -54,12 +54,12 @@ Parts (the ``part`` column of the CSV):
 ``spca_cost``
     Sec. 4 and footnote 6: learning for SPCA "enjoys a complexity limited by O(knp) and not worse". Time
     per iteration of :func:`repro.em_pca.sensible_pca` as ``(t(12 iterations) - t(2 iterations)) / 10``
-    (set-up cancels), in CPU seconds of the process (the claim is about work: on the loaded shared machine
+    (set-up cancels), in CPU seconds of the process (the claim is about work: under load from other processes
     the wall time of an iteration was up to 27x its CPU time; the wall-clock p slope of the last run, 1.26,
     sat 3% inside the band edge 1.30), one BLAS thread, for n in {2000, 8000, 32000} (p = 200, k = 5), p in
     {100, 200, 400, 800} (n = 8000, k = 5) and k in {2, 4, 8, 16} (n = 8000, p = 400); 5 interleaved
     repeats (3 in ``--quick``; 7 before the CPU clock, which needs fewer). **The verdict rests on
-    counted operations** (issue 36; column ``counted_flops_per_iter``): the flops of every pass
+    counted operations** (column ``counted_flops_per_iter``): the flops of every pass
     ``sensible_pca`` made over the data, at the shapes of the calls (:mod:`experiments._opcount`), per
     iteration as ``(count(12) - count(2)) / 10`` in an untimed run per configuration. The sentence is about
     operations (the paper's measure of cost was MATLAB's ``flops``), and the time slopes moved with the
@@ -67,8 +67,8 @@ Parts (the ``part`` column of the CSV):
     committed 1.31 (band edge 1.30), too close to call -> reproduced. The log-log slopes of the counts
     against n, p and k are each called against 1.5, midway to the O(np^2) (or O(n^2 p), O(k^2))
     alternative, with the ledger's +/- 15 % band, and must exceed 0.5; the time slopes (bootstrap of the
-    per-size medians) are reported beside. **Not run alone** (``RUN_ALONE = False`` since issue 36, round
-    4): no verdict here rests on a time (the ledger has no timing row of this experiment), and counted
+    per-size medians) are reported beside. **Not run alone** (``RUN_ALONE = False``): no
+    verdict here rests on a time (the ledger has no timing row of this experiment), and counted
     operations do not move with a neighbour; the time slopes reported beside them do (an iteration at
     n = 2000 is about a millisecond, and whether the data still fit in the shared 32 MiB L3 cache depends
     on what runs on the other core: between two full runs of the same code the n slope moved from 1.29 to
@@ -715,7 +715,7 @@ def _counted_slope(df: pd.DataFrame, vary: str) -> float:
 
 
 def _check_spca_cost(df: pd.DataFrame) -> Outcome:
-    # rule fixed before the counted run (issue 36): each counted slope (n, p and k) against 1.5, midway
+    # rule fixed before the counted run: each counted slope (n, p and k) against 1.5, midway
     # between linear and the quadratic alternative, with the ledger's +/- 15 % band, and above 0.5 (the
     # count grows with the size at all); the measured-time slopes are reported beside
     counted = {v: _counted_slope(df, v) for v in ("n", "p", "k")}
@@ -800,7 +800,7 @@ CLAIMS = [
         "Sec. 4, footnote 6: learning for SPCA also enjoys a complexity limited by O(knp) and not worse.",
         "O(knp)",
         _check_spca_cost,
-        # decided on counted operations (issue 36), which do not depend on the machine: not a timing row
+        # decided on counted operations, which do not depend on the machine: not a timing row
     ),
 ]
 

@@ -25,7 +25,7 @@ Choices the paper leaves open (and why)
   plus an upper bound on full reorthogonalization against ``ncv = 20`` Lanczos vectors); snap-shot: the
   ``n x n`` Gram matrix ``n^2 (2p - 1)``, Lanczos on it (same count with n), the back-projection
   ``p(2n - 1)`` and a normalization ``3p``.
-* **Counted operations decide the cost-order claims** (``em-cost-knp``, ``covariance-cost-np2``; issue 36).
+* **Counted operations decide the cost-order claims** (``em-cost-knp``, ``covariance-cost-np2``).
   "The EM algorithm's complexity is limited by O(knp) per iteration" and "O(np^2)" for the covariance are
   statements about operations, and the paper measured them as such (MATLAB's ``flops``, a counter of the
   operations executed: the left panel). Column ``counted_flops``: for EM, the flops of every pass ``em_pca``
@@ -46,10 +46,10 @@ Choices the paper leaves open (and why)
 * **Measured times** (the second panel, NOT IN THE PAPER; the timing claims): 5 interleaved repeats (3 in
   ``--quick``; every repeat times every size and every method once, the method order rotating, one row per
   repeat in the CSV), as the **CPU time of this process** with single-threaded BLAS (``threadpoolctl``; the
-  claims are about work, and on a shared machine the wall clock adds other jobs' load), of:
+  claims are about work, and the wall clock adds the load of other processes), of:
   ``em_pca(max_iter=20, tol=0)``; centring + ``Yc'Yc/(n-1)``; that + ``eigsh(k=1)``; centring +
   ``Yc Yc'`` + ``eigsh`` + back-projection. The figure shows medians relative to the EM time at the
-  smallest p. Until issue 36 the cost-order claims used log-log slopes over ``p >= 512`` (``SLOPE_MIN_P``)
+  smallest p. Before the counts, the cost-order claims used log-log slopes over ``p >= 512`` (``SLOPE_MIN_P``)
   through the per-size medians, with quartiles from 400 bootstrap resamples of the repeats, and time
   ratios measured within a repeat; they are decided with :func:`experiments.runner.claims.call_timing`
   and its too-close-to-call band. **Sizes for the slopes** (ours): below ``p = 512`` the measured slopes
@@ -65,13 +65,13 @@ Choices the paper leaves open (and why)
   operation-count panel comes from the same Lanczos run with the Gram matrix applied implicitly (the
   same counts, 91 and 121 at p = 256 and 512, as forming it). The covariance alone is not timed at
   ``p = 2048`` (no claim uses it there).
-* **Not run alone** (``RUN_ALONE = False`` since issue 36, round 4): the cost orders are decided on
+* **Not run alone** (``RUN_ALONE = False``): the cost orders are decided on
   counted operations, which a neighbour cannot move, and the one timing row (snap-shot / covariance time)
   reads 56-61x against a goal of 1x with a band of 15%. EM's matrix-vector products are memory-bound, so
   the experiment on the other core (sharing the 32 MiB L3 cache and the memory bus) moves the time slopes
   reported beside the counts (EM 2.10 vs 2.28, ratio 0.85 vs 0.67 between two full runs of the same
-  code); no verdict reads them. A full run on the machine loaded by other sessions (load 5-9 on 2 cores,
-  669 s against 91 s alone) gave all 6 verdicts of the ledger and a snap-shot ratio of 56.0x (ledger
+  code); no verdict reads them. A full run with other processes busy on both cores (669 s against
+  91 s alone) gave all 6 verdicts of the ledger and a snap-shot ratio of 56.0x (ledger
   58.9x); ``repro verify --quick`` with one BLAS thread moved no number. Running it alone had cost the
   parallel full run about 91 s with the other core idle.
 * **Equal accuracy** (claim ``em-more-favourable``): the same EM, from a random start, run until
@@ -332,13 +332,13 @@ def _complexity_rows(cfg: _common.Config) -> list[dict]:
     fns = {p: _methods(Y) for p, Y in data.items()}
     seconds = {(p, m): [] for p in data for m in METHODS}
     outs = {}
-    with threadpool_limits(1):  # single-threaded BLAS: steadier on a shared machine, like MATLAB in 1997
+    with threadpool_limits(1):  # single-threaded BLAS: steadier under load, like MATLAB in 1997
         for p in grid:  # where the snap-shot method is not timed: its product count, Gram matrix implicit
             if not _timed(p, "Snap-shot method", cfg.quick):
                 outs[p, "Snap-shot method"] = snapshot_matvecs(data[p])
         # interleaved: every repeat times every size and every method once, the method order rotating,
         # so that a slow spell of the machine hits all of them instead of one curve; CPU time of this
-        # process (single-threaded), so that other jobs on the machine do not enter
+        # process (single-threaded), so that other processes do not enter
         for r in _common.progress(range(repeats), "fig2 complexity (repeats)"):
             for p in data:
                 order = METHODS[r % len(METHODS) :] + METHODS[: r % len(METHODS)]
@@ -542,7 +542,7 @@ def boot_slopes(x, y, *, n_boot: int = 400, seed: int = 0) -> np.ndarray:
 
     ``y`` holds repeated measurements, several per value of ``x``. Each resample draws, for every ``x``,
     as many of its measurements as there are, with replacement, takes their median and fits the slope:
-    the spread of these slopes is that of the median-based slope, which one slow spell of a shared
+    the spread of these slopes is that of the median-based slope, which one slow spell of the
     machine moves far less than the slope of a single repeat. Fixed seed: a CSV always gives the same
     samples.
     """
@@ -594,7 +594,7 @@ def _counted_slope(df: pd.DataFrame, method: str) -> tuple[float, list[int]]:
 def call_order(slope: float, expected: float) -> str:
     """Verdict of a counted-operation slope against the midpoint between O(np) and O(np^2).
 
-    Rule (fixed before the counted run, issue 36): reproduced when the slope is on the expected order's
+    Rule (fixed before the counted run): reproduced when the slope is on the expected order's
     side of ``SLOPE_SPLIT`` (2.5, midway between 2 = O(np) and 3 = O(np^2) with n = 10p) by more than
     ``SLOPE_MARGIN`` (outside 2.36-2.65), not reproduced when as far on the other side, too close to call
     in between. A count does not vary between runs; the band is for sizes too small for the leading term.
@@ -757,7 +757,7 @@ CLAIMS = [
         "cost grows like p^2).",
         "O(knp): slope 2",
         _check_slope("EM method", 2.0, "EM: 20 x 4np"),
-        # decided on counted operations (issue 36), which do not depend on the machine: not a timing row
+        # decided on counted operations, which do not depend on the machine: not a timing row
     ),
     Claim(
         "covariance-cost-np2",
@@ -765,7 +765,7 @@ CLAIMS = [
         "by O(np^2) (with n = 10p: p^3).",
         "O(np^2): slope 3",
         _check_slope("Sample Covariance + Diag.", 3.0, "covariance + Lanczos"),
-        # decided on counted operations (issue 36): not a timing row
+        # decided on counted operations: not a timing row
     ),
     Claim(
         "snapshot-cost-n2p",

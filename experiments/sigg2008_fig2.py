@@ -57,13 +57,13 @@ Choices the paper leaves open (and why)
   emPCA and PathSPCA are timed in all 7.
 * ``--quick``: CBCL rows subsampled to 400, leukemia genes to the first 1500; a handful of ``K``; one
   repeat.
-* **The certified optimum is not drawn** (issue 37). Leukemia panel: the standardized genes all have
+* **The certified optimum is not drawn**. Leukemia panel: the standardized genes all have
   variance 1, so the wide route's screening (trace, eigen-knapsack, previous ``k``'s bound plus
   ``C_ii``) removes none of the 12,582 genes past ``k = 1`` and returns only its screening bound (gaps
   8%, 12%, 16%, 18% at ``K = 2..5``, the trace bound ``K`` itself; measured 2026-11-27; status
   ``too_many_candidates``). CBCL panel
   (p = 361, signed): as in :mod:`experiments.asteris2014_fig4`, each ``K`` costs seconds to tens of
-  seconds on the shared machine, beyond this experiment's budget for its ``K = 1..150``.
+  seconds on a 2-core machine, beyond this experiment's budget for its ``K = 1..150``.
 
 References
 ----------

@@ -12,7 +12,7 @@ the projected data.
   is exactly ``K`` or the relative length of the beta interval is below 1e-5, best of ten random restarts
   (:func:`repro.nspca.nspca_for_cardinality`). NSPCA runs on a grid of twelve ``K`` (``K_GRID``: 1, 5,
   10, 20, 40, 60, 80, 100, 125, 150, 175, 200): each point is a bisection of about 20 fits per restart, and at
-  ``alpha = 1e7`` a point costs about 10 s on this shared machine, so the 23-point grid of an earlier run
+  ``alpha = 1e7`` a point costs about 10 s on a 2-core machine, so the 23-point grid of an earlier run
   (every 10) took 5.5 minutes; its results agreed with the coarser grid's. A ``K`` NSPCA cannot reach at an
   ``alpha`` is recorded with ``found = False`` and not drawn.
 * **middle**: cumulative variance vs the number of *orthogonal* components (1..10): emPCA (sparse, signed)
@@ -53,10 +53,11 @@ Choices the paper leaves open (and why)
   of 1e-8 per sweep or 3000 sweeps (library defaults).
 * ``--quick``: 500 faces, ``K`` in {10, 40}, ``alpha = 1e7`` only, one restart, 100 NSPCA sweeps, three
   components.
-* **The certified optimum is not drawn** (issue 37): the left panel's problem (CBCL after projecting out
+* **The certified optimum is not drawn**: the left panel's problem (CBCL after projecting out
   the first PC, p = 361, ``x >= 0``, ``K = 1..200``) is the size of :mod:`experiments.asteris2014_fig4`'s,
-  where each ``k`` costs 15-22 s and only ``k <= 9`` is proven within 1000 nodes; the non-negative
-  search enumerates sub-supports of decided supports, so most of the curve is out of its reach.
+  where each ``k`` costs 15-22 s on a 2-core machine and only ``k <= 9`` is proven within 1000 nodes;
+  the non-negative search enumerates sub-supports of decided supports, so most of the curve is out of
+  its reach.
 
 References
 ----------

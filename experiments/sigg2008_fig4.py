@@ -17,7 +17,7 @@ small horizontal jitter per method as in the paper. The selections:
 
 Choices the paper leaves open (and why)
 ---------------------------------------
-* **Preprocessing, decided from the paper's own numbers (issue 36)**: the experiment runs the whole figure
+* **Preprocessing, decided from the paper's own numbers**: the experiment runs the whole figure
   under both readings, raw expression values (``preprocessing == "raw"``) and standardized genes (zero
   mean, unit variance; ``"standardized"``), for the selection, the CE scores and the clustering. Sec. 5 says
   of its two data sets "both were standardized", but under that reading the paper's own comparison method,

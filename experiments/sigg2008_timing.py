@@ -31,7 +31,7 @@ Choices (and why)
   checked), the least of ``EM_REPEATS = 3`` calls. Numba compilation is excluded by a warm-up call.
 * **The emPCA (nn) calls are interleaved with the NSPCA cells**: the ``3 x 100`` cold calls are spread
   evenly over the cells of both NSPCA passes (4-5 calls before each cell), so both means are taken over
-  the same minutes. Until issue 36 (round 7) all emPCA (nn) calls ran first, in about 7 s, and NSPCA
+  the same minutes. Until 2026-11-28 all emPCA (nn) calls ran first, in about 7 s, and NSPCA
   after them, over about 200 s: two full runs of the same code read emPCA (nn) 18.5 ms and 22.4 ms (every
   ``K`` slower, ``K = 1``: 14.3 vs 21.6 ms) and NSPCA 3.21 s and 2.89 s, the ratio 174 and 129, across the
   band's edge (166). The host's speed drifts over minutes (the same cold call measured 16 ms and 23 ms
@@ -39,9 +39,9 @@ Choices (and why)
   two means measured in different minutes carries that drift, one measured in the same minutes cancels
   most of it.
 * **Times are the process's CPU time** (``time.process_time``), for emPCA (nn) and NSPCA alike: the claim is
-  about the work each method needs (both single-threaded), and on a shared machine the wall clock adds
-  other jobs' load. Until issue 19 the wall clock was used and emPCA's shared set-up was a single sample
-  added to every ``K``: the ratio moved from 105 (quiet machine) to 58 (loaded) between two runs of the
+  about the work each method needs (both single-threaded), and the wall clock adds
+  whatever else the machine runs. Earlier the wall clock was used and emPCA's shared set-up was a single
+  sample added to every ``K``: the ratio moved from 105 (quiet machine) to 58 (loaded) between two runs of the
   same code.
 * **NSPCA is timed in two whole passes over the (alpha, K) grid** (``NSPCA_REPEATS``), the least CPU time
   of each cell kept (the same seeds: the two passes do the same work, checked by the number of fits).
@@ -281,7 +281,7 @@ def _iters(df, tol):
 
 
 def _check_iterations(df):
-    # One sentence, one verdict (DESIGN.md, "Writing a claim check"). The paper does not state Alg. 1's
+    # One sentence, one verdict (docs/design.md, "Writing a claim check"). The paper does not state Alg. 1's
     # eps; the sentence says the iterations "achieve convergence", and the figures it supports (Fig. 2-3)
     # compare converged components, so it is read at the tolerance every figure here uses (CLAIM_TOL).
     # The loose reading (the largest eps tried) is reported in the note and does not count.

@@ -380,7 +380,7 @@ def _check_sparser_beta(df):
 
 
 def _check_overlap_remains(df):
-    # One sentence, one verdict (DESIGN.md): "the overlapping nature of the factors" is read on the
+    # One sentence, one verdict (docs/design.md): "the overlapping nature of the factors" is read on the
     # unit-norm factors, because overlap is pixels shared between factors, whatever their norms; the raw
     # off-diagonal of I - U'U (the other reading) also carries the column norms, which beta shrinks, so it
     # is reported in the note and does not count.

@@ -7,7 +7,7 @@ reduction is learnt on the 1000 training faces only. The area under each ROC cur
 
 Choices the paper leaves open
 -----------------------------
-* **Split**: drawn at random (seeded), ``N_SPLITS = 15`` splits in a full run (three until issue 36, too
+* **Split**: drawn at random (seeded), ``N_SPLITS = 15`` splits in a full run (three earlier, too
   few to separate AUC differences of 0.001-0.01 between methods); the curves drawn are those of split 0,
   the claims use the mean AUC over splits (the CSV has every split's AUC, the ROC points of split 0 only),
   and the note of ``nspca-best-roc``

@@ -93,7 +93,7 @@ BLOCK_BYTES = 4 * 2**20
 #: The float64 products of a pass over row blocks (:meth:`DenseSource.products`, :meth:`DenseSource.gram`)
 #: take blocks of ``SMALL_PRODUCT_SIZE // (p k)`` rows (when that is at least
 #: :data:`SMALL_PRODUCT_MIN_ROWS`), so that ``rows x p x k`` of each product stays at most 100^3: OpenBLAS
-#: multiplies such products with its small-matrix kernels, which on this machine's CPUs (SkylakeX kernels,
+#: multiplies such products with its small-matrix kernels, which on the CPUs measured (SkylakeX kernels,
 #: one thread) make a skinny product of 10-20 columns about 1.6x faster than its general GEMM. Measured at
 #: 200000 x 1000 (bench_em_scale's pass, 1 BLAS thread): a float64 pass costs 0.63-0.71x the two products
 #: over the whole array at k = 10 in blocks of 48-96 rows, 1.0-1.15x in blocks of 128-524 (4 MiB); at

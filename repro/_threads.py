@@ -2,7 +2,7 @@
 
 The iterative methods here spend their time in matrix-vector products (memory bound) and in many small
 eigenproblems (K x K, N x N). For those, BLAS threads add synchronisation and, on a loaded machine,
-busy-waiting: measured on a shared 2-core machine, one thread was 2-100x faster than two for a 72 x 72
+busy-waiting: measured on a 2-core machine under load, one thread was 2-100x faster than two for a 72 x 72
 ``eigh`` and 10-25x faster for the NSPCA sweep. The public functions of those methods therefore run
 with BLAS limited to :func:`get_blas_threads` threads (1 by default); :func:`set_blas_threads` changes
 it for the whole library (``None`` removes the limit, e.g. for very large dense data on an idle machine).
@@ -41,7 +41,7 @@ def set_blas_threads(n: int | None) -> None:
 
     Notes
     -----
-    The default, 1, was measured faster on the project's shared 2-core machine: 2-100x for a 72 x 72
+    The default, 1, was measured faster on a 2-core machine under load: 2-100x for a 72 x 72
     ``eigh`` and 10-25x for the NSPCA sweep (module docstring). The setting is process-wide.
 
     Examples

@@ -1,4 +1,4 @@
-"""Ledger rules that hold across experiments (DESIGN.md, "Writing a claim check").
+"""Ledger rules that hold across experiments (docs/design.md, "Writing a claim check").
 
 * One published sentence, one verdict: no two claims of an experiment test one sentence in one case
   (a second reading of a sentence goes into the note of the one row, never into a second row).
@@ -90,11 +90,13 @@ def test_untestable_is_counted_apart(tmp_path):
     assert "1 reproduced, 1 not reproduced, 1 untestable here" in md
     assert "*untestable here* (1)" in md
     readme = tmp_path / "README.md"
-    readme.write_text(f"x\n{ledger.README_START}\n{ledger.README_END}\n")
-    ledger.update_readme(readme, tmp_path, {})
+    readme.write_text(f"x\n{ledger.README_START}\n{ledger.README_END}\ny\n")
+    assert ledger.update_readme(readme, tmp_path)
     text = readme.read_text()
-    head = next(line for line in text.splitlines() if line.startswith("| experiment"))
-    assert "untestable here" in head
-    did_not = text.split("did not fully reproduce")[1].split("cannot test")[0]
-    assert "`e/b`" in did_not and "`e/c`" not in did_not
-    assert "`e/c`" in text.split("cannot test")[1]
+    assert text.startswith("x\n") and text.endswith("\ny\n")  # only the scoreboard block changed
+    table = [line.split(" | ") for line in text.splitlines() if line.startswith("| ")]
+    head, rows = table[0], {r[0].strip("| *"): r for r in table[2:]}
+    assert "untestable here" in head  # a column of its own, never counted as not reproduced
+    row = dict(zip(head, rows["all"], strict=True))  # one reproduced, one not, one untestable
+    counts = [row[k].strip("* ") for k in ("claims", "reproduced", "not reproduced", "untestable here")]
+    assert counts == ["3", "1", "1", "1"]

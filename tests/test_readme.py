@@ -26,7 +26,6 @@ def test_setup_commands_are_the_two_documented_ones():
     "leukemia_armstrong_mll/MLL_train.data",
     "leukemia_armstrong_mll/MLL_test.data",
     "cbcl_faces/CBCL_Face.mat",
-    "leukemia_golub/golub.RData",
     "spca_optimal_berk_bertsimas/pitprops.csv",
 )
 def test_python_example_runs():
@@ -79,3 +78,34 @@ def test_quoted_numbers_are_found():
     assert "metrics.certified_fraction(Xf, em.components_, 40)" in exprs
     assert "metrics.overlap(nn.U_.T)" in exprs
     assert any(e.startswith("spca.components_.shape") for e in exprs)
+
+
+def test_scoreboard_is_the_committed_ledger():
+    """The README's scoreboard is what `repro run` writes from figures/, and its totals are CLAIMS.md's."""
+    from experiments.runner import claims as ledger
+
+    text = README.read_text()
+    block = text.split(ledger.README_START, 1)[1].split(ledger.README_END, 1)[0].strip("\n")
+    figures = README.parent / "figures"
+    assert block.splitlines() == ledger.scoreboard(ledger.read_ledger(figures))
+    # the "all" row against the summary line of the committed CLAIMS.md
+    summary = next(line for line in (figures / "CLAIMS.md").read_text().splitlines() if " claims. " in line)
+    total = int(re.match(r"(\d+) claims\.", summary).group(1))
+    math, timing = (
+        int(n) for n in re.findall(r"\((\d+)\)", summary)
+    )  # "statistical (108)", "dependent (37)"
+    cells = [c.strip("* ") for c in block.splitlines()[-1].strip("|").split("|")]
+    assert cells[0] == "all" and int(cells[1]) == math and cells[-1].startswith(f"{timing}:")
+    assert math + timing == total
+    head = [c.strip() for c in block.splitlines()[0].strip("|").split("|")]
+    for verdict in ("reproduced", "partly reproduced", "not reproduced", "untestable here"):
+        n = re.search(rf"(\d+) {verdict}", summary.split("Timing")[0])
+        assert int(cells[head.index(verdict)]) == (int(n.group(1)) if n else 0), verdict
+
+
+def test_readme_is_short():
+    """The README says what the project is and how to run it; the gallery and the ledger live elsewhere."""
+    text = README.read_text()
+    assert len(text) < 12_000, len(text)
+    assert len(text.splitlines()) <= 200
+    assert "![" not in text  # no figure gallery: the figures are on the documentation site and in figures/

@@ -1,4 +1,4 @@
-# GSPPCA.R's rankings of the Golub genes along its VEM (issue 36, item 7): gsppca(X, d) with every default
+# GSPPCA.R's rankings of the Golub genes along its VEM: gsppca(X, d) with every default
 # (nit = 200, epsi = 1e-5, method = "BC", numvar = "Occam"), called as is, with one line added to the
 # authors' VEM() (by text, after its convergence test, the loop's last statement): at iterations 1, 2, 4,
 # ..., 128 it records the ranking order(u, decreasing = TRUE). Written: one column per checkpoint and one for

@@ -1,4 +1,4 @@
-"""Sweep of SSPCA's penalty on mnist-back-image at Mattei et al.'s Table 2 setting (issue 36).
+"""Sweep of SSPCA's penalty on mnist-back-image at Mattei et al.'s Table 2 setting.
 
 ``mattei2016_table2`` asks SSPCA (``d = 100``) for the ``alpha`` that selects 200 of the 784 pixels; on
 mnist-back-image its search found none (the count jumped from 784 to 0). This script shows whether any

@@ -1,7 +1,7 @@
 """Writes that never leave a damaged output, and the lock that serializes ledger rebuilds.
 
 Every file the runner writes (CSV, PNG, ``.md`` table, ``claims/*.csv``, ``CLAIMS.md``, ``runtimes.csv``,
-the README section) goes through :func:`atomic_path`: the content is written to a temporary file in the
+the README's scoreboard) goes through :func:`atomic_path`: the content is written to a temporary file in the
 same folder with a unique name (``.<name>.<pid>.<random>.tmp``), flushed and fsynced, then renamed over
 the target. A kill at any moment leaves either the previous version or the new one, never a truncated
 file; two processes writing the same output never share a temporary name. A kill between the write and
@@ -9,7 +9,7 @@ the rename can leave a hidden ``.*.tmp`` file behind; :func:`remove_stale_tempor
 
 :func:`folder_lock` is an advisory ``fcntl`` lock (a file in the user's own cache, ``~/.cache/repro/locks``,
 named by the folder's real path; see :func:`lock_path`), held while the ledger is
-rebuilt and the README section rewritten, so two runs into one folder never read a half-updated set.
+rebuilt and the README's scoreboard rewritten, so two runs into one folder never read a half-updated set.
 Only the standard library is imported here (the command line's ``--help`` must stay fast).
 """
 
@@ -93,7 +93,7 @@ _TMP_NAME = re.compile(r"\.(?P<stem>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp(\..*)?")
 
 
 def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (on this machine)."""
+    """Whether process ``pid`` exists (on this host)."""
     if pid == os.getpid():
         return True
     try:

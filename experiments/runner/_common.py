@@ -461,7 +461,7 @@ def cpu_seconds_per_call(fn, min_seconds: float = 0.3) -> tuple[float, int]:
     """CPU time of this process per call of ``fn()``, calling it until ``min_seconds`` of CPU time are spent.
 
     For timing rows whose single call takes a few hundredths of a second: one call is then mostly noise
-    (timer, caches, the other load of a shared machine), and the average over enough calls is stable from
+    (timer, caches, other processes' load), and the average over enough calls is stable from
     run to run. CPU time (``time.process_time``) counts the work of this process only; run it with BLAS
     and numba on one thread so that it is the work of one thread.
 

@@ -53,7 +53,7 @@ def out_notice(out: Path) -> str:
     if in_checkout() and out == FIGURES_DIR.resolve():
         return (
             f"Note: this run rewrites the committed figures in {out} (and their rows of CLAIMS.md and "
-            "README.md); git keeps the old ones. Use --out DIR to leave them alone."
+            "the README's scoreboard); git keeps the old ones. Use --out DIR to leave them alone."
         )
     if not in_checkout() and out == (Path.cwd() / INSTALLED_OUT).resolve():
         return f"Writing into {out} (the default outside a source checkout; --out DIR chooses another)."

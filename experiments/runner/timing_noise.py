@@ -2,11 +2,11 @@
 
 A timing verdict must not flip between two full runs of the same code on the same kind of machine. The
 spread *within* a run (the quartiles that :func:`experiments.runner.claims.call_timing` sees) understates
-the spread *between* runs: load from other sessions, the memory state and what runs on the other core
+the spread *between* runs: load from other processes, the memory state and what runs on the other core
 move whole runs together (``bench_em_pca`` svds / EMPCA: quartiles 0.83-0.89 in one run, medians from 0.87
 to 1.31 over the last nine). This module measures that spread, per ledger row, from the committed ledgers
 of past full runs (``git log -- figures/claims/``), so that the band of each row's timing call is fixed
-before the run that it decides (the rule is in :func:`experiments.runner.claims.call_timing`, DESIGN.md
+before the run that it decides (the rule is in :func:`experiments.runner.claims.call_timing`, docs/design.md
 "Writing a claim check").
 
 The measure, the same for every row: the full runs are the commits that rewrote at least
@@ -18,8 +18,8 @@ older code), the standard deviation of the log of each value, and the row's ``si
 square over its values (the pooled deviation). A row with
 fewer than :data:`MIN_RUNS` such runs gets the root mean square of all rows' sigmas. Rows whose text shows
 a fitted exponent ``e`` decided on ``2**e`` (:data:`EXPONENT_ROWS`) take ``e ln 2`` as their log value.
-Loaded runs count: the ledger is made by ``repro run all`` on a shared machine, and their spread is the
-noise a verdict must survive.
+Loaded runs count: the ledger is made by ``repro run all`` on a machine that also runs other work, and
+their spread is the noise a verdict must survive.
 
 Regenerate the table after a full run is committed (the ledger's new rows are then part of the history)::
 

@@ -27,7 +27,7 @@ squares (``cv_errors_``, scale-free). How a held-out row is scored (``cv_score``
   held-out rows are reconstructed by projection, error ``||X_test||^2 - ||X_test[:, S] L||^2`` (the
   variables outside ``S`` are reconstructed by 0). The CV then compares *supports*: a spurious variable
   gets an unshrunk loading fitted to training noise, which costs held-out error, so the error is lowest
-  near the true support. Decided for issue 19: the shrunken loadings of the penalized fit (``"shrunk"``)
+  near the true support. Decided so because the shrunken loadings of the penalized fit (``"shrunk"``)
   make the held-out error keep falling past the true support (the group penalty shrinks the spurious
   loadings towards 0, so including them costs little, while the smaller penalty shrinks the true ones
   less), and CV then picks too small a penalty: 29-33 variables where 20 are true in Mattei et al.'s

@@ -247,8 +247,8 @@ def nspca_argmax(c1, c2, alpha, x_cur):
 @njit
 def _default_max_sparse(block, k):
     # Changed rows of a block up to which the per-row AU update is used (measured on CBCL, d = 361,
-    # block = 32, docs/DESIGN.md): at k = 1 it beats the panel product (a gemv) even when every row changed;
-    # at k = 10 it is even up to block // 8 rows and 1.8x slower when used for every block.
+    # block = 32; docs/notes/2026-11-28-performance.md): at k = 1 it beats the panel product (a gemv) even
+    # when every row changed; at k = 10 it is even up to block // 8 rows and 1.8x slower for every block.
     if k == 1:
         return block
     return block // 8
@@ -276,8 +276,8 @@ def nspca_sweep(A, U, AU, G, alpha, beta, block, max_sparse=-1):
         A block in which at most this many rows changed updates ``AU`` from those rows only (``AU[:, r] +=
         delta_rs A[s, :]`` per changed entry, reading only their rows of ``A``); a block with more changed
         rows uses the matrix product ``AU += A[:, blk] @ Delta``. The default -1 means ``block`` at one
-        component and ``block // 8`` at more (measured, see docs/DESIGN.md); 0 is the matrix product always.
-        Both give the same iterates up to the summation order of ``AU``.
+        component and ``block // 8`` at more (measured: docs/notes/2026-11-28-performance.md); 0 is the
+        matrix product always. Both give the same iterates up to the summation order of ``AU``.
 
     Returns
     -------

@@ -293,7 +293,7 @@ def _allk_pass_pruned(V, C, kmax, nonneg, best_val, best_f, best_sample, best_si
     in a heap with the worst at the root (O(log kmax) per entry that enters), so the threshold is always the
     current ``kmax``-th best and the scan stops as soon as every side is settled. On gene-expression data
     (heavy-tailed norms of ``V``'s rows) a sample then reads a few hundred of 12582 rows for ``kmax = 10``
-    and about 2000 for ``kmax = 180``. (Until issue 23 item 3 the sides were buffers cut to their ``kmax``
+    and about 2000 for ``kmax = 180``. (Earlier the sides were buffers cut to their ``kmax``
     best only when full, so the threshold lagged and the scan read far more rows.) The kept entries and
     their order (value descending, index ascending, as :func:`sorted_side`), hence every value, are those
     of the full pass (:func:`_allk_pass_full`).
@@ -406,7 +406,7 @@ def _sift_worst(v, ix, i, size):
 
 
 # the pruned pass serves kmax <= n / PRUNE_FRACTION when n >= PRUNE_MIN_ROWS: on the leukemia V (12582 x 3,
-# 1e4 samples, CPU time, heap version of issue 23 item 3) it took 0.57 / 1.07 / 1.87 / 3.40 s at kmax = n/48,
+# 1e4 samples, CPU time, heap version) it took 0.57 / 1.07 / 1.87 / 3.40 s at kmax = n/48,
 # n/24, n/12, n/6 against 1.81 / 1.91 / 2.19 / 2.70 s for the sorting pass; on CBCL (361 x 3, light-tailed
 # row norms) the sorting pass was faster at every kmax >= 7
 PRUNE_FRACTION = 12
