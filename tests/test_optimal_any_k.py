@@ -207,3 +207,18 @@ def test_interruption_in_the_node_loop_keeps_the_incumbent(monkeypatch):
     r = search(C, 20, nonneg=False, gap=1e-9, chain_after=None)
     assert r.status == "interrupted" and r.n_nodes > 0
     assert r.upper_bound >= r.value >= C.diagonal().max()
+
+
+def test_em_certificate_takes_a_time_limit():
+    """``EMSparsePCA(certify=seconds)``: the proof on any size, stopped at the limit with its certified gap
+    (``certify=True`` on 60 x 60, k = 12, ran for minutes with no way to bound it)."""
+    X = np.random.default_rng(0).standard_normal((120, 60))
+    EMSparsePCA(cardinality=12, certify=0.05).fit(X)  # compiled and warm
+    t = time.perf_counter()
+    est = EMSparsePCA(cardinality=12, certify=1.0).fit(X)
+    assert time.perf_counter() - t <= 1.0 + 0.2 + 0.2  # the limit, its 10% or 0.2 s, and the EM's fit
+    assert 0 < est.certified_gap_[0] < 1
+    plain = EMSparsePCA(cardinality=12, certify=False).fit(X)
+    assert est.explained_variance_[0] >= plain.explained_variance_[0] * (1 - 1e-12)
+    with pytest.raises(ValueError, match="certify"):
+        EMSparsePCA(cardinality=12, certify="yes").fit(X)

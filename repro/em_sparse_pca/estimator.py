@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
@@ -224,14 +225,16 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         1..361) it finds the float64 search's support in all fits but exact ties; fits with ``K <= 50`` take
         0.75-0.85x the time there.
 
-    certify : {"auto", True, False}, default "auto"
+    certify : {"auto", True, False} or float, default "auto"
         Compare the component with the certified optimum of :func:`repro.optimal_sparse_pca` (one
         component, a cardinality, ``renormalize`` True or "refine", no missing values) and keep the better
         one. ``"auto"``: only where a proof costs about as much as the EM (at most
         ``CERTIFY_MAX_FEATURES`` = 16 features; at most ``CERTIFY_MAX_NODES`` nodes, so the result does not
         depend on the machine): with 12 features the EM's defaults alone reached 0.990 of the optimum in the
         worst of 30 random problems, the solver took 0.6x the EM's time; with 30-100 features it took
-        40-2500x. ``True``: on any size, until proven. ``False``: the EM alone (the papers' experiments).
+        40-2500x. ``True``: on any size, until proven (Ctrl-C stops the proof and keeps its certified gap).
+        A number: on any size, for at most that many seconds (``certified_gap_`` then says how far the
+        proof got). ``False``: the EM alone (the papers' experiments).
 
     Attributes
     ----------
@@ -313,7 +316,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         "max_iter": [POSITIVE_INT],
         "random_state": RANDOM_STATE,
         "operator": [StrOptions(set(OPERATORS))],
-        "certify": ["boolean", StrOptions({"auto"})],
+        "certify": ["boolean", StrOptions({"auto"}), RealInterval(0, None, closed="neither")],
     }
 
     def __init__(
@@ -490,8 +493,12 @@ def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
     """Whether ``certify`` applies: one component with a cardinality, re-normalized, no missing values."""
     if isinstance(certify, np.bool_):
         certify = bool(certify)
-    if certify not in ("auto", True, False):
-        raise ValueError(f'certify must be "auto", True or False; got {certify!r}.')
+    if isinstance(certify, (bool, str)) and certify not in ("auto", True, False):
+        raise ValueError(f'certify must be "auto", True, False or a time limit in seconds; got {certify!r}.')
+    if isinstance(certify, Real) and not isinstance(certify, bool):
+        if not certify > 0:
+            raise ValueError(f"certify as a time limit must be positive seconds; got {certify!r}.")
+        certify = True  # a time limit: on any size (the limit goes to the search)
     if certify is False or L != 1 or missing or renormalize not in (True, "refine") or int(ks[0]) >= D:
         return False
     return certify is True or D <= CERTIFY_MAX_FEATURES
@@ -502,7 +509,9 @@ def _certify_first(op, w, k, nonneg, certify):
     C = np.asarray(op.dense(), dtype=np.float64)
     if not np.max(np.diag(C)) > 0:  # no variance
         return w, np.nan
-    res = search(C, k, nonneg=nonneg, gap=1e-6, max_nodes=CERTIFY_MAX_NODES if certify == "auto" else None)
+    limit = float(certify) if isinstance(certify, Real) and not isinstance(certify, bool) else None
+    max_nodes = CERTIFY_MAX_NODES if isinstance(certify, str) else None
+    res = search(C, k, nonneg=nonneg, gap=1e-6, max_nodes=max_nodes, time_limit=limit)
     mine = float(w @ C @ w)
     if res.value > mine:
         w, mine = res.component, res.value
