@@ -200,6 +200,7 @@ def search(
     chunk = 64
     last_print = time.perf_counter()
     chain = {"U": None, "R": np.flatnonzero(np.ones(p, bool)), "inc": -np.inf}  # the chain's state
+    tables = (C, W, lam, V2T, k, nonneg, eig_limit, l1_evals)
 
     def upper() -> float:
         if sp[0] == 0:
@@ -277,7 +278,11 @@ def search(
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
             if verbose and time.perf_counter() - last_print >= 1.0:
                 last_print = time.perf_counter()
-                ub = upper()
+                # the live global bound: the largest open nodes re-bounded on a copy for up to 0.05 s (a
+                # copy, so that the node counts do not depend on the clock or on verbose)
+                live = bounds.copy()
+                _rebound(tables, inc_val, status_arr, live, rhos, sp, last_print + 0.05)
+                ub = min(upper(), max(inc_val[0], inc_val[1], float(live[: sp[0]].max())))
                 print(
                     f"optimal_sparse_pca k={k}: {n_nodes} nodes, {sp[0]} open, "
                     f"value {inc_val[0] * scale:.6g}, "
@@ -289,8 +294,12 @@ def search(
     except KeyboardInterrupt:
         status = "interrupted"
     if sp[0] > 0:
-        tables = (C, W, lam, V2T, k, nonneg, eig_limit, l1_evals)
-        _rebound(tables, inc_val, status_arr, bounds, rhos, sp, time_limit, t0)
+        start = time.perf_counter()
+        if time_limit is not None:
+            deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
+        else:
+            deadline = start + REBOUND_AFTER_STOP
+        _rebound(tables, inc_val, status_arr, bounds, rhos, sp, deadline)
     ub = max(upper(), inc_val[0])
     prunes = {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)}
     exhausted = sp[0] == 0 and inc_val[1] == -np.inf
@@ -303,16 +312,10 @@ def search(
 REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
 
 
-def _rebound(tables, inc_val, status_arr, bounds, rhos, sp, time_limit, t0):
-    """A stopped search: each open node's own bound (its parent's is looser), the largest first, until
-    the time left for it runs out (a node not re-bounded keeps its parent's bound, which holds). A second
-    Ctrl-C ends it at once."""
+def _rebound(tables, inc_val, status_arr, bounds, rhos, sp, deadline):
+    """Each open node's own bound (its parent's is looser), the largest first, until ``deadline`` (a node
+    not re-bounded keeps its parent's bound, which holds). A second Ctrl-C ends it at once."""
     C, W, lam, V2T, k, nonneg, eig_limit, l1_evals = tables
-    start = time.perf_counter()
-    if time_limit is not None:
-        deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
-    else:
-        deadline = start + REBOUND_AFTER_STOP
     try:
         for t in np.argsort(-bounds[: sp[0]], kind="stable"):
             if time.perf_counter() >= deadline:

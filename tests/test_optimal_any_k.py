@@ -222,3 +222,21 @@ def test_em_certificate_takes_a_time_limit():
     assert est.explained_variance_[0] >= plain.explained_variance_[0] * (1 - 1e-12)
     with pytest.raises(ValueError, match="certify"):
         EMSparsePCA(cardinality=12, certify="yes").fit(X)
+
+
+def test_progress_line_shows_the_live_bound(capsys):
+    """``verbose``: a line after the root heuristics, then lines whose bound is the live global bound (the
+    largest open nodes re-bounded on a copy), below the root's on an unstructured covariance where the
+    depth-first stack keeps the root's children open; the node count does not depend on ``verbose``."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((400, 200))
+    C = A.T @ A / 400
+    r = optimal_sparse_pca(C, 10, precomputed=True, time_limit=2.5, verbose=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert "root" in lines[0]
+    bounds = [float(line.split("bound ")[1].split(",")[0]) for line in lines[1:]]
+    assert bounds and min(bounds) < r.root_bound * (1 - 1e-3)
+    assert all(b >= r.value for b in bounds)
+    quiet = optimal_sparse_pca(C, 10, precomputed=True, max_nodes=300)
+    loud = optimal_sparse_pca(C, 10, precomputed=True, max_nodes=300, verbose=True)
+    assert quiet.n_nodes == loud.n_nodes and quiet.value == loud.value
