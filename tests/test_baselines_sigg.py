@@ -179,6 +179,45 @@ def test_pathspca_start_and_bad_input():
         pathspca(np.full((5, 3), np.nan))
 
 
+def _supports(path):
+    return [np.flatnonzero(w).tolist() for w in path.components]
+
+
+@pytest.mark.parametrize("form", ["matrix", "data"])
+def test_pathspca_start_not_decided_by_the_diagonal_last_bits(form):
+    # a correlation matrix: every C_ii is 1 up to round-off, so the start is a tie; the rule (lowest index
+    # among values within a relative 1e-12 of the largest) takes variable 0 whatever the last bits
+    X = _data(11, n=60, p=10)
+    X = (X - X.mean(0)) / X.std(0, ddof=1)
+    C = np.corrcoef(X, rowvar=False)
+    ref = pathspca(Covariance.from_matrix(C))
+    assert _supports(ref)[0] == [0]
+    for j in range(1, 10):  # one diagonal entry made the largest by 1e-15 (relative)
+        Cj = C.copy()
+        Cj[j, j] *= 1 + 1e-15
+        if form == "matrix":
+            path = pathspca(Covariance.from_matrix(Cj))
+        else:
+            Xj = X.copy()
+            Xj[:, j] *= np.sqrt(1 + 1e-15)
+            path = pathspca(Xj)
+        assert _supports(path) == _supports(ref), j
+        np.testing.assert_allclose(path.variance, ref.variance, rtol=1e-12)
+
+
+def test_pathspca_greedy_step_ties_go_to_the_lowest_index():
+    # variables 1 and 2 are the same column up to round-off: after the start 0 their scores tie exactly
+    # in exact arithmetic; the step takes 1, also when 2's column is larger by 1e-15 (relative)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((50, 5))
+    X[:, 0] *= 3.0
+    X[:, 1] = X[:, 0] + rng.standard_normal(50)
+    X[:, 2] = X[:, 1] * (1 + 1e-15)
+    X[:, 0] *= 1.5  # the largest variance: the start
+    path = pathspca(X, [1, 2])
+    assert _supports(path) == [[0], [0, 1]]
+
+
 # --------------------------------------------------------------------------- SPCA (Zou et al.): LARS-EN
 def _sklearn_knot(X, y, ridge, K):
     """scikit-learn's LARS-lasso on [X; sqrt(ridge) I], [y; 0]: the coefficients at the first knot where K
