@@ -60,6 +60,19 @@ def test_thresholding_equals_direct_numpy():
     np.testing.assert_allclose(path.variance_opt[-1], np.linalg.eigvalsh(C)[-1], rtol=1e-10)
 
 
+def test_thresholding_near_ties_go_to_the_lowest_index():
+    # variables 1 and 2 are copies (equal loadings in exact arithmetic); 2 scaled by 1 + 1e-15 either way
+    # keeps the same K = 2 support: the lower index
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((80, 5))
+    X[:, 0] *= 6.0
+    X[:, 1] = 0.3 * X[:, 0] + rng.standard_normal(80)
+    for f in (1 - 1e-15, 1.0, 1 + 1e-15):
+        Xf = X.copy()
+        Xf[:, 2] = X[:, 1] * f
+        assert np.flatnonzero(simple_thresholding(Xf, 2)[0]).tolist() == [0, 1], f
+
+
 def test_thresholding_wide_data_uses_gram():
     X = _data(2, n=8, p=40)
     C = np.cov(X, rowvar=False)
