@@ -264,6 +264,44 @@ def test_larsen_matches_sklearn_lars_on_augmented_data(ridge, n, p):
             assert np.count_nonzero(b) == K
 
 
+LEUK = (
+    "leukemia_armstrong_mll/MLL.names",
+    "leukemia_armstrong_mll/MLL_train.data",
+    "leukemia_armstrong_mll/MLL_test.data",
+)
+
+
+@pytest.mark.data(*LEUK)
+def test_larsen_path_is_not_decided_by_the_last_bits_of_y():
+    """Issue 47: leukemia (standardized), ridge 1e-6, K = 100 (more active variables than samples: the
+    active Gram's condition is 6e7). A just-dropped variable's round-off root (6.6e-9 C on one OpenBLAS
+    kernel) passed the old fixed floor of 1e-9 C on one machine and not on another, and the path ended two
+    variables apart; relative perturbations of 1e-15 of y gave two supports on the old code."""
+    from data_fetch import load_leukemia_armstrong
+    from experiments.runner import _common
+    from repro.em_sparse_pca import _as_data, _leading_pc
+
+    A, _, _ = _as_data(_common.preprocess(load_leukemia_armstrong().X, "standardize"))
+    y = A @ _leading_pc(A)
+    ref = np.flatnonzero(larsen_k(A, y, 1e-6, 100)[0])
+    assert ref.size == 100
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        b, _ = larsen_k(A, y * (1 + 1e-15 * rng.standard_normal(y.size)), 1e-6, 100)
+        np.testing.assert_array_equal(np.flatnonzero(b), ref)
+
+
+def test_soft_threshold_ties_keep_k_entries_by_index():
+    # ridge = inf: a tie at the K-th place (exact, and up to 1e-15) keeps the lowest indices, K non-zeros
+    X = np.eye(5)
+    for eps in (0.0, 1e-15, -1e-15):
+        y = np.array([3.0, 2.0, 2.0 * (1 + eps), 2.0, 1.0])
+        b, _ = larsen_k(X, y, np.inf, 2)
+        np.testing.assert_allclose(b, [2.0, 1.0, 0.0, 0.0, 0.0], atol=1e-14)
+    b, _ = larsen_k(X, np.array([3.0, 2.0, 1.5, 1.0, 0.5]), np.inf, 2)  # no tie: the (K+1)-th value
+    np.testing.assert_allclose(b, [1.5, 0.5, 0.0, 0.0, 0.0])
+
+
 def test_larsen_end_of_path_is_ridge_and_inf_is_soft_threshold():
     X = _data(12, n=15, p=25)
     X = X - X.mean(0)
