@@ -601,8 +601,9 @@ def top_support(f, K, nonneg, excluded, work, idx):
 
 # --------------------------------------------------------------------------- SSPCA (repro.kernels.sspca)
 def _group_soft_threshold(Z, t):
+    # rows within a relative 1e-12 above t tie with t: zero (repro._ties.TIE_RTOL, as the kernel)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+    scale = np.where(norms > t * (1.0 + 1e-12), 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
     return Z * scale[:, None]
 
 
