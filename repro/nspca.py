@@ -702,8 +702,8 @@ def nspca_for_cardinality(
     each the end of up to ``max_iter`` coordinate-ascent sweeps whose summation order (the BLAS kernel,
     the per-block ``AU`` update) moves them: they are counts decided near round-off, and compare between
     machines only loosely (asteris2014_fig4 on two environments: only these diagnostics of cardinalities
-    NSPCA misses moved, never whether a target was reached). A single coordinate's choice between 0 and a local maximum of equal value is a
-    tie with a stated rule (:func:`repro.kernels.nspca.nspca_argmax`).
+    NSPCA misses moved, never whether a target was reached). A single coordinate's choice between 0 and
+    a local maximum of equal value is a tie with a stated rule (:func:`repro.kernels.nspca.nspca_argmax`).
 
     Parameters
     ----------
