@@ -111,14 +111,15 @@ def nspca_argmax(c1, c2, alpha, x_cur):
     cands = [0.0] + [float(r.real) for r in roots if abs(r.imag) <= 1e-6 * scale and r.real > 0]
     vals = [_quartic(x, c1, c2, alpha) for x in cands]
 
-    def tie(x):  # values within 1e-12 of the terms' size tie (the kernel's rule, issue 47)
+    def tie(x):  # 0 vs a positive value: within 1e-12 of the terms' size they tie (the kernel's rule)
         return 1e-12 * (alpha / 4.0 * x**4 + abs(c2) / 2.0 * x**2 + abs(c1) * abs(x))
 
     best, best_v = 0.0, vals[0]
     for x, v in zip(cands[1:], vals[1:], strict=True):
         if v > best_v + tie(x):
             best, best_v = x, v
-    if _quartic(x_cur, c1, c2, alpha) >= best_v - tie(max(x_cur, best)):
+    slack = tie(max(x_cur, best)) if (x_cur == 0.0) != (best == 0.0) else 0.0  # only 0 vs positive
+    if _quartic(x_cur, c1, c2, alpha) >= best_v - slack:
         return x_cur
     return best
 

@@ -187,7 +187,8 @@ def _argmax_robust(c1, c2, alpha, x_cur):
                 best_f = fy
                 best_y = y
     y_cur = x_cur / sigma
-    if math.isfinite(y_cur) and _quartic_scaled(y_cur, Ps, Qs) >= best_f - _tie(max(y_cur, best_y), Ps, Qs):
+    slack = _tie(max(y_cur, best_y), Ps, Qs) if (y_cur == 0.0) != (best_y == 0.0) else 0.0
+    if math.isfinite(y_cur) and _quartic_scaled(y_cur, Ps, Qs) >= best_f - slack:
         return x_cur
     return best_y * sigma
 
@@ -226,9 +227,10 @@ def nspca_argmax(c1, c2, alpha, x_cur):
     (:func:`solve_depressed_cubic`). The current value ``x_cur`` is kept unless a candidate is strictly
     better, so that coordinate ascent never decreases the objective and never cycles between ties.
 
-    Ties (issue 47): values within ``TIE_RTOL`` (1e-12) of the size of the quartic's terms tie, so a local
-    maximum level with ``f(0)`` (the switching point of an entry between 0 and a positive value) is not
-    decided by the last bits: the tie goes to ``x_cur``, else to 0.
+    Ties (issue 47): where the choice is between 0 and a positive value (the entry's support), values
+    within ``TIE_RTOL`` (1e-12) of the size of the quartic's terms tie, so a local maximum level with
+    ``f(0)`` (the switching point of an entry) is not decided by the last bits: the tie goes to ``x_cur``,
+    else to 0. A move between two positive values keeps the exact comparison.
 
     Returns
     -------
@@ -253,7 +255,10 @@ def nspca_argmax(c1, c2, alpha, x_cur):
             best = r
     if x_cur != best:
         hc = -0.25 * x_cur**4 - 0.5 * p * x_cur * x_cur - q * x_cur
-        if hc >= -0.25 * best**4 - 0.5 * p * best * best - q * best - _tie(max(x_cur, best), p, q):
+        # a switch between 0 and a positive value (the support) needs more than a tie; a move along x > 0
+        # any strict improvement, as before
+        slack = _tie(max(x_cur, best), p, q) if (x_cur == 0.0) != (best == 0.0) else 0.0
+        if hc >= -0.25 * best**4 - 0.5 * p * best * best - q * best - slack:
             return x_cur
     return best
 
