@@ -296,10 +296,13 @@ def _soft_threshold_k(c: np.ndarray, K: int) -> np.ndarray:
     order = order_tied(a)
     keep = order[:K]
     tol = tie_tol(a)
+    m = float(a[keep].min())
     rest = a[order[K:]]
-    tied = np.abs(rest - a[order[K - 1]]) <= tol  # the K-th value's tied group beyond the cut
-    below = rest[~tied & (rest < a[order[K - 1]])]
-    thr = float(rest[0]) if not tied[0] else (float(below.max()) if below.size else 0.0)
+    if rest[0] < m - tol:  # no tie at the cut: the (K+1)-th largest, as printed
+        thr = float(rest[0])
+    else:  # the largest magnitude below the tied group
+        below = rest[rest < m - tol]
+        thr = float(below.max()) if below.size else 0.0
     out = np.zeros(D)
     out[keep] = np.sign(c[keep]) * np.maximum(a[keep] - thr, 0.0)
     return out
