@@ -696,6 +696,15 @@ def nspca_for_cardinality(
     may be unreachable at a given alpha: then ``exact=True`` raises :class:`CardinalityNotReached` and
     ``exact=False`` returns the nearest fit with ``exact=False`` in the result.
 
+    Round-off (issue 47): the method is sensitive here. Where ``target`` is unreachable the bisection
+    closes on a jump of the cardinality in beta, and the cardinalities of its last fits either side
+    (``CardinalityNotReached.below`` / ``above``) are those of fits a relative ``rtol`` from the jump,
+    each the end of up to ``max_iter`` coordinate-ascent sweeps whose summation order (the BLAS kernel,
+    the per-block ``AU`` update) moves them: they are counts decided near round-off, and compare between
+    machines only loosely (asteris2014_fig4 on two environments: only these diagnostics of cardinalities
+    NSPCA misses moved, never whether a target was reached). A single coordinate's choice between 0 and
+    a local maximum of equal value is a tie with a stated rule (:func:`repro.kernels.nspca.nspca_argmax`).
+
     Parameters
     ----------
     X : array_like (n_samples, n_features), or (d, d) with ``precomputed=True``

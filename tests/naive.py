@@ -103,15 +103,23 @@ def _quartic(x, c1, c2, alpha):
 
 def nspca_argmax(c1, c2, alpha, x_cur):
     """Twin of ``repro.kernels.nspca.nspca_argmax``: evaluate Eq. 4 at zero and at every non-negative real
-    root of Eq. 5 from ``numpy.roots``; keep ``x_cur`` unless a candidate is strictly better."""
+    root of Eq. 5 from ``numpy.roots``; keep ``x_cur`` unless a candidate is better by more than a tie."""
     if not (np.isfinite(c1) and np.isfinite(c2) and np.isfinite(alpha)) or alpha <= 0:
         return np.nan
     roots = np.roots([-alpha, 0.0, c2, c1])
     scale = max(np.sqrt(abs(c2) / alpha), np.cbrt(abs(c1) / alpha), 1e-300)
     cands = [0.0] + [float(r.real) for r in roots if abs(r.imag) <= 1e-6 * scale and r.real > 0]
     vals = [_quartic(x, c1, c2, alpha) for x in cands]
-    best = cands[int(np.argmax(vals))]
-    if _quartic(x_cur, c1, c2, alpha) >= max(vals):
+
+    def tie(x):  # 0 vs a positive value: within 1e-12 of the terms' size they tie (the kernel's rule)
+        return 1e-12 * (alpha / 4.0 * x**4 + abs(c2) / 2.0 * x**2 + abs(c1) * abs(x))
+
+    best, best_v = 0.0, vals[0]
+    for x, v in zip(cands[1:], vals[1:], strict=True):
+        if v > best_v + tie(x):
+            best, best_v = x, v
+    slack = tie(max(x_cur, best)) if (x_cur == 0.0) != (best == 0.0) else 0.0  # only 0 vs positive
+    if _quartic(x_cur, c1, c2, alpha) >= best_v - slack:
         return x_cur
     return best
 
@@ -601,8 +609,9 @@ def top_support(f, K, nonneg, excluded, work, idx):
 
 # --------------------------------------------------------------------------- SSPCA (repro.kernels.sspca)
 def _group_soft_threshold(Z, t):
+    # rows within a relative 1e-12 above t tie with t: zero (repro._ties.TIE_RTOL, as the kernel)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+    scale = np.where(norms > t * (1.0 + 1e-12), 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
     return Z * scale[:, None]
 
 

@@ -60,6 +60,19 @@ def test_thresholding_equals_direct_numpy():
     np.testing.assert_allclose(path.variance_opt[-1], np.linalg.eigvalsh(C)[-1], rtol=1e-10)
 
 
+def test_thresholding_near_ties_go_to_the_lowest_index():
+    # variables 1 and 2 are copies (equal loadings in exact arithmetic); 2 scaled by 1 + 1e-15 either way
+    # keeps the same K = 2 support: the lower index
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((80, 5))
+    X[:, 0] *= 6.0
+    X[:, 1] = 0.3 * X[:, 0] + rng.standard_normal(80)
+    for f in (1 - 1e-15, 1.0, 1 + 1e-15):
+        Xf = X.copy()
+        Xf[:, 2] = X[:, 1] * f
+        assert np.flatnonzero(simple_thresholding(Xf, 2)[0]).tolist() == [0, 1], f
+
+
 def test_thresholding_wide_data_uses_gram():
     X = _data(2, n=8, p=40)
     C = np.cov(X, rowvar=False)
@@ -179,6 +192,45 @@ def test_pathspca_start_and_bad_input():
         pathspca(np.full((5, 3), np.nan))
 
 
+def _supports(path):
+    return [np.flatnonzero(w).tolist() for w in path.components]
+
+
+@pytest.mark.parametrize("form", ["matrix", "data"])
+def test_pathspca_start_not_decided_by_the_diagonal_last_bits(form):
+    # a correlation matrix: every C_ii is 1 up to round-off, so the start is a tie; the rule (lowest index
+    # among values within a relative 1e-12 of the largest) takes variable 0 whatever the last bits
+    X = _data(11, n=60, p=10)
+    X = (X - X.mean(0)) / X.std(0, ddof=1)
+    C = np.corrcoef(X, rowvar=False)
+    ref = pathspca(Covariance.from_matrix(C))
+    assert _supports(ref)[0] == [0]
+    for j in range(1, 10):  # one diagonal entry made the largest by 1e-15 (relative)
+        Cj = C.copy()
+        Cj[j, j] *= 1 + 1e-15
+        if form == "matrix":
+            path = pathspca(Covariance.from_matrix(Cj))
+        else:
+            Xj = X.copy()
+            Xj[:, j] *= np.sqrt(1 + 1e-15)
+            path = pathspca(Xj)
+        assert _supports(path) == _supports(ref), j
+        np.testing.assert_allclose(path.variance, ref.variance, rtol=1e-12)
+
+
+def test_pathspca_greedy_step_ties_go_to_the_lowest_index():
+    # variables 1 and 2 are the same column up to round-off: after the start 0 their scores tie exactly
+    # in exact arithmetic; the step takes 1, also when 2's column is larger by 1e-15 (relative)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((50, 5))
+    X[:, 0] *= 3.0
+    X[:, 1] = X[:, 0] + rng.standard_normal(50)
+    X[:, 2] = X[:, 1] * (1 + 1e-15)
+    X[:, 0] *= 1.5  # the largest variance: the start
+    path = pathspca(X, [1, 2])
+    assert _supports(path) == [[0], [0, 1]]
+
+
 # --------------------------------------------------------------------------- SPCA (Zou et al.): LARS-EN
 def _sklearn_knot(X, y, ridge, K):
     """scikit-learn's LARS-lasso on [X; sqrt(ridge) I], [y; 0]: the coefficients at the first knot where K
@@ -210,6 +262,44 @@ def test_larsen_matches_sklearn_lars_on_augmented_data(ridge, n, p):
             ref = _sklearn_knot(X, y, ridge, K)
             np.testing.assert_allclose(b, ref, atol=1e-8 * max(1.0, np.abs(ref).max()))
             assert np.count_nonzero(b) == K
+
+
+LEUK = (
+    "leukemia_armstrong_mll/MLL.names",
+    "leukemia_armstrong_mll/MLL_train.data",
+    "leukemia_armstrong_mll/MLL_test.data",
+)
+
+
+@pytest.mark.data(*LEUK)
+def test_larsen_path_is_not_decided_by_the_last_bits_of_y():
+    """Issue 47: leukemia (standardized), ridge 1e-6, K = 100 (more active variables than samples: the
+    active Gram's condition is 6e7). A just-dropped variable's round-off root (6.6e-9 C on one OpenBLAS
+    kernel) passed the old fixed floor of 1e-9 C on one machine and not on another, and the path ended two
+    variables apart; relative perturbations of 1e-15 of y gave two supports on the old code."""
+    from data_fetch import load_leukemia_armstrong
+    from experiments.runner import _common
+    from repro.em_sparse_pca import _as_data, _leading_pc
+
+    A, _, _ = _as_data(_common.preprocess(load_leukemia_armstrong().X, "standardize"))
+    y = A @ _leading_pc(A)
+    ref = np.flatnonzero(larsen_k(A, y, 1e-6, 100)[0])
+    assert ref.size == 100
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        b, _ = larsen_k(A, y * (1 + 1e-15 * rng.standard_normal(y.size)), 1e-6, 100)
+        np.testing.assert_array_equal(np.flatnonzero(b), ref)
+
+
+def test_soft_threshold_ties_keep_k_entries_by_index():
+    # ridge = inf: a tie at the K-th place (exact, and up to 1e-15) keeps the lowest indices, K non-zeros
+    X = np.eye(5)
+    for eps in (0.0, 1e-15, -1e-15):
+        y = np.array([3.0, 2.0, 2.0 * (1 + eps), 2.0, 1.0])
+        b, _ = larsen_k(X, y, np.inf, 2)
+        np.testing.assert_allclose(b, [2.0, 1.0, 0.0, 0.0, 0.0], atol=1e-14)
+    b, _ = larsen_k(X, np.array([3.0, 2.0, 1.5, 1.0, 0.5]), np.inf, 2)  # no tie: the (K+1)-th value
+    np.testing.assert_allclose(b, [1.5, 0.5, 0.0, 0.0, 0.0])
 
 
 def test_larsen_end_of_path_is_ridge_and_inf_is_soft_threshold():

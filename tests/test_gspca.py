@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+from repro._ties import argmax_tied
 from repro.baselines.gspca import GSPCA, gspca, gspca_path
 from repro.kernels import gspca as K
 from repro.linalg import Covariance, projection_deflate
@@ -18,6 +19,11 @@ def _cov(d, n=40, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d))
     return np.cov(X.T)
+
+
+def _tied(lam, vals):
+    """The backward step's rule: the first position within 1e-12 |lambda_1| of the largest value."""
+    return argmax_tied(vals, scale=abs(lam[0]))
 
 
 def _eig_desc(S):
@@ -38,18 +44,18 @@ def _greedy_naive(C, K_max):
     """Forward and backward greedy with eigvalsh on every candidate submatrix (no secular equations)."""
     D = C.shape[0]
     lam = lambda S: np.linalg.eigvalsh(C[np.ix_(S, S)])[-1]  # noqa: E731
-    S = [int(np.argmax(np.diag(C)))]
+    S = [argmax_tied(np.diag(C))]
     fwd = [lam(S)]
     while len(S) < K_max:
         cand = [j for j in range(D) if j not in S]
         vals = [lam([*S, j]) for j in cand]
-        S.append(cand[int(np.argmax(vals))])
+        S.append(cand[argmax_tied(vals, scale=lam(S))])
         fwd.append(max(vals))
     S = list(range(D))
     bwd = {D: lam(S)}
     while len(S) > 1:
         vals = [lam(S[:t] + S[t + 1 :]) for t in range(len(S))]
-        S.pop(int(np.argmax(vals)))
+        S.pop(argmax_tied(vals, scale=lam(S)))
         bwd[len(S)] = max(vals)
     return np.array(fwd), np.array([bwd[k] for k in range(1, K_max + 1)])
 
@@ -105,12 +111,12 @@ def _all_backward_steps(C):
     while len(S) >= 2:
         lam, V = _eig_desc(C[np.ix_(S, S)])
         yield lam, V
-        S.pop(int(np.argmax(K.deleted_max_eig(lam, V, np.arange(len(S), dtype=np.int64)))))
+        S.pop(_tied(lam, K.deleted_max_eig(lam, V, np.arange(len(S), dtype=np.int64))))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_deleted_argmax_is_argmax_of_every_value(seed):
-    """The pruned search picks exactly np.argmax(deleted_max_eig) (first index on ties) at every backward
+    """The pruned search picks exactly argmax_tied(deleted_max_eig) (first index on ties) at every backward
     step of random covariances, a low-rank one (many near-equal candidates), one with duplicated
     variables (exact ties) and one with decoupled variables (zero weights), and on a subset of candidates."""
     rng = np.random.default_rng(seed)
@@ -127,9 +133,9 @@ def test_deleted_argmax_is_argmax_of_every_value(seed):
         for lam, V in _all_backward_steps(C):
             m = lam.shape[0]
             cand = np.arange(m, dtype=np.int64)
-            assert K.deleted_argmax(lam, V, cand) == np.argmax(K.deleted_max_eig(lam, V, cand))
+            assert K.deleted_argmax(lam, V, cand) == _tied(lam, K.deleted_max_eig(lam, V, cand))
             sub = np.sort(rng.choice(m, size=max(1, m // 2), replace=False)).astype(np.int64)
-            assert K.deleted_argmax(lam, V, sub) == np.argmax(K.deleted_max_eig(lam, V, sub))
+            assert K.deleted_argmax(lam, V, sub) == _tied(lam, K.deleted_max_eig(lam, V, sub))
             n_steps += 1
     assert n_steps == 29 + 24 + 10 + 11
 
@@ -144,6 +150,29 @@ def test_deleted_argmax_ties_and_nonfinite():
     V[2, 3] = np.nan
     cand = np.arange(5, dtype=np.int64)
     assert K.deleted_argmax(lam, V, cand) == np.argmax(K.deleted_max_eig(lam, V, cand))
+
+
+def _path_supports(C, direction):
+    return [S.tolist() for S in gspca_path(C, direction=direction, precomputed=True).supports]
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward", "both"])
+def test_ties_are_not_decided_by_the_last_bits(direction):
+    """Issue 47: a correlation matrix (every C_jj = 1: the forward start is a tie) and duplicated variables
+    (tied additions and removals). Making one tied entry larger by 1e-15 (relative) changes no support:
+    ties go to the lowest index. np.argmax on the old code followed the perturbation."""
+    rng = np.random.default_rng(4)
+    Y = rng.normal(size=(40, 6)) @ rng.normal(size=(6, 6))
+    Y = Y[:, [0, 1, 1, 2, 3, 3, 4, 5]]  # columns 1, 2 and 4, 5 are duplicates
+    R = np.corrcoef(Y.T)
+    ref = _path_supports(R, direction)
+    if direction != "backward":
+        assert ref[0] == [0]  # the start: the lowest index among the equal diagonal entries
+    for j in range(8):
+        Rj = R.copy()
+        Rj[j, :] *= 1 + 1e-15
+        Rj[:, j] *= 1 + 1e-15  # variable j scaled by 1 + 1e-15: C_jj larger by 2e-15
+        assert _path_supports(Rj, direction) == ref, j
 
 
 # --------------------------------------------------------------------------- greedy vs brute force

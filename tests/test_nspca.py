@@ -145,6 +145,19 @@ def test_argmax_keeps_current_value_on_ties():
     assert K.nspca_argmax(1.0, 1.0, 1.0, x_star) == x_star
 
 
+@pytest.mark.parametrize("fn", ["kernel", "robust", "twin"])
+def test_argmax_switching_point_is_not_decided_by_the_last_bits(fn):
+    """Issue 47: c1 = -1/2, c2 = 3/2, alpha = 1 puts the local maximum x = 1 level with f(0) = 0 (exactly,
+    in floats). With c1 moved by 1e-15 (relative) either way the answer stays 0 from 0 and 1 from 1: values
+    within 1e-12 of the quartic's terms tie, and ties keep the current value (else 0)."""
+    f = {"kernel": K.nspca_argmax, "robust": K._argmax_robust, "twin": naive.nspca_argmax}[fn]
+    for eps in (0.0, 1e-15, -1e-15, 3e-14):
+        c1 = -0.5 * (1 + eps)
+        assert f(c1, 1.5, 1.0, 0.0) == 0.0, eps
+        assert f(c1, 1.5, 1.0, 1.0) == 1.0, eps
+    assert f(-0.5 * (1 - 1e-9), 1.5, 1.0, 0.0) == pytest.approx(1.0, abs=1e-4)  # beyond the tie: the root
+
+
 def test_argmax_extreme_coefficients_without_overflow():
     for c1, c2, alpha in [(1e300, -1e300, 1e-300), (1e300, 1e300, 1.0), (-1e-300, 1e-300, 1e300),
                           (1e-200, 0.0, 1e-200), (-1e308, 1e308, 1e-10), (1e150, 1e200, 1e100)]:

@@ -125,6 +125,28 @@ def test_penalty_limits():
     assert not V.any()
 
 
+def test_rows_at_the_threshold_are_zero_whatever_the_last_bits():
+    """Issue 47: a row within 1e-12 (relative) above the threshold ties with it and becomes zero, in the NumPy
+    prox, the kernel and the twin. At alpha = alpha_max (where the search for n_selected starts) the largest
+    row of X'U sits exactly at the threshold: the fit is V = 0, also a last bit below."""
+    for f in (1.0, 1 - 1e-15, 1 - 1e-13):
+        np.testing.assert_array_equal(
+            group_soft_threshold([[3.0, 4.0], [0.3, 0.4]], 5.0 * f), np.zeros((2, 2))
+        )
+        np.testing.assert_array_equal(
+            naive._group_soft_threshold(np.array([[3.0, 4.0]]), 5.0 * f), np.zeros((1, 2))
+        )
+    assert group_soft_threshold([[3.0, 4.0]], 5.0 * (1 - 1e-9))[0, 0] > 0  # beyond the tie: shrunk, kept
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 12)) @ rng.standard_normal((12, 12))
+    X -= X.mean(axis=0)
+    U0, V0 = _init(X, 3)
+    amax = float(np.sqrt(np.einsum("ij,ij->i", V0, V0)).max())
+    for f in (1.0, 1 - 1e-15, 1 - 4e-16, 1 + 1e-15):
+        _, V, _ = _fit(X, amax * f, U0.copy(), V0.copy(), 30, 1e-6)
+        assert not V.any(), f
+
+
 def test_n_selected_and_global_support():
     X, v = model_data(60, 40, 4, 10, 0.2, 3)
     m = SSPCA(4, n_selected=10).fit(X + 2.0)

@@ -18,6 +18,13 @@ step does not take a fresh eigh: the eigendecomposition of the submatrix left by
 from the current one (:func:`repro.kernels.gspca.deleted_eigh`, its roots and one matrix product). Several
 components are obtained by deflation of ``C`` (projection deflation by default).
 
+Ties (issue 47): every choice -- the forward start ``argmax_j C_jj``, each forward and backward step, and
+the pick between the two searches' supports -- treats eigenvalues within a relative 1e-12 (of
+``lambda_1`` of the current submatrix; :data:`repro._ties.TIE_RTOL`) as equal, and breaks the tie by the
+lowest index (the forward support between the two searches), not by the last bits of a product. The
+method is itself sensitive where such ties are exact: on a correlation matrix the start is then the
+first variable, and of two duplicated variables the first is added (or removed) first.
+
 References
 ----------
 B. Moghaddam, Y. Weiss and S. Avidan. Spectral bounds for sparse PCA: exact and greedy algorithms.
@@ -34,6 +41,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._base import POSITIVE_INT, ProjectionMixin, unscale_fitted
 from .._threads import blas_limit
+from .._ties import TIE_RTOL, argmax_tied
 from .._validation import (
     check_array,
     check_cardinality,
@@ -143,7 +151,7 @@ def _forward(C: np.ndarray, K: int):
     """Forward selection up to cardinality K: values (K,) and the order in which variables entered."""
     D = C.shape[0]
     diag = np.diag(C).copy()
-    order = [int(np.argmax(diag))]
+    order = [argmax_tied(diag)]  # near-ties (a correlation matrix: every C_jj = 1) to the lowest index
     values = np.empty(K)
     values[0] = diag[order[0]]
     in_S = np.zeros(D, dtype=bool)
@@ -154,7 +162,7 @@ def _forward(C: np.ndarray, K: int):
         cand = np.flatnonzero(~in_S)
         Z = np.ascontiguousarray(V.T @ C[np.ix_(S, cand)])
         mu = bordered_max_eig(lam, Z, np.ascontiguousarray(diag[cand]))
-        t = int(np.argmax(mu))
+        t = argmax_tied(mu, scale=abs(lam[0]))  # eigenvalues within 1e-12 |lambda_1| tie: lowest index
         j = int(cand[t])
         order.append(j)
         in_S[j] = True
@@ -183,6 +191,13 @@ def _backward(C: np.ndarray, K: int):
     return values, removed
 
 
+def _beats(a: float, b: float) -> bool:
+    """Whether value ``a`` beats ``b`` by more than a tie: values within a relative
+    :data:`repro._ties.TIE_RTOL` of each other (two searches ending on supports of equal value, up to
+    round-off) tie, and a tie keeps the forward support, as exact ties always did. A NaN never beats."""
+    return bool(a > b + TIE_RTOL * max(abs(a), abs(b)))
+
+
 def _leading_on(C: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, float]:
     lam, V = _top_eigh_all(C[np.ix_(S, S)])
     w = np.zeros(C.shape[0])
@@ -203,7 +218,9 @@ def _path_dense(C: np.ndarray, K: int, direction: str) -> GSPCAPath:
         bwd_val = vals[1 : K + 1]
     supports, comps, var = [], np.zeros((K, D)), np.empty(K)
     for k in range(1, K + 1):
-        use_fwd = direction == "forward" or (direction == "both" and fwd_val[k - 1] >= bwd_val[k - 1])
+        use_fwd = direction == "forward" or (
+            direction == "both" and not _beats(bwd_val[k - 1], fwd_val[k - 1])
+        )
         if use_fwd:
             S = np.sort(np.array(fwd_order[:k]))
         else:
@@ -232,7 +249,7 @@ def _single_dense(C: np.ndarray, K: int, direction: str):
         vals, removed = _backward(C, K)
         gone = set(removed)
         S = np.array([i for i in range(D) if i not in gone])
-        if best is None or vals[K] > best[0]:
+        if best is None or _beats(vals[K], best[0]):
             best = (vals[K], S)
     S = best[1]
     w, lam = _leading_on(C, S)

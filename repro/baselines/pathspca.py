@@ -14,6 +14,16 @@ renormalization is needed) and the variance is ``lambda_max(C[I_k, I_k])``. Each
 ``D x D`` matrix is never formed -- plus the leading eigenpair of ``C[I, I]`` (``k x k``) or, once ``k``
 exceeds ``N``, of the ``N x N`` Gram matrix ``A_I A_I'`` (updated by a rank-one term per step).
 
+Ties (issue 47). Both ``argmax`` steps break ties by the lowest index among the values within a relative
+:data:`repro._ties.TIE_RTOL` (1e-12) of the maximum (of ``max_i C_ii`` for the start, of the largest score
+``(x_k' a_i)^2`` for a step), not by whichever value round-off made larger. The authors' code
+(``PartialPathCov.m`` asks for a covariance with decreasing diagonal and starts at variable 1; its
+``PythonPathSPCA.py`` takes ``argmax``) returns the first of exactly equal values: the same rule on exact
+ties. The method itself is sensitive here: on a correlation matrix every ``C_ii`` is 1, the start is an
+arbitrary variable (the first one, by this rule), and the path depends on it and so on the column order --
+Communities (correlation, Berk & Bertsimas) k = 10: 7.187 from variable 0, 7.422 from 1, 7.545 from 2;
+Pit Props k = 5: 3.406 from variable 0, 2.895 from 2.
+
 References
 ----------
 A. d'Aspremont, F. Bach and L. El Ghaoui. Optimal solutions for sparse principal component analysis.
@@ -31,6 +41,7 @@ import scipy.linalg
 from .._base import unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
+from .._ties import argmax_tied
 from .._validation import check_cardinalities, check_int
 from ..em_sparse_pca import CardinalityPath
 from ..em_sparse_pca.operators import _as_data
@@ -61,8 +72,9 @@ def pathspca(
         Default ``max(cardinalities)``, or ``n_features`` when neither is given.
     start : int, optional
         Index of the first variable. Default: the largest variance ``argmax_i C_ii`` (the algorithm's
-        rule; ties go to the lowest index). On standardized data every ``C_ii`` is 1 and this rule picks
-        an arbitrary variable -- whichever round-off favours -- so the path depends on the column order.
+        rule; values within a relative 1e-12 of the largest tie, and ties go to the lowest index). On
+        standardized data every ``C_ii`` is 1 (up to round-off) and this rule picks the first variable, an
+        arbitrary one: the path depends on the column order.
 
     Returns
     -------
@@ -142,7 +154,8 @@ def _greedy_path(A: np.ndarray, kmax: int, start: int | None = None) -> dict:
     S = np.zeros((m, m))  # C[I, I], grown one row and column a step while k <= m
     G = None  # A_I A_I', used once k > N (N < D only)
     elapsed = 0.0
-    i_next = int(np.argmax(diag)) if start is None else int(start)  # I_1: the largest variance
+    # I_1: the largest variance, near-ties (a correlation matrix's diagonal) to the lowest index
+    i_next = argmax_tied(diag) if start is None else int(start)
     for k in range(1, kmax + 1):
         t1 = time.perf_counter()
         i = i_next
@@ -182,7 +195,7 @@ def _greedy_path(A: np.ndarray, kmax: int, start: int | None = None) -> dict:
             z = Cfull[:, idx] @ v if use_cov else A.T @ u
             score = z * z
             score[in_set] = -np.inf
-            i_next = int(np.argmax(score))
+            i_next = argmax_tied(score)  # near-ties (round-off of z) to the lowest index
         elapsed += time.perf_counter() - t1
         cumtime[k - 1] = elapsed
     return {"components": comps, "variance": var, "cumtime": cumtime, "init_time": init_time}

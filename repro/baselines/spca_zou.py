@@ -24,8 +24,20 @@ the variable that enters (the same products on the same arrays as three separate
 gather copies up to 361 strided columns of 2429 rows; 1.03-1.06x on leukemia, 72 rows, within the noise).
 
 ``ridge=np.inf`` is the "SPCA for p >> n" limit (Zou et al. Sec. 3.5): ``b_j`` is the soft threshold of
-``X'X a_j``, here at its (K+1)-th largest magnitude. ``renormalize=True`` gives the "SPCAopt" of Sigg &
-Buhmann: the leading eigenvector of the covariance on each found support.
+``X'X a_j``, here at its (K+1)-th largest magnitude (ties: below). ``renormalize=True`` gives the
+"SPCAopt" of Sigg & Buhmann: the leading eigenvector of the covariance on each found support.
+
+Ties and round-off (issue 47). LARS's choices break near-ties by the lowest index: the first variable
+(``argmax |c|``), the next event among entries and among drops (steps within 1e-12 ``C`` tie), and, for
+``ridge=np.inf``, the ``K``-th place of the soft threshold (the threshold is then the largest magnitude
+below the tied group, so ``K`` entries stay non-zero). A variable just dropped sits at ``c = +-C``; its
+root on that side is exactly 0, and the computed one is round-off, which is discarded whatever its size
+(a fixed floor of ``1e-9 C`` was not enough where the active Gram is ill-conditioned). The method itself
+is sensitive where ``K`` exceeds the number of samples with a small ridge: the active Gram's condition
+is about ``||X||^2 / ridge`` (6e7 on leukemia, ridge 1e-6, K = 100), so the coefficients carry that
+many times the round-off, and the alternation's stopping test (``max |B_new - B_old| < tol``) reads
+iterates that can differ from machine to machine in their 8th digit: where the change sits near
+``tol``, the number of alternations (and so the result) is decided by round-off in the method itself.
 
 References
 ----------
@@ -47,6 +59,7 @@ from sklearn.base import BaseEstimator, _fit_context
 
 from .._base import NONNEG_REAL, POSITIVE_INT, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._threads import blas_limited
+from .._ties import argmax_tied, order_tied, tie_tol
 from .._validation import (
     check_array,
     check_cardinalities,
@@ -78,7 +91,8 @@ def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tup
     are active and the next event would add one more (so the solution has ``K`` non-zeros); with
     ``K = n_features``, or when no variable can enter any more, it runs to the end of the path, the ridge
     solution ``(X'X + ridge I)^(-1) X'y``. ``ridge=np.inf`` returns the limit ``ridge * b``: the soft
-    threshold of ``X'y`` at its (K+1)-th largest magnitude.
+    threshold of ``X'y`` at its (K+1)-th largest magnitude (a tie at the K-th place keeps the lowest
+    indices and thresholds at the largest magnitude below the tie; module docstring).
 
     Parameters
     ----------
@@ -136,9 +150,7 @@ def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tu
     D = X.shape[1]
     if np.isinf(ridge):
         c = X.T @ y
-        a = np.abs(c)
-        thr = 0.0 if K >= D else -np.partition(-a, K)[K]
-        return np.where(a > thr, np.sign(c) * (a - thr), 0.0), 1
+        return _soft_threshold_k(c, K), 1
     max_steps = 8 * K + 100 if max_steps is None else max_steps
     tiny = np.finfo(float).eps
     beta = np.zeros(D)
@@ -153,7 +165,7 @@ def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tu
     scale = max(C, 1e-300)
     if C <= tiny * scale:
         return beta, 0
-    j = int(np.argmax(np.abs(c)))
+    j = argmax_tied(np.abs(c))  # near-ties (round-off) to the lowest index
     steps = 0
 
     def add(j: int, L: np.ndarray, XA: np.ndarray | None = None) -> np.ndarray | None:
@@ -204,21 +216,30 @@ def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tu
             with np.errstate(divide="ignore", invalid="ignore"):
                 g1 = (C - ci) / (1.0 - ai)
                 g2 = (C + ci) / (1.0 + ai)
-            # A variable just dropped sits at |c| = C: its root at gamma ~ 0 is spurious (round-off).
             floor = np.full(ci.shape, tiny * C)
-            if just_dropped >= 0:
-                floor[np.flatnonzero(cand) == just_dropped] = 1e-9 * C
             g1[~(g1 > floor)] = np.inf
             g2[~(g2 > floor)] = np.inf
+            if just_dropped >= 0:
+                # A variable just dropped sits at c = +-C: its root on that side (gamma = 0 exactly) is
+                # round-off, whatever its size, and is discarded; the root on the other side (re-entry with
+                # the opposite sign) is genuine. (The floor of 1e-9 C this replaces let a round-off root of
+                # 6.6e-9 C through on one OpenBLAS kernel and not on another -- leukemia, ridge 1e-6,
+                # K = 100, where the active Gram's condition is 6e7 -- and the two LARS paths ended on
+                # supports 2 of 100 variables apart.)
+                t = int(np.flatnonzero(np.flatnonzero(cand) == just_dropped)[0])
+                if ci[t] > 0:
+                    g1[t] = np.inf
+                else:
+                    g2[t] = np.inf
             g = np.minimum(g1, g2)
-            m = int(np.argmin(g))
+            m = argmax_tied(-g, scale=C)  # the first event; events within 1e-12 C tie: lowest index
             if g[m] < gamma:
                 gamma, event, who = float(g[m]), "add", int(np.flatnonzero(cand)[m])
         with np.errstate(divide="ignore", invalid="ignore"):
             gd = -beta[A] / d
         gd[~(gd > tiny)] = np.inf
         if gd.size and gd.min() < gamma:
-            m = int(np.argmin(gd))
+            m = argmax_tied(-gd, scale=C)
             gamma, event, who = float(gd[m]), "drop", int(A[m])
         beta[A] += gamma * d
         c = c - gamma * a
@@ -235,7 +256,7 @@ def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tu
                 cand[who] = False
                 if not cand.any():
                     break
-                j = int(np.flatnonzero(cand)[np.argmax(np.abs(c[cand]))])
+                j = int(np.flatnonzero(cand)[argmax_tied(np.abs(c[cand]))])
                 L = add(j, np.zeros((0, 0)))
                 if L is None:
                     break
@@ -257,6 +278,35 @@ def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tu
         active.append(who)
         is_active[who] = True
     return beta, steps
+
+
+def _soft_threshold_k(c: np.ndarray, K: int) -> np.ndarray:
+    """The soft threshold of ``c`` keeping its ``K`` largest magnitudes (``ridge = inf``).
+
+    The threshold is the (K+1)-th largest magnitude. Ties (issue 47): magnitudes within a relative 1e-12
+    of the largest tie (:func:`repro._ties.order_tied`); a tie at the ``K``-th place keeps its lowest
+    indices, and the threshold is then the largest magnitude below the tied group (the rule of the EM's
+    M-step, :func:`repro.kernels.em_sparse_pca.mstep_cut`), so ``K`` entries stay non-zero whatever the
+    last bits (a plain threshold at the (K+1)-th value kept fewer than ``K`` at an exact tie, and a
+    round-off-sized coefficient at a near one).
+    """
+    a = np.abs(c)
+    D = a.size
+    if K >= D:
+        return c.copy()
+    order = order_tied(a)
+    keep = order[:K]
+    tol = tie_tol(a)
+    m = float(a[keep].min())
+    rest = a[order[K:]]
+    if rest[0] < m - tol:  # no tie at the cut: the (K+1)-th largest, as printed
+        thr = float(rest[0])
+    else:  # the largest magnitude below the tied group
+        below = rest[rest < m - tol]
+        thr = float(below.max()) if below.size else 0.0
+    out = np.zeros(D)
+    out[keep] = np.sign(c[keep]) * np.maximum(a[keep] - thr, 0.0)
+    return out
 
 
 # --------------------------------------------------------------------------- SPCA

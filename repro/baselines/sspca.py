@@ -17,6 +17,15 @@ al. 2016 constrain it to globally sparse solutions). Solved by block-coordinate 
 Start: ``U`` the first ``d`` left singular vectors of ``X``, ``V = X'U``. Every step decreases the
 objective (monotone, tested). ``alpha`` large enough (``alpha >= max_j ||(X'U)_j||``) gives ``V = 0``.
 
+Ties (issue 47): the group soft-threshold zeroes a row whose norm is within a relative 1e-12 above the
+threshold, as it zeroes one at the threshold, and ``n_selected`` keeps the ``q`` largest rows with
+near-ties (1e-12) by index. The search for ``n_selected`` starts at ``alpha_max``, where the largest row
+sits exactly at the threshold; before this rule one OpenBLAS kernel kept that row (and a fit of 221 rows
+grew from it) where the others dropped it, and mnist-back-rand's search ended on different fits. The
+method stays sensitive in another way: the fits of the search are short (``max_iter=30``, ``tol=1e-3``
+in Mattei et al.'s Table 2) and the count of selected rows jumps with ``alpha``, so the fit the ``q``
+pixels are kept from is a discrete outcome of a bisection, not of the penalty alone.
+
 The tuning parameter: ``SSPCA-CV`` (Mattei et al., Sec. 3.3) chooses ``alpha`` by 5-fold cross-validation
 on the reconstruction error of the held-out rows, on a grid of ``alpha / alpha_max`` from 1 down to 1e-3
 (geometric, warm starts); the error is summed over the folds and divided by the held-out total sum of
@@ -64,6 +73,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval, ProjectionMixin
 from .._threads import blas_limited
+from .._ties import TIE_RTOL, order_tied
 from .._validation import (
     check_array,
     check_features,
@@ -89,7 +99,12 @@ CV_SCORES = ("refit", "shrunk")
 def group_soft_threshold(Z, t: float) -> np.ndarray:
     """Proximal operator of ``t sum_j ||V_j||_2`` (rows): ``argmin_V (1/2)||V - Z||_F^2 + t sum_j ||V_j||_2``.
 
-    Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``.
+    Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``. Ties (issue 47): a row whose norm is within a
+    relative 1e-12 (:data:`repro._ties.TIE_RTOL`) above ``t`` becomes zero, as a row at ``t`` does (its
+    value would be at most 1e-12 of its norm): whether a row at the threshold is kept is not left to the
+    last bits of its norm. (SSPCA's penalty search starts at ``alpha = max_j ||(X'U)_j||``, where the
+    largest row sits exactly at the threshold: one OpenBLAS kernel kept it, the fit grew 221 rows, and
+    the search went another way than on the kernels that dropped it.)
 
     Parameters
     ----------
@@ -115,7 +130,7 @@ def group_soft_threshold(Z, t: float) -> np.ndarray:
     """
     Z = np.asarray(Z, dtype=np.float64)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+    scale = np.where(norms > t * (1.0 + TIE_RTOL), 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
     return Z * scale[:, None]
 
 
@@ -604,5 +619,5 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         _, alpha, U, V = best
         norms = np.linalg.norm(V, axis=1)
         keep = np.zeros(V.shape[0], dtype=bool)
-        keep[np.lexsort((np.arange(norms.size), -norms))[:q]] = True
+        keep[order_tied(norms)[:q]] = True  # the q largest rows, near-ties (1e-12) by index
         return alpha, U, V, keep, last_n_iter

@@ -4,6 +4,10 @@ Keep the ``K`` entries of the first principal component with the largest magnitu
 to zero and recompute optimal weights on that support (the leading eigenvector of the covariance
 restricted to it). Sigg & Buhmann (2008, Fig. 2 middle) plot it "after renormalization" as a reference.
 
+Ties (issue 47): magnitudes within a relative 1e-12 of the largest loading (:func:`repro._ties.order_tied`)
+tie, and ties at the ``K``-th place go to the lowest index, so two loadings equal in exact arithmetic (a
+symmetric pair of variables) are not ordered by the last bits of the eigenvector.
+
 References
 ----------
 J. Cadima and I. T. Jolliffe. Loadings and correlations in the interpretation of principal components.
@@ -20,6 +24,7 @@ import numpy as np
 from .._base import unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
+from .._ties import order_tied
 from .._validation import check_cardinalities
 from ..em_sparse_pca import CardinalityPath, renormalize_on_support
 from ..em_sparse_pca.operators import _as_data, _leading_pc
@@ -77,7 +82,7 @@ def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> Cardinal
     ks = check_cardinalities(cardinalities, D)
     t0 = time.perf_counter()
     pc = _leading_pc(A)
-    order = np.lexsort((np.arange(D), -np.abs(pc)))
+    order = order_tied(np.abs(pc))  # near-ties at the K-th place (round-off of the PC) by index
     init_time = time.perf_counter() - t0
     n = ks.size
     comps = np.zeros((n, D))

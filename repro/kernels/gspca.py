@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from .._ties import TIE_RTOL
 from . import njit
 
 __all__ = ["bordered_max_eig", "deleted_argmax", "deleted_eigh", "deleted_max_eig"]
@@ -185,9 +186,13 @@ def deleted_argmax(lam, V, candidates):
     ``x_i = 0``, ``x' C x <= lam_2 + (lam_1 - lam_2)(x'v_1)^2`` and ``(x'v_1)^2 <= 1 - V_i1^2``). The
     candidates are solved in increasing ``V_i1^2`` (decreasing bound) until the bound, plus a margin far
     above the solver's round-off, falls below the best value found: none of the rest can reach it. Each
-    value solved is the one :func:`deleted_max_eig` returns, and ties go to the first position as in
-    ``np.argmax``, so the answer is the same; on the backward steps of a 361-pixel CBCL covariance most
-    candidates are skipped. With a non-finite input every candidate is solved and ``np.argmax`` decides.
+    value solved is the one :func:`deleted_max_eig` returns. Ties (issue 47): values within
+    ``TIE_RTOL * |lam_1|`` (:data:`repro._ties.TIE_RTOL`, 1e-12) of the largest tie, and ties go to the
+    first position, so the answer is ``repro._ties.argmax_tied(deleted_max_eig(...), scale=|lam_1|)``
+    (the skipped candidates lie a margin far above that tolerance below the best); a removal that round-off
+    alone ranks (two duplicated variables) no longer depends on the last bits. On the backward steps of a
+    361-pixel CBCL covariance most candidates are skipped. With a non-finite input every candidate is
+    solved and ``np.argmax`` decides.
 
     Parameters
     ----------
@@ -197,7 +202,8 @@ def deleted_argmax(lam, V, candidates):
     Returns
     -------
     int
-        ``t`` such that removing ``candidates[t]`` keeps ``lambda_max`` largest (first such ``t``).
+        ``t`` such that removing ``candidates[t]`` keeps ``lambda_max`` largest (the first ``t`` within
+        the tie tolerance of the largest).
 
     Examples
     --------
@@ -229,6 +235,7 @@ def deleted_argmax(lam, V, candidates):
     order = np.argsort(w1, kind="mergesort")
     best = -np.inf
     best_t = -1
+    vals = np.full(n, -np.inf)  # the solved candidates' values (the skipped ones cannot tie)
     for k in range(n):
         t = order[k]
         if best_t >= 0 and lam[0] - gap * w1[t] + margin < best:
@@ -236,9 +243,14 @@ def deleted_argmax(lam, V, candidates):
         mu = _deleted_one(lam, V, candidates[t])
         if np.isnan(mu):  # not seen with finite input; np.argmax's rule (first NaN) without guessing
             return np.argmax(deleted_max_eig(lam, V, candidates))
-        if mu > best or (mu == best and t < best_t):
+        vals[t] = mu
+        if mu > best:
             best = mu
             best_t = t
+    floor = best - TIE_RTOL * abs(lam[0])  # ties: the first position within the tolerance
+    for t in range(n):
+        if vals[t] >= floor:
+            return t
     return best_t
 
 

@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from .._ties import TIE_RTOL
 from . import njit
 
 __all__ = [
@@ -156,6 +157,15 @@ def _quartic_scaled(y, Ps, Qs):
 
 
 @njit
+def _tie(y, Ps, Qs):
+    # Values of -y^4/4 - Ps y^2/2 - Qs y closer than this tie (issue 47): TIE_RTOL of the terms' size, the
+    # scale of the cancellation that makes the value (a local maximum level with x = 0 is a value of 0 made
+    # of terms of size y^4).
+    y2 = y * y
+    return TIE_RTOL * (0.25 * y2 * y2 + 0.5 * abs(Ps) * y2 + abs(Qs) * abs(y))
+
+
+@njit
 def _argmax_robust(c1, c2, alpha, x_cur):
     # Eq. 4 maximized in the scaled variable y = x / sigma, sigma = max(sqrt(|c2|/alpha), cbrt(|c1|/alpha)),
     # formed without overflow; candidates are 0 and the positive roots from the closed-form solver.
@@ -173,11 +183,12 @@ def _argmax_robust(c1, c2, alpha, x_cur):
         y = r0 if i == 0 else (r1 if i == 1 else r2)
         if y > 0.0:
             fy = _quartic_scaled(y, Ps, Qs)
-            if fy > best_f:
+            if fy > best_f + _tie(y, Ps, Qs):
                 best_f = fy
                 best_y = y
     y_cur = x_cur / sigma
-    if math.isfinite(y_cur) and _quartic_scaled(y_cur, Ps, Qs) >= best_f:
+    slack = _tie(max(y_cur, best_y), Ps, Qs) if (y_cur == 0.0) != (best_y == 0.0) else 0.0
+    if math.isfinite(y_cur) and _quartic_scaled(y_cur, Ps, Qs) >= best_f - slack:
         return x_cur
     return best_y * sigma
 
@@ -216,6 +227,11 @@ def nspca_argmax(c1, c2, alpha, x_cur):
     (:func:`solve_depressed_cubic`). The current value ``x_cur`` is kept unless a candidate is strictly
     better, so that coordinate ascent never decreases the objective and never cycles between ties.
 
+    Ties (issue 47): where the choice is between 0 and a positive value (the entry's support), values
+    within ``TIE_RTOL`` (1e-12) of the size of the quartic's terms tie, so a local maximum level with
+    ``f(0)`` (the switching point of an entry) is not decided by the last bits: the tie goes to ``x_cur``,
+    else to 0. A move between two positive values keeps the exact comparison.
+
     Returns
     -------
     float
@@ -235,11 +251,14 @@ def nspca_argmax(c1, c2, alpha, x_cur):
         best = _largest_root(p, q, x_cur)  # f increasing on [0, root]: beats 0
     elif p < 0.0 and 4.0 * p * p * p + 27.0 * q * q < 0.0:
         r = _largest_root(p, q, x_cur)  # three real roots, two positive: local max r vs 0
-        if -0.25 * r**4 - 0.5 * p * r * r - q * r > 0.0:
+        if -0.25 * r**4 - 0.5 * p * r * r - q * r > _tie(r, p, q):
             best = r
     if x_cur != best:
         hc = -0.25 * x_cur**4 - 0.5 * p * x_cur * x_cur - q * x_cur
-        if hc >= -0.25 * best**4 - 0.5 * p * best * best - q * best:
+        # a switch between 0 and a positive value (the support) needs more than a tie; a move along x > 0
+        # any strict improvement, as before
+        slack = _tie(max(x_cur, best), p, q) if (x_cur == 0.0) != (best == 0.0) else 0.0
+        if hc >= -0.25 * best**4 - 0.5 * p * best * best - q * best - slack:
             return x_cur
     return best
 

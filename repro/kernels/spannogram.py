@@ -3,7 +3,11 @@
 ``rank1_solve``
     The rank-1 solver of Section 3.1 (Prop. 3.1): the support is the ``k`` largest positive entries of
     ``a`` or of ``-a`` (``|a|`` in the signed mode), found by selection in O(n); ties at the k-th value
-    are broken by index (every choice gives the same value ``||a_I||^2``).
+    are broken by index (every choice gives the same value ``||a_I||^2``). Near-ties (issue 47): two
+    variables whose rows of ``V`` are equal in exact arithmetic can differ in their last bits (``V``
+    comes from an eigendecomposition), so which of them enters a candidate can follow round-off; the
+    candidate's value does not (it changes by round-off), and the best value over the samples is compared
+    exactly, first sample first, so a reported support can name the other of two equivalent variables.
 ``sorted_side`` / ``allk_pass``
     Algorithm 3 for every cardinality at once: per sample ``c`` the vector ``a = V c`` is sorted once (a
     distribution sort on the top bits of the values, O(n) expected; for few ``k``, a selection by the same

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._ties import TIE_RTOL
 from . import njit
 
 __all__ = ["sspca_run"]
@@ -87,9 +88,13 @@ def _v_objective(W, G, XtU, alpha):
 
 @njit
 def _prox_step(Y, G, XtU, L, t, out):
-    """``out = prox_{t/L}(Y - (Y G - X'U) / L)``: the gradient step and the row-wise group soft-threshold."""
+    """``out = prox_{t/L}(Y - (Y G - X'U) / L)``: the gradient step and the row-wise group soft-threshold.
+
+    A row whose norm is within a relative ``TIE_RTOL`` (1e-12) above the threshold becomes zero, as one at
+    the threshold does (:func:`repro.baselines.sspca.group_soft_threshold`, issue 47)."""
     p, d = Y.shape
     thr = t / L
+    cut = thr * (1.0 + TIE_RTOL)
     for j in range(p):
         nz = 0.0
         for k in range(d):
@@ -97,7 +102,7 @@ def _prox_step(Y, G, XtU, L, t, out):
             out[j, k] = z
             nz += z * z
         nz = np.sqrt(nz)
-        scale = 1.0 - thr / nz if nz > thr else 0.0
+        scale = 1.0 - thr / nz if nz > cut else 0.0
         for k in range(d):
             out[j, k] *= scale
 
