@@ -3,8 +3,8 @@
 A greedy or thresholding method chooses a variable by comparing computed values. When two values are equal
 in exact arithmetic (every ``C_ii = 1`` of a correlation matrix, two identical columns) the computed ones
 differ in their last bits, and which is larger depends on the BLAS kernel, the summation order and the
-CPU: ``np.argmax`` then picks a variable by accident, and a greedy path can move by 30% (issue 47:
-PathSPCA on Pit Props k = 5, 2.619 on one machine, 3.406 on another). The rule here: values within
+CPU: ``np.argmax`` then picks a variable by accident, and a greedy path can move by 30% (PathSPCA on Pit
+Props k = 5, 2.619 on one machine, 3.406 on another). The rule here: values within
 ``rtol * scale`` of each other tie, and ties go to the **lowest index** (what ``np.argmax`` and a stable sort
 do with exact ties). ``scale`` is the size of the quantity compared (by default the largest magnitude
 among the values), so the tolerance means "equal up to round-off of this quantity", not "equal to

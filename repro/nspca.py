@@ -696,7 +696,7 @@ def nspca_for_cardinality(
     may be unreachable at a given alpha: then ``exact=True`` raises :class:`CardinalityNotReached` and
     ``exact=False`` returns the nearest fit with ``exact=False`` in the result.
 
-    Round-off (issue 47): the method is sensitive here. Where ``target`` is unreachable the bisection
+    Round-off: the method is sensitive here. Where ``target`` is unreachable the bisection
     closes on a jump of the cardinality in beta, and the cardinalities of its last fits either side
     (``CardinalityNotReached.below`` / ``above``) are those of fits a relative ``rtol`` from the jump,
     each the end of up to ``max_iter`` coordinate-ascent sweeps whose summation order (the BLAS kernel,

@@ -154,7 +154,7 @@ def test_products_single_precision(monkeypatch):
     np.testing.assert_allclose(G, (Y @ Q).T @ (Y @ Q), rtol=1e-5, atol=1e-5 * np.abs(G).max())
     A64, _ = src.products(Q)
     # float64 to round-off of the matrix (its entries reach 100; a relative 1e-12 of each entry asked
-    # 7e-16 of one of 5.5e-4, below the last bit of the sums it comes from: issue 47)
+    # 7e-16 of one of 5.5e-4, below the last bit of the sums it comes from)
     ref = Y.T @ (Y @ Q)
     np.testing.assert_allclose(A64, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
 

@@ -18,7 +18,7 @@ step does not take a fresh eigh: the eigendecomposition of the submatrix left by
 from the current one (:func:`repro.kernels.gspca.deleted_eigh`, its roots and one matrix product). Several
 components are obtained by deflation of ``C`` (projection deflation by default).
 
-Ties (issue 47): every choice -- the forward start ``argmax_j C_jj``, each forward and backward step, and
+Ties: every choice -- the forward start ``argmax_j C_jj``, each forward and backward step, and
 the pick between the two searches' supports -- treats eigenvalues within a relative 1e-12 (of
 ``lambda_1`` of the current submatrix; :data:`repro._ties.TIE_RTOL`) as equal, and breaks the tie by the
 lowest index (the forward support between the two searches), not by the last bits of a product. The

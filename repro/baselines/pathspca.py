@@ -14,7 +14,7 @@ renormalization is needed) and the variance is ``lambda_max(C[I_k, I_k])``. Each
 ``D x D`` matrix is never formed -- plus the leading eigenpair of ``C[I, I]`` (``k x k``) or, once ``k``
 exceeds ``N``, of the ``N x N`` Gram matrix ``A_I A_I'`` (updated by a rank-one term per step).
 
-Ties (issue 47). Both ``argmax`` steps break ties by the lowest index among the values within a relative
+Ties. Both ``argmax`` steps break ties by the lowest index among the values within a relative
 :data:`repro._ties.TIE_RTOL` (1e-12) of the maximum (of ``max_i C_ii`` for the start, of the largest score
 ``(x_k' a_i)^2`` for a step), not by whichever value round-off made larger. The authors' code
 (``PartialPathCov.m`` asks for a covariance with decreasing diagonal and starts at variable 1; its

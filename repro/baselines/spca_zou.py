@@ -27,7 +27,7 @@ gather copies up to 361 strided columns of 2429 rows; 1.03-1.06x on leukemia, 72
 ``X'X a_j``, here at its (K+1)-th largest magnitude (ties: below). ``renormalize=True`` gives the
 "SPCAopt" of Sigg & Buhmann: the leading eigenvector of the covariance on each found support.
 
-Ties and round-off (issue 47). LARS's choices break near-ties by the lowest index: the first variable
+Ties and round-off. LARS's choices break near-ties by the lowest index: the first variable
 (``argmax |c|``), the next event among entries and among drops (steps within 1e-12 ``C`` tie), and, for
 ``ridge=np.inf``, the ``K``-th place of the soft threshold (the threshold is then the largest magnitude
 below the tied group, so ``K`` entries stay non-zero). A variable just dropped sits at ``c = +-C``; its
@@ -283,7 +283,7 @@ def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tu
 def _soft_threshold_k(c: np.ndarray, K: int) -> np.ndarray:
     """The soft threshold of ``c`` keeping its ``K`` largest magnitudes (``ridge = inf``).
 
-    The threshold is the (K+1)-th largest magnitude. Ties (issue 47): magnitudes within a relative 1e-12
+    The threshold is the (K+1)-th largest magnitude. Ties: magnitudes within a relative 1e-12
     of the largest tie (:func:`repro._ties.order_tied`); a tie at the ``K``-th place keeps its lowest
     indices, and the threshold is then the largest magnitude below the tied group (the rule of the EM's
     M-step, :func:`repro.kernels.em_sparse_pca.mstep_cut`), so ``K`` entries stay non-zero whatever the

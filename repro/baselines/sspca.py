@@ -17,7 +17,7 @@ al. 2016 constrain it to globally sparse solutions). Solved by block-coordinate 
 Start: ``U`` the first ``d`` left singular vectors of ``X``, ``V = X'U``. Every step decreases the
 objective (monotone, tested). ``alpha`` large enough (``alpha >= max_j ||(X'U)_j||``) gives ``V = 0``.
 
-Ties (issue 47): the group soft-threshold zeroes a row whose norm is within a relative 1e-12 above the
+Ties: the group soft-threshold zeroes a row whose norm is within a relative 1e-12 above the
 threshold, as it zeroes one at the threshold, and ``n_selected`` keeps the ``q`` largest rows with
 near-ties (1e-12) by index. The search for ``n_selected`` starts at ``alpha_max``, where the largest row
 sits exactly at the threshold; before this rule one OpenBLAS kernel kept that row (and a fit of 221 rows
@@ -99,7 +99,7 @@ CV_SCORES = ("refit", "shrunk")
 def group_soft_threshold(Z, t: float) -> np.ndarray:
     """Proximal operator of ``t sum_j ||V_j||_2`` (rows): ``argmin_V (1/2)||V - Z||_F^2 + t sum_j ||V_j||_2``.
 
-    Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``. Ties (issue 47): a row whose norm is within a
+    Row-wise: ``V_j = Z_j max(0, 1 - t / ||Z_j||_2)``. Ties: a row whose norm is within a
     relative 1e-12 (:data:`repro._ties.TIE_RTOL`) above ``t`` becomes zero, as a row at ``t`` does (its
     value would be at most 1e-12 of its norm): whether a row at the threshold is kept is not left to the
     last bits of its norm. (SSPCA's penalty search starts at ``alpha = max_j ||(X'U)_j||``, where the

@@ -4,7 +4,7 @@ Keep the ``K`` entries of the first principal component with the largest magnitu
 to zero and recompute optimal weights on that support (the leading eigenvector of the covariance
 restricted to it). Sigg & Buhmann (2008, Fig. 2 middle) plot it "after renormalization" as a reference.
 
-Ties (issue 47): magnitudes within a relative 1e-12 of the largest loading (:func:`repro._ties.order_tied`)
+Ties: magnitudes within a relative 1e-12 of the largest loading (:func:`repro._ties.order_tied`)
 tie, and ties at the ``K``-th place go to the lowest index, so two loadings equal in exact arithmetic (a
 symmetric pair of variables) are not ordered by the last bits of the eigenvector.
 

@@ -10,7 +10,7 @@
     The threshold with ties broken exactly: when ``s_K = s_(K+1)`` the tied features of lowest index
     fill the ``K`` places and the threshold drops to the next smaller value, so exactly ``K`` entries
     stay non-zero whenever ``K`` candidates exist (Algorithm 2 as printed would zero them all).
-    Near-ties (issue 47) are left to the computed values, on purpose: the cut is inside the EM's
+    Near-ties are left to the computed values, on purpose: the cut is inside the EM's
     iteration, a near-tie at the ``K``-th place moves with every iterate, and a tolerance there would be
     another M-step than Algorithm 2. Exact ties (duplicated features give bit-identical ``f`` entries:
     the same products of the same numbers) are the ones the data make, and they are broken by index. A

@@ -186,7 +186,7 @@ def deleted_argmax(lam, V, candidates):
     ``x_i = 0``, ``x' C x <= lam_2 + (lam_1 - lam_2)(x'v_1)^2`` and ``(x'v_1)^2 <= 1 - V_i1^2``). The
     candidates are solved in increasing ``V_i1^2`` (decreasing bound) until the bound, plus a margin far
     above the solver's round-off, falls below the best value found: none of the rest can reach it. Each
-    value solved is the one :func:`deleted_max_eig` returns. Ties (issue 47): values within
+    value solved is the one :func:`deleted_max_eig` returns. Ties: values within
     ``TIE_RTOL * |lam_1|`` (:data:`repro._ties.TIE_RTOL`, 1e-12) of the largest tie, and ties go to the
     first position, so the answer is ``repro._ties.argmax_tied(deleted_max_eig(...), scale=|lam_1|)``
     (the skipped candidates lie a margin far above that tolerance below the best); a removal that round-off

@@ -158,7 +158,7 @@ def _quartic_scaled(y, Ps, Qs):
 
 @njit
 def _tie(y, Ps, Qs):
-    # Values of -y^4/4 - Ps y^2/2 - Qs y closer than this tie (issue 47): TIE_RTOL of the terms' size, the
+    # Values of -y^4/4 - Ps y^2/2 - Qs y closer than this tie: TIE_RTOL of the terms' size, the
     # scale of the cancellation that makes the value (a local maximum level with x = 0 is a value of 0 made
     # of terms of size y^4).
     y2 = y * y
@@ -227,7 +227,7 @@ def nspca_argmax(c1, c2, alpha, x_cur):
     (:func:`solve_depressed_cubic`). The current value ``x_cur`` is kept unless a candidate is strictly
     better, so that coordinate ascent never decreases the objective and never cycles between ties.
 
-    Ties (issue 47): where the choice is between 0 and a positive value (the entry's support), values
+    Ties: where the choice is between 0 and a positive value (the entry's support), values
     within ``TIE_RTOL`` (1e-12) of the size of the quartic's terms tie, so a local maximum level with
     ``f(0)`` (the switching point of an entry) is not decided by the last bits: the tie goes to ``x_cur``,
     else to 0. A move between two positive values keeps the exact comparison.

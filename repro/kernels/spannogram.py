@@ -3,7 +3,7 @@
 ``rank1_solve``
     The rank-1 solver of Section 3.1 (Prop. 3.1): the support is the ``k`` largest positive entries of
     ``a`` or of ``-a`` (``|a|`` in the signed mode), found by selection in O(n); ties at the k-th value
-    are broken by index (every choice gives the same value ``||a_I||^2``). Near-ties (issue 47): two
+    are broken by index (every choice gives the same value ``||a_I||^2``). Near-ties: two
     variables whose rows of ``V`` are equal in exact arithmetic can differ in their last bits (``V``
     comes from an eigendecomposition), so which of them enters a candidate can follow round-off; the
     candidate's value does not (it changes by round-off), and the best value over the samples is compared

@@ -91,7 +91,7 @@ def _prox_step(Y, G, XtU, L, t, out):
     """``out = prox_{t/L}(Y - (Y G - X'U) / L)``: the gradient step and the row-wise group soft-threshold.
 
     A row whose norm is within a relative ``TIE_RTOL`` (1e-12) above the threshold becomes zero, as one at
-    the threshold does (:func:`repro.baselines.sspca.group_soft_threshold`, issue 47)."""
+    the threshold does (:func:`repro.baselines.sspca.group_soft_threshold`)."""
     p, d = Y.shape
     thr = t / L
     cut = thr * (1.0 + TIE_RTOL)
