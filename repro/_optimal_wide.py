@@ -291,20 +291,40 @@ def optimal_sparse_pca_wide(
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
     lam, V = _thin_eig(G)
     cov = Covariance.from_data(X) if root_em or root_spannogram else None
-    ub_prev, prev, total_nodes = np.inf, None, 0
-    for j in range(1, k + 1):
-        if j < k and time_limit is not None and time.perf_counter() - t0 >= time_limit:
-            ub_prev = np.inf  # out of time: straight to k (a bound at j - 1 screens only cardinality j)
-            continue
-        res = _one_cardinality(
-            G, d, lam, V, cov, j, nonneg, gap, time_limit, max_nodes, eig_limit, root_em and j == k,
-            root_spannogram and j == k, verbose, t0, max_candidates, ub_prev, prev,
-        )  # fmt: skip
-        total_nodes += res.n_nodes
-        if levels is not None:
-            levels.append(res)
-        ub_prev, prev = res.upper_bound, np.flatnonzero(res.component)
+    ub_prev, prev, total_nodes, res, j = np.inf, None, 0, None, 0
+    try:
+        for j in range(1, k + 1):
+            if j < k and time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                ub_prev = np.inf  # out of time: straight to k (a bound at j - 1 screens only cardinality j)
+                continue
+            res = _one_cardinality(
+                G, d, lam, V, cov, j, nonneg, gap, time_limit, max_nodes, eig_limit, root_em and j == k,
+                root_spannogram and j == k, verbose, t0, max_candidates, ub_prev, prev,
+            )  # fmt: skip
+            total_nodes += res.n_nodes
+            if levels is not None:
+                levels.append(res)
+            ub_prev, prev = res.upper_bound, np.flatnonzero(res.component)
+            if res.status == "interrupted" and j < k:  # Ctrl-C inside a search: no further cardinality
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        if res is None or j < k or res.status != "interrupted":
+            return _interrupted(G, d, lam, V, k, nonneg, gap, res, total_nodes, t0)
     return replace(res, n_nodes=total_nodes, time=time.perf_counter() - t0)  # the levels keep their own
+
+
+def _interrupted(G, d, lam, V, k, nonneg, gap, res, n_nodes, t0) -> OptimalResult:
+    """Ctrl-C before the search at ``k`` finished: the last cardinality's component (feasible at ``k``), or
+    the best single feature, against the screening's root bound at ``k`` (the trace and ``lambda_max``)."""
+    root, _ = screening_bounds(G, k, nonneg=nonneg, lam=lam, V=V)
+    if res is not None and np.any(res.component):
+        x = res.component
+    else:
+        x = np.zeros(G.shape[1])
+        x[int(np.flatnonzero(d >= d.max())[0])] = 1.0
+    y = G @ x
+    prunes = {} if res is None else dict(res.prunes)
+    return certified_result(x, float(y @ y), root, gap, "interrupted", n_nodes, t0, root, prunes)
 
 
 def _one_cardinality(
