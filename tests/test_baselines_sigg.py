@@ -273,13 +273,13 @@ LEUK = (
 
 @pytest.mark.data(*LEUK)
 def test_larsen_path_is_not_decided_by_the_last_bits_of_y():
-    """Issue 47: leukemia (standardized), ridge 1e-6, K = 100 (more active variables than samples: the
+    """Leukemia (standardized), ridge 1e-6, K = 100 (more active variables than samples: the
     active Gram's condition is 6e7). A just-dropped variable's round-off root (6.6e-9 C on one OpenBLAS
     kernel) passed the old fixed floor of 1e-9 C on one machine and not on another, and the path ended two
     variables apart; relative perturbations of 1e-15 of y gave two supports on the old code."""
     from data_fetch import load_leukemia_armstrong
     from experiments.runner import _common
-    from repro.em_sparse_pca import _as_data, _leading_pc
+    from repro.em_sparse_pca.operators import _as_data, _leading_pc
 
     A, _, _ = _as_data(_common.preprocess(load_leukemia_armstrong().X, "standardize"))
     y = A @ _leading_pc(A)
