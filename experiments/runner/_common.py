@@ -202,6 +202,9 @@ def run(module_name: str, argv=None) -> int:
     finally:
         prog.finish(short)
         prog.close()
+    from . import environment
+
+    environment.write(cfg.out, [short], quick=cfg.quick, seed=cfg.seed)  # what made its numbers
     print(summary)
     return 0
 

@@ -8,6 +8,7 @@ repro redraw NAME...|all            figures and claims again from the CSVs, no c
 repro claims [NAME...] [--verdict V] [--paper P] [--timing|--no-timing] [--markdown] [--out DIR]
 repro data [--fetch]                dataset files and their state (mirror / cached / missing)
 repro verify NAME...|all [--quick] [--jobs N] [--json] [--update]   re-run and compare every number
+repro verify --run DIR [NAME...] [--reference REF]   compare a folder a run wrote, nothing re-run
 
 Only the standard library is imported at start (``repro --help`` and ``repro list`` read the
 experiments' sources with ``ast``); NumPy, Numba and the library load when something runs.
