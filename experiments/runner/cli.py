@@ -206,6 +206,8 @@ def cmd_claims(args) -> int:
             print(whole(r.claim))
             if r.note:
                 print(whole(r.note, "    note: "))
+            if r.measured:
+                print(whole(r.measured, "    measured (not compared): "))
         else:
             print("    " + _short(detail, width - 4))
     counts = df.verdict.value_counts()
