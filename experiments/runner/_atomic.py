@@ -314,13 +314,13 @@ def content_digest(path: str | os.PathLike) -> str:
     import hashlib
     import io
 
-    from .verify import TIMING, column_rule
+    from ._columns import is_timing
 
     path = Path(path)
     with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = csv.reader(f)
         header = next(rows, [])
-        keep = [i for i, c in enumerate(header) if column_rule(path.stem, c) != TIMING]
+        keep = [i for i, c in enumerate(header) if not is_timing(path.stem, c)]
         h = hashlib.sha256()
         buf = io.StringIO()
         out = csv.writer(buf, lineterminator="\n")

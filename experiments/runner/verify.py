@@ -65,7 +65,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -73,6 +72,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _args, engine, registry
+
+# the rule of which columns are timing, shared with results.sha256 (DECLARED and TIMING_NAME re-exported)
+from ._columns import DECLARED, EXACT, FLOAT, TEXT, TIMING, TIMING_NAME, declared_rule  # noqa: F401
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -95,42 +97,6 @@ QUICK_REFERENCES = Path(__file__).resolve().parents[1] / "references" / "quick"
 
 RTOL = 1e-5
 ATOL = 1e-8
-#: A timing column by its name: seconds, wall time, speed-ups, resident memory.
-TIMING_NAME = re.compile(r"seconds|(^|_)s$|speedup|rss|wall")
-TIMING, EXACT, TEXT, FLOAT = "timing", "exact", "text", "float"
-
-#: Per experiment, the columns whose rule is not the default: ``"timing"`` (not compared), ``"exact"``,
-#: or ``(rtol, atol)``. Only where the default is wrong; every entry says why.
-DECLARED: dict[str, dict[str, object]] = {
-    # speed ratios of measured times, and how many calls or repeats a timing loop made in its budget
-    "asteris2014_fig4": {"ratio": TIMING, "calls_alg3": TIMING, "calls_em": TIMING},
-    # the worker memory limit follows the host's memory (a cluster set up by the test has its own)
-    "bench_dask_cluster": {"ratio": TIMING, "memory_limit": TIMING},
-    "bench_em_pca": {"ratio": TIMING, "ratio_samples": TIMING, "repeats": TIMING},
-    "bench_em_scale": {
-        "ratio": TIMING,
-        "ratio_samples": TIMING,
-        "repeats": TIMING,
-        "cov_form_iterations": TIMING,  # time to form the covariance / time of one iteration
-    },
-    "bench_em_sparse_pca": {"ratio": TIMING, "repeats": TIMING, "ratio_block": TIMING, "samples": TIMING},
-    "bench_gsppca": {"ratio": TIMING},
-    "bench_nspca": {"ratio": TIMING, "ratio_pca": TIMING},
-    "bench_spannogram": {
-        "ratio": TIMING,
-        "fig_ratio": TIMING,
-        "ratio_per_k": TIMING,
-        "ratio_one_k": TIMING,
-        "calls": TIMING,
-        "curve_over_one_k": TIMING,
-        "n_samples": TIMING,
-    },
-    "roweis1997_fig2": {"timing_only": TIMING},
-    # tracemalloc's peak counts the Python objects alive at the time, so it depends on what the process
-    # imported and cached before: 79-83 bytes of 0.3-1.2 MB between two `repro run`s, but 7% of one row
-    # between a pytest process and a `repro run` on the same code. A measurement, not compared
-    "roweis1997_claims": {"peak_bytes": TIMING},
-}
 
 
 class BadReference(RuntimeError):
@@ -166,11 +132,9 @@ def column_rule(experiment: str, column: str, old=None, new=None) -> object:
     >>> column_rule("mattei2016_fig2", "fscore", pd.Series([0.5]), pd.Series([0.5]))
     (1e-05, 1e-08)
     """
-    declared = DECLARED.get(experiment, {}).get(column)
-    if declared is not None:
-        return declared
-    if TIMING_NAME.search(column):
-        return TIMING
+    rule = declared_rule(experiment, column)
+    if rule is not None:
+        return rule
     if old is None or new is None:
         return FLOAT
     import pandas as pd
