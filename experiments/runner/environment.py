@@ -275,18 +275,23 @@ def differences(old: dict, new: dict) -> list[str]:
 def render_pair(old: dict | None, new: dict | None, old_label: str, new_label: str) -> str:
     """Both environments side by side, the differing fields marked ``*`` and listed first."""
     if old is None and new is None:
-        return "environments: neither the reference nor the run has an environment record"
-    a = _flat(old) if old else {}
-    b = _flat(new) if new else {}
+        return (
+            f"environments: neither the {old_label} nor {new_label} has an environment record ({JSON_NAME})"
+        )
+    if old is None or new is None:  # one side only: nothing to compare, what is known is shown
+        label, other, env = (old_label, new_label, old) if new is None else (new_label, old_label, new)
+        flat = _flat(env)
+        width = max(len(k) for k in flat)
+        lines = [f"environment of {label} ({other} has no {JSON_NAME}, so nothing to compare it with):"]
+        return "\n".join(lines + [f"    {k:<{width}}  {v}" for k, v in flat.items()])
+    a, b = _flat(old), _flat(new)
     keys = list(dict.fromkeys([*a, *b]))
     differ = [k for k in keys if a.get(k) != b.get(k)]
     width = max(len(k) for k in keys)
     vw = max([len(old_label)] + [len(a.get(k, "")) for k in keys])
     vw = min(vw, 48)
-    missing_old = "" if old else f" ({old_label} has no {JSON_NAME})"
-    missing_new = "" if new else f" ({new_label} has no {JSON_NAME})"
     lines = [
-        f"environments{missing_old}{missing_new}: {len(differ)} field(s) differ (marked *)",
+        f"environments: {len(differ)} field(s) differ (marked *)",
         f"    {'field':<{width}}  {old_label:<{vw}}  {new_label}",
     ]
     for k in differ + [k for k in keys if k not in differ]:
