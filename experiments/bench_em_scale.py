@@ -733,13 +733,14 @@ def _check_memory(df: pd.DataFrame) -> Outcome:
     main = d[d.method.str.startswith("EMPCA(10)")].iloc[0]
     frac = main.rss_after_em_mb / main.array_mb
     return Outcome(
-        f"peak RSS {main.rss_after_em_mb:.0f} MB during the EM fit for a {main.array_mb:.0f} MB array "
-        f"({frac:.1%}); whole process incl. svd_compressed and the missing-value iterations: "
-        f"{main.peak_rss_mb:.0f} MB",
+        f"peak RSS during the EM fit {'within' if frac <= 0.25 else 'above'} 25% of the array",
         REPRODUCED if frac <= 0.25 else NOT_REPRODUCED,
+        f"a {main.array_mb:.0f} MB array; "
         f"VmHWM of the fitting process (Python, NumPy, Dask, Numba included) after the EM fit, chunks of "
         f"{int(main.chunk_rows)} rows ({main.chunk_rows * main.p * 8 / 2**20:.0f} MB), 2 Dask workers; "
         "threshold 25% of the array.",
+        measured=f"peak RSS {main.rss_after_em_mb:.0f} MB during the EM fit ({frac:.1%} of the array); "
+        f"whole process incl. svd_compressed and the missing-value iterations: {main.peak_rss_mb:.0f} MB",
     )
 
 

@@ -229,6 +229,10 @@ def test_cli_update_then_verify_then_a_moved_number(toy, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "exp: MOVED" in out and "column value" in out and "1 -> 2.5 (+1.5)" in out
     assert "verdict small: reproduced -> not reproduced" in out and "numbers moved: exp" in out
+    # what made each side's numbers: the environment records of the run and of the reference (--update
+    # wrote it), here the same machine's
+    assert "environments: 0 field(s) differ" in out and "packages.numpy" in out
+    assert json.loads((toy / "environment.json").read_text())["quick"] is True
     assert cli.main([*args, "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     (exp,) = report["experiments"]

@@ -25,8 +25,10 @@ from pathlib import Path
 
 __all__ = [
     "DIGESTS",
+    "DIGESTS_HEADER",
     "atomic_path",
     "atomic_write_text",
+    "content_digest",
     "csv_problem",
     "exit_on_termination",
     "folder_lock",
@@ -268,11 +270,20 @@ def csv_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-#: The completeness record of an output folder's result CSVs, in ``sha256sum`` format (``<hex>  NAME.csv``;
-#: ``sha256sum -c results.sha256`` checks it by hand). Written after each CSV is in place, so a CSV it
-#: lists is one the runner wrote whole: a file cut off at a row boundary (which no structural check can
-#: see), edited or replaced no longer matches and is refused.
+#: The record of an output folder's result CSVs: ``<hex>  NAME.csv`` per CSV, under a header line
+#: (:data:`DIGESTS_HEADER`). Each digest is the sha256 of the CSV's non-timing content
+#: (:func:`content_digest`: the columns ``repro verify`` compares, as written), so two runs whose numbers
+#: agree have the same record, and ``diff`` of two records names the CSVs whose results differ. Written
+#: after each CSV is in place, so a CSV it lists is one the runner wrote whole: a file cut off at a row
+#: boundary or with its numbers edited or replaced no longer matches and is refused (a file cut inside
+#: a row has no line end and is refused by :func:`csv_problem`). A measured time or memory edited by
+#: hand is not seen. A record without the header is of the earlier format, a sha256 of each whole file
+#: (``sha256sum -c`` format): it is still read and checked so, and converted when a run writes into it.
 DIGESTS = "results.sha256"
+DIGESTS_HEADER = (
+    "# sha256 of each result CSV's non-timing columns (the ones repro verify compares), as written; "
+    "timing columns left out, so runs with the same numbers have the same record"
+)
 
 
 def _sha256(path: Path) -> str:
@@ -285,36 +296,97 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _read_digests(folder: Path) -> dict[str, str]:
+def content_digest(path: str | os.PathLike) -> str:
+    """The sha256 of the CSV ``path`` without its timing columns (``repro verify``'s rule for the
+    experiment named by the file's stem), the other cells as written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "toy.csv").write_text("k,variance,seconds\\n1,0.5,0.01\\n")
+    >>> first = content_digest(folder / "toy.csv")
+    >>> _ = (folder / "toy.csv").write_text("k,variance,seconds\\n1,0.5,0.02\\n")  # another time
+    >>> content_digest(folder / "toy.csv") == first
+    True
+    """
+    import csv
+    import hashlib
+    import io
+
+    from ._columns import is_timing
+
+    path = Path(path)
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        rows = csv.reader(f)
+        header = next(rows, [])
+        keep = [i for i, c in enumerate(header) if not is_timing(path.stem, c)]
+        h = hashlib.sha256()
+        buf = io.StringIO()
+        out = csv.writer(buf, lineterminator="\n")
+        for row in [header, *rows]:
+            out.writerow([row[i] if i < len(row) else "" for i in keep])
+            h.update(buf.getvalue().encode("utf-8", "surrogateescape"))
+            buf.seek(0)
+            buf.truncate()
+    return h.hexdigest()
+
+
+def _read_digests(folder: Path) -> tuple[bool, dict[str, str]]:
+    """``(content, digests)``: whether the record is of non-timing content (its header), and its lines."""
     try:
         text = (folder / DIGESTS).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return {}
+        return True, {}
     out = {}
+    content = False
     for line in text.splitlines():
+        if line.startswith("#"):
+            content = content or line == DIGESTS_HEADER
+            continue
         digest, _, name = line.partition("  ")
         if len(digest) == 64 and name:
             out[name] = digest
-    return out
+    return content or not out, out
 
 
 def record_digest(path: str | os.PathLike) -> None:
-    """Record the sha256 of the result CSV ``path`` (just written) in its folder's :data:`DIGESTS`."""
+    """Record the digest of the result CSV ``path`` (just written) in its folder's :data:`DIGESTS`.
+
+    A record of the earlier format (whole files) is converted: each CSV that still matches it gets its
+    content digest; one that does not keeps its old digest, and so still reads as damaged.
+    """
     path = Path(path)
-    with folder_lock(path.parent):  # two runs (--jobs) record into one file
-        digests = _read_digests(path.parent)
-        digests[path.name] = _sha256(path)
-        atomic_write_text(path.parent / DIGESTS, "".join(f"{d}  {n}\n" for n, d in sorted(digests.items())))
+    folder = path.parent
+    with folder_lock(folder):  # two runs (--jobs) record into one file
+        content, digests = _read_digests(folder)
+        if not content:
+            for name, digest in list(digests.items()):
+                other = folder / name
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    if name != path.name and other.is_file() and _sha256(other) == digest:
+                        digests[name] = content_digest(other)
+        digests[path.name] = content_digest(path)
+        lines = [DIGESTS_HEADER, *(f"{d}  {n}" for n, d in sorted(digests.items()))]
+        atomic_write_text(folder / DIGESTS, "\n".join(lines) + "\n")
 
 
 def recorded_digest(path: str | os.PathLike) -> str | None:
-    """Why the result CSV ``path`` does not match its recorded sha256 (None: it matches, or the folder
+    """Why the result CSV ``path`` does not match its recorded digest (None: it matches, or the folder
     has no record of it: an output folder written before the record existed)."""
     path = Path(path)
-    want = _read_digests(path.parent).get(path.name)
-    if want is None or want == _sha256(path):
+    content, digests = _read_digests(path.parent)
+    want = digests.get(path.name)
+    if want is None:
         return None
+    try:
+        got = content_digest(path) if content else _sha256(path)
+    except (OSError, UnicodeDecodeError):
+        got = None
+    if got == want:
+        return None
+    what = "non-timing content" if content else "sha256"
     return (
-        f"is damaged: it does not match the sha256 recorded in {DIGESTS} when the runner wrote it "
+        f"is damaged: its {what} does not match the digest recorded in {DIGESTS} when the runner wrote it "
         "(cut off, edited or replaced since)"
     )

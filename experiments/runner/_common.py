@@ -202,6 +202,9 @@ def run(module_name: str, argv=None) -> int:
     finally:
         prog.finish(short)
         prog.close()
+    from . import environment
+
+    environment.write(cfg.out, [short], quick=cfg.quick, seed=cfg.seed)  # what made its numbers
     print(summary)
     return 0
 
@@ -281,9 +284,10 @@ def read_result(out: Path, name: str) -> pd.DataFrame:
     :func:`write_csv` writes a header of unique column names, rows of exactly as many fields and a line
     end after the last row, atomically. A file that is not so (cut off mid-row by a copy, a full disk or
     an editor; empty; not UTF-8; rows of another length; not CSV) is refused with a
-    :class:`ResultFileError` naming it, never read as fewer or partly empty rows; and a file whose sha256
-    differs from the one recorded when it was written (``results.sha256``, :func:`_atomic.record_digest`:
-    a file cut off at a row boundary, edited or replaced) is refused too.
+    :class:`ResultFileError` naming it, never read as fewer or partly empty rows; and a file whose
+    non-timing content differs from the digest recorded when it was written (``results.sha256``,
+    :func:`_atomic.record_digest`: a file cut off at a row boundary, its numbers edited or replaced) is
+    refused too.
     """
     path = Path(out) / f"{name}.csv"
     fix = f"run `repro run {name}` to write it again."

@@ -71,6 +71,7 @@ COLUMNS = [
     "note",
     "quick",
     "machine_dependent",
+    "measured",
 ]
 
 
@@ -87,11 +88,17 @@ class Outcome:
         ``UNTESTABLE`` (this repository cannot test the claim; the note says why).
     note : str
         Why, especially when it does not reproduce: the best explanation of the difference.
+    measured : str
+        Times or memory measured on the way that are not what the claim's verdict of a mathematical
+        row rests on (``"0.01 s"``): kept out of ``reproduced``, so that a mathematical row's text is the
+        same from run to run, and written to the ledger's ``measured`` column (which ``repro verify``
+        does not compare), shown in ``CLAIMS.md`` beside the note.
     """
 
     reproduced: str
     verdict: str
     note: str = ""
+    measured: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -513,6 +520,7 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
                 "note": out.note,
                 "quick": bool(quick),
                 "machine_dependent": bool(claim.machine_dependent),
+                "measured": out.measured,
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -552,6 +560,8 @@ def _read_claim_file(path: Path) -> pd.DataFrame:
         raise ValueError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from exc
     if "machine_dependent" not in df.columns:
         df["machine_dependent"] = "False"
+    if "measured" not in df.columns:  # a ledger written before the column existed
+        df["measured"] = ""
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
@@ -635,7 +645,8 @@ def _render_ledger(out_dir: Path) -> Path:
         quick = " (quick run)" if str(r.quick).lower() == "true" else ""
         kind = " *timing*" if t else ""
         verdict = f"**{r.verdict}**{kind}{quick}"
-        cells = [r.experiment, r.id, r.claim, r.published, r.reproduced, verdict, r.note]
+        note = f"{r.note} (measured in this run: {r.measured})".strip() if r.measured else r.note
+        cells = [r.experiment, r.id, r.claim, r.published, r.reproduced, verdict, note]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path

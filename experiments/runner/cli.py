@@ -8,6 +8,7 @@ repro redraw NAME...|all            figures and claims again from the CSVs, no c
 repro claims [NAME...] [--verdict V] [--paper P] [--timing|--no-timing] [--markdown] [--out DIR]
 repro data [--fetch]                dataset files and their state (mirror / cached / missing)
 repro verify NAME...|all [--quick] [--jobs N] [--json] [--update]   re-run and compare every number
+repro verify --run DIR [NAME...] [--reference REF]   compare a folder a run wrote, nothing re-run
 
 Only the standard library is imported at start (``repro --help`` and ``repro list`` read the
 experiments' sources with ``ast``); NumPy, Numba and the library load when something runs.
@@ -205,6 +206,8 @@ def cmd_claims(args) -> int:
             print(whole(r.claim))
             if r.note:
                 print(whole(r.note, "    note: "))
+            if r.measured:
+                print(whole(r.measured, "    measured (not compared): "))
         else:
             print("    " + _short(detail, width - 4))
     counts = df.verdict.value_counts()

@@ -4,7 +4,8 @@
 verify`` runs into its temporary folder. It checks the names and the output folder (and, for a run, the
 data) before anything is computed, runs the experiments that set ``RUN_ALONE`` one at a time, the others
 in a pool of ``jobs`` processes, longest first, and rewrites ``CLAIMS.md`` (and ``README.md`` when the
-folder is ``figures/``) only when every selected experiment succeeded. One experiment's protocol
+folder is ``figures/``) only when every selected experiment succeeded; a run (not a redraw) records its
+environment beside the ledger (:mod:`.environment`). One experiment's protocol
 (compute, CSV, figure, claims, run time) is :func:`._common.run_module`.
 
 Only the standard library is imported at import time; the experiments' code loads in :func:`run_one`.
@@ -180,6 +181,11 @@ def run(
     finally:
         prog.close()
     took = time.perf_counter() - t0
+    if not redraw and len(failed) < len(names):  # what made the numbers, beside the ledger
+        from . import environment
+
+        done = [registry.stem(n) for n in names if n not in failed]
+        environment.write(cfg.out, done, quick=quick, seed=seed)
     if failed:
         print(
             f"{len(names) - len(failed)}/{len(names)} experiments ran in {took:.0f} s; failed: "

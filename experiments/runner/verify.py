@@ -14,6 +14,17 @@ The references
   ``roweis1997_claims`` after it nothing); the test suite
   compares the quick run of every experiment it makes with them (``tests/quickrun.py``).
 
+A run that exists
+-----------------
+``repro verify --run DIR [NAME...]`` compares the folder a ``repro run --out DIR`` already wrote (every
+experiment it has, or the ones named) with the same references, by the same rules and exit statuses,
+and runs nothing: seconds instead of a run. A folder whose claims say ``--quick`` is compared with the
+quick references. A missing, empty or damaged folder or file is exit status 2.
+
+When a number moved, the report ends with both environments (the ``environment.json`` that every run
+writes beside its ledger, :mod:`.environment`: packages, BLAS and its kernel, NumPy's CPU features, the
+CPU), the fields that differ marked ``*``: the first thing to look at.
+
 How columns compare
 -------------------
 One default rule, :func:`column_rule`, and the declarations of :data:`DECLARED` where it is wrong:
@@ -54,7 +65,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -62,6 +72,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _args, engine, registry
+
+# the rule of which columns are timing, shared with results.sha256 (DECLARED and TIMING_NAME re-exported)
+from ._columns import DECLARED, EXACT, FLOAT, TEXT, TIMING, TIMING_NAME, declared_rule  # noqa: F401
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -84,42 +97,6 @@ QUICK_REFERENCES = Path(__file__).resolve().parents[1] / "references" / "quick"
 
 RTOL = 1e-5
 ATOL = 1e-8
-#: A timing column by its name: seconds, wall time, speed-ups, resident memory.
-TIMING_NAME = re.compile(r"seconds|(^|_)s$|speedup|rss|wall")
-TIMING, EXACT, TEXT, FLOAT = "timing", "exact", "text", "float"
-
-#: Per experiment, the columns whose rule is not the default: ``"timing"`` (not compared), ``"exact"``,
-#: or ``(rtol, atol)``. Only where the default is wrong; every entry says why.
-DECLARED: dict[str, dict[str, object]] = {
-    # speed ratios of measured times, and how many calls or repeats a timing loop made in its budget
-    "asteris2014_fig4": {"ratio": TIMING, "calls_alg3": TIMING, "calls_em": TIMING},
-    # the worker memory limit follows the host's memory (a cluster set up by the test has its own)
-    "bench_dask_cluster": {"ratio": TIMING, "memory_limit": TIMING},
-    "bench_em_pca": {"ratio": TIMING, "ratio_samples": TIMING, "repeats": TIMING},
-    "bench_em_scale": {
-        "ratio": TIMING,
-        "ratio_samples": TIMING,
-        "repeats": TIMING,
-        "cov_form_iterations": TIMING,  # time to form the covariance / time of one iteration
-    },
-    "bench_em_sparse_pca": {"ratio": TIMING, "repeats": TIMING, "ratio_block": TIMING, "samples": TIMING},
-    "bench_gsppca": {"ratio": TIMING},
-    "bench_nspca": {"ratio": TIMING, "ratio_pca": TIMING},
-    "bench_spannogram": {
-        "ratio": TIMING,
-        "fig_ratio": TIMING,
-        "ratio_per_k": TIMING,
-        "ratio_one_k": TIMING,
-        "calls": TIMING,
-        "curve_over_one_k": TIMING,
-        "n_samples": TIMING,
-    },
-    "roweis1997_fig2": {"timing_only": TIMING},
-    # tracemalloc's peak counts the Python objects alive at the time, so it depends on what the process
-    # imported and cached before: 79-83 bytes of 0.3-1.2 MB between two `repro run`s, but 7% of one row
-    # between a pytest process and a `repro run` on the same code. A measurement, not compared
-    "roweis1997_claims": {"peak_bytes": TIMING},
-}
 
 
 class BadReference(RuntimeError):
@@ -155,11 +132,9 @@ def column_rule(experiment: str, column: str, old=None, new=None) -> object:
     >>> column_rule("mattei2016_fig2", "fscore", pd.Series([0.5]), pd.Series([0.5]))
     (1e-05, 1e-08)
     """
-    declared = DECLARED.get(experiment, {}).get(column)
-    if declared is not None:
-        return declared
-    if TIMING_NAME.search(column):
-        return TIMING
+    rule = declared_rule(experiment, column)
+    if rule is not None:
+        return rule
     if old is None or new is None:
         return FLOAT
     import pandas as pd
@@ -530,11 +505,21 @@ def add_parser(sub) -> None:
             "their claim verdicts, with a reference: the committed figures/ for a full run, the committed "
             "quick references (experiments/references/quick/) with --quick. Timing columns are not "
             "compared; timing verdicts that changed are reported apart. Exit status 1 when anything moved "
-            "beyond tolerance (see experiments/runner/verify.py), 2 on a missing or malformed reference."
+            "beyond tolerance (see experiments/runner/verify.py), 2 on a missing or malformed reference. "
+            "With --run DIR, compare a folder that a run already wrote: nothing runs. When a number "
+            "moved, both environments (the reference's and the run's environment.json) are printed."
         ),
     )
-    p.add_argument("names", nargs="+", help="experiment names, or `all`")
+    p.add_argument(
+        "names", nargs="*",
+        help="experiment names, or `all` (with --run: default every experiment the folder has)",
+    )  # fmt: skip
     p.add_argument("--quick", action="store_true", help="quick sizes, against the quick references")
+    p.add_argument(
+        "--run", type=_args.folder, default=None, metavar="DIR",
+        help="compare the existing output folder DIR (of `repro run --out DIR`) instead of running "
+        "anything: seconds; a quick run is compared with the quick references",
+    )  # fmt: skip
     p.add_argument(
         "--jobs", type=int, default=None,
         help="experiments run in parallel processes (default: the cores, as `repro run`)",
@@ -567,6 +552,11 @@ def cmd_verify(args) -> int:
         return 2
     if problem := _args.jobs_problem(args.jobs):
         print(problem, file=sys.stderr)
+        return 2
+    if args.run is not None:
+        return _verify_run(args)
+    if not args.names:
+        print("name the experiments to verify, or `all` (or --run DIR to compare a folder).", file=sys.stderr)
         return 2
     available = registry.experiment_names()
     names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
@@ -607,9 +597,10 @@ def cmd_verify(args) -> int:
             else:
                 for n in stems:
                     write_reference(n, out, reference)
+                _write_reference_environment(out, reference)
                 if defaults is not None:
                     _write_library_defaults(defaults[1])
-        _print(reports, failed, args, reference)
+        _print(reports, failed, args, reference, out)
         if args.update:
             return 1 if failed else 0
         if any(r.error for r in reports):
@@ -618,6 +609,90 @@ def cmd_verify(args) -> int:
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_is_quick(run: Path, stems: list[str]) -> bool | None:
+    """Whether the folder's claims files of ``stems`` say quick (True), full (False); None when they do
+    not say (no claims file); raises :class:`BadReference` when they mix the two."""
+    import pandas as pd
+
+    kinds = set()
+    for n in stems:
+        path = run / "claims" / f"{n}.csv"
+        with contextlib.suppress(OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError):
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=["quick"])
+            kinds |= set(df["quick"].str.lower().eq("true"))
+    if len(kinds) > 1:
+        raise BadReference(
+            f"--run {run} mixes quick and full runs; compare them apart (name the experiments)."
+        )
+    return kinds.pop() if kinds else None
+
+
+def _run_file_problem(run: Path, name: str) -> str | None:
+    """Why ``run``'s files of ``name`` cannot be compared (missing, cut off, damaged), or None."""
+    from ._atomic import csv_problem, recorded_digest
+
+    for path in (run / f"{name}.csv", run / "claims" / f"{name}.csv"):
+        if not path.is_file():
+            return f"{path} is missing: the run did not write it (`repro run {name} --out {run}`)"
+        if problem := csv_problem(path) or (recorded_digest(path) if path.parent == run else None):
+            return f"{path} {problem}"
+    return None
+
+
+def _verify_run(args) -> int:
+    """``repro verify --run DIR``: compare a folder a run wrote with the references; nothing runs."""
+    run = Path(args.run)
+    if args.update or args.keep is not None:
+        print(
+            "--run compares a folder that exists: drop --update and --keep (they need a new run).",
+            file=sys.stderr,
+        )
+        return 2
+    if not run.is_dir():
+        print(f"--run {run}: no such folder; give the --out folder of a `repro run`.", file=sys.stderr)
+        return 2
+    available = registry.experiment_names()
+    if not args.names:
+        names = [n for n in available if (run / f"{n}.csv").is_file()]
+        if not names:
+            print(
+                f"--run {run}: no experiment's CSV in it (NAME.csv and claims/NAME.csv); not the folder of a "
+                "`repro run`.",
+                file=sys.stderr,
+            )
+            return 2
+    else:
+        names = available if args.names == ["all"] else list(dict.fromkeys(args.names))
+        unknown = [n for n in names if registry.source(n) is None]
+        if unknown:
+            print(f"unknown experiment(s): {', '.join(unknown)}; `repro list` lists them.", file=sys.stderr)
+            return 2
+    stems = [registry.stem(n) for n in names]
+    try:
+        quick = _run_is_quick(run, stems)
+    except BadReference as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.quick and quick is False:
+        print(f"--run {run} holds a full run; drop --quick to compare it with figures/.", file=sys.stderr)
+        return 2
+    args.quick = bool(args.quick or quick)
+    reference = args.reference or (QUICK_REFERENCES if args.quick else FIGURES_DIR)
+    if problem := reference_problem(stems, reference):
+        print(problem.replace("nothing was run", "nothing was compared"), file=sys.stderr)
+        return 2
+    reports = []
+    for n in stems:
+        if problem := _run_file_problem(run, n):
+            reports.append(ExperimentReport(n, str(reference), error=problem))
+        else:
+            reports.append(compare_experiment(n, run, reference))
+    _print(reports, [], args, reference, run)
+    if any(r.error for r in reports):
+        return 2
+    return 0 if all(r.ok for r in reports) else 1
 
 
 def remove_stale_runs(folder: Path | None = None) -> list[Path]:
@@ -660,18 +735,45 @@ def _write_library_defaults(table) -> None:
     write_csv(_keep_within_tolerance(defaults_probe.NAME, table, path), path)
 
 
-def _print(reports: list[ExperimentReport], failed: list[str], args, reference: Path) -> None:
+def _write_reference_environment(out: Path, reference: Path) -> None:
+    """Copy the run's environment record into the rewritten references (what made them)."""
+    from . import environment
+    from ._atomic import atomic_write_text
+
+    record = environment.read(out)
+    if record is not None:
+        text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+        atomic_write_text(Path(reference) / environment.JSON_NAME, text)
+
+
+def _environments(reference: Path, out: Path) -> tuple[dict | None, dict | None]:
+    from . import environment
+
+    old, new = environment.read(reference), environment.read(out)
+    return (old or {}).get("environment"), (new or {}).get("environment")
+
+
+def _print(reports: list[ExperimentReport], failed: list[str], args, reference: Path, out: Path) -> None:
+    from . import environment
+
     moved = [r.name for r in reports if not r.ok]
+    old_env, new_env = _environments(reference, out)
     if args.json:
         print(
             json.dumps(
                 {
                     "quick": bool(args.quick),
                     "reference": str(reference),
+                    "run": str(out) if args.run is not None else None,
                     "ok": not moved and not failed,
                     "updated": bool(args.update and not failed),
                     "failed": failed,
                     "experiments": [r.to_dict() for r in reports],
+                    "environment": {
+                        "reference": old_env,
+                        "run": new_env,
+                        "differ": environment.differences(old_env or {}, new_env or {}),
+                    },
                 },
                 indent=1,
                 allow_nan=False,
@@ -681,9 +783,14 @@ def _print(reports: list[ExperimentReport], failed: list[str], args, reference: 
     print()
     for r in reports:
         print(r.text())
+    if moved or failed:  # what made each side's numbers: the first thing to look at
+        print()
+        print(environment.render_pair(old_env, new_env, "reference", "this run"))
+        print()
     timing = sum(len(r.timing_verdicts) for r in reports)
     summary = (
-        f"verify{' --quick' if args.quick else ''}: {len(reports)} experiment(s) compared with {reference}; "
+        f"verify{' --quick' if args.quick else ''}{f' --run {out}' if args.run is not None else ''}: "
+        f"{len(reports)} experiment(s) compared with {reference}; "
         f"numbers moved: {', '.join(moved) if moved else 'none'}"
         f"{'; failed to run: ' + ', '.join(failed) if failed else ''}"
         f"{f'; {timing} timing verdict(s) changed (not counted)' if timing else ''}."

@@ -1,0 +1,69 @@
+"""Which columns of a result CSV are timing columns: measurements, not results.
+
+One rule for the two places that must agree on it: ``repro verify`` does not compare these columns
+(:mod:`.verify`), and ``results.sha256`` leaves them out of each CSV's digest (:mod:`._atomic`), so that
+two runs with the same numbers have the same record. Standard library only, and no import of the
+runner's other modules (both of those import this one).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DECLARED", "EXACT", "FLOAT", "TEXT", "TIMING", "TIMING_NAME", "declared_rule", "is_timing"]
+
+#: A timing column by its name: seconds, wall time, speed-ups, resident memory.
+TIMING_NAME = re.compile(r"seconds|(^|_)s$|speedup|rss|wall")
+TIMING, EXACT, TEXT, FLOAT = "timing", "exact", "text", "float"
+
+#: Per experiment, the columns whose rule is not the default: ``"timing"`` (not compared), ``"exact"``,
+#: or ``(rtol, atol)``. Only where the default is wrong; every entry says why.
+DECLARED: dict[str, dict[str, object]] = {
+    # speed ratios of measured times, and how many calls or repeats a timing loop made in its budget
+    "asteris2014_fig4": {"ratio": TIMING, "calls_alg3": TIMING, "calls_em": TIMING},
+    # the worker memory limit follows the host's memory (a cluster set up by the test has its own)
+    "bench_dask_cluster": {"ratio": TIMING, "memory_limit": TIMING},
+    "bench_em_pca": {"ratio": TIMING, "ratio_samples": TIMING, "repeats": TIMING},
+    "bench_em_scale": {
+        "ratio": TIMING,
+        "ratio_samples": TIMING,
+        "repeats": TIMING,
+        "cov_form_iterations": TIMING,  # time to form the covariance / time of one iteration
+    },
+    "bench_em_sparse_pca": {"ratio": TIMING, "repeats": TIMING, "ratio_block": TIMING, "samples": TIMING},
+    "bench_gsppca": {"ratio": TIMING},
+    "bench_nspca": {"ratio": TIMING, "ratio_pca": TIMING},
+    "bench_spannogram": {
+        "ratio": TIMING,
+        "fig_ratio": TIMING,
+        "ratio_per_k": TIMING,
+        "ratio_one_k": TIMING,
+        "calls": TIMING,
+        "curve_over_one_k": TIMING,
+        "n_samples": TIMING,
+    },
+    "roweis1997_fig2": {"timing_only": TIMING},
+    # tracemalloc's peak counts the Python objects alive at the time, so it depends on what the process
+    # imported and cached before: 79-83 bytes of 0.3-1.2 MB between two `repro run`s, but 7% of one row
+    # between a pytest process and a `repro run` on the same code. A measurement, not compared
+    "roweis1997_claims": {"peak_bytes": TIMING},
+}
+
+
+def declared_rule(experiment: str, column: str) -> object | None:
+    """The rule :data:`DECLARED` or the name gives ``column`` of ``experiment`` (None: neither decides).
+
+    Examples
+    --------
+    >>> declared_rule("bench_em_pca", "ratio"), declared_rule("x", "seconds"), declared_rule("x", "k")
+    ('timing', 'timing', None)
+    """
+    declared = DECLARED.get(experiment, {}).get(column)
+    if declared is not None:
+        return declared
+    return TIMING if TIMING_NAME.search(column) else None
+
+
+def is_timing(experiment: str, column: str) -> bool:
+    """Whether ``column`` of ``experiment`` is a timing column (not compared, not in the digest)."""
+    return declared_rule(experiment, column) == TIMING
