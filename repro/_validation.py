@@ -39,6 +39,7 @@ __all__ = [
     "NonNumericError",
     "as_float",
     "check_array",
+    "check_bool",
     "check_cardinalities",
     "check_cardinality",
     "check_covariance_args",
@@ -449,6 +450,18 @@ def check_symmetric(C, name: str = "C", *, tol: float = 1e-8, psd: bool = False)
     if psd:
         check_psd(out, name)
     return out
+
+
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a bool: ``True``, ``False`` or a NumPy bool, nothing else.
+
+    ``bool(value)`` would take any object: ``nonneg="no"`` (a non-empty string) would be true and run the
+    constrained method without a word, ``1`` or ``None`` would pass as a flag. scikit-learn's
+    ``"boolean"`` parameter constraint refuses the same values in the estimators.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False; got {value!r} ({type(value).__name__}).")
 
 
 def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:

@@ -37,6 +37,7 @@ from ._validation import (
     _all_finite,
     _max_abs,
     check_array,
+    check_bool,
     check_covariance_args,
     check_int,
     check_scale,
@@ -359,6 +360,7 @@ class Covariance:
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
+        center = check_bool(center, "center")
         return cls._from_valid(
             X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter, name=name
         )

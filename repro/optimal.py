@@ -63,6 +63,7 @@ from ._optimal_roots import _em_support, _spannogram_root
 from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
 from ._validation import (
     check_array,
+    check_bool,
     check_cardinality,
     check_features,
     check_has_variance,
@@ -234,7 +235,9 @@ def optimal_sparse_pca(
     True
     """
     t0 = time.perf_counter()
-    nonneg = bool(nonneg)
+    nonneg, precomputed = check_bool(nonneg, "nonneg"), check_bool(precomputed, "precomputed")
+    root_em, root_spannogram = check_bool(root_em, "root_em"), check_bool(root_spannogram, "root_spannogram")
+    verbose = check_bool(verbose, "verbose")
     wide = C0 = None
     power = 1 if precomputed or isinstance(X, Covariance) else 2  # how the variances scale with s
     if power == 1:

@@ -36,6 +36,7 @@ from .._base import POSITIVE_INT, ProjectionMixin, unscale_fitted
 from .._threads import blas_limit
 from .._validation import (
     check_array,
+    check_bool,
     check_cardinality,
     check_features,
     check_has_variance,
@@ -249,7 +250,7 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
     """
     if isinstance(X, Covariance):
         return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features), 1.0
-    if precomputed:
+    if check_bool(precomputed, "precomputed"):
         C = check_symmetric(X, "X", psd=True)
         return C, np.zeros(C.shape[0]), 1.0
     X = check_array(X, "X", min_samples=2)
@@ -393,7 +394,7 @@ def gspca(
     >>> [S.tolist() for S in res.supports], np.linalg.norm(res.components, axis=1).round(12).tolist()
     ([[0, 1, 2], [0, 1, 3]], [1.0, 1.0])
     """
-    n = None if precomputed or isinstance(X, Covariance) else np.shape(X)[0]
+    n = None if check_bool(precomputed, "precomputed") or isinstance(X, Covariance) else np.shape(X)[0]
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
     k = check_n_components(n_components, n if isinstance(n, int) else None, D)

@@ -23,6 +23,7 @@ from .._threads import blas_limited
 from .._validation import (
     _check_array,
     check_array,
+    check_bool,
     check_cardinalities,
     check_features,
     check_has_variance,
@@ -514,7 +515,7 @@ def _check_renormalize(renormalize):
         if renormalize != "refine":
             raise ValueError(f"renormalize must be True, False or 'refine'; got {renormalize!r}.")
         return renormalize
-    if not isinstance(renormalize, (bool, np.bool_, int, np.integer)):
+    if not isinstance(renormalize, (bool, np.bool_)):
         raise ValueError(f"renormalize must be True, False or 'refine'; got {renormalize!r}.")
     return bool(renormalize)
 
@@ -569,6 +570,7 @@ def em_sparse_pca(X, n_components=1, **params):
     """
     est = EMSparsePCA(n_components, **params)
     if isinstance(X, Covariance):
+        est._validate_params()  # what fit's _fit_context does: e.g. nonneg="no" is refused, not true
         op, mean, n = _prepare(X, est.operator, 1)
         est._fit_op(op, mean, min(n - 1, op.n_features))
     else:
@@ -657,7 +659,7 @@ def em_sparse_pca_path(
     tol = check_real(tol, "tol", low=0.0, high=1.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)
     rng = check_random_state(random_state)
-    nonneg = bool(nonneg)
+    nonneg = check_bool(nonneg, "nonneg")
     renorm = _check_renormalize(renormalize)
     kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or "auto")
     R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
