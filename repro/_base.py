@@ -12,7 +12,7 @@ from sklearn.utils import Tags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_n_features, is_dask, unscale
+from ._validation import check_latent, check_n_features, is_dask, unscale
 
 __all__ = [
     "NONNEG_REAL",
@@ -22,6 +22,7 @@ __all__ = [
     "IntInterval",
     "ProjectionMixin",
     "RealInterval",
+    "ReconstructionMixin",
     "ReproTags",
     "VarianceScoreMixin",
     "dask_rows",
@@ -215,8 +216,39 @@ class VarianceScoreMixin:
         return max(float(span_variances(self.components_, cov)[-1]), 0.0)
 
 
-class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin):
-    """``transform`` as the projection on the fitted loadings: ``(X - mean_) @ components_.T``.
+class ReconstructionMixin:
+    """``inverse_transform``: the reconstruction ``Z @ components_ + mean_`` from projections ``Z``.
+
+    scikit-learn's ``PCA`` and ``SparsePCA`` reconstruct the same way. With orthonormal loadings it is the
+    orthogonal projection of the data on their span (exactly ``X`` back when they span the whole space);
+    sparse loadings that are not orthogonal give ``W'W (x - mean_) + mean_``, not a least-squares fit.
+    """
+
+    def _check_data_mean(self):
+        """Hook: refuse ``inverse_transform`` where the fit has no data mean (nothing by default)."""
+
+    def inverse_transform(self, Z):
+        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features).
+
+        Parameters
+        ----------
+        Z : array_like, shape (n_samples, n_components)
+            Coordinates on the components, e.g. the output of ``transform``.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            The reconstructions, in the space of the data ``fit`` saw.
+        """
+        check_is_fitted(self, "components_")
+        self._check_data_mean()
+        Z = check_latent(Z, self.components_.shape[0])
+        return Z @ self.components_ + self.mean_
+
+
+class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, TransformerMixin):
+    """``transform`` as the projection on the fitted loadings: ``(X - mean_) @ components_.T``, and its
+    ``inverse_transform`` (:class:`ReconstructionMixin`).
 
     For estimators whose ``fit`` sets ``components_`` (rows), ``mean_`` and ``n_features_in_``; with
     ``get_feature_names_out`` (:class:`ComponentNamesMixin`) and the default ``score``
@@ -239,6 +271,7 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin)
             The projections (a Dask array for Dask input).
         """
         check_is_fitted(self, "components_")
+        self._check_data_mean()
         lazy = dask_rows(X, self.transform)
         if lazy is not None:
             return lazy
