@@ -536,16 +536,24 @@ def check_n_components(
     *,
     high: int | None = None,
     why: str | None = None,
+    shape: tuple | None = None,
 ) -> int:
     """The one rule for ``n_components``: an integer from 1 to ``min(n_samples, n_features)``, or to
     ``high`` where the method gives fewer (``why`` says why), refused in one wording everywhere.
 
-    ``n_samples`` is None for a given covariance matrix (then the bound is ``n_features``).
+    ``n_samples`` is None for a given covariance matrix (then the bound is ``n_features``). ``shape``: the
+    shape of the user's ``X`` to name in the message, where the bound comes from something derived from
+    it (a rank, a training fold); by default ``(n_samples, n_features)``.
     """
     k = check_int(n_components, name, low=1)
     limit = (n_features if n_samples is None else min(n_samples, n_features)) if high is None else high
     if k > limit:
-        shape = f"({n_samples}, {n_features})" if n_samples is not None else f"({n_features}, {n_features})"
+        if shape is not None:
+            shape = f"({', '.join(str(d) for d in shape)})"
+        elif n_samples is not None:
+            shape = f"({n_samples}, {n_features})"
+        else:
+            shape = f"({n_features}, {n_features})"
         what = "a covariance of shape" if n_samples is None else "X of shape"
         reason = why or "min(n_samples, n_features)"
         raise ValueError(

@@ -425,7 +425,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             if card.size == 1 and np.issubdtype(card.dtype, np.integer) and card[0] > 0:
                 search32 = int(card[0])  # (a bad cardinality is refused with its reason by the fit below)
         op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32, finite=finite)
-        self._fit_op(op, mean, n - 1)
+        self._fit_op(op, mean, n - 1, shape=None if isinstance(X, Covariance) else X.shape)
         unscale_fitted(self, s)
         return self
 
@@ -435,10 +435,11 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         return self
 
     @blas_limited
-    def _fit_op(self, op, mean, rank_bound):
+    def _fit_op(self, op, mean, rank_bound, shape=None):
+        """The fit on the operator ``op``; ``shape``: the user's ``X``'s, named in the errors."""
         D = op.n_features
         L, ks, orth, min_angle, penalty, tol, max_iter, init = _check_params(
-            self.get_params(), D, min(rank_bound, D)
+            self.get_params(), D, min(rank_bound, D), shape
         )
         rng = check_random_state(self.random_state)
         comps = _fit(
