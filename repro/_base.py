@@ -103,24 +103,30 @@ def with_expected_failures(tags: Tags, failures: dict) -> ReproTags:
 _SCALED_ATTRIBUTES = {"mean_": 1, "explained_variance_": 2, "history_": 2}
 
 
-def unscale_fitted(estimator, s: float) -> None:
+def unscale_fitted(estimator, s: float, power: int = 2) -> None:
     """Undo the internal rescaling ``X / s`` of a scale-equivariant fit on the fitted attributes.
 
     Multiplies ``mean_`` by ``s`` and ``explained_variance_`` and ``history_`` (variances or squared
     errors, an array or a list of arrays) by ``s**2`` where present; refuses an overflow with its reason.
+    ``power=1``: the fit was on a covariance matrix divided by ``s`` (:meth:`repro.Covariance.rescaled`),
+    so the variances scale as ``s`` (the mean, zeros there, is left as it is).
     """
     if s == 1.0:
         return
-    for attr, power in _SCALED_ATTRIBUTES.items():
+    for attr, p in _SCALED_ATTRIBUTES.items():
+        if power == 1:  # a matrix / s: the variances scale as s, the mean (zeros) not at all
+            if attr == "mean_":
+                continue
+            p = 1
         value = getattr(estimator, attr, None)
         if value is None:
             continue
-        what = "means" if power == 1 else "variances"
+        what = "means" if attr == "mean_" else "variances"
         if isinstance(value, list):
-            setattr(estimator, attr, [unscale(np.asarray(v), s, power, what) for v in value])
+            setattr(estimator, attr, [unscale(np.asarray(v), s, p, what) for v in value])
         else:
             strict = attr == "explained_variance_"  # a positive variance must not become 0
-            setattr(estimator, attr, unscale(value, s, power, what, underflow=not strict))
+            setattr(estimator, attr, unscale(value, s, p, what, underflow=not strict))
 
 
 def unscale_path(path, s: float, shape=None):

@@ -409,8 +409,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
-        s, finite = 1.0, None
-        if not is_dask(X) and not isinstance(X, Covariance):
+        s, finite, power = 1.0, None, 2
+        if isinstance(X, Covariance):  # its backing array / s, s a power of two: C = s**power op (exact)
+            X, s, power = X.rescaled()
+        elif not is_dask(X):
             X, finite = _check_array(X, "X", min_samples=2, allow_nan=True)  # as _valid_data, NaN found out
             check_has_variance(X, "EMSparsePCA")
             s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
@@ -426,7 +428,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
                 search32 = int(card[0])  # (a bad cardinality is refused with its reason by the fit below)
         op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32, finite=finite)
         self._fit_op(op, mean, n - 1, shape=None if isinstance(X, Covariance) else X.shape)
-        unscale_fitted(self, s)
+        unscale_fitted(self, s, power)
         return self
 
     def _fit_data(self, A, mean, rank_bound):
@@ -572,8 +574,10 @@ def em_sparse_pca(X, n_components=1, **params):
     est = EMSparsePCA(n_components, **params)
     if isinstance(X, Covariance):
         est._validate_params()  # what fit's _fit_context does: e.g. nonneg="no" is refused, not true
+        X, s, power = X.rescaled()  # C = s**power op: products of data near 1e160 would overflow
         op, mean, n = _prepare(X, est.operator, 1)
         est._fit_op(op, mean, min(n - 1, op.n_features))
+        unscale_fitted(est, s, power)
     else:
         est.fit(X)
     return est.components_, est.explained_variance_
