@@ -88,6 +88,11 @@ def _as_float_array(X, name: str, *, allow_masked: bool = False) -> np.ndarray:
     refuse_dask(X, name)
     if isinstance(X, np.ma.MaskedArray):
         return _unmasked(X, name, allow_masked)
+    if type(X).__name__ == "Covariance" and type(X).__module__.startswith("repro"):  # linalg is above
+        raise ValueError(
+            f"{name} is a repro.Covariance, which this method does not take; pass the data rows, or "
+            f"{name}.dense() where the method takes a covariance matrix (precomputed=True)."
+        )
     if _is_sparse(X):
         raise ValueError(
             f"{name} is a scipy sparse matrix ({type(X).__name__}); sparse input is not supported by this "
@@ -107,7 +112,7 @@ def _as_float_array(X, name: str, *, allow_masked: bool = False) -> np.ndarray:
         X = np.asarray(X)
     _refuse_complex(X, name)
     if X.dtype == object and pd is not None:
-        na = np.frompyfunc(lambda v: v is pd.NA, 1, 1)(X).astype(bool)
+        na = np.asarray(np.frompyfunc(lambda v: v is pd.NA, 1, 1)(X), dtype=bool)
         if na.any():
             X = X.copy()
             X[na] = np.nan

@@ -307,6 +307,52 @@ def test_a_covariance_of_huge_data_is_too_large_for_float64(call, scale):
         call(C)
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-170])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda C: baselines.gspca(C, 3),
+        lambda C: baselines.pathspca(C, [3]),
+        lambda C: baselines.thresholding_path(C, [3]),
+        lambda C: em_sparse_pca_path(C, [3]),
+    ],
+    ids=["gspca", "pathspca", "thresholding_path", "em_sparse_pca_path"],
+)
+def test_paths_on_a_covariance_of_badly_scaled_data_say_float64_cannot_hold_it(call, scale):
+    with pytest.raises(ValueError, match=r"too (large|small) for float64: its variances"):
+        call(Covariance.from_data(X8 * scale))
+
+
+@pytest.mark.parametrize("scale", [1e100, 1e-100])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda C: baselines.gspca(C, 3).variance[-1],
+        lambda C: baselines.pathspca(C, [3]).variance_opt[0],
+        lambda C: em_sparse_pca_path(C, [3], random_state=0).variance_opt[0],
+    ],
+    ids=["gspca", "pathspca", "em_sparse_pca_path"],
+)
+def test_paths_on_a_covariance_of_badly_scaled_data_scale_back(call, scale):
+    ref = call(Covariance.from_data(X8))
+    assert call(Covariance.from_data(X8 * scale)) == pytest.approx(ref * scale**2, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda C: baselines.GSPCA(1, cardinality=3).fit(C),
+        lambda C: repro.SpannogramPCA(1, cardinality=3).fit(C),
+        lambda C: repro.nspca(C, 1, alpha=1.0),
+    ],
+    ids=["GSPCA", "SpannogramPCA", "nspca"],
+)
+def test_a_covariance_where_data_rows_are_needed_is_refused_by_name(call):
+    """It was read as a 0-d object array and ended in "'bool' object has no attribute 'astype'"."""
+    with pytest.raises(ValueError, match=r"X is a repro\.Covariance, which this method does not take"):
+        call(Covariance.from_data(X8))
+
+
 @pytest.mark.parametrize("scale", [1e100, 1e-100])
 def test_a_covariance_of_badly_scaled_data_is_solved_as_the_scaled_one(scale):
     C, ref = Covariance.from_data(X8 * scale), Covariance.from_data(X8)

@@ -249,6 +249,9 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
     (supports and loadings unchanged, variances times ``s^2``), and ``X * 1e160`` would overflow ``C``.
     """
     if isinstance(X, Covariance):
+        op, s, power = X.rescaled()  # data near 1e160 behind it: their covariance overflows before scaling
+        if power == 2:  # the data / s: variances times s^2, as for data rows
+            return np.array(op.dense(), dtype=np.float64), np.zeros(X.n_features), s
         return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features), 1.0
     if check_bool(precomputed, "precomputed"):
         C = check_symmetric(X, "X", psd=True)

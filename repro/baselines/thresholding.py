@@ -28,7 +28,7 @@ __all__ = ["simple_thresholding", "thresholding_path"]
 
 
 @blas_limited
-@rescaled(unscale_path, "thresholding_path")
+@rescaled(unscale_path, "thresholding_path", covariance=True)
 def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> CardinalityPath:
     """Simple thresholding for every cardinality in one call (one principal component, reused).
 

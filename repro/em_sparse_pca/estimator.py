@@ -584,7 +584,7 @@ def em_sparse_pca(X, n_components=1, **params):
 
 
 @blas_limited
-@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data)
+@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data, covariance=True)
 def em_sparse_pca_path(
     X,
     cardinalities,
