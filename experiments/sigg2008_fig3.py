@@ -109,8 +109,8 @@ def _nonzero(W: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- compute
 def _cum_rows(panel, method, W, C, **extra) -> list[dict]:
-    adj = adjusted_variance(W, C)
-    plain = cumulative_variance(W, C)
+    adj = adjusted_variance(C, W)
+    plain = cumulative_variance(C, W)
     card = np.cumsum(np.count_nonzero(W, axis=1))
     return [
         {

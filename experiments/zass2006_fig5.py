@@ -108,7 +108,7 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         random_state=cfg.rng(0),
         max_iter=500 if cfg.quick else 3000,
         exact=False,
-        score=lambda U: float(adjusted_variance(_unit(U), C)[-1]),
+        score=lambda U: float(adjusted_variance(C, _unit(U))[-1]),
         beta_start=NSPCA_BETA_START,
         precomputed=True,
     )
@@ -116,8 +116,8 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     rows = []
     for m in METHODS:
         W = comps[m]
-        adj = adjusted_variance(W, C)
-        qr = np.cumsum(qr_adjusted_variance(W, C))
+        adj = adjusted_variance(C, W)
+        qr = np.cumsum(qr_adjusted_variance(C, W))
         card = np.cumsum(np.count_nonzero(W, axis=1))
         for i in range(len(W)):
             rows.append(

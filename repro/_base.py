@@ -12,7 +12,7 @@ from sklearn.utils import Tags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_n_features, is_dask, unscale
+from ._validation import check_latent, check_n_features, is_dask, unscale
 
 __all__ = [
     "NONNEG_REAL",
@@ -22,6 +22,7 @@ __all__ = [
     "IntInterval",
     "ProjectionMixin",
     "RealInterval",
+    "ReconstructionMixin",
     "ReproTags",
     "VarianceScoreMixin",
     "dask_rows",
@@ -102,24 +103,30 @@ def with_expected_failures(tags: Tags, failures: dict) -> ReproTags:
 _SCALED_ATTRIBUTES = {"mean_": 1, "explained_variance_": 2, "history_": 2}
 
 
-def unscale_fitted(estimator, s: float) -> None:
+def unscale_fitted(estimator, s: float, power: int = 2) -> None:
     """Undo the internal rescaling ``X / s`` of a scale-equivariant fit on the fitted attributes.
 
     Multiplies ``mean_`` by ``s`` and ``explained_variance_`` and ``history_`` (variances or squared
     errors, an array or a list of arrays) by ``s**2`` where present; refuses an overflow with its reason.
+    ``power=1``: the fit was on a covariance matrix divided by ``s`` (:meth:`repro.Covariance.rescaled`),
+    so the variances scale as ``s`` (the mean, zeros there, is left as it is).
     """
     if s == 1.0:
         return
-    for attr, power in _SCALED_ATTRIBUTES.items():
+    for attr, p in _SCALED_ATTRIBUTES.items():
+        if power == 1:  # a matrix / s: the variances scale as s, the mean (zeros) not at all
+            if attr == "mean_":
+                continue
+            p = 1
         value = getattr(estimator, attr, None)
         if value is None:
             continue
-        what = "means" if power == 1 else "variances"
+        what = "means" if attr == "mean_" else "variances"
         if isinstance(value, list):
-            setattr(estimator, attr, [unscale(np.asarray(v), s, power, what) for v in value])
+            setattr(estimator, attr, [unscale(np.asarray(v), s, p, what) for v in value])
         else:
             strict = attr == "explained_variance_"  # a positive variance must not become 0
-            setattr(estimator, attr, unscale(value, s, power, what, underflow=not strict))
+            setattr(estimator, attr, unscale(value, s, p, what, underflow=not strict))
 
 
 def unscale_path(path, s: float, shape=None):
@@ -215,8 +222,39 @@ class VarianceScoreMixin:
         return max(float(span_variances(self.components_, cov)[-1]), 0.0)
 
 
-class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin):
-    """``transform`` as the projection on the fitted loadings: ``(X - mean_) @ components_.T``.
+class ReconstructionMixin:
+    """``inverse_transform``: the reconstruction ``Z @ components_ + mean_`` from projections ``Z``.
+
+    scikit-learn's ``PCA`` and ``SparsePCA`` reconstruct the same way. With orthonormal loadings it is the
+    orthogonal projection of the data on their span (exactly ``X`` back when they span the whole space);
+    sparse loadings that are not orthogonal give ``W'W (x - mean_) + mean_``, not a least-squares fit.
+    """
+
+    def _check_data_mean(self):
+        """Hook: refuse ``inverse_transform`` where the fit has no data mean (nothing by default)."""
+
+    def inverse_transform(self, Z):
+        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features).
+
+        Parameters
+        ----------
+        Z : array_like, shape (n_samples, n_components)
+            Coordinates on the components, e.g. the output of ``transform``.
+
+        Returns
+        -------
+        ndarray, shape (n_samples, n_features)
+            The reconstructions, in the space of the data ``fit`` saw.
+        """
+        check_is_fitted(self, "components_")
+        self._check_data_mean()
+        Z = check_latent(Z, self.components_.shape[0])
+        return Z @ self.components_ + self.mean_
+
+
+class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, TransformerMixin):
+    """``transform`` as the projection on the fitted loadings: ``(X - mean_) @ components_.T``, and its
+    ``inverse_transform`` (:class:`ReconstructionMixin`).
 
     For estimators whose ``fit`` sets ``components_`` (rows), ``mean_`` and ``n_features_in_``; with
     ``get_feature_names_out`` (:class:`ComponentNamesMixin`) and the default ``score``
@@ -239,6 +277,7 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin)
             The projections (a Dask array for Dask input).
         """
         check_is_fitted(self, "components_")
+        self._check_data_mean()
         lazy = dask_rows(X, self.transform)
         if lazy is not None:
             return lazy

@@ -1,8 +1,8 @@
 """Fitting badly scaled data as ``X / s``: the :func:`rescaled` decorator of the data-level functions.
 
 It sits above :mod:`repro._validation` (whose scale checks it uses) and :mod:`repro.linalg` (a given
-:class:`~repro.linalg.Covariance` is passed through as it is), so that validation depends on nothing in
-the library.
+:class:`~repro.linalg.Covariance` is passed through, or rescaled where the function asks), so that
+validation depends on nothing in the library.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .linalg import Covariance
 __all__ = ["rescaled"]
 
 
-def rescaled(unscale_result, method: str | None = None, *, check=None):
+def rescaled(unscale_result, method: str | None = None, *, check=None, covariance: bool = False):
     """Decorate a function of data ``X`` (first argument) so badly scaled data are fitted as ``X / s``.
 
     The wrapper validates ``X`` (NaN allowed; the function applies its own rules; a
@@ -31,11 +31,19 @@ def rescaled(unscale_result, method: str | None = None, *, check=None):
     array or raises). It is then the one check of ``X`` in the call: run here, before the scale is read,
     and the function receives the validated array (or ``X / s``) and must not check it again. Without
     it a float64 array is left to the function's own checks and other arrays are checked generically.
+
+    ``covariance``: a :class:`repro.linalg.Covariance` backed by data is rescaled too (the function gets
+    :meth:`repro.linalg.Covariance.rescaled`'s operator on the data ``/ s``; ``shape`` is then None): its
+    dense form or products would overflow for data near 1e160. A given matrix is passed through.
     """
 
     def deco(func):
         @functools.wraps(func)
         def wrapper(X, *args, **kwargs):
+            if isinstance(X, Covariance) and covariance:
+                op, s, power = X.rescaled()
+                if s != 1.0 and power == 2:
+                    return unscale_result(func(op, *args, **kwargs), s, None)
             if isinstance(X, Covariance) or is_dask(X):  # chunked data: read by the function
                 return func(X, *args, **kwargs)
             if check is not None:  # the function's validation, once, here

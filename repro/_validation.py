@@ -5,9 +5,11 @@ Each check returns a clean value (float64 arrays, ints, a ``np.random.Generator`
 wrapper calls these first, then hands plain arrays to the kernel.
 
 What every array input gets (:func:`check_array`, :func:`as_float`): complex values are refused (never cut
-to their real part), scipy sparse matrices are refused with a pointer to ``.toarray()``, ``pd.NA`` and
-pandas nullable dtypes read as NaN, non-numeric entries raise :class:`NonNumericError` (a ``TypeError``
-and a ``ValueError``). Shape errors use scikit-learn's wording, so its estimator checks pass.
+to their real part), scipy sparse matrices are refused with a pointer to ``.toarray()``, ``pd.NA``,
+pandas nullable dtypes and the masked entries of a ``numpy.ma.MaskedArray`` read as NaN (a missing value
+where the method takes them, refused with the reason where it does not), non-numeric entries raise
+:class:`NonNumericError` (a ``TypeError`` and a ``ValueError``). Shape errors use scikit-learn's
+wording, so its estimator checks pass.
 
 Scale (:func:`check_scale`, :func:`unscale`; the decorator :func:`repro._rescale.rescaled`): the PCA
 methods are scale-equivariant,
@@ -39,6 +41,7 @@ __all__ = [
     "NonNumericError",
     "as_float",
     "check_array",
+    "check_bool",
     "check_cardinalities",
     "check_cardinality",
     "check_covariance_args",
@@ -74,11 +77,22 @@ class NonNumericError(TypeError, ValueError):
 _SAFE_EXP = 256
 
 
-def _as_float_array(X, name: str) -> np.ndarray:
-    """``X`` as a float64 ndarray, refusing complex, sparse and non-numeric input with the true reason."""
+def _as_float_array(X, name: str, *, allow_masked: bool = False) -> np.ndarray:
+    """``X`` as a float64 ndarray, refusing complex, sparse and non-numeric input with the true reason.
+
+    The masked entries of a ``numpy.ma.MaskedArray`` become NaN (a missing value) with ``allow_masked``,
+    and are refused otherwise: ``np.asarray`` would drop the mask and fit the fill values as data.
+    """
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array of shape (n_samples, n_features).")
     refuse_dask(X, name)
+    if isinstance(X, np.ma.MaskedArray):
+        return _unmasked(X, name, allow_masked)
+    if type(X).__name__ == "Covariance" and type(X).__module__.startswith("repro"):  # linalg is above
+        raise ValueError(
+            f"{name} is a repro.Covariance, which this method does not take; pass the data rows, or "
+            f"{name}.dense() where the method takes a covariance matrix (precomputed=True)."
+        )
     if _is_sparse(X):
         raise ValueError(
             f"{name} is a scipy sparse matrix ({type(X).__name__}); sparse input is not supported by this "
@@ -98,7 +112,7 @@ def _as_float_array(X, name: str) -> np.ndarray:
         X = np.asarray(X)
     _refuse_complex(X, name)
     if X.dtype == object and pd is not None:
-        na = np.frompyfunc(lambda v: v is pd.NA, 1, 1)(X).astype(bool)
+        na = np.asarray(np.frompyfunc(lambda v: v is pd.NA, 1, 1)(X), dtype=bool)
         if na.any():
             X = X.copy()
             X[na] = np.nan
@@ -108,6 +122,24 @@ def _as_float_array(X, name: str) -> np.ndarray:
         raise NonNumericError(
             f"{name} must be a numeric 2-D array; converting it to float64 failed: {exc}"
         ) from None
+
+
+def _unmasked(X: np.ma.MaskedArray, name: str, allow_masked: bool) -> np.ndarray:
+    """A masked array as float64 with NaN at its masked entries (refused without ``allow_masked``)."""
+    mask = np.ma.getmaskarray(X)
+    if mask.any() and not allow_masked:
+        rows = np.nonzero(mask)[0] if mask.ndim == 2 else np.flatnonzero(mask)
+        where = f" (rows {_head(rows)})" if mask.ndim == 2 else ""
+        raise ValueError(
+            f"{name} is a masked array with {int(mask.sum())} masked entries{where}, and this method does "
+            f"not support missing values; pass {name}.filled(value) to use a value in their place, drop "
+            "those rows, or use EMPCA, SensiblePCA or EMSparsePCA (they fit masked entries as missing)."
+        )
+    arr = _as_float_array(np.ma.getdata(X), name)
+    if mask.any():
+        arr = np.array(arr, dtype=np.float64, copy=True)  # never write into the caller's data
+        arr[mask] = np.nan
+    return arr
 
 
 def as_float(x, name: str) -> np.ndarray:
@@ -161,7 +193,8 @@ def check_array(
     name : str
         The argument's name, used in error messages.
     allow_nan : bool
-        Whether NaN marks a missing value. Infinite values are always refused.
+        Whether NaN marks a missing value (and the masked entries of a ``numpy.ma.MaskedArray`` are
+        missing, read as NaN; without it they are refused). Infinite values are always refused.
     min_samples, min_features : int
         Smallest accepted shape.
     copy : bool
@@ -175,7 +208,7 @@ def check_array(
 def _check_array(X, name, *, allow_nan, min_samples, min_features=1, copy=False) -> tuple[np.ndarray, bool]:
     """:func:`check_array`, and whether every entry is finite (``False``: NaN, with ``allow_nan``), which
     its one pass found out."""
-    arr = _as_float_array(X, name)
+    arr = _as_float_array(X, name, allow_masked=allow_nan)
     if copy and (arr is X or not arr.flags.owndata):  # e.g. a view of a DataFrame's block
         arr = arr.copy()
     if arr.ndim != 2:
@@ -451,6 +484,18 @@ def check_symmetric(C, name: str = "C", *, tol: float = 1e-8, psd: bool = False)
     return out
 
 
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a bool: ``True``, ``False`` or a NumPy bool, nothing else.
+
+    ``bool(value)`` would take any object: ``nonneg="no"`` (a non-empty string) would be true and run the
+    constrained method without a word, ``1`` or ``None`` would pass as a flag. scikit-learn's
+    ``"boolean"`` parameter constraint refuses the same values in the estimators.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False; got {value!r} ({type(value).__name__}).")
+
+
 def check_int(value, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int in ``[low, high]``, refusing bools and non-integral numbers."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -496,16 +541,24 @@ def check_n_components(
     *,
     high: int | None = None,
     why: str | None = None,
+    shape: tuple | None = None,
 ) -> int:
     """The one rule for ``n_components``: an integer from 1 to ``min(n_samples, n_features)``, or to
     ``high`` where the method gives fewer (``why`` says why), refused in one wording everywhere.
 
-    ``n_samples`` is None for a given covariance matrix (then the bound is ``n_features``).
+    ``n_samples`` is None for a given covariance matrix (then the bound is ``n_features``). ``shape``: the
+    shape of the user's ``X`` to name in the message, where the bound comes from something derived from
+    it (a rank, a training fold); by default ``(n_samples, n_features)``.
     """
     k = check_int(n_components, name, low=1)
     limit = (n_features if n_samples is None else min(n_samples, n_features)) if high is None else high
     if k > limit:
-        shape = f"({n_samples}, {n_features})" if n_samples is not None else f"({n_features}, {n_features})"
+        if shape is not None:
+            shape = f"({', '.join(str(d) for d in shape)})"
+        elif n_samples is not None:
+            shape = f"({n_samples}, {n_features})"
+        else:
+            shape = f"({n_features}, {n_features})"
         what = "a covariance of shape" if n_samples is None else "X of shape"
         reason = why or "min(n_samples, n_features)"
         raise ValueError(

@@ -143,6 +143,7 @@ from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, Rea
 from ._threads import blas_limited
 from ._validation import (
     check_array,
+    check_bool,
     check_features,
     check_has_variance,
     check_int,
@@ -592,6 +593,7 @@ def log_evidence(X, support, *, n_components, alpha=None, sigma1="bc", return_pa
     >>> bool(true > less), bool(true > more)
     (True, True)
     """
+    return_params = check_bool(return_params, "return_params")
     X, sc, sigma1, alpha = _rescale(X, sigma1, alpha)
     Xc, d, s2 = _prepare(X, n_components, sigma1)
     n, p = Xc.shape

@@ -37,6 +37,7 @@ from ._validation import (
     _all_finite,
     _max_abs,
     check_array,
+    check_bool,
     check_covariance_args,
     check_int,
     check_scale,
@@ -359,6 +360,7 @@ class Covariance:
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
         X = check_array(X, name, min_samples=ddof + 1)
+        center = check_bool(center, "center")
         return cls._from_valid(
             X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter, name=name
         )
@@ -923,9 +925,23 @@ def _top_eigh(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
             )
             if info == 0 and m == k:
                 return w[:k][::-1].copy(), np.ascontiguousarray(v[:, :k][:, ::-1])
+            if info == 0:  # fewer than k pairs without an error: scipy's wrapper would return them too
+                return _top_eigh_full(A, k)
     # anything else (a LAPACK failure included): scipy's wrapper, which raises with the reason
     values, vectors = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
+    if vectors.shape[1] != k:
+        return _top_eigh_full(A, k)
     return values[::-1].copy(), np.ascontiguousarray(vectors[:, ::-1])
+
+
+def _top_eigh_full(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_top_eigh` by the full decomposition (``dsyevd``, NumPy's driver). ``dsyevr`` asked for the
+    top ``k`` eigenpairs can report success with none: it did for a 16 x 16 covariance whose top
+    eigenvalue is 5 nine times over (to round-off), and ``scipy.linalg.eigh(subset_by_index=...)``, the
+    same driver, then returns an empty array."""
+    values, vectors = np.linalg.eigh(A)
+    n = A.shape[0]
+    return values[n - k :][::-1].copy(), np.ascontiguousarray(vectors[:, n - k :][:, ::-1])
 
 
 #: Smallest order for which :func:`_top_eigvec` runs Lanczos (below it ``dsyevr`` is as fast: 9-15 us at

@@ -3,14 +3,21 @@
 Loadings are passed as rows, the scikit-learn ``components_`` layout: ``W`` of shape
 ``(n_components, n_features)`` or a single vector ``(n_features,)``. Covariances are a
 :class:`repro.linalg.Covariance` or a symmetric matrix.
+
+**Argument order**: the data or the covariance first, then the loadings, in every measure of a fit
+(``explained_variance(C, W)``, ``adjusted_variance(C, W)``, ``certified_fraction(X, W, k)``), as
+scikit-learn's functions take ``X`` first. The loadings-first order is refused with the new one where the
+shapes tell it apart: a 1-D first argument (one loading vector), a :class:`repro.linalg.Covariance`
+second, or a non-square first with a square second of matching size. Two square matrices of the same
+size cannot be told apart: the first is the covariance.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_float, check_array, check_real, unscale
-from .linalg import as_covariance, span_variances
+from ._validation import as_float, check_array, check_bool, check_real, unscale
+from .linalg import Covariance, as_covariance, span_variances
 
 __all__ = [
     "adjusted_variance",
@@ -26,7 +33,31 @@ __all__ = [
 ]
 
 
-def _variances(compute, W, C) -> np.ndarray:
+def _loadings_first(C, W) -> bool:
+    """Whether ``(C, W)`` is a call in the loadings-first order (module docstring: the rule)."""
+    if isinstance(C, Covariance):
+        return False
+    if isinstance(W, Covariance):
+        return True
+    c, w = np.shape(C), np.shape(W)
+    if len(c) == 1:
+        return True
+    return len(c) == 2 and len(w) == 2 and c[0] != c[1] and w[0] == w[1] and c[1] == w[0]
+
+
+def _check_order(C, W, name: str, first: str = "C") -> None:
+    """Refuse a loadings-first call of ``name`` with the order it takes."""
+    if _loadings_first(C, W):
+        got = "a Covariance" if isinstance(W, Covariance) else f"shape {np.shape(W)}"
+        raise ValueError(
+            f"{name} takes the {'covariance' if first == 'C' else 'data'} first, then the loadings: "
+            f"{name}({first}, W) with W of shape (n_components, n_features); this call passes loadings of "
+            f"shape {np.shape(C)} first and {got} second (the loadings-first order, no longer accepted). "
+            "Swap the two arguments."
+        )
+
+
+def _variances(compute, C, W) -> np.ndarray:
     """``compute(W, op)`` on ``C = s**power op`` scaled into the safe range of float64, times ``s**power``.
 
     Quadratic forms of a covariance of data near 1e160 overflow and near 1e-160 underflow; the measures
@@ -50,17 +81,17 @@ def _rows(W, n_features: int | None = None) -> np.ndarray:
     return W
 
 
-def explained_variance(W, C) -> np.ndarray:
+def explained_variance(C, W) -> np.ndarray:
     """``w' C w`` for each row ``w`` of ``W`` (the variance of the projection on ``w``).
 
     This is the objective of sparse PCA for unit-norm ``w``; no normalization is applied here.
 
     Parameters
     ----------
-    W : array_like, shape (n_components, n_features) or (n_features,)
-        Loadings as rows (the ``components_`` layout) or a single loading vector.
     C : Covariance or array_like, shape (n_features, n_features)
         The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
 
     Returns
     -------
@@ -81,15 +112,16 @@ def explained_variance(W, C) -> np.ndarray:
     >>> import numpy as np
     >>> from repro.metrics import explained_variance
     >>> C = np.diag([3.0, 2.0, 1.0])
-    >>> explained_variance(np.eye(3)[:2], C)
+    >>> explained_variance(C, np.eye(3)[:2])
     array([3., 2.])
-    >>> print(round(float(explained_variance(np.ones(3) / np.sqrt(3), C)[0]), 6))
+    >>> print(round(float(explained_variance(C, np.ones(3) / np.sqrt(3))[0]), 6))
     2.0
     """
-    return _variances(lambda W, C: np.atleast_1d(C.quad(W.T)), W, C)
+    _check_order(C, W, "explained_variance")
+    return _variances(lambda W, C: np.atleast_1d(C.quad(W.T)), C, W)
 
 
-def cumulative_variance(W, C) -> np.ndarray:
+def cumulative_variance(C, W) -> np.ndarray:
     """Running sum of :func:`explained_variance` over the rows: ``sum_{j<=i} w_j' C w_j``.
 
     The naive cumulative variance; it over-counts when components are not orthogonal (see
@@ -97,10 +129,10 @@ def cumulative_variance(W, C) -> np.ndarray:
 
     Parameters
     ----------
-    W : array_like, shape (n_components, n_features) or (n_features,)
-        Loadings as rows (the ``components_`` layout) or a single loading vector.
     C : Covariance or array_like, shape (n_features, n_features)
         The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
 
     Returns
     -------
@@ -116,13 +148,14 @@ def cumulative_variance(W, C) -> np.ndarray:
     >>> import numpy as np
     >>> from repro.metrics import cumulative_variance
     >>> W = np.array([[1.0, 0.0], [1.0, 0.0]])  # the same direction twice: counted twice
-    >>> cumulative_variance(W, np.diag([2.0, 1.0]))
+    >>> cumulative_variance(np.diag([2.0, 1.0]), W)
     array([2., 4.])
     """
-    return np.cumsum(explained_variance(W, C))
+    _check_order(C, W, "cumulative_variance")
+    return np.cumsum(explained_variance(C, W))
 
 
-def adjusted_variance(W, C) -> np.ndarray:
+def adjusted_variance(C, W) -> np.ndarray:
     """Cumulative variance explained by the span of the first ``i`` rows, for every ``i``.
 
     Shen & Huang (2008), Section 2.3: with ``V_i`` the first ``i`` loadings as columns, the data are
@@ -132,10 +165,10 @@ def adjusted_variance(W, C) -> np.ndarray:
 
     Parameters
     ----------
-    W : array_like, shape (n_components, n_features) or (n_features,)
-        Loadings as rows (the ``components_`` layout) or a single loading vector.
     C : Covariance or array_like, shape (n_features, n_features)
         The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
 
     Returns
     -------
@@ -156,14 +189,15 @@ def adjusted_variance(W, C) -> np.ndarray:
     >>> import numpy as np
     >>> from repro.metrics import adjusted_variance
     >>> W = np.array([[1.0, 0.0], [1.0, 0.0]])  # a repeated direction adds nothing
-    >>> adjusted_variance(W, np.diag([2.0, 1.0]))
+    >>> adjusted_variance(np.diag([2.0, 1.0]), W)
     array([2., 2.])
     """
+    _check_order(C, W, "adjusted_variance")
     C = as_covariance(C)
     return span_variances(_rows(W, C.n_features), C)
 
 
-def qr_adjusted_variance(W, C) -> np.ndarray:
+def qr_adjusted_variance(C, W) -> np.ndarray:
     """Per-component adjusted variance of Zou, Hastie & Tibshirani (2006), Section 3.4.
 
     The scores ``Z = X V`` are decomposed ``Z = Q R``; component ``j`` is credited ``R_jj^2 / (n-1)``,
@@ -172,10 +206,10 @@ def qr_adjusted_variance(W, C) -> np.ndarray:
 
     Parameters
     ----------
-    W : array_like, shape (n_components, n_features) or (n_features,)
-        Loadings as rows (the ``components_`` layout) or a single loading vector.
     C : Covariance or array_like, shape (n_features, n_features)
         The covariance, as a :class:`repro.linalg.Covariance` or a symmetric matrix.
+    W : array_like, shape (n_components, n_features) or (n_features,)
+        Loadings as rows (the ``components_`` layout) or a single loading vector.
 
     Returns
     -------
@@ -196,10 +230,11 @@ def qr_adjusted_variance(W, C) -> np.ndarray:
     >>> import numpy as np
     >>> from repro.metrics import qr_adjusted_variance
     >>> W = np.array([[1.0, 0.0], [1.0, 1.0]]) / np.array([[1.0], [np.sqrt(2.0)]])
-    >>> print(np.round(qr_adjusted_variance(W, np.diag([2.0, 1.0])), 6))
+    >>> print(np.round(qr_adjusted_variance(np.diag([2.0, 1.0]), W), 6))
     [2.  0.5]
     """
-    return _variances(_qr_adjusted, W, C)
+    _check_order(C, W, "qr_adjusted_variance")
+    return _variances(_qr_adjusted, C, W)
 
 
 def _qr_adjusted(W, C) -> np.ndarray:
@@ -485,6 +520,8 @@ def certified_fraction(
     """
     from .spannogram import _scaled_cov, spannogram_bound
 
+    _check_order(X, components, "certified_fraction", first="X")
+    nonneg = check_bool(nonneg, "nonneg")
     cov = _scaled_cov(X, method="certified_fraction").cov  # X / s: the ratio does not depend on s
     W = _rows(components, cov.n_features)
     norms = np.linalg.norm(W, axis=1)

@@ -32,6 +32,7 @@ from ._threads import blas_limit
 from ._validation import (
     as_float,
     check_array,
+    check_bool,
     check_features,
     check_has_variance,
     check_int,
@@ -284,7 +285,7 @@ def _unit_rows(U: np.ndarray) -> np.ndarray:
 
 def _scatter(X, precomputed: bool, name: str = "X"):
     """Return (A, mean, n_samples) with A = Xc' Xc for data rows, or the given matrix when precomputed."""
-    if precomputed:
+    if check_bool(precomputed, "precomputed"):
         A = check_symmetric(X, name, psd=True)
         return np.ascontiguousarray(A), np.zeros(A.shape[0]), None
     if is_dask(X):
@@ -658,12 +659,6 @@ def _ranked(U: np.ndarray, A: np.ndarray, scale: float):
     return W[order], np.ascontiguousarray(U[:, order]), var[order] * scale
 
 
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False; got {value!r}.")
-    return bool(value)
-
-
 def nspca_for_cardinality(
     X,
     target: int,
@@ -776,7 +771,7 @@ def nspca_for_cardinality(
     n_restarts = check_int(n_restarts, "n_restarts", low=1)
     rtol = check_real(rtol, "rtol", low=0.0, low_inclusive=False)
     beta_start = check_real(beta_start, "beta_start", low=0.0, low_inclusive=False)
-    exact = _check_bool(exact, "exact")
+    exact = check_bool(exact, "exact")
     if score is not None and not callable(score):
         raise ValueError(f"score must be None or a callable score(U) -> float; got {score!r}.")
     rng = check_random_state(random_state)
@@ -931,7 +926,7 @@ def nspca_for_min_angle(
     e_lo = check_real(e_lo, "log10_alpha_range[0]", low=-300.0, high=300.0)
     e_hi = check_real(e_hi, "log10_alpha_range[1]", low=e_lo, high=300.0)
     ratio = check_real(ratio, "ratio", low=1.0, low_inclusive=False)
-    strict = _check_bool(strict, "strict")
+    strict = check_bool(strict, "strict")
     rng = check_random_state(random_state)
     scale = 1.0 if n is None else 1.0 / (n - 1)
     seed = int(rng.integers(2**31 - 1))

@@ -62,7 +62,9 @@ from ._bnb import OptimalResult, search
 from ._optimal_roots import _em_support, _spannogram_root
 from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
 from ._validation import (
+    as_float,
     check_array,
+    check_bool,
     check_cardinality,
     check_features,
     check_has_variance,
@@ -74,6 +76,7 @@ from ._validation import (
 from .linalg import Covariance, projection_deflate
 
 __all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca"]
+
 
 def _constant_features(M: np.ndarray) -> np.ndarray:
     bad = ~np.isfinite(np.diag(M))
@@ -103,17 +106,29 @@ def _unscaled(res: OptimalResult, s: float, power: int) -> OptimalResult:
     return replace(res, value=up(res.value), upper_bound=up(res.upper_bound), root_bound=up(res.root_bound))
 
 
-def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float]:
-    """``(C, s)``: a given matrix divided by ``s``, the power of two that brings its largest entry into the
-    safe range (values scale as ``s``), or the covariance of data rows that :func:`_scaled_data` has already
-    checked and scaled (``s = 1`` here), as a dense float64 matrix, checked (finite, symmetric, positive
-    semi-definite)."""
+def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float, int]:
+    """``(C, s, power)``: the covariance as a dense float64 matrix, checked (finite, symmetric, positive
+    semi-definite), divided by ``s**power``, ``s`` the power of two that brings the backing array into the
+    safe range (the variances scale as ``s**power``).
+
+    A given matrix is scaled by its largest entry (``power`` 1), a :class:`repro.Covariance` as
+    :meth:`repro.Covariance.rescaled` does (``power`` 2 when data back it: their covariance would overflow
+    float64 before it is scaled), data rows that :func:`_scaled_data` has already checked and scaled not at
+    all (``s = 1``). Variances float64 cannot hold are refused here, before the search, with the reason.
+    """
+    power = 1
     if isinstance(X, Covariance):
-        M = np.asarray(X.dense(), dtype=float)
+        op, s, power = X.rescaled()
+        M = np.array(op.dense(), dtype=float)
     elif precomputed:
-        M = np.array(X, dtype=float, copy=True)
+        M = as_float(X, "X")  # sparse, masked, complex or non-numeric input: refused with the reason
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
             raise ValueError(f"X with precomputed=True must be a square matrix; got shape {M.shape}.")
+        if M.shape[0] == 0:
+            raise ValueError(
+                "X with precomputed=True is an empty (0, 0) matrix; pass the (n_features, n_features) "
+                "covariance or correlation matrix of at least one feature."
+            )
         if not np.all(np.isfinite(M)):
             bad = _constant_features(M)
             where = f" (features {bad[:10].tolist()}{'...' if bad.size > 10 else ''})" if bad.size else ""
@@ -122,26 +137,28 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float]:
                 "correlation matrix has NaN where a feature is constant. Drop those features (or pass the "
                 "covariance matrix)."
             )
-        asym = float(np.max(np.abs(M - M.T))) if M.size else 0.0
+        asym = float(np.max(np.abs(M - M.T)))
         if asym > 1e-8 * max(float(np.max(np.abs(M))), 1e-300):
             raise ValueError(f"X with precomputed=True must be symmetric; max |X - X'| = {asym:.3g}.")
         M = 0.5 * (M + M.T)
+        s = check_scale(M, "X")
+        M = M / s if s != 1.0 else M
     else:  # data rows, checked and scaled by _scaled_data
-        M = np.array(Covariance.from_data(X, name="X").dense(), dtype=float)
+        M, s = np.array(Covariance.from_data(X, name="X").dense(), dtype=float), 1.0
     if M.shape[0] == 0:
         raise ValueError("X has no features.")
-    s = check_scale(M, "X") if isinstance(X, Covariance) or precomputed else 1.0
-    M = M / s if s != 1.0 else M
     top = float(np.max(np.abs(np.diag(M))))
     if not top > 0:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
+    if s != 1.0:  # the largest variance, refused now where float64 cannot hold it (not after the search)
+        unscale(top, s, power, "variances", underflow=False)
     lo = float(np.linalg.eigvalsh(M)[0])
     if lo < -1e-9 * top * M.shape[0]:
         raise ValueError(
             f"X is not positive semi-definite (smallest eigenvalue {lo:.3g}); pass a covariance or "
             "correlation matrix, or clip its negative eigenvalues."
         )
-    return M, s
+    return M, s, power
 
 
 def optimal_sparse_pca(
@@ -234,17 +251,19 @@ def optimal_sparse_pca(
     True
     """
     t0 = time.perf_counter()
-    nonneg = bool(nonneg)
+    nonneg, precomputed = check_bool(nonneg, "nonneg"), check_bool(precomputed, "precomputed")
+    root_em, root_spannogram = check_bool(root_em, "root_em"), check_bool(root_spannogram, "root_spannogram")
+    verbose = check_bool(verbose, "verbose")
     wide = C0 = None
-    power = 1 if precomputed or isinstance(X, Covariance) else 2  # how the variances scale with s
-    if power == 1:
-        C0, s = _as_matrix(X, precomputed)
+    if precomputed or isinstance(X, Covariance):
+        C0, s, power = _as_matrix(X, precomputed)  # the matrix / s**power: values scale as s**power
     else:
         data, s = _scaled_data(X)  # X / s, exact: badly scaled data neither underflow nor overflow C
+        power = 2
         if data.shape[0] < data.shape[1] and data.shape[1] >= WIDE_MIN_FEATURES:
             wide = data  # through the n x n side: never the p x p covariance
         else:
-            C0, _ = _as_matrix(data, False)
+            C0, _, _ = _as_matrix(data, False)
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
     gap = check_real(gap, "gap", low=0.0)
@@ -253,35 +272,53 @@ def optimal_sparse_pca(
     if max_nodes is not None:
         max_nodes = check_int(max_nodes, "max_nodes", low=0)
     eig_limit = check_int(eig_limit, "eig_limit", low=0)
-    if wide is not None:
-        res = optimal_sparse_pca_wide(
-            wide,
-            k,
-            nonneg=nonneg,
-            gap=gap,
-            time_limit=time_limit,
-            max_nodes=max_nodes,
-            eig_limit=eig_limit,
-            root_em=root_em,
-            root_spannogram=root_spannogram,
-            verbose=verbose,
-            t0=t0,
-        )
-        return _unscaled(res, s, power)
-    res = search(
+    res = _solve(
         C0,
+        wide,
         k,
         nonneg=nonneg,
         gap=gap,
         time_limit=time_limit,
         max_nodes=max_nodes,
         eig_limit=eig_limit,
-        em_start=_em_support if root_em else None,
-        spannogram=_spannogram_root if root_spannogram else None,
+        root_em=root_em,
+        root_spannogram=root_spannogram,
         verbose=verbose,
         t0=t0,
     )
     return _unscaled(res, s, power)
+
+
+def _solve(C, D, k, *, nonneg, gap, time_limit, max_nodes=None, eig_limit=40, root_em=True,
+           root_spannogram=True, verbose=False, t0=None) -> OptimalResult:  # fmt: skip
+    """The search on a covariance ``C`` or centred wide data ``D`` (the other None) that the library checked
+    or derived itself (a deflation): no validation here, so a deflated covariance whose round-off leaves an
+    eigenvalue of -1e-16 is solved, not refused as a user's matrix would be."""
+    t0 = time.perf_counter() if t0 is None else t0
+    kw = dict(nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=max_nodes, eig_limit=eig_limit)
+    if D is not None:
+        return optimal_sparse_pca_wide(
+            D, k, root_em=root_em, root_spannogram=root_spannogram, verbose=verbose, t0=t0, **kw
+        )
+    return search(
+        C,
+        k,
+        em_start=_em_support if root_em else None,
+        spannogram=_spannogram_root if root_spannogram else None,
+        verbose=verbose,
+        t0=t0,
+        **kw,
+    )
+
+
+def _total_variance(C, D) -> float:
+    """The trace of the covariance ``C``, or of the centred data ``D``'s (up to the factor ``n - 1``)."""
+    return float(np.trace(C)) if D is None else float(np.einsum("ij,ij->", D, D))
+
+
+#: A deflated covariance whose trace is at most this fraction of the first one has no variance left: the
+#: rest is round-off (about 1e-16 of the trace), and another component would be noise.
+_NO_VARIANCE_LEFT = 1e-10
 
 
 class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
@@ -298,7 +335,8 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
     nonneg : bool, default False
         Non-negative loadings.
     precomputed : bool, default False
-        ``fit`` receives a covariance or correlation matrix (then ``transform`` is not available).
+        ``fit`` receives a covariance or correlation matrix (then ``transform`` and ``inverse_transform``
+        raise: a covariance has no data mean to centre with).
     gap : float, default 1e-6
         Relative tolerance of each proof.
     time_limit : float, optional
@@ -376,11 +414,12 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         """
         if not isinstance(X, Covariance):
             check_features(self, X)  # n_features_in_, and feature_names_in_ from a DataFrame
-        D = None  # wide data (n < p, p >= WIDE_MIN_FEATURES): deflated as data, never the p x p covariance
-        if isinstance(X, Covariance) or self.precomputed:
-            C, s = _as_matrix(X, True)  # the matrix / s: values scale as s
+        D = C = None  # D: wide data (n < p, p >= WIDE_MIN_FEATURES), deflated as data, never the p x p C
+        self._on_matrix = isinstance(X, Covariance) or self.precomputed
+        if self._on_matrix:
+            C, s, power = _as_matrix(X, True)  # the matrix / s**power: values scale as s**power
             self.mean_ = np.zeros(C.shape[0])
-            p, power = C.shape[0], 1
+            p = C.shape[0]
         else:
             X, s = _scaled_data(X)  # X / s: variances scale as s^2, components unchanged
             self.mean_ = X.mean(axis=0) * s
@@ -388,14 +427,21 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
             if X.shape[0] < p and p >= WIDE_MIN_FEATURES:
                 D = X - X.mean(axis=0)
             else:
-                C, _ = _as_matrix(X, False)
+                C, _, _ = _as_matrix(X, False)
         n = check_int(self.n_components, "n_components", low=1, high=p)
         ks = check_cardinality(p if self.cardinality is None else self.cardinality, p, n)
+        total = _total_variance(C, D)
         comps, results = [], []
         for i in range(n):
-            kw = dict(nonneg=self.nonneg, gap=self.gap, time_limit=self.time_limit)
-            res = optimal_sparse_pca(C, int(ks[i]), precomputed=True, **kw) if D is None else (
-                optimal_sparse_pca(D, int(ks[i]), **kw))  # fmt: skip
+            left = _total_variance(C, D)
+            if i and not left > _NO_VARIANCE_LEFT * total:
+                raise ValueError(
+                    f"n_components={n} is more than these data have: after {i} component(s) the deflated "
+                    f"covariance has no variance left (its trace is {left / total:.1e} of the first, "
+                    f"round-off), so only {i} component(s) exist; pass n_components={i}."
+                )
+            # the library's own matrices (checked above, or deflated from them): solved without re-checking
+            res = _solve(C, D, int(ks[i]), nonneg=self.nonneg, gap=self.gap, time_limit=self.time_limit)
             results.append(_unscaled(res, s, power))
             comps.append(res.component)
             if i + 1 < n and D is None:
@@ -412,3 +458,13 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
         self.proven_ = np.array([r.proven for r in results])
         self.n_features_in_ = p
         return self
+
+    def _check_data_mean(self):
+        """``transform`` and ``inverse_transform`` need the data's mean, which a covariance does not have."""
+        if getattr(self, "_on_matrix", False):
+            raise ValueError(
+                "This OptimalSparsePCA was fitted on a covariance (precomputed=True or a Covariance), which "
+                "carries no data mean to centre X with, so transform and inverse_transform are not "
+                "available. Project centred data yourself, (X - X.mean(axis=0)) @ est.components_.T, or fit "
+                "on the data rows (precomputed=False)."
+            )

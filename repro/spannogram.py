@@ -79,6 +79,7 @@ from ._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin
 from ._threads import blas_limited
 from ._validation import (
     check_array,
+    check_bool,
     check_cardinalities,
     check_cardinality,
     check_features,
@@ -276,7 +277,7 @@ def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, fl
     if s != 1.0:
         v = v / s
     x = np.empty_like(v)
-    value, _ = rank1_solve(v, k, bool(nonneg), x, np.empty_like(v))
+    value, _ = rank1_solve(v, k, check_bool(nonneg, "nonneg"), x, np.empty_like(v))
     return x, float(unscale(value, s, 2, "value ||v_I||^2", "v", underflow=False))
 
 
@@ -482,7 +483,7 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
     d = _check_rank(rank, cov)
     k = check_int(cardinality, "cardinality", low=1, high=cov.n_features)
     lr = _low_rank(cov, d)
-    nonneg = bool(nonneg)
+    nonneg = check_bool(nonneg, "nonneg")
     if d == 1:
         x = _x_at(lr.V, np.ones(1), k, nonneg)
     elif d == 2:
@@ -780,7 +781,7 @@ def spannogram_path(
     if net == "exact" and d != 2:
         raise ValueError(f"net='exact' is the rank-2 sweep; got rank={d}. Use rank=2 or net='grid'.")
     rng = check_random_state(random_state)
-    nonneg = bool(nonneg)
+    nonneg = check_bool(nonneg, "nonneg")
     if ks.size * cov.n_features > _MAX_PATH_ENTRIES:
         raise ValueError(
             f"cardinalities asks for {ks.size} components of {cov.n_features} features "
@@ -903,13 +904,14 @@ def spannogram_bound(
     fp = _check_fp(failure_probability)
     if net == "exact" and d != 2:
         raise ValueError(f"net='exact' is the rank-2 sweep; got rank={d}. Use rank=2 or net='grid'.")
+    nonneg, spectral_only = check_bool(nonneg, "nonneg"), check_bool(spectral_only, "spectral_only")
     lr = _low_rank(cov, d)
     kmax = int(ks.max())
     if net == "exact":
-        val, _ = _exact2(lr.V, kmax, bool(nonneg))
+        val, _ = _exact2(lr.V, kmax, nonneg)
         upper = val[ks - 1]
     else:
-        ps = _run_pass(lr.V, kmax, bool(nonneg), net, S, check_random_state(random_state), fp)
+        ps = _run_pass(lr.V, kmax, nonneg, net, S, check_random_state(random_state), fp)
         upper = ps.f[ks - 1] / ps.cos2
     full, spec = _bound(lr, upper, ks)
     out = sc.variances(spec if spectral_only else full)

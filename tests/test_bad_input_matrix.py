@@ -272,10 +272,10 @@ FUNCTIONS = {
     "ce_scores": lambda X: {"ce": (ce_scores(X), 0, ("value",))},
     "cesr_select": lambda X: {"sel": (np.sort(cesr_select(X, 3)), 0, ("value",))},
     "metrics.explained_variance": lambda X: {
-        "v": (metrics.explained_variance(np.eye(X.shape[1])[:1], Covariance.from_data(X)), 2, ("value",))
+        "v": (metrics.explained_variance(Covariance.from_data(X), np.eye(X.shape[1])[:1]), 2, ("value",))
     },
     "metrics.adjusted_variance": lambda X: {
-        "v": (metrics.adjusted_variance(np.eye(X.shape[1])[:1], Covariance.from_data(X)), 2, ("value",))
+        "v": (metrics.adjusted_variance(Covariance.from_data(X), np.eye(X.shape[1])[:1]), 2, ("value",))
     },
     "metrics.certified_fraction": lambda X: {
         "f": (metrics.certified_fraction(X, np.eye(X.shape[1])[:1], 1, n_samples=500), 0, ("value",))
@@ -599,8 +599,8 @@ COVARIANCE_CALLS = {
     "Covariance(matrix=)": lambda C: Covariance(matrix=C).eigh(2)[0],
     "Covariance.from_matrix": lambda C: Covariance.from_matrix(C).eigh(2)[0],
     "leading_eigenpairs": lambda C: repro.leading_eigenpairs(C, 2)[0],
-    "metrics.explained_variance": lambda C: metrics.explained_variance(np.eye(P)[:2], C),
-    "metrics.adjusted_variance": lambda C: metrics.adjusted_variance(np.eye(P)[:2], C),
+    "metrics.explained_variance": lambda C: metrics.explained_variance(C, np.eye(P)[:2]),
+    "metrics.adjusted_variance": lambda C: metrics.adjusted_variance(C, np.eye(P)[:2]),
     "gspca(precomputed)": lambda C: np.einsum(
         "ij,jk,ik->i", (W := gspca(C, 3, 2, precomputed=True).components), C, W
     ),

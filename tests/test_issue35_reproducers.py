@@ -93,7 +93,7 @@ def _neg_cov():
         lambda C: Covariance(matrix=C),
         lambda C: Covariance.from_matrix(C),
         lambda C: repro.leading_eigenpairs(C, 2),
-        lambda C: metrics.explained_variance(np.eye(6)[:1], C),
+        lambda C: metrics.explained_variance(C, np.eye(6)[:1]),
         lambda C: repro.spannogram_bound(Covariance.from_matrix(C), 2),
     ],
     ids=[

@@ -65,7 +65,7 @@ def test_explained_percent_is_adjusted_variance():
     W = np.zeros((3, 12))
     W[:, S] = Vt[:3]
     C = X.T @ X / 29
-    expected = 100 * adjusted_variance(W, C)[-1] / np.trace(C)
+    expected = 100 * adjusted_variance(C, W)[-1] / np.trace(C)
     assert mattei2016_fig3.explained_percent(X, S, 3) == pytest.approx(expected, rel=1e-10)
 
 

@@ -31,10 +31,10 @@ def test_explained_and_cumulative_variance():
     X, W = _setup()
     C = np.cov(X, rowvar=False)
     expected = np.array([w @ C @ w for w in W])
-    np.testing.assert_allclose(explained_variance(W, C), expected)
-    np.testing.assert_allclose(explained_variance(W, Covariance.from_data(X)), expected)
-    np.testing.assert_allclose(explained_variance(W[0], C), expected[:1])
-    np.testing.assert_allclose(cumulative_variance(W, C), np.cumsum(expected))
+    np.testing.assert_allclose(explained_variance(C, W), expected)
+    np.testing.assert_allclose(explained_variance(Covariance.from_data(X), W), expected)
+    np.testing.assert_allclose(explained_variance(C, W[0]), expected[:1])
+    np.testing.assert_allclose(cumulative_variance(C, W), np.cumsum(expected))
 
 
 def test_adjusted_variance_is_projection_variance():
@@ -42,7 +42,7 @@ def test_adjusted_variance_is_projection_variance():
     Xc = X - X.mean(0)
     n = X.shape[0]
     C = Covariance.from_data(X)
-    adj = adjusted_variance(W, C)
+    adj = adjusted_variance(C, W)
     for i in range(1, W.shape[0] + 1):
         V = W[:i].T
         Xi = Xc @ V @ np.linalg.inv(V.T @ V) @ V.T  # Shen & Huang (2008): projection on span(V)
@@ -55,8 +55,8 @@ def test_adjusted_equals_plain_for_eigenvectors():
     C = np.cov(X, rowvar=False)
     vals, vecs = np.linalg.eigh(C)
     W = vecs[:, ::-1][:, :3].T
-    np.testing.assert_allclose(adjusted_variance(W, C), np.cumsum(vals[::-1][:3]), rtol=1e-10)
-    np.testing.assert_allclose(qr_adjusted_variance(W, C), vals[::-1][:3], rtol=1e-10)
+    np.testing.assert_allclose(adjusted_variance(C, W), np.cumsum(vals[::-1][:3]), rtol=1e-10)
+    np.testing.assert_allclose(qr_adjusted_variance(C, W), vals[::-1][:3], rtol=1e-10)
 
 
 def test_qr_adjusted_variance_matches_qr_of_scores():
@@ -64,16 +64,16 @@ def test_qr_adjusted_variance_matches_qr_of_scores():
     Xc = X - X.mean(0)
     _, R = np.linalg.qr(Xc @ W.T)
     expected = np.diag(R) ** 2 / (X.shape[0] - 1)
-    np.testing.assert_allclose(qr_adjusted_variance(W, np.cov(X, rowvar=False)), expected, rtol=1e-9)
+    np.testing.assert_allclose(qr_adjusted_variance(np.cov(X, rowvar=False), W), expected, rtol=1e-9)
 
 
 def test_duplicated_component_adds_no_variance():
     X, W = _setup(4)
     W2 = np.vstack([W[0], W[0]])
     C = np.cov(X, rowvar=False)
-    adj = adjusted_variance(W2, C)
+    adj = adjusted_variance(C, W2)
     assert adj[1] == pytest.approx(adj[0])
-    assert qr_adjusted_variance(W2, C)[1] == pytest.approx(0, abs=1e-10)
+    assert qr_adjusted_variance(C, W2)[1] == pytest.approx(0, abs=1e-10)
 
 
 def test_cardinality_and_overlap():
@@ -155,4 +155,4 @@ def test_fscore_selection():
 
 def test_shape_mismatch_is_named():
     with pytest.raises(ValueError, match="features"):
-        explained_variance(np.ones((1, 3)), np.eye(4))
+        explained_variance(np.eye(4), np.ones((1, 3)))

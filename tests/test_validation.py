@@ -212,7 +212,7 @@ def test_complex_input_is_refused_by_the_functions():
         "simple_thresholding": lambda: baselines.simple_thresholding(Xc, 2),
         "cesr_select": lambda: baselines.cesr_select(Xc, 2),
         "svd_entropy": lambda: baselines.svd_entropy(Xc),
-        "explained_variance W": lambda: metrics.explained_variance(W + 1j, np.eye(6)),
+        "explained_variance W": lambda: metrics.explained_variance(np.eye(6), W + 1j),
         "subspace_sin": lambda: subspace_sin(Xc[:, :2], X[:, :2]),
         "EMPCA init": lambda: repro.EMPCA(1, init=np.ones((1, 6)) + 1j).fit(X),
         "EMSparsePCA init": lambda: repro.EMSparsePCA(1, init=np.ones(6) + 1j).fit(X),

@@ -44,6 +44,7 @@ from .._threads import blas_limit
 from .._ties import TIE_RTOL, argmax_tied
 from .._validation import (
     check_array,
+    check_bool,
     check_cardinality,
     check_features,
     check_has_variance,
@@ -265,8 +266,11 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
     (supports and loadings unchanged, variances times ``s^2``), and ``X * 1e160`` would overflow ``C``.
     """
     if isinstance(X, Covariance):
+        op, s, power = X.rescaled()  # data near 1e160 behind it: their covariance overflows before scaling
+        if power == 2:  # the data / s: variances times s^2, as for data rows
+            return np.array(op.dense(), dtype=np.float64), np.zeros(X.n_features), s
         return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features), 1.0
-    if precomputed:
+    if check_bool(precomputed, "precomputed"):
         C = check_symmetric(X, "X", psd=True)
         return C, np.zeros(C.shape[0]), 1.0
     X = check_array(X, "X", min_samples=2)
@@ -410,7 +414,7 @@ def gspca(
     >>> [S.tolist() for S in res.supports], np.linalg.norm(res.components, axis=1).round(12).tolist()
     ([[0, 1, 2], [0, 1, 3]], [1.0, 1.0])
     """
-    n = None if precomputed or isinstance(X, Covariance) else np.shape(X)[0]
+    n = None if check_bool(precomputed, "precomputed") or isinstance(X, Covariance) else np.shape(X)[0]
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
     k = check_n_components(n_components, n if isinstance(n, int) else None, D)

@@ -56,7 +56,7 @@ def _top_eigh(M: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 @blas_limited
-@rescaled(unscale_path, "pathspca")
+@rescaled(unscale_path, "pathspca", covariance=True)
 def pathspca(
     X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
 ) -> CardinalityPath:

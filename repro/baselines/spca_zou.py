@@ -62,6 +62,7 @@ from .._threads import blas_limited
 from .._ties import argmax_tied, order_tied, tie_tol
 from .._validation import (
     check_array,
+    check_bool,
     check_cardinalities,
     check_cardinality,
     check_features,
@@ -617,6 +618,7 @@ def spca_zou_path(
     D = A.shape[1]
     ks = check_cardinalities(cardinalities, D)
     ridge = _scale_ridge(_check_ridge(ridge), s)
+    renormalize, warm_start = check_bool(renormalize, "renormalize"), check_bool(warm_start, "warm_start")
     tol = check_real(tol, "tol", low=0.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)
     t0 = time.perf_counter()

@@ -529,6 +529,15 @@ class SSPCA(ProjectionMixin, BaseEstimator):
             k = check_int(self.cv, "cv", low=2, high=n)
             rng = check_random_state(self.random_state)
             folds = np.array_split(rng.permutation(n), k)
+            smallest = n - max(f.size for f in folds)  # the fewest rows a fold's fit is trained on
+            if d > smallest:
+                raise ValueError(
+                    f"n_components={d} is too large to cross-validate alpha on X of shape {X.shape} with "
+                    f"cv={k}: each fold's fit trains on as few as {smallest} samples, and n_components must "
+                    f"be at most that; lower n_components, raise cv (larger training folds, at most "
+                    f"n_samples={n}), pass more samples, or give alpha= or n_selected= (no "
+                    "cross-validation)."
+                )
             alphas = amax * np.geomspace(1.0, _GRID_LOW, _GRID)
             errors = _cv_error(Xc, d, alphas, folds, max_iter, tol, self.cv_score)
             alpha = float(alphas[int(np.argmin(errors))])

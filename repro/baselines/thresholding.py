@@ -25,7 +25,7 @@ from .._base import unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._ties import order_tied
-from .._validation import check_cardinalities
+from .._validation import check_bool, check_cardinalities
 from ..em_sparse_pca import CardinalityPath, renormalize_on_support
 from ..em_sparse_pca.operators import _as_data, _leading_pc
 
@@ -33,7 +33,7 @@ __all__ = ["simple_thresholding", "thresholding_path"]
 
 
 @blas_limited
-@rescaled(unscale_path, "thresholding_path")
+@rescaled(unscale_path, "thresholding_path", covariance=True)
 def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> CardinalityPath:
     """Simple thresholding for every cardinality in one call (one principal component, reused).
 
@@ -77,6 +77,7 @@ def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> Cardinal
     >>> bool(np.all(np.diff(path.variance_opt) > 0))
     True
     """
+    renormalize = check_bool(renormalize, "renormalize")
     A, _, _ = _as_data(X)
     D = A.shape[1]
     ks = check_cardinalities(cardinalities, D)
@@ -154,6 +155,7 @@ def simple_thresholding(X, cardinality: int, *, renormalize: bool = True) -> tup
     >>> np.flatnonzero(w).tolist(), round(float(np.linalg.norm(w)), 12)
     ([0, 1, 2], 1.0)
     """
+    renormalize = check_bool(renormalize, "renormalize")
     p = thresholding_path(X, [cardinality], renormalize=renormalize)
     if renormalize:
         return p.components_opt[0], float(p.variance_opt[0])

@@ -25,6 +25,7 @@ from .._base import (
     RANDOM_STATE,
     ComponentNamesMixin,
     IntInterval,
+    ReconstructionMixin,
     VarianceScoreMixin,
     with_expected_failures,
 )
@@ -173,7 +174,7 @@ def em_pca(
     return _em_pca_on(_source_of(X), n_components, max_iter, tol, random_state, init, callback, n_oversamples)
 
 
-class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstimator):
+class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, TransformerMixin, BaseEstimator):
     """PCA by the EM algorithm of Roweis (1997): a few eigenvectors of large data, with missing values.
 
     Parameters
@@ -377,23 +378,6 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, TransformerMixin, BaseEstim
         Z = np.empty((X.shape[0], C.shape[1]))
         _missing_estep(Yfill, B, C, C.T @ C, self.mean_, ptr, idx, Z, np.empty(X.shape[1]))
         return Z
-
-    def inverse_transform(self, Z):
-        """Reconstructions ``Z @ components_ + mean_``, shape (n_samples, n_features).
-
-        Parameters
-        ----------
-        Z : array_like, shape (n_samples, n_components)
-            Coordinates in the principal subspace.
-
-        Returns
-        -------
-        ndarray, shape (n_samples, n_features)
-            The reconstructions.
-        """
-        check_is_fitted(self, "components_")
-        Z = check_latent(Z, self.components_.shape[0])
-        return Z @ self.components_ + self.mean_
 
 
 @rescaled(_unscale_ppca, "ppca_closed_form", check=_valid_complete)

@@ -213,7 +213,7 @@ def _solve_quasi(op, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg) 
     return good
 
 
-def _check_params(est_params: dict, D: int, N_rank_bound: int):
+def _check_params(est_params: dict, D: int, N_rank_bound: int, shape=None):
     p = est_params
     L = check_n_components(
         p["n_components"],
@@ -221,6 +221,7 @@ def _check_params(est_params: dict, D: int, N_rank_bound: int):
         D,
         high=max(N_rank_bound, 1),
         why="the rank of the covariance: n_samples - 1 for centred data, at most n_features",
+        shape=shape,
     )
     ks = check_cardinality(p["cardinality"], D, L)
     orth = p["orthogonality"]

@@ -24,6 +24,7 @@ from .._threads import blas_limited
 from .._validation import (
     _check_array,
     check_array,
+    check_bool,
     check_cardinalities,
     check_features,
     check_has_variance,
@@ -411,8 +412,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
-        s, finite = 1.0, None
-        if not is_dask(X) and not isinstance(X, Covariance):
+        s, finite, power = 1.0, None, 2
+        if isinstance(X, Covariance):  # its backing array / s, s a power of two: C = s**power op (exact)
+            X, s, power = X.rescaled()
+        elif not is_dask(X):
             X, finite = _check_array(X, "X", min_samples=2, allow_nan=True)  # as _valid_data, NaN found out
             check_has_variance(X, "EMSparsePCA")
             s = check_scale(X)  # badly scaled data: fit X / s, scale the variances back (exact, s = 2^e)
@@ -427,8 +430,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             if card.size == 1 and np.issubdtype(card.dtype, np.integer) and card[0] > 0:
                 search32 = int(card[0])  # (a bad cardinality is refused with its reason by the fit below)
         op, mean, n = _prepare(X, self.operator, n_vec, checked=True, search32=search32, finite=finite)
-        self._fit_op(op, mean, n - 1)
-        unscale_fitted(self, s)
+        self._fit_op(op, mean, n - 1, shape=None if isinstance(X, Covariance) else X.shape)
+        unscale_fitted(self, s, power)
         return self
 
     def _fit_data(self, A, mean, rank_bound):
@@ -437,10 +440,11 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         return self
 
     @blas_limited
-    def _fit_op(self, op, mean, rank_bound):
+    def _fit_op(self, op, mean, rank_bound, shape=None):
+        """The fit on the operator ``op``; ``shape``: the user's ``X``'s, named in the errors."""
         D = op.n_features
         L, ks, orth, min_angle, penalty, tol, max_iter, init = _check_params(
-            self.get_params(), D, min(rank_bound, D)
+            self.get_params(), D, min(rank_bound, D), shape
         )
         rng = check_random_state(self.random_state)
         comps = _fit(
@@ -523,7 +527,7 @@ def _check_renormalize(renormalize):
         if renormalize != "refine":
             raise ValueError(f"renormalize must be True, False or 'refine'; got {renormalize!r}.")
         return renormalize
-    if not isinstance(renormalize, (bool, np.bool_, int, np.integer)):
+    if not isinstance(renormalize, (bool, np.bool_)):
         raise ValueError(f"renormalize must be True, False or 'refine'; got {renormalize!r}.")
     return bool(renormalize)
 
@@ -578,15 +582,18 @@ def em_sparse_pca(X, n_components=1, **params):
     """
     est = EMSparsePCA(n_components, **params)
     if isinstance(X, Covariance):
+        est._validate_params()  # what fit's _fit_context does: e.g. nonneg="no" is refused, not true
+        X, s, power = X.rescaled()  # C = s**power op: products of data near 1e160 would overflow
         op, mean, n = _prepare(X, est.operator, 1)
         est._fit_op(op, mean, min(n - 1, op.n_features))
+        unscale_fitted(est, s, power)
     else:
         est.fit(X)
     return est.components_, est.explained_variance_
 
 
 @blas_limited
-@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data)
+@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data, covariance=True)
 def em_sparse_pca_path(
     X,
     cardinalities,
@@ -666,7 +673,7 @@ def em_sparse_pca_path(
     tol = check_real(tol, "tol", low=0.0, high=1.0, low_inclusive=False)
     max_iter = check_int(max_iter, "max_iter", low=1)
     rng = check_random_state(random_state)
-    nonneg = bool(nonneg)
+    nonneg = check_bool(nonneg, "nonneg")
     renorm = _check_renormalize(renormalize)
     kind = init_c[0] if isinstance(init_c, np.ndarray) else (init_c or "auto")
     R = _resolve_restarts(n_restarts, kind if isinstance(kind, str) else "array")
