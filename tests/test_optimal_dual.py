@@ -17,6 +17,7 @@ from test_optimal import _random_cov, brute
 from test_optimal_any_k import _instance, _lower_bounds
 
 from repro._bnb import search
+from repro.kernels import optimal as K
 from repro.kernels.optimal_dual import _clipped, clipped_l1_bound, l1_dual_bound
 from repro.kernels.optimal_nonneg import certified_lambda_max
 
@@ -105,3 +106,40 @@ def test_scale_and_k_one():
     b2, _, _ = l1_dual_bound(C * 1e-200, 4, iters=30)
     assert b2 == pytest.approx(b1 * 1e-200, rel=1e-6)
     assert b2 >= brute(C, 4) * 1e-200
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_inherited_by_the_nodes_against_brute_force(nonneg):
+    """The root's ``U`` over a node's allowed features bounds every support inside them (interlacing), and
+    the search with it (``root_dual``) proves the brute-force optimum."""
+    rng = np.random.default_rng(21 + nonneg)
+    for _ in range(8):
+        p = int(rng.integers(6, 10))
+        k = int(rng.integers(2, p))
+        C = _random_cov(rng, p)
+        b, U, rho = l1_dual_bound(C, k, nonneg=nonneg, iters=60)
+        DM = np.ascontiguousarray(C - U)
+        add = rho * (k - 1) + 1e-15 * (np.linalg.norm(DM) + b)
+        for _ in range(4):
+            A = np.sort(rng.choice(p, int(rng.integers(k + 1, p + 1)), replace=False)).astype(np.int64)
+            opt = brute(C, k, nonneg, F=A)
+            assert K.dual_value(DM, add, A) >= opt
+            v = np.ones(A.size)
+            assert K.dual_bound(DM, add, A, opt * (1 - 1e-9), v) == np.inf  # never prunes the optimum
+        res = search(C, k, nonneg=nonneg, gap=1e-9, root_dual=60)
+        assert res.proven and res.value == pytest.approx(brute(C, k, nonneg), rel=1e-7)
+        assert res.upper_bound >= brute(C, k, nonneg)
+
+
+def test_root_dual_prunes_nodes_and_tightens_the_root():
+    """On an unstructured covariance the optimized root bound is below the clipped one, and nodes are
+    pruned by it (counted with the l1 bound); the optimum is the same."""
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((80, 40))
+    C = A.T @ A / 80
+    off = search(C, 6, nonneg=False, gap=1e-9)
+    on = search(C, 6, nonneg=False, gap=1e-9, root_dual=150)
+    assert on.proven and off.proven
+    assert on.value == pytest.approx(off.value, rel=1e-9)
+    assert on.root_bound < off.root_bound
+    assert on.n_nodes <= off.n_nodes

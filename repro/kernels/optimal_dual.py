@@ -94,11 +94,13 @@ def _project(A: np.ndarray, s: float, nonneg: bool) -> tuple[np.ndarray, float]:
     return U, rho
 
 
-def clipped_l1_bound(C: np.ndarray, k: int, *, nonneg: bool = False, evals: int = 24) -> tuple[float, float]:
+def clipped_l1_bound(
+    C: np.ndarray, k: int, *, nonneg: bool = False, evals: int = 24, deadline: float = np.inf
+) -> tuple[float, float]:
     """The l1 bound with the clipped ``U`` at the best ``rho`` of a golden-section search on
-    ``[0, max |C_ij|]`` (``evals`` eigenvalue computations; the function of ``rho`` need not be convex,
-    so the search may stop at a local minimum). Returns ``(bound, rho)``, the bound certified as in the
-    module docstring."""
+    ``[0, max |C_ij|]`` (``evals`` eigenvalue computations, fewer past ``deadline`` on
+    ``time.perf_counter``; the function of ``rho`` need not be convex, so the search may stop at a local
+    minimum). Returns ``(bound, rho)``, the bound certified as in the module docstring."""
     C = np.asarray(C, dtype=float)
     p = C.shape[0]
     off = C[~np.eye(p, dtype=bool)]
@@ -119,6 +121,8 @@ def clipped_l1_bound(C: np.ndarray, k: int, *, nonneg: bool = False, evals: int 
     for v, r in ((f1, x1), (f2, x2)):
         best = min(best, (v, r))
     for _ in range(max(evals - 3, 0)):
+        if time.perf_counter() >= deadline:
+            break
         if f1 <= f2:
             hi_, x2, f2 = x2, x1, f1
             x1 = hi_ - g * (hi_ - lo_)
@@ -208,7 +212,8 @@ def l1_dual_bound(
         rho = _rho_of(U, nonneg)
     else:
         if rho0 is None:
-            rho = clipped_l1_bound(C, k, nonneg=nonneg)[1]
+            end = np.inf if time_limit is None else t0 + time_limit
+            rho = clipped_l1_bound(C, k, nonneg=nonneg, deadline=end)[1]
         else:
             rho = max(float(rho0) / scale, 0.0)
         U = _clipped(C, rho, nonneg)
