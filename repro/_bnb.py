@@ -11,10 +11,12 @@ import numpy as np
 
 from ._threads import blas_limited
 from .kernels import optimal as _k
+from .kernels.optimal_dual import l1_dual_bound
 from .linalg import canonical_sign
 
 __all__ = ["OptimalResult", "search"]
 
+_EPS = np.finfo(np.float64).eps
 CHAIN_BUDGET = 4  # the chain's searches at k - 1, k - 2, ... may spend this many times the nodes before it
 
 
@@ -136,6 +138,7 @@ def search(
     l1_split: bool = True,
     chain_after: int | None = 1500,
     chain_frac: float = 0.25,
+    root_dual: int = 0,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
@@ -144,7 +147,10 @@ def search(
     branch on the free feature with the largest weight in the l1 relaxation's top eigenvector.
     ``chain_after``: after that many nodes without a proof, the cardinality chain (:func:`_chain_screen`:
     the search at ``k - 1`` bounds every support holding a feature; ``None``: never), when
-    :func:`_chain_pays` (at most ``chain_frac`` of the features would survive)."""
+    :func:`_chain_pays` (at most ``chain_frac`` of the features would survive). ``root_dual``: iterations
+    of :func:`~repro.kernels.optimal_dual.l1_dual_bound` (the l1 bound with its ``U`` optimized, one
+    ``eigh`` each) at the root when the cheaper root bounds leave a gap (0: not used); every node then
+    also tries that ``U`` over its allowed features (:func:`~repro.kernels.optimal.dual_bound`)."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -165,7 +171,8 @@ def search(
     inc_x[j] = 1.0
     root_bound = float(np.sum(np.sort(diag)[::-1][:k]))
     status = "optimal"
-    lam = V2T = None
+    lam = V2T = dual_M = None
+    dual_add = 0.0
     try:
         w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
         lam, V2T = _k.eigen_tables(w, V)
@@ -175,6 +182,16 @@ def search(
             _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
         if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
             root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro._optimal_roots
+        if root_dual > 0 and k > 1 and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
+            left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 0.0)
+            bd, U, rho = l1_dual_bound(C, k, nonneg=nonneg, iters=root_dual, time_limit=left)
+            root_bound = min(root_bound, bd)
+            dual_M = np.ascontiguousarray(C - U)
+            # rho (k - 1) and the rounding of C - U (module docstring of repro.kernels.optimal_dual) and of
+            # the sums the nodes form with it
+            dual_add = rho * (k - 1) + _EPS * (
+                2.0 * float(np.linalg.norm(dual_M)) + 8.0 * (bd + rho * (k - 1))
+            )
     except KeyboardInterrupt:
         status = "interrupted"
     if lam is None or status == "interrupted":  # stopped at the root: its incumbent and bound
@@ -200,7 +217,7 @@ def search(
     chunk = 64
     last_print = time.perf_counter()
     chain = {"U": None, "R": np.flatnonzero(np.ones(p, bool)), "inc": -np.inf}  # the chain's state
-    tables = (C, W, lam, V2T, k, nonneg, eig_limit, l1_evals)
+    tables = (C, W, lam, V2T, k, nonneg, eig_limit, l1_evals, dual_M, dual_add)
 
     def upper() -> float:
         if sp[0] == 0:
@@ -234,7 +251,7 @@ def search(
                         C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
                         eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,
                         l1_evals=l1_evals, branch_l1=branch_l1, l1_split=l1_split, chain_after=0,
-                        chain_frac=chain_frac,
+                        chain_frac=chain_frac, root_dual=root_dual,
                     )  # fmt: skip
                     chain["U"] = sub.upper_bound / scale  # exact: scale is a power of 2
                     counts[_k.CHAIN_NODES] += sub.n_nodes
@@ -273,6 +290,8 @@ def search(
                 l1_split,
                 l1s,
                 deadline,
+                dual_M,
+                dual_add,
             )
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
@@ -315,14 +334,14 @@ REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
 def _rebound(tables, inc_val, status_arr, bounds, rhos, sp, deadline):
     """Each open node's own bound (its parent's is looser), the largest first, until ``deadline`` (a node
     not re-bounded keeps its parent's bound, which holds). A second Ctrl-C ends it at once."""
-    C, W, lam, V2T, k, nonneg, eig_limit, l1_evals = tables
+    C, W, lam, V2T, k, nonneg, eig_limit, l1_evals, dual_M, dual_add = tables
     try:
         for t in np.argsort(-bounds[: sp[0]], kind="stable"):
             if time.perf_counter() >= deadline:
                 break
             own = _k.node_bound(
                 C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals,
-                deadline,
+                deadline, dual_M, dual_add,
             )  # fmt: skip
             bounds[t] = min(bounds[t], own)
     except KeyboardInterrupt:

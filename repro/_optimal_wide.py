@@ -278,11 +278,13 @@ def optimal_sparse_pca_wide(
     t0: float,
     max_candidates: int = MAX_CANDIDATES,
     levels: list | None = None,
+    root_dual: int = 0,
 ) -> OptimalResult:
     """:func:`repro.optimal_sparse_pca` on data ``X`` (n, p), checked, with ``n < p``: the cardinalities
     ``1..k`` in turn, each screened with the bounds of the module docstring (and the previous one's upper
     bound), then searched over its candidates (``C_R`` only). ``max_nodes`` limits each cardinality's
-    search; ``time_limit`` the whole. ``levels``, when a list, receives each cardinality's result."""
+    search; ``time_limit`` the whole. ``levels``, when a list, receives each cardinality's result.
+    ``root_dual``: the optimized l1 dual's iterations at the root of the last cardinality's search."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     G = (X - X.mean(axis=0)) / np.sqrt(n - 1)  # C = G'G is Covariance.from_data(X) (ddof = 1)
@@ -300,6 +302,7 @@ def optimal_sparse_pca_wide(
             res = _one_cardinality(
                 G, d, lam, V, cov, j, nonneg, gap, time_limit, max_nodes, eig_limit, root_em and j == k,
                 root_spannogram and j == k, verbose, t0, max_candidates, ub_prev, prev,
+                root_dual if j == k else 0,
             )  # fmt: skip
             total_nodes += res.n_nodes
             if levels is not None:
@@ -329,7 +332,7 @@ def _interrupted(G, d, lam, V, k, nonneg, gap, res, n_nodes, t0) -> OptimalResul
 
 def _one_cardinality(
     G, d, lam, V, cov, k, nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose,
-    t0, max_candidates, ub_prev, prev,
+    t0, max_candidates, ub_prev, prev, root_dual=0,
 ) -> OptimalResult:  # fmt: skip
     """One cardinality of :func:`optimal_sparse_pca_wide`; ``ub_prev`` bounds the optimum at ``k - 1``, so
     ``U_i <= ub_prev + C_ii`` (``||G_S||^2 <= ||G_{S - i}||^2 + ||g_i||^2``)."""
@@ -395,6 +398,7 @@ def _one_cardinality(
             spannogram=_spannogram_root if root_spannogram else None,
             verbose=verbose,
             t0=time.perf_counter(),
+            root_dual=root_dual,
         )
         n_nodes = res.n_nodes
         for name, c in res.prunes.items():

@@ -153,12 +153,12 @@ def _run(C, k, nonneg, reuse, offered=None):
     real = K.bnb_run
 
     def without(*args):
-        *head, max_nodes, l1_evals, branch_l1, l1_split, stack_l1, deadline = args
+        *head, max_nodes, l1_evals, branch_l1, l1_split, stack_l1, deadline, dual_M, dual_add = args
         sp_arr = head[12]
         nodes = 0
         while nodes < max_nodes and sp_arr[0] > 0:
             fresh = np.full_like(stack_l1, np.inf)
-            nodes += real(*head, 1, l1_evals, branch_l1, l1_split, fresh, deadline)
+            nodes += real(*head, 1, l1_evals, branch_l1, l1_split, fresh, deadline, dual_M, dual_add)
             if offered is not None:
                 offered.append(bool(np.isfinite(fresh).any()))
         return nodes

@@ -22,7 +22,8 @@ against brute force in ``tests/test_optimal.py``):
 * ``lambda_max(C_A)`` over the allowed features ``A = I + F`` (when ``|A|`` is at most ``eig_limit``);
 * the l1 (DSPCA-dual) bound: ``lambda_max(C_A - U_A) + rho (k - 1)`` for any ``U`` with zero diagonal and
   ``|U_ij| <= rho`` (``||x||_1^2 <= k``), ``U`` the clipped ``C``, ``rho`` searched per node from the
-  parent's; its value certified by a Cholesky factorization (:func:`l1_bound`, :func:`below`).
+  parent's; its value certified by a Cholesky factorization (:func:`l1_bound`, :func:`below`); the same
+  bound at the root's optimized ``U`` restricted to ``A`` (:func:`dual_bound`, interlacing).
 
 A free variable whose 2 x 2 bound with it forced in is below the incumbent is fixed out of the subtree.
 The cardinality chain (:func:`chain_bounds`): with a certified bound ``U`` on the optimum at ``k - 1``,
@@ -55,7 +56,7 @@ RESIDUAL = 9  # the 2 x 2 bound with the residual parts bounded by Gershgorin
 KNAPSACK = 10  # the eigen-knapsack bound
 MULTI = 11  # the 2 x 2 bound along every direction of C_I
 ANGLE = 12  # the 2 x 2 bound maximized over the angle with one choice of features
-L1 = 13  # the l1 (DSPCA-dual) bound over the allowed features
+L1 = 13  # the l1 (DSPCA-dual) bound over the allowed features (clipped U, or the root's optimized U)
 L1_SPLIT = 14  # the l1 bound with the fixed-in features' l1 charge apart (l1_split_bound)
 CHAIN_OUT = 15  # features fixed out of every open node by the cardinality chain (chain_bounds)
 CHAIN_NODES = 16  # nodes of the chain's searches at k - 1, k - 2, ... (included in the node count)
@@ -646,6 +647,41 @@ def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30, deadline=NO_DEADL
 
 
 @njit(cache=True)
+def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
+    """The root's optimized l1 dual point at a node: ``lambda_max(DM_A) + add``, certified.
+
+    ``DM`` is ``fl(C - U)`` for a symmetric ``U`` with zero diagonal in the l1 bound's cone (from
+    :func:`repro.kernels.optimal_dual.l1_dual_bound` at the root) and ``add`` is that point's
+    ``rho (k - 1)`` plus an allowance for the rounding of ``DM`` (at least ``u ||DM||_F``: the error of
+    the matrix is at most that in the 2-norm, and a principal submatrix's error is a submatrix of it).
+    A support ``S`` inside the allowed set ``A`` has ``x'Cx <= lambda_max((C - U)_S) + rho (k - 1)
+    <= lambda_max((C - U)_A) + rho (k - 1)`` (the l1 bound's argument, then interlacing), so the value
+    bounds every support of the node. Lanczos from ``v`` (unchanged) estimates it; only when the
+    estimate is below ``thr`` is ``thr`` certified (:func:`below`), else ``inf`` (no claim: the
+    estimate is below ``lambda_max``). Returns ``thr`` when the node is pruned, else ``inf``.
+    """
+    n = A.shape[0]
+    M = _sub(DM, A)
+    out = np.empty(n)
+    theta, _res, _steps = lanczos_top(M, v, steps, 1e-10, out)
+    if theta + add < thr and below(M, thr - add, deadline):
+        return thr
+    return np.inf
+
+
+@njit(cache=True)
+def dual_value(DM, add, A, deadline=NO_DEADLINE):
+    """:func:`dual_bound`'s value certified at the level of the full spectrum (no threshold): for a node
+    re-bounded when a search stops; ``inf`` when the certificate fails."""
+    M = _sub(DM, A)
+    lam = np.linalg.eigvalsh(M)[A.shape[0] - 1]
+    level = lam * (1.0 + 1e-7) + 1e-12 * abs(lam) + 1e-300
+    if lam >= 0.0 and below(M, level, deadline):
+        return level + add
+    return np.inf
+
+
+@njit(cache=True)
 def split_shift(m, r, theta):
     """The diagonal shifts ``(a - 1, b - 1)`` of the split l1 bound at ``theta``: ``a = m / theta`` on the
     fixed-in features, ``b = r / (1 - theta)`` on the free ones (``m / a + r / b = 1``)."""
@@ -959,6 +995,8 @@ def bnb_run(
     l1_split=True,
     stack_l1=None,
     deadline=NO_DEADLINE,
+    dual_M=None,
+    dual_add=0.0,
 ):
     """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
 
@@ -975,6 +1013,9 @@ def bnb_run(
     and past it a node's certificates give up (the bound is not used: the node branches) and a leaf's
     enumeration stops (its ``lambda_max`` is kept in ``inc_val[1]``, as for an exhausted budget): every
     bound still holds.
+
+    ``dual_M`` (optional): the root's optimized l1 dual matrix ``fl(C - U)`` with its ``dual_add``
+    (:func:`dual_bound`), tried at every node before the l1 bound's own search.
     """
     p = C.shape[0]
     diag = np.empty(p)
@@ -1114,6 +1155,10 @@ def bnb_run(
             if not np.sum(v * v) > 0.0:  # the root: a start with no symmetry (ones can miss the top)
                 for t in range(m + nf):
                     v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
+            if dual_M is not None and pl1 == np.inf:
+                if dual_bound(dual_M, dual_add, A, thr, v, 30, deadline) <= thr:
+                    counts[L1] += 1  # the l1 bound at the root's optimized U
+                    continue
             if pl1 < np.inf:  # the parent's allowed set, so its certified l1 bound (and rho, v)
                 bl = pl1
             else:
@@ -1240,11 +1285,25 @@ def swap_search(C, S, nonneg, max_passes=3, deadline=NO_DEADLINE):
 
 @njit(cache=True)
 def node_bound(
-    C, W, lam, V2T, status, k, nonneg, eig_limit, inc, rho0=-1.0, l1_evals=16, deadline=NO_DEADLINE
+    C,
+    W,
+    lam,
+    V2T,
+    status,
+    k,
+    nonneg,
+    eig_limit,
+    inc,
+    rho0=-1.0,
+    l1_evals=16,
+    deadline=NO_DEADLINE,
+    dual_M=None,
+    dual_add=0.0,
 ):
     """The smallest of the node's bounds (no early exit), with the free features whose forced-in bound is
     at most ``inc`` fixed out first: a certified bound for an open node when a search stops. The l1 bound
-    searches ``rho`` from ``rho0`` (``l1_evals`` estimates; 0: not used)."""
+    searches ``rho`` from ``rho0`` (``l1_evals`` estimates; 0: not used); ``dual_M``, ``dual_add``: the
+    root's optimized l1 dual point (:func:`dual_value`)."""
     I = np.nonzero(status == 1)[0]
     F = np.nonzero(status == 0)[0]
     m = I.shape[0]
@@ -1289,4 +1348,6 @@ def node_bound(
         b = min(b, bl)
         if m > 0:
             b = min(b, l1_split_bound(C, A, m, k, rho, -np.inf, nonneg, v, l1_evals, 30, True, deadline)[0])
+    if dual_M is not None:
+        b = min(b, dual_value(dual_M, dual_add, A, deadline))
     return b
