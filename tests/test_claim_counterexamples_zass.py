@@ -97,6 +97,20 @@ def test_fig2_overlap_remains_refuses_parts_like_overlap(fig2):
     assert _get(fig2, "c", "overlap") > 0.5 * _get(fig2, "a", "overlap")
 
 
+def test_fig2_overlap_remains_is_the_midpoint_rule(fig2):
+    """The rule from the sentence: (c) nearer the overlapping (a) than the part-based (b). Just above the
+    midpoint reproduces, just below does not, whatever the raw reading says."""
+    a, b = _get(fig2, "a", "overlap_unit"), _get(fig2, "b", "overlap_unit")
+    mid = 0.5 * (a + b)
+    above = _set(fig2, "c", "overlap_unit", mid + 1e-3 * (a - b))
+    below = _set(fig2, "c", "overlap_unit", mid - 1e-3 * (a - b))
+    assert _verdict(zass2006_fig2, "overlap-remains-with-beta", above) == REPRODUCED
+    assert _verdict(zass2006_fig2, "overlap-remains-with-beta", below) == NOT_REPRODUCED
+    assert _verdict(zass2006_fig2, "overlap-remains-with-beta", _set(fig2, "c", "overlap_unit", a)) == (
+        REPRODUCED
+    )
+
+
 def test_fig2_within_a_refuses_replaced_pixels(fig2):
     df = fig2.copy()
     m = df.kind == "match"

@@ -179,7 +179,8 @@ def test_overlap_remains_one_verdict_raw_reading_only_in_note():
         out = check(summary((4.88, 3.0, 1.0), raw))
         assert out.verdict == "reproduced"
         assert "not counted" in out.note
-    assert check(summary((4.88, 2.45, 1.61), (54.2, 39.3, 2.26))).verdict == "partly reproduced"
+    # the committed overlaps: (c) = 2.45 lies below the midpoint 3.245 of (a) and (b), nearer (b)
+    assert check(summary((4.88, 2.45, 1.61), (54.2, 39.3, 2.26))).verdict == "not reproduced"
     assert check(summary((4.88, 1.7, 1.61), (54.2, 39.3, 2.26))).verdict == "not reproduced"
     ids = [c.id for c in zass2006_fig2.CLAIMS]
     assert "overlap-remains-with-beta-raw-u" not in ids
