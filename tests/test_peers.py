@@ -120,3 +120,38 @@ def test_live_spanpc():
     assert seconds > 0 and w.shape == (25,)
     assert np.count_nonzero(w) <= 5 and np.all(w >= 0)
     assert set(np.flatnonzero(w)) == set(range(5))
+
+
+def _side_by_side_run(name: str):
+    """The side-by-side run a recorded table was transcribed from (``../shared/peers/results/``), or None."""
+    import os
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]
+    for base in (here.parent / "shared", Path(os.environ.get("REPRO_DATA_MIRROR", "/nonexistent")).parent):
+        path = base / "peers" / "results" / name
+        if path.is_file():
+            return pd.read_csv(path)
+    return None
+
+
+def test_recorded_nsprcomp_equals_the_run_it_was_transcribed_from_label_by_label():
+    """Every recorded nsprcomp row (dataset, k, nonneg) carries the median time, variance and non-zeros of the
+    same labels in its source run. At CBCL k = 100 the source reads 73.1711 sparse and 73.2209
+    non-negative, and today's live runs read the two values the other way round: not a swapped label
+    (this test): the two values are two local optima of the problem, and which one each nsprcomp call
+    reaches differs between the two runs (the side-by-side script standardizes the raw matrix itself, so
+    its data differ from the experiment's in the last bits; confirming that needs R, not here)."""
+    src = _side_by_side_run("empca_run2/empca_side_by_side.csv")
+    if src is None:
+        pytest.skip("the side-by-side results of ../shared/peers are not beside this checkout")
+    rec = _peers.recorded("nsprcomp")
+    assert len(rec) == len(src) == 12
+    for _, r in rec.iterrows():
+        s = src[(src.dataset == r.dataset) & (src.k == r.k) & (src.nonneg == r.nonneg)]
+        assert len(s) == 1, (r.dataset, r.k, r.nonneg)
+        s = s.iloc[0]
+        assert r.seconds == pytest.approx(s.nsprcomp_median_s, rel=1e-6)
+        assert r.variance == pytest.approx(s.nsprcomp_variance, rel=1e-6)
+        assert int(r.nnz) == int(s.nsprcomp_nnz)
+        assert r.times_s == s.nsprcomp_times_s
