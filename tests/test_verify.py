@@ -306,3 +306,22 @@ def test_library_defaults_probe_notices_a_changed_default(monkeypatch):
     report = compare_frames(defaults_probe.NAME, old, defaults_probe.probe())
     assert not report.ok
     assert "value" in [m.column for m in report.moved]
+
+
+def test_round_off_columns_are_declared_with_their_tolerance():
+    """NSPCA's support sizes either side of a missed jump (asteris2014_fig4) are not compared; its sweep
+    count (zass2006_fig3) may move by one sweep and no more, with the last sweep's move within 5%."""
+    import pandas as pd
+
+    from experiments.runner.verify import compare_frames
+
+    old = pd.DataFrame({"cardinality": [90, 110], "nnz_below": [52, 56], "variance": [1.0, 2.0]})
+    new = old.assign(nnz_below=[77, 103])
+    r = compare_frames("asteris2014_fig4", old, new)
+    assert r.ok and "nnz_below" in r.skipped
+    assert not compare_frames("asteris2014_fig4", old, new.assign(variance=[1.0, 2.1])).ok
+    old = pd.DataFrame({"seed": [1, 2], "n_iter": [271, 40], "max_coord_move": [1.03e-4, 2e-4]})
+    one_sweep = old.assign(n_iter=[270, 40], max_coord_move=[1.04e-4, 2e-4])
+    assert compare_frames("zass2006_fig3", old, one_sweep).ok
+    assert not compare_frames("zass2006_fig3", old, old.assign(n_iter=[268, 40])).ok
+    assert not compare_frames("zass2006_fig3", old, old.assign(max_coord_move=[1.2e-4, 2e-4])).ok

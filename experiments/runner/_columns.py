@@ -10,17 +10,44 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DECLARED", "EXACT", "FLOAT", "TEXT", "TIMING", "TIMING_NAME", "declared_rule", "is_timing"]
+__all__ = [
+    "DECLARED",
+    "DIAGNOSTIC",
+    "EXACT",
+    "FLOAT",
+    "TEXT",
+    "TIMING",
+    "TIMING_NAME",
+    "declared_rule",
+    "is_timing",
+]
 
 #: A timing column by its name: seconds, wall time, speed-ups, resident memory.
 TIMING_NAME = re.compile(r"seconds|(^|_)s$|speedup|rss|wall")
 TIMING, EXACT, TEXT, FLOAT = "timing", "exact", "text", "float"
+#: A result that the paper's method itself decides by round-off: written, kept in the digest, reported by
+#: ``repro verify`` as not compared (with the reason of its :data:`DECLARED` entry), never a moved number.
+DIAGNOSTIC = "diagnostic"
 
-#: Per experiment, the columns whose rule is not the default: ``"timing"`` (not compared), ``"exact"``,
-#: or ``(rtol, atol)``. Only where the default is wrong; every entry says why.
+#: Per experiment, the columns whose rule is not the default: ``"timing"`` (not compared), ``"diagnostic"``
+#: (not compared: decided by round-off), ``"exact"``, or ``(rtol, atol)``. Only where the default is
+#: wrong; every entry says why.
 DECLARED: dict[str, dict[str, object]] = {
     # speed ratios of measured times, and how many calls or repeats a timing loop made in its budget
-    "asteris2014_fig4": {"ratio": TIMING, "calls_alg3": TIMING, "calls_em": TIMING},
+    # nnz_below / nnz_above: NSPCA's bisection on beta for a cardinality it misses (found=False) ends at
+    # a jump of the support size, within a beta gap of 8e-6; the sizes seen either side are decided by the
+    # summation order of its sweeps (BLAS kernel, CPU): 52 and 77 at K = 90 under two OpenBLAS kernels
+    "asteris2014_fig4": {
+        "ratio": TIMING,
+        "calls_alg3": TIMING,
+        "calls_em": TIMING,
+        "nnz_below": DIAGNOSTIC,
+        "nnz_above": DIAGNOSTIC,
+    },
+    # NSPCA stops when a sweep's relative gain falls below 1e-8; on another BLAS kernel the test is
+    # crossed one sweep apart (270 or 271 at alpha 2e7, beta 4e6), which moves the last sweep's largest
+    # coordinate move by about 1% and the objective by about 1e-8: one sweep, 5%, and the default rtol
+    "zass2006_fig3": {"n_iter": (0.0, 1.0), "max_coord_move": (0.05, 1e-8), "objective": (1e-5, 1e-8)},
     # the worker memory limit follows the host's memory (a cluster set up by the test has its own)
     "bench_dask_cluster": {"ratio": TIMING, "memory_limit": TIMING},
     "bench_em_pca": {"ratio": TIMING, "ratio_samples": TIMING, "repeats": TIMING},

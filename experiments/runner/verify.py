@@ -33,6 +33,10 @@ One default rule, :func:`column_rule`, and the declarations of :data:`DECLARED` 
   columns :data:`DECLARED` names, e.g. the speed ratios of the benchmarks and the call counts of their
   timing loops) are not compared. A timing claim whose verdict changed is reported apart and does not
   fail the check.
+* **diagnostic** columns (declared in :data:`DECLARED`, each with its reason) are results the paper's
+  method itself decides by round-off (NSPCA's support sizes either side of a jump it misses): written,
+  kept in the digest, not compared. Counts that round-off moves by a bounded amount (a stopping test
+  crossed one sweep apart) get a declared tolerance instead.
 * **text** (labels, keys, booleans) compares exactly, as strings; an empty cell equals only an empty one.
 * **integers**, and float columns whose values are whole numbers in both runs (counts, supports, iteration
   counts stored with NaN), compare exactly.
@@ -74,7 +78,7 @@ from pathlib import Path
 from . import _args, engine, registry
 
 # the rule of which columns are timing, shared with results.sha256 (DECLARED and TIMING_NAME re-exported)
-from ._columns import DECLARED, EXACT, FLOAT, TEXT, TIMING, TIMING_NAME, declared_rule  # noqa: F401
+from ._columns import DECLARED, DIAGNOSTIC, EXACT, FLOAT, TEXT, TIMING, TIMING_NAME, declared_rule  # noqa: F401
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -304,7 +308,7 @@ def compare_frames(name: str, old, new, reference: str = "") -> ExperimentReport
     import numpy as np
 
     report = ExperimentReport(name, reference, rows=(len(old), len(new)))
-    timing = {c for c in {*old.columns, *new.columns} if column_rule(name, c) == TIMING}
+    timing = {c for c in {*old.columns, *new.columns} if column_rule(name, c) in (TIMING, DIAGNOSTIC)}
     report.skipped = [c for c in new.columns if c in timing]
     report.columns_removed = [c for c in old.columns if c not in new.columns and c not in timing]
     report.columns_added = [c for c in new.columns if c not in old.columns and c not in timing]
