@@ -253,6 +253,8 @@ def csv_problem(path: str | os.PathLike) -> str | None:
         return "is damaged: empty"
     if not raw.endswith(b"\n"):
         return "is damaged: cut off (its last line has no line end: a truncated write or copy)"
+    if b"\r\n" in raw:  # the runner writes "\n" only: a copy through a text-mode tool rewrote the file
+        return "is damaged: its lines end in CR LF, not as the runner writes them (a rewritten copy)"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -332,7 +332,7 @@ def write_csv(df: pd.DataFrame, path: Path) -> Path:
     """Tidy CSV with stable float formatting (10 significant digits) so reruns diff cleanly; atomic."""
     path = Path(path)
     with atomic_path(path) as tmp:
-        df.to_csv(tmp, index=False, float_format="%.10g")
+        df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
     record_digest(path)  # after the CSV is in place: what read_result checks it against
     return path
 

@@ -84,7 +84,10 @@ def _versions() -> dict[str, str]:
 
 
 def _blas() -> list[dict[str, str]]:
-    """Each BLAS or OpenMP library loaded by NumPy and SciPy, as threadpoolctl reports it."""
+    """Each BLAS or OpenMP library that NumPy and SciPy ship (``numpy.libs``, ``scipy.libs`` or inside
+    their packages), as threadpoolctl reports it. Only theirs: threadpoolctl lists every library loaded so
+    far, so another package's OpenMP (loaded by whatever the process imported before) would make the record
+    depend on the process's history."""
     try:
         import numpy  # noqa: F401  (threadpoolctl lists the libraries loaded so far)
         import scipy.linalg  # noqa: F401
@@ -94,6 +97,9 @@ def _blas() -> list[dict[str, str]]:
     keys = ("user_api", "internal_api", "version", "architecture", "threading_layer", "num_threads")
     libs = []
     for info in threadpool_info():
+        parts = Path(str(info.get("filepath", ""))).parts
+        if not any(part.split(".")[0] in ("numpy", "scipy") for part in parts):
+            continue
         lib = {k: str(info[k]) for k in keys if info.get(k) is not None}
         lib["library"] = Path(str(info.get("filepath", ""))).name
         libs.append(lib)
