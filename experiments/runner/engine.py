@@ -237,14 +237,25 @@ def _worker_init(parent: int) -> None:
 
 
 def _stop_workers(pool) -> None:
-    """Cancel what has not started and terminate the workers (they remove their temporaries as they go)."""
-    processes = list(getattr(pool, "_processes", None) or {})  # the standard library's pid -> Process map
-    pool.shutdown(wait=False, cancel_futures=True)
+    """Cancel what has not started and terminate the workers (they remove their temporaries as they go),
+    then wait for them (at most 10 s each before a SIGKILL) and for the pool to close: a pool left
+    half-shut has its wake-up pipe written to at interpreter exit, after its descriptor went, which
+    prints a traceback after the one-line message."""
     import signal
 
+    processes = dict(getattr(pool, "_processes", None) or {})  # the standard library's pid -> Process map
+    pool.shutdown(wait=False, cancel_futures=True)
     for pid in processes:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
+    for pid, proc in processes.items():
+        with contextlib.suppress(Exception):
+            proc.join(timeout=10)
+            if proc.is_alive():
+                os.kill(pid, signal.SIGKILL)
+                proc.join(timeout=5)
+    with contextlib.suppress(Exception):
+        pool.shutdown(wait=True)
 
 
 def _run_serially(names, cfg, redraw, failed, prog) -> None:

@@ -94,7 +94,9 @@ def _blas() -> list[dict[str, str]]:
         from threadpoolctl import threadpool_info
     except ImportError as exc:
         return [{"error": f"{type(exc).__name__}: {exc}"}]
-    keys = ("user_api", "internal_api", "version", "architecture", "threading_layer", "num_threads")
+    # no thread count: it is whatever limit the process holds at the moment (a test, a threadpool_limits
+    # block), not a property of the environment; the experiments set theirs (one, unless RUN_ALONE)
+    keys = ("user_api", "internal_api", "version", "architecture", "threading_layer")
     libs = []
     for info in threadpool_info():
         parts = Path(str(info.get("filepath", ""))).parts
@@ -255,9 +257,8 @@ def markdown(record: dict) -> str:
         f"{env.get('libc') or 'libc unknown'}",
         f"- CPU: {env.get('cpu')} ({env.get('cores')} cores seen)",
         "",
-        "BLAS threads (`blas[i].num_threads`) are the library's default in the runner's process; the "
-        "experiments compute with one BLAS thread unless they run alone (`RUN_ALONE`), so that the thread "
-        "count does not depend on the machine's cores.",
+        "BLAS thread counts are not recorded: the experiments compute with one BLAS thread unless they "
+        "run alone (`RUN_ALONE`), so that the thread count does not depend on the machine's cores.",
         "",
         "| field | value |",
         "|---|---|",
