@@ -71,11 +71,14 @@ def test_a_moved_number_exits_1_and_prints_both_environments(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["run"] == str(run) and not report["ok"]
     assert "packages.numpy" in report["environment"]["differ"]
-    # against the committed figures (no environment record yet): said, not hidden
+    # against the committed figures: both records side by side, or, where figures/ has none, said so
     assert cli.main(["verify", "--run", str(run)]) == 1
     out = capsys.readouterr().out
-    assert "environment of this run (reference has no environment.json" in out and "packages.numpy" in out
-    assert "  * " not in out  # nothing marked: there is nothing to compare with
+    if environment.read(FIGURES_DIR) is None:
+        assert "environment of this run (reference has no environment.json" in out and "packages.numpy" in out
+        assert "  * " not in out  # nothing marked: there is nothing to compare with
+    else:
+        assert "environments: " in out and "field(s) differ" in out and "packages.numpy" in out
 
 
 @pytest.mark.parametrize("damage", ["missing folder", "empty folder", "garbled csv", "no claims", "a file"])
