@@ -166,7 +166,7 @@ def search(
     diag = np.diag(C).copy()
     inc_val = np.array([-np.inf, -np.inf])  # incumbent; largest bound of undecided non-negative leaves
     inc_x = np.zeros(p)
-    j = int(np.flatnonzero(diag >= diag.max())[0])
+    j = int(np.argmax(diag))  # the first of the largest
     inc_val[0] = diag[j]
     inc_x[j] = 1.0
     root_bound = float(np.sum(np.sort(diag)[::-1][:k]))

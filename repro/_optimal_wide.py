@@ -324,7 +324,7 @@ def _interrupted(G, d, lam, V, k, nonneg, gap, res, n_nodes, t0) -> OptimalResul
         x = res.component
     else:
         x = np.zeros(G.shape[1])
-        x[int(np.flatnonzero(d >= d.max())[0])] = 1.0
+        x[int(np.argmax(d))] = 1.0
     y = G @ x
     prunes = {} if res is None else dict(res.prunes)
     return certified_result(x, float(y @ y), root, gap, "interrupted", n_nodes, t0, root, prunes)

@@ -192,18 +192,25 @@ def test_interruption_at_the_root_returns_the_best_single_feature():
     assert r.upper_bound >= brute(C, 4) * (1 - 1e-12)
 
 
+def _ctrl_c_after(monkeypatch, owner, name: str, calls: int) -> list:
+    """Make ``owner.name`` raise ``KeyboardInterrupt`` (what Ctrl-C does) on its call after the first
+    ``calls``; returns the list that counts its calls."""
+    real, seen = getattr(owner, name), []
+
+    def interrupted(*args, **kw):
+        seen.append(1)
+        if len(seen) > calls:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    monkeypatch.setattr(owner, name, interrupted)
+    return seen
+
+
 def test_interruption_in_the_node_loop_keeps_the_incumbent(monkeypatch):
     """Ctrl-C between node batches: the incumbent so far with its certified gap."""
     C = _hard_nonneg(60)
-    real, calls = K.bnb_run, []
-
-    def interrupted(*args):
-        calls.append(1)
-        if len(calls) > 2:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(K, "bnb_run", interrupted)
+    _ctrl_c_after(monkeypatch, K, "bnb_run", 2)
     r = search(C, 20, nonneg=False, gap=1e-9, chain_after=None)
     assert r.status == "interrupted" and r.n_nodes > 0
     assert r.upper_bound >= r.value >= C.diagonal().max()
@@ -251,27 +258,10 @@ def test_interruption_on_the_wide_route(monkeypatch, where):
 
     rng = np.random.default_rng(4)
     X = rng.standard_normal((30, 120))
-    calls = []
     if where == "search":
-        real = K.bnb_run
-
-        def interrupted(*args):
-            calls.append(1)
-            if len(calls) > 3:
-                raise KeyboardInterrupt
-            return real(*args)
-
-        monkeypatch.setattr(K, "bnb_run", interrupted)
+        calls = _ctrl_c_after(monkeypatch, K, "bnb_run", 3)
     else:
-        real = _optimal_wide.two_by_two_bounds
-
-        def interrupted(*args, **kw):
-            calls.append(1)
-            if len(calls) > 2:
-                raise KeyboardInterrupt
-            return real(*args, **kw)
-
-        monkeypatch.setattr(_optimal_wide, "two_by_two_bounds", interrupted)
+        calls = _ctrl_c_after(monkeypatch, _optimal_wide, "two_by_two_bounds", 2)
     r = optimal_sparse_pca(X, 6, root_em=False)
     assert calls and r.status == "interrupted" and not r.proven
     assert 0 < np.count_nonzero(r.component) <= 6

@@ -499,8 +499,9 @@ def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
         certify = bool(certify)
     if isinstance(certify, (bool, str)) and certify not in ("auto", True, False):
         raise ValueError(f'certify must be "auto", True, False or a time limit in seconds; got {certify!r}.')
-    if isinstance(certify, Real) and not isinstance(certify, bool):
-        if not certify > 0:
+    limit = _certify_limit(certify)
+    if limit is not None:
+        if not limit > 0:
             raise ValueError(f"certify as a time limit must be positive seconds; got {certify!r}.")
         certify = True  # a time limit: on any size (the limit goes to the search)
     if certify is False or L != 1 or missing or renormalize not in (True, "refine") or int(ks[0]) >= D:
@@ -508,12 +509,17 @@ def _wants_certificate(certify, L, D, ks, missing, renormalize) -> bool:
     return certify is True or D <= CERTIFY_MAX_FEATURES
 
 
+def _certify_limit(certify) -> float | None:
+    """The time limit in seconds that ``certify`` gives (a number, not a boolean), else None."""
+    return float(certify) if isinstance(certify, Real) and not isinstance(certify, (bool, np.bool_)) else None
+
+
 def _certify_first(op, w, k, nonneg, certify):
     """The better of ``w`` and the exact solver's component on ``op``, and the certified relative gap."""
     C = np.asarray(op.dense(), dtype=np.float64)
     if not np.max(np.diag(C)) > 0:  # no variance
         return w, np.nan
-    limit = float(certify) if isinstance(certify, Real) and not isinstance(certify, bool) else None
+    limit = _certify_limit(certify)
     max_nodes = CERTIFY_MAX_NODES if isinstance(certify, str) else None
     res = search(C, k, nonneg=nonneg, gap=1e-6, max_nodes=max_nodes, time_limit=limit)
     mine = float(w @ C @ w)

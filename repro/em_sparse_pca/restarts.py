@@ -36,7 +36,7 @@ def _starts(s: _Settings, D, excluded, start_rngs, pc, op=None, K=None) -> list[
             if K == 1 and hasattr(op, "diag"):
                 d = np.where(excluded, -np.inf, op.diag())
                 e = np.zeros(D)
-                e[int(np.flatnonzero(d >= d.max())[0])] = 1.0
+                e[int(np.argmax(d))] = 1.0
                 out.append((e, start_rngs[0]))
         return out
     return [(_draw_start(g, D, s.nonneg, excluded), g) for g in start_rngs]

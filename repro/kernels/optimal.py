@@ -878,25 +878,26 @@ def nonneg_value(C, S, floor, budget=200_000, deadline=NO_DEADLINE):
     positions; its children remove one more position after the last, the last position first), and a
     subset whose ``lambda_max`` is at most the best so far is pruned with all of its own subsets; a
     one-signed top eigenvector (Perron) ends a branch. Any ``|S|``: the state is the removed sequence and
-    one child pointer per depth. The enumeration starts from the better of ``floor`` and
-    :func:`nonneg_lower`'s feasible value on ``S``, so a leaf cut short by its budget keeps at least the
-    projected power iteration's value. Returns ``(value, x on S, complete)``; ``value <= floor`` (and
-    ``x`` zero) when nothing beats ``floor``; ``complete`` is False when ``budget`` subsets were examined
-    before the enumeration ended, or when ``deadline`` passed (then ``value`` is only a lower bound).
+    one child pointer per depth. Where ``S`` itself does not decide it, the enumeration of its subsets
+    starts from the better of that and :func:`nonneg_lower`'s feasible value on ``S``, so a leaf cut short
+    by its budget keeps at least the projected power iteration's value. Returns ``(value, x on S,
+    complete)``; ``value <= floor`` (and ``x`` zero) when nothing beats ``floor``; ``complete`` is
+    False when ``budget`` subsets were examined before the enumeration ended, or when ``deadline``
+    passed (then ``value`` is only a lower bound).
     """
     m = S.shape[0]
     bx = np.zeros(m)
-    lo, xl = nonneg_lower(C, S)  # a feasible start: the enumeration prunes against it from the first subset
-    if lo > floor:
-        floor = lo
-        bx[:] = xl
     keep = np.ones(m, np.bool_)
     removed = np.empty(m + 1, np.int64)  # removed[d]: the position whose removal made the depth-d subset
     nxt = np.empty(m + 1, np.int64)  # the next child (a position to remove) of the depth-d subset
     best, expand = _subset_value(C, S, keep, floor, bx)
     seen = 1
-    if not expand:
+    if not expand:  # S itself decided (at most the floor, or Perron: at least the projected value)
         return best, bx, True
+    lo, xl = nonneg_lower(C, S)  # a feasible start: the subsets are pruned against it from the first
+    if lo > best:
+        best = lo
+        bx[:] = xl
     d = 0
     removed[0] = -1
     nxt[0] = m - 1
