@@ -534,10 +534,10 @@ def check_vs_apriori(df):
         REPRODUCED if (every and halves) else (PARTIAL if halves or every else NOT_REPRODUCED),
         "a priori: the guarantee of Theorem 2, (1 - eps) max{k/2n, 1/(1 + 2 (n/k) lambda_(d+1)/lambda_1)} "
         "(Eq. 4-5); data dependent: Alg. 3's value / the bound from its output (Theorem 2's form, the "
-        "paper's). 'Significantly tighter' (rule from the sentence, issue 36): higher at every k of the "
+        "paper's). 'Significantly tighter' (rule from the sentence): higher at every k of the "
         f"curve and, in the median over k, leaving at most {TIGHTER_FACTOR:g} of the room (1 - guarantee) "
         "that the a-priori bound leaves to the optimum (partly: one of the two); margin to the rule: "
-        f"{TIGHTER_FACTOR - med:+.2f}. Until issue 36 the rule was a 10-point median gain, set in the commit "
+        f"{TIGHTER_FACTOR - med:+.2f}. An earlier rule, a 10-point median gain, was set in the commit "
         f"that brought the data; it reads {100 * gain.median():+.1f} points here",
     )
 

@@ -495,7 +495,7 @@ def _check_tall(df):
 CLAIMS = [
     Claim(
         "pass-distributed-1.5x",
-        "Issue 21 goal: one EM pass on dask.distributed (two worker processes, the array persisted) within "
+        "Project goal: one EM pass on dask.distributed (two worker processes, the array persisted) within "
         "1.5x of the threaded scheduler on the same array (1 GiB in chunks of Dask's default 128 MiB)",
         "<= 1.5x",
         _check_pass,
@@ -503,8 +503,8 @@ CLAIMS = [
     ),
     Claim(
         "tall-empca-vs-svd-compressed",
-        "Issue 21: EMPCA on a tall array larger than one worker's memory limit, read from disk in chunks, "
-        "no slower than dask.array.linalg.svd_compressed at equal accuracy (largest principal angle to the "
+        "Project goal: EMPCA on a tall array larger than one worker's memory limit, read from disk in chunks,"
+        " no slower than dask.array.linalg.svd_compressed at equal accuracy (largest principal angle to the "
         f"exact subspace, sine <= {TARGET:g})",
         "<= 1x",
         _check_tall,

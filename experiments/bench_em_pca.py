@@ -573,7 +573,7 @@ def _check_per_iter(idx: int):
             "the set-up cancels) per iteration over the mean pair of products timed just before and just "
             "after them, on the process CPU clock; reference "
             f"{1e3 * a1.ref_seconds:.3g} ms per pair of products (1 thread). The verdict uses the "
-            "single-thread ratio: with the default threads on this shared 2-core machine, other jobs make "
+            "single-thread ratio: with the default threads, what else runs on the cores makes "
             f"multi-threaded BLAS timings erratic. Decided with {call.band_text()}.",
         )
 

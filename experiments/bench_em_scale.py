@@ -762,8 +762,8 @@ def _check_vs_svd(df: pd.DataFrame) -> Outcome:
         "EM's time from its timeline (first iteration whose subspace is as accurate, first pass for the mean "
         "included); svd_compressed with n_power_iter=2 on the centred array; process CPU time (both Dask "
         "threads), which counts the work (products, reading the chunks) whatever the page cache holds; the "
-        "wall-clock ratio, reported alongside, depends on the page cache and on other jobs. One run each "
-        "(a single measurement), whose ratio moved from 0.76x to 1.46x over four full runs: decided only a "
+        "wall-clock ratio, reported alongside, depends on the page cache and on other processes. One run each"
+        " (a single measurement), whose ratio moved from 0.76x to 1.46x over four full runs: decided only a "
         "factor 2 from 1 (reproduced above 2x, not reproduced below 0.5x, else too close to call).",
     )
 

@@ -847,8 +847,8 @@ CLAIMS = [
     ),
     Claim(
         "vs-plain-numpy",
-        "Issue 12: the default fit (operator by shape, restarts as one block) is faster than a plain NumPy "
-        "emPCA of the same starts",
+        "Project goal: the default fit (operator by shape, restarts as one block) is faster than a plain "
+        "NumPy emPCA of the same starts",
         "> 1x",
         _check_vs_plain,
         machine_dependent=True,

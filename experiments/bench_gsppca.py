@@ -611,14 +611,14 @@ def _check_r_evidence(df):
 CLAIMS = [
     Claim(
         "gsppca-r-selection",
-        "Issue 23: on Golub (d = 1, 30) the default selection within 5% of the authors' GSPPCA.R "
+        "Project goal: on Golub (d = 1, 30) the default selection within 5% of the authors' GSPPCA.R "
         "(595 and 2803 genes; R run live at d = 1 when installed)",
         "595, 2803 (+-5%)",
         _check_r_selection,
     ),
     Claim(
         "gsppca-r-evidence",
-        "Issue 23: on Golub (d = 1, 30) the best evidence of our default selection at least that of "
+        "Project goal: on Golub (d = 1, 30) the best evidence of our default selection at least that of "
         "GSPPCA.R's final ranking under the same noise estimate (R run live at d = 1 when installed)",
         ">= -96389.40, -98247.95",
         _check_r_evidence,

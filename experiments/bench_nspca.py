@@ -385,7 +385,7 @@ def _check_fit(df):
         "; ".join(parts),
         _combine(calls),
         "project goal (< 1 s per setting, tol 1e-8), an absolute time by its nature, measured as the "
-        "process's CPU time so the shared machine's load does not enter (the PCA ratio "
+        "process's CPU time so other processes' load does not enter (the PCA ratio "
         f"is for scale); each setting decided with call_timing on its repeats ({calls[0].band_text()} "
         "around 1 s); MATLAB NSPCA took 24 s per cardinality (Sigg & Buhmann 2008), a different task and "
         "machine",

@@ -504,7 +504,7 @@ CLAIMS = [
     ),
     Claim(
         "vs-spanpc",
-        "Issue 23 goal: SpannogramPCA at least 20x faster than the authors' spanpc (Octave) per k on the raw "
+        "Project goal: SpannogramPCA at least 20x faster than the authors' spanpc (Octave) per k on the raw "
         "leukemia data (72 x 12582, centred; rank 3, 1e4 samples), at its variance",
         ">= 20x",
         _check_spanpc,

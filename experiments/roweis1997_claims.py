@@ -745,7 +745,7 @@ def _check_spca_cost(df: pd.DataFrame) -> Outcome:
         "work "
         "between passes (O(pk^2 + k^3), smaller by a factor k / n). The measured times (process CPU time, "
         "one BLAS thread, interleaved repeats, quartiles over 400 bootstrap resamples of the per-size "
-        "medians) decided this row until issue 36: a run on another machine of the same kind moved the p "
+        "medians) decided this row before the counts did: two full runs of the same code moved the p "
         "slope from 1.31 to 1.20 across the band edge 1.30 (under three loads the time slopes moved and "
         "the counts did not); their k slope below 1 is reported, not explained.",
     )

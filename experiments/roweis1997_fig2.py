@@ -645,7 +645,7 @@ def _check_slope(method: str, expected: float, what: str):
             "quartiles over 400 bootstrap resamples of the per-size medians): the method's time slope "
             f"against {SLOPE_SPLIT} and the slope of the covariance/EM time ratio against 0.5 (between 1, "
             f"the paper's orders, and 0) {agree[own.state]} / {agree[sep.state]} with the counted orders. "
-            "They decided this row until issue 36, and a run on another machine of the same kind moved them "
+            "They decided this row before the counts did, and two full runs of the same code moved them "
             "across their band edges (EM's time slope 2.28 -> 2.37 against 2.36, the ratio slope 0.78 -> "
             "0.59 against 0.65): EM's passes are memory-bound and its time per flop depends on the cache "
             "and on what runs beside it, while the covariance's syrk is compute-bound.",

@@ -430,7 +430,7 @@ def test_top_eigenpair_of_a_repeated_top_eigenvalue():
 
 
 def test_top_eigh_falls_back_when_dsyevr_returns_fewer_pairs(monkeypatch):
-    """The fallback itself, whatever this machine's LAPACK does with the matrix above."""
+    """The fallback itself, whatever the LAPACK in use does with the matrix above."""
     import repro.linalg as linalg
 
     evr, evr_lwork = linalg._SYEVR

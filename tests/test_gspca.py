@@ -158,7 +158,7 @@ def _path_supports(C, direction):
 
 @pytest.mark.parametrize("direction", ["forward", "backward", "both"])
 def test_ties_are_not_decided_by_the_last_bits(direction):
-    """Issue 47: a correlation matrix (every C_jj = 1: the forward start is a tie) and duplicated variables
+    """a correlation matrix (every C_jj = 1: the forward start is a tie) and duplicated variables
     (tied additions and removals). Making one tied entry larger by 1e-15 (relative) changes no support:
     ties go to the lowest index. np.argmax on the old code followed the perturbation."""
     rng = np.random.default_rng(4)

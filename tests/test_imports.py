@@ -132,7 +132,7 @@ LIBRARY = ("repro", "data_fetch")
 #: module's ``__all__``), or the helper moves into the experiment.
 PENDING = {
     # the data layer's sources and its one-pass covariance: benchmark and operation counter instrument
-    # them; the layer becomes public (or moves) when method code leaves it (issue 46, item 3)
+    # them; the layer becomes public (or moves) when method code leaves it
     "repro._chunked": "experiments._opcount: the operation counter wraps DenseSource's methods",
     "repro._chunked.DaskSource": "experiments.bench_dask_cluster times one EM pass of the data layer",
     "repro._chunked.dask_covariance": "experiments.bench_dask_cluster: the exact covariance, untimed",

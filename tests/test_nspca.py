@@ -147,7 +147,7 @@ def test_argmax_keeps_current_value_on_ties():
 
 @pytest.mark.parametrize("fn", ["kernel", "robust", "twin"])
 def test_argmax_switching_point_is_not_decided_by_the_last_bits(fn):
-    """Issue 47: c1 = -1/2, c2 = 3/2, alpha = 1 puts the local maximum x = 1 level with f(0) = 0 (exactly,
+    """c1 = -1/2, c2 = 3/2, alpha = 1 puts the local maximum x = 1 level with f(0) = 0 (exactly,
     in floats). With c1 moved by 1e-15 (relative) either way the answer stays 0 from 0 and 1 from 1: values
     within 1e-12 of the quartic's terms tie, and ties keep the current value (else 0)."""
     f = {"kernel": K.nspca_argmax, "robust": K._argmax_robust, "twin": naive.nspca_argmax}[fn]

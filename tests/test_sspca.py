@@ -126,7 +126,7 @@ def test_penalty_limits():
 
 
 def test_rows_at_the_threshold_are_zero_whatever_the_last_bits():
-    """Issue 47: a row within 1e-12 (relative) above the threshold ties with it and becomes zero, in the NumPy
+    """a row within 1e-12 (relative) above the threshold ties with it and becomes zero, in the NumPy
     prox, the kernel and the twin. At alpha = alpha_max (where the search for n_selected starts) the largest
     row of X'U sits exactly at the threshold: the fit is V = 0, also a last bit below."""
     for f in (1.0, 1 - 1e-15, 1 - 1e-13):
