@@ -33,6 +33,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
+from ._linalg_kernels import centred_scaled, lanczos_top
 from ._validation import (
     _all_finite,
     _max_abs,
@@ -46,7 +47,6 @@ from ._validation import (
     unscale,
 )
 from .kernels.em_sparse_pca import support_matvec
-from .kernels.linalg import centred_scaled, lanczos_top
 
 __all__ = [
     "OPERATORS",
@@ -956,7 +956,7 @@ _EPS = float(np.finfo(np.float64).eps)
 
 def _top_eigvec(A: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The leading eigenpair of the symmetric ``A`` as :func:`_top_eigh` with ``k = 1`` returns it, from a
-    ``start`` near the leading eigenvector: Lanczos (:func:`repro.kernels.linalg.lanczos_top`) to a
+    ``start`` near the leading eigenvector: Lanczos (:func:`repro._linalg_kernels.lanczos_top`) to a
     residual of ``4 eps ||A||_F``, then a certificate that no eigenvalue exceeds the Ritz value ``theta``
     by more than ``delta = 4 residual + 16 n eps ||A||_F``: the Cholesky factorization of
     ``(theta + delta) I - A`` exists (a start nearly orthogonal to the leading eigenvector gives a smaller

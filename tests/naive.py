@@ -549,7 +549,7 @@ def sweep2(V, kmax, best_val, best_phi):
 
 
 def lanczos_top(A, v0, max_steps, tol, out):
-    """Twin of repro.kernels.linalg.lanczos_top: Lanczos with full reorthogonalization (twice), the
+    """Twin of repro._linalg_kernels.lanczos_top: Lanczos with full reorthogonalization (twice), the
     largest Ritz pair of the tridiagonal after each step, stop at residual <= tol ||A||_F."""
     n = A.shape[0]
     m = min(max_steps, n)
@@ -581,7 +581,7 @@ def lanczos_top(A, v0, max_steps, tol, out):
 
 
 def centred_scaled(X, mean, c, out, sumsq):
-    """Twin of repro.kernels.linalg.centred_scaled: (X - mean) / c (unless out is 0 x 0) and its squared
+    """Twin of repro._linalg_kernels.centred_scaled: (X - mean) / c (unless out is 0 x 0) and its squared
     column norms."""
     A = np.subtract(X, mean)
     np.divide(A, c, out=A)
@@ -591,7 +591,7 @@ def centred_scaled(X, mean, c, out, sumsq):
 
 
 def centred_float32(X, mean, c, scale, out):
-    """Twin of repro.kernels.linalg.centred_float32: the centred copy, scaled, into float32."""
+    """Twin of repro._linalg_kernels.centred_float32: the centred copy, scaled, into float32."""
     A = np.subtract(X, mean)
     np.divide(A, c, out=A)
     np.multiply(A, scale, out=out, casting="same_kind")

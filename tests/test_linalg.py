@@ -232,7 +232,7 @@ def test_from_data_scaled_centred_data_and_restrict():
 def test_lanczos_kernel_matches_numpy_twin():
     import naive
 
-    from repro.kernels.linalg import lanczos_top
+    from repro._linalg_kernels import lanczos_top
 
     rng = np.random.default_rng(40)
     for n in (1, 5, 40, 90):
@@ -254,7 +254,7 @@ def test_centred_kernels_match_numpy_twins():
     # column norms to round-off (the twin sums pairwise, the kernel row by row)
     import naive
 
-    from repro.kernels.linalg import centred_float32, centred_scaled
+    from repro._linalg_kernels import centred_float32, centred_scaled
 
     rng = np.random.default_rng(41)
     for n, d, scale in ((2, 1, 1.0), (7, 5, 0.5), (300, 40, 2.0**-7), (1000, 3, 2.0**5)):

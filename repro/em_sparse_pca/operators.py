@@ -15,8 +15,8 @@ import numpy as np
 import scipy.linalg
 
 from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
+from .._linalg_kernels import centred_float32, centred_scaled, lanczos_top
 from .._validation import _all_finite, check_array
-from ..kernels.linalg import centred_float32, centred_scaled, lanczos_top
 from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, canonical_sign, choose_operator
 from .missing import _ObservedData
 from .screening import SCREEN_RANK
@@ -125,7 +125,7 @@ class _CentredData(Covariance):
     """The sample covariance of complete data ``X`` (``N x D``, validated) through its scaled centred data
     ``A = (X - mean) / sqrt(N - 1)``, for the float32 search (:class:`_SearchCovariance`), without the
     ``N x D`` float64 array ``A``: one pass over ``X`` gives the column norms
-    (:func:`repro.kernels.linalg.centred_scaled`), a second the float32 copy of ``A / s``
+    (:func:`repro._linalg_kernels.centred_scaled`), a second the float32 copy of ``A / s``
     (:meth:`float32`), and the weights of the support the search finds need only its columns
     (:meth:`_columns`: ``N K``), each entry computed as the full array would hold it. ``data`` forms that
     array on first use (nothing on the search's path asks for it: the copy and the third pass for the
@@ -320,7 +320,7 @@ def _top_pc_lanczos(M: np.ndarray) -> tuple[int, np.ndarray]:
     """Leading eigenvector of the ``D x D`` covariance ``M`` (positive semi-definite up to round-off), as
     ARPACK's ``eigsh(M, k=1, which="LA", v0=ones, tol=0)`` gives it.
 
-    Lanczos with full reorthogonalization from the all-ones start (:func:`repro.kernels.linalg.lanczos_top`)
+    Lanczos with full reorthogonalization from the all-ones start (:func:`repro._linalg_kernels.lanczos_top`)
     to a residual ``r`` of ``4 eps ||M||_F``, accepted when its Ritz value ``theta`` is certified the largest
     eigenvalue by the trace: the eigenvalues of ``M`` are at least ``-delta`` (``delta``: ``1e-5`` of the
     largest diagonal entry, far above the float32 search matrix's round-off), so with ``2 theta >= tr(M) +

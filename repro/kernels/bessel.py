@@ -14,7 +14,7 @@ orders, by their three-term recurrence.
 
 from __future__ import annotations
 
-from . import njit
+from .._jit import njit
 
 __all__ = ["kv_ratio_up"]
 

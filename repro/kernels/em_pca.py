@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from . import njit
+from .._jit import njit
 
 __all__ = ["centred_rank1_pass", "missing_estep", "ppca_missing_estep", "rank1_mstep"]
 

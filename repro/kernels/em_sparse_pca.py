@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import njit
+from .._jit import njit
 
 __all__ = [
     "constrained_mstep",

@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
+from .._jit import njit
 from .._ties import TIE_RTOL
-from . import njit
 
 __all__ = ["bordered_max_eig", "deleted_argmax", "deleted_eigh", "deleted_max_eig"]
 

@@ -42,8 +42,8 @@ import math
 
 import numpy as np
 
+from .._jit import njit
 from .._ties import TIE_RTOL
-from . import njit
 
 __all__ = [
     "nspca_argmax",

@@ -40,7 +40,7 @@ import time
 import numpy as np
 from numba import njit, objmode
 
-from .linalg import lanczos_top
+from .._linalg_kernels import lanczos_top
 
 # Prune counters (indices into ``counts``); names in BOUND_NAMES.
 STALE = 0  # the parent's bound fell below an incumbent found after the parent was branched

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit import njit
 from .._ties import TIE_RTOL
-from . import njit
 
 __all__ = ["sspca_run"]
 

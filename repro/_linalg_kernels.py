@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import njit
+from ._jit import njit
 
 _EPS = np.finfo(np.float64).eps
 
