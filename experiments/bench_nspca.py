@@ -59,7 +59,7 @@ from experiments.runner.claims import (
     Outcome,
     call_timing,
 )
-from repro.kernels.nspca import nspca_sweep
+from repro.nspca._kernels import nspca_sweep
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
 
 TITLE = "Benchmark: NSPCA sweep cost vs one A @ U, and time to convergence on CBCL (Zass & Shashua 2006)"

@@ -9,7 +9,7 @@ one call per sample was mostly noise (the vs-spanpc verdict flipped between runs
 eigenpairs (``d = 3``).
 
 Part A, all k vs one k (``part == "allk"``): the one pass that scores every ``k = 1..n``
-(:func:`repro.kernels.spannogram.allk_pass`, as :class:`repro.SpannogramPCA` runs it: best value on
+(:func:`repro.spannogram._kernels.allk_pass`, as :class:`repro.SpannogramPCA` runs it: best value on
 ``A_d``, the sample and the bound's rank-1 value for every ``k``) against the same kernel for one ``k = 50``
 (``kmax = 50``: our fastest one-``k`` pass) on the same 1000 samples. Goal: at most 2x on each data set.
 Median of ``REPEATS`` interleaved repeats. The judged curve is ``k = 1..n``, the whole curve of the issue's
@@ -21,7 +21,7 @@ pass for ``kmax = 1000`` (rows by decreasing norm, early stop), which is also wh
 kmax``. What bounds the ``k = 1..n`` ratio on leukemia: where ``k <= n / 12`` and ``n >= 1000`` the one-``k``
 pass reads a few hundred of the 12582 rows per sample; every ``k`` up to ``n`` needs each side of a sample
 sorted as deep as a prefix can still beat a best value. The all-``k`` pass cuts each side at the depth its
-``d x d`` scatter bound allows (:func:`repro.kernels.spannogram.uses_bounded`: a median depth of about 760 of
+``d x d`` scatter bound allows (:func:`repro.spannogram._kernels.uses_bounded`: a median depth of about 760 of
 ~6300 entries; 0.65x the CPU time of sorting every entry, identical output), but about one side in six has
 a scatter whose top eigenvalue exceeds the best ``s_n`` and needs every entry. Measured and not adopted:
 a least-significant-digit radix sort (1.17x on the sort alone, the sort being about half
@@ -44,7 +44,7 @@ A), fitted exponent of time vs ``n`` per repeat (Theorem 2: ``O(eps^-d n log n)`
 in the same run: ``numpy.sort`` of ``n`` numbers. (Wall time of one call gave exponents 0.47 and 0.94 in
 two runs on a heavily loaded machine.)
 
-Part D, exact rank 2 (``part == "exact_time"``): the kinetic sweep (:func:`repro.kernels.spannogram.sweep2`,
+Part D, exact rank 2 (``part == "exact_time"``): the kinetic sweep (:func:`repro.spannogram._kernels.sweep2`,
 ``k <= 50``) on random ``V`` with ``n`` = 250 .. 2000: fitted exponent (``n^2 log n`` expected), and the
 sweep on the ``SWEEP_GENES`` = 4000 leukemia genes of largest loading norm (one run, full mode only; timing
 only, so a size of ours: all 12582 genes took 40 s; the time is in the CSV as ``seconds`` and as a ratio to
@@ -96,7 +96,7 @@ from experiments.runner.claims import (
     call_timing,
 )
 from repro import SpannogramPCA, spannogram_path
-from repro.kernels.spannogram import allk_pass, sweep2
+from repro.spannogram._kernels import allk_pass, sweep2
 from repro.linalg import Covariance
 from repro.spannogram import spannogram_exact
 

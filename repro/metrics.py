@@ -518,7 +518,7 @@ def certified_fraction(
     >>> bool(0.0 < f[0] <= 1.0)
     True
     """
-    from .spannogram import _scaled_cov, spannogram_bound
+    from .spannogram.estimator import _scaled_cov, spannogram_bound
 
     _check_order(X, components, "certified_fraction", first="X")
     nonneg = check_bool(nonneg, "nonneg")

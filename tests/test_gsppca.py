@@ -14,7 +14,7 @@ from sklearn.base import clone
 
 from repro import GSPPCA, evidence_path, gsppca_vem, log_evidence, theorem1_density
 from repro.gsppca import _kv_ratio, log_bessel_k, log_density, vem_init, vem_iterations
-from repro.kernels import bessel
+from repro.gsppca import _kernels as bessel
 from repro.metrics import fscore_selection
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from repro.kernels import nspca as K
+from repro.nspca import _kernels as K
 from repro.metrics import min_angle_deg
 from repro.nspca import (
     NSPCA,

@@ -139,9 +139,9 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, dask_rows
-from ._threads import blas_limited
-from ._validation import (
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, dask_rows
+from .._threads import blas_limited
+from .._validation import (
     check_array,
     check_bool,
     check_features,
@@ -156,7 +156,7 @@ from ._validation import (
     unscale,
     warn_not_converged,
 )
-from .kernels.bessel import kv_ratio_up
+from ._kernels import kv_ratio_up
 
 __all__ = [
     "EVIDENCE_TIE",
@@ -435,7 +435,7 @@ def _alpha_mle(r2: np.ndarray, q: np.ndarray, d: int) -> np.ndarray:
 
 def _kv_ratio(nu, z) -> np.ndarray:
     """``K_(nu+1)(z) / K_nu(z)`` (``z > 0``; broadcast). Integer and half-integer orders in ``[0, 50)``
-    (:data:`_DEBYE_NU`) by the upward recurrence of :func:`repro.kernels.bessel.kv_ratio_up` from
+    (:data:`_DEBYE_NU`) by the upward recurrence of :func:`repro.gsppca._kernels.kv_ratio_up` from
     ``K_1 / K_0`` (``scipy.special.k1e / k0e``) or ``1 + 1/z``; other orders through :func:`log_bessel_k`."""
     nu, z = np.broadcast_arrays(np.asarray(nu, dtype=np.float64), np.asarray(z, dtype=np.float64))
     R = np.empty(z.shape)
@@ -1524,8 +1524,8 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         import dask
         import dask.array as da
 
-        from ._chunked import DaskSource, check_dask_array, dask_covariance
-        from ._validation import _scale_for
+        from .._chunked import DaskSource, check_dask_array, dask_covariance
+        from .._validation import _scale_for
 
         check_dask_array(X, "X")
         p = int(X.shape[1])

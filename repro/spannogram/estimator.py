@@ -9,16 +9,16 @@ entries of ``Vc`` or of ``-Vc`` (Prop. 3.1).
 What is here
 ------------
 * :func:`rank1_solver` -- Prop. 3.1 by selection in O(n) (kernel
-  :func:`repro.kernels.spannogram.rank1_solve`).
+  :func:`repro.spannogram._kernels.rank1_solve`).
 * :func:`spannogram_exact` -- the exact rank-``d`` algorithm. ``rank=2``: a kinetic sweep of the angle
-  (:func:`repro.kernels.spannogram.sweep2`) that keeps the curves sorted and updates the top-``k`` set one
+  (:func:`repro.spannogram._kernels.sweep2`) that keeps the curves sorted and updates the top-``k`` set one
   swap per intersection, O(n^2 log n) for all ``n(n+1)`` events, and takes the closed-form maximum of
   ``c'S_I c`` on every arc between events (beyond the paper, which re-solves every candidate in O(n)).
   ``rank >= 3``: Algorithm 1 with Algorithm 2 as printed -- a candidate ``c`` at each intersection of ``d``
   of the ``n + 1`` curves (the rows of ``V`` and a zero row), the ambiguous-set expansion of tied entries,
   and for each candidate support the exact solver of Section 5 (:func:`max_quadratic_halfspaces`).
 * :class:`SpannogramPCA` / :func:`spannogram_path` -- Algorithm 3 (random ``c``, or a deterministic net), for
-  every cardinality in one pass (:func:`repro.kernels.spannogram.allk_pass`).
+  every cardinality in one pass (:func:`repro.spannogram._kernels.allk_pass`).
 * :func:`spannogram_bound` -- a data-dependent upper bound on the unknown optimum (the shaded areas of
   Figs. 4-6), for all ``k`` in the same pass, and :func:`rho_d`, the a-priori factor of Theorem 1 (Eq. 4).
 
@@ -75,9 +75,9 @@ import scipy.special
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 
-from ._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin
-from ._threads import blas_limited
-from ._validation import (
+from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin
+from .._threads import blas_limited
+from .._validation import (
     check_array,
     check_bool,
     check_cardinalities,
@@ -94,9 +94,9 @@ from ._validation import (
     is_dask,
     unscale,
 )
-from .em_sparse_pca import CardinalityPath
-from .kernels.spannogram import allk_pass, rank1_solve, sorted_side, sweep2
-from .linalg import Covariance
+from ..em_sparse_pca import CardinalityPath
+from ._kernels import allk_pass, rank1_solve, sorted_side, sweep2
+from ..linalg import Covariance
 
 __all__ = [
     "SpannogramPCA",
@@ -152,7 +152,7 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
     a covariance with no variance at all are refused: every unit vector is then optimal, with value 0.
     """
     if is_dask(X):  # one distributed pass forms the p x p covariance; X stays on the workers
-        from ._chunked import dask_covariance
+        from .._chunked import dask_covariance
 
         n, _, A = dask_covariance(X, name)
         X = Covariance._derived(A / (n - 1), n_samples=n)
@@ -226,7 +226,7 @@ def _low_rank(cov: Covariance, d: int, support=None) -> _LowRank:
 def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, float]:
     """The non-negative ``k``-sparse principal component of the rank-1 matrix ``v v'`` (Prop. 3.1).
 
-    Wraps :func:`repro.kernels.spannogram.rank1_solve`: the ``k`` largest positive entries of ``v`` or of
+    Wraps :func:`repro.spannogram._kernels.rank1_solve`: the ``k`` largest positive entries of ``v`` or of
     ``-v``, whichever has the larger ``||v_I||^2`` (Eq. 9), found by selection in O(n). Ties at the ``k``-th
     value are broken by index; every choice gives the same value. With ``nonneg=False`` the support is the
     ``k`` largest ``|v_i|`` (the signed rank-1 problem).
@@ -430,7 +430,7 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
     otherwise within the factor ``rho_d`` of Theorem 1 (Eq. 4).
 
     ``rank=1``: Prop. 3.1 on the leading eigenvector. ``rank=2``: the kinetic sweep
-    (:func:`repro.kernels.spannogram.sweep2`), O(n^2 log n), e.g. about a minute for the 12582 leukemia
+    (:func:`repro.spannogram._kernels.sweep2`), O(n^2 log n), e.g. about a minute for the 12582 leukemia
     genes. ``rank>=3``: Algorithm 2's ``binom(n+1, d)`` intersections with the ambiguous-set expansion and
     Section 5's solver per support, O(n^{d+1} + n^d k^d) -- for small ``n`` (refused above 2e6 candidates).
 
@@ -714,7 +714,7 @@ def spannogram_path(
     ``V`` comes from the ``rank + 1`` leading eigenpairs of the covariance (:class:`repro.linalg.Covariance`,
     through the Gram matrix when ``n_samples < n_features``: the ``n x n`` matrix is never formed). Each
     sample ``c`` is sorted once and every ``k = 1..max(cardinalities)`` is scored from prefix sums
-    (:func:`repro.kernels.spannogram.allk_pass`), so the curve costs what the largest ``k`` alone costs
+    (:func:`repro.spannogram._kernels.allk_pass`), so the curve costs what the largest ``k`` alone costs
     (which grows with that ``k``: on the 12582 leukemia genes, every ``k`` up to 12582 took about 14x the
     CPU time of ``k = 50``, see :mod:`experiments.bench_spannogram`). Each ``k`` gets exactly the vector
     Algorithm 3 run for that ``k`` alone on the same samples returns.
@@ -926,7 +926,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     """Non-negative (or signed) sparse PCA by the spannogram, Algorithm 3 (Asteris et al. 2014).
 
     Each component is the best of ``n_samples`` rank-1 solutions on ``A_d`` (kernel
-    :func:`repro.kernels.spannogram.allk_pass`), with its certificate ``upper_bound_``.
+    :func:`repro.spannogram._kernels.allk_pass`), with its certificate ``upper_bound_``.
 
     Parameters
     ----------
@@ -1060,7 +1060,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
-        from ._chunked import dask_covariance
+        from .._chunked import dask_covariance
 
         if is_dask(X):
             n, mean, A = dask_covariance(X, "X")

@@ -10,7 +10,7 @@ scatter matrix ``A = X X'`` (**not** divided by n: the paper's alpha and beta ar
 ``beta`` is an L1 (= sum, as U >= 0) sparsity penalty (Section 3). The maximization is the coordinate
 ascent of Algorithm 1: each entry ``u_rs`` in turn is set to the global non-negative maximizer of the
 quartic Eq. 4, found among zero and the non-negative real roots of the cubic Eq. 5. The kernels are in
-:mod:`repro.kernels.nspca` (their docstring derives Eq. 4's coefficients).
+:mod:`repro.nspca._kernels` (their docstring derives Eq. 4's coefficients).
 
 References
 ----------
@@ -27,9 +27,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 
-from ._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval
-from ._threads import blas_limit
-from ._validation import (
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval
+from .._threads import blas_limit
+from .._validation import (
     as_float,
     check_array,
     check_bool,
@@ -43,8 +43,8 @@ from ._validation import (
     is_dask,
     warn_not_converged,
 )
-from .kernels.nspca import nspca_fit as _nspca_fit_kernel
-from .metrics import min_angle_deg as _min_angle_deg
+from ._kernels import nspca_fit as _nspca_fit_kernel
+from ..metrics import min_angle_deg as _min_angle_deg
 
 __all__ = [
     "NSPCA",
@@ -308,7 +308,7 @@ def _scatter(X, precomputed: bool, name: str = "X"):
 def _dask_scatter(X, name: str = "X"):
     """``(A, mean, n)`` of a Dask array as :func:`_scatter` gives them, formed in one distributed pass
     (:func:`repro._chunked.dask_covariance`: the data stay on the workers, the client holds ``A``)."""
-    from ._chunked import dask_covariance
+    from .._chunked import dask_covariance
 
     n, mean, A = dask_covariance(X, name)
     if not np.any(np.diag(A) > 0):
@@ -381,7 +381,7 @@ def nspca(
 ) -> NSPCAResult:
     """Non-negative sparse PCA by coordinate ascent (Zass & Shashua 2006, Algorithm 1).
 
-    Wraps the kernel :func:`repro.kernels.nspca.nspca_fit` (sweeps of Eq. 4/5 updates).
+    Wraps the kernel :func:`repro.nspca._kernels.nspca_fit` (sweeps of Eq. 4/5 updates).
 
     Parameters
     ----------
@@ -698,7 +698,7 @@ def nspca_for_cardinality(
     the per-block ``AU`` update) moves them: they are counts decided near round-off, and compare between
     machines only loosely (asteris2014_fig4 on two environments: only these diagnostics of cardinalities
     NSPCA misses moved, never whether a target was reached). A single coordinate's choice between 0 and
-    a local maximum of equal value is a tie with a stated rule (:func:`repro.kernels.nspca.nspca_argmax`).
+    a local maximum of equal value is a tie with a stated rule (:func:`repro.nspca._kernels.nspca_argmax`).
 
     Parameters
     ----------
