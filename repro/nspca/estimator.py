@@ -43,8 +43,8 @@ from .._validation import (
     is_dask,
     warn_not_converged,
 )
-from ._kernels import nspca_fit as _nspca_fit_kernel
 from ..metrics import min_angle_deg as _min_angle_deg
+from ._kernels import nspca_fit as _nspca_fit_kernel
 
 __all__ = [
     "NSPCA",
