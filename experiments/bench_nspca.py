@@ -59,8 +59,8 @@ from experiments.runner.claims import (
     Outcome,
     call_timing,
 )
-from repro.nspca._kernels import nspca_sweep
 from repro.nspca import CardinalityNotReached, nspca, nspca_for_cardinality
+from repro.nspca._kernels import nspca_sweep
 
 TITLE = "Benchmark: NSPCA sweep cost vs one A @ U, and time to convergence on CBCL (Zass & Shashua 2006)"
 

@@ -96,9 +96,9 @@ from experiments.runner.claims import (
     call_timing,
 )
 from repro import SpannogramPCA, spannogram_path
-from repro.spannogram._kernels import allk_pass, sweep2
 from repro.linalg import Covariance
 from repro.spannogram import spannogram_exact
+from repro.spannogram._kernels import allk_pass, sweep2
 
 TITLE = "Benchmark: spannogram all-k pass vs one k and vs NumPy Algorithm 3; time vs n; exact rank 2"
 
