@@ -133,14 +133,15 @@ def _noise_sq(Xc, d: int, sigma1, *, scatter=None) -> float:
     return check_real(sigma1, "sigma1", low=0.0, low_inclusive=False) ** 2
 
 
-def _rescale(X, sigma1=None, alpha=None):
+def _rescale(X, sigma1=None, alpha=None, *, check_input=True):
     """``X / s`` with ``s`` from :func:`repro._validation.check_scale` (1 for ordinarily scaled data).
 
     Every quantity here is scale-equivariant: on ``X / s`` a given ``sigma1`` is ``sigma1 / s`` and a given
     ``alpha`` (a variance) ``alpha / s^2``; a log density of ``X`` is that of ``X / s`` minus ``p log s`` per
-    row. Returns ``X / s, s, sigma1, alpha``.
+    row. Returns ``X / s, s, sigma1, alpha``. ``check_input=False``: ``X`` passed ``check_array`` already.
     """
-    X = check_array(X, "X", min_samples=2)
+    if check_input:
+        X = check_array(X, "X", min_samples=2)
     s = check_scale(X)
     if s == 1.0:
         return X, s, sigma1, alpha
@@ -152,7 +153,7 @@ def _rescale(X, sigma1=None, alpha=None):
 
 
 def _prepare(X, n_components, sigma1):
-    X = check_array(X, "X", min_samples=2)
+    """Centred ``X`` (checked by :func:`_rescale`), ``d`` and the noise variance ``sigma1^2``."""
     n, p = X.shape
     d = _check_d(n_components, n, p)
     Xc = X - X.mean(axis=0)

@@ -4,9 +4,11 @@ evidence of Theorem 2 (Mattei et al. 2016) evaluates (kernel: :func:`repro.gsppc
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
 from scipy import special
+from sklearn.utils._param_validation import validate_params
 
 from ._common import _DEBYE_NU
 from ._kernels import kv_ratio_up
@@ -40,6 +42,10 @@ def _log_kv_debye(nu: np.ndarray, z: np.ndarray) -> np.ndarray:
     return 0.5 * np.log(np.pi / (2.0 * nu)) - nu * eta - 0.5 * np.log(s) + np.log(series)
 
 
+@validate_params(
+    {"nu": ["array-like", Real], "z": ["array-like", Real]},
+    prefer_skip_nested_validation=True,
+)
 def log_bessel_k(nu, z) -> np.ndarray:
     """``log K_nu(z)``, the modified Bessel function of the second (third) kind, finite for large orders.
 

@@ -26,7 +26,7 @@ from .._validation import (
     unscale,
 )
 from ._common import EVIDENCE_TIE, NOISE_ESTIMATES, RANKINGS, _check_d, _noise_sq, _rescale
-from .evidence import _dask_evidence_path, evidence_path, log_density
+from .evidence import _dask_evidence_path, _evidence_path, log_density
 from .vem import _run_vem, _unscale_vem, rank_variables
 
 __all__ = ["GSPPCA"]
@@ -204,7 +204,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         forced = self._check_params(p)
         d = _check_d(self.n_components, n, p)
         check_has_variance(X, "GSPPCA")
-        Xs, sc, sigma1, _ = _rescale(X, self.sigma1)
+        Xs, sc, sigma1, _ = _rescale(X, self.sigma1, check_input=False)
         mean = Xs.mean(axis=0)
         Xc = Xs - mean
         _noise_sq(Xc, d, sigma1)  # refuse a zero noise estimate or a bad sigma1 before the VEM runs
@@ -212,7 +212,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         res = _run_vem(Xc, d, self.max_iter, self.tol, check_random_state(self.random_state), checkpoints=cps)
 
         def path_of(order):
-            return evidence_path(Xc, order, n_components=d, sigma1=sigma1)
+            return _evidence_path(Xc, order, d, sigma1, check_input=False)
 
         order, path = self._choose_ranking(res, cps, path_of)
         support = np.zeros(p, dtype=bool)

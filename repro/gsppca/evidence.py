@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._base import POSITIVE_INT, POSITIVE_REAL
 from .._threads import blas_limited
 from .._validation import (
     check_array,
@@ -17,13 +20,37 @@ from .._validation import (
     check_real,
     unscale,
 )
-from ._common import _BLOCK, _LOG_2PI, _MAX_ROOT_ITER, _ROOT_TOL, _prepare, _rescale, _support_mask
+from ._common import (
+    _BLOCK,
+    _LOG_2PI,
+    _MAX_ROOT_ITER,
+    _ROOT_TOL,
+    NOISE_ESTIMATES,
+    _prepare,
+    _rescale,
+    _support_mask,
+)
 from .bessel import _kv_ratio, log_bessel_k
 
 __all__ = ["EvidencePath", "evidence_path", "log_density", "log_evidence", "row_log_density"]
 
+#: ``sigma1``: a noise estimate by name or a positive value (scikit-learn's parameter validation).
+_SIGMA1 = [StrOptions(set(NOISE_ESTIMATES)), POSITIVE_REAL]
+
 
 # --------------------------------------------------------------------------- Theorem 2 in log space
+@validate_params(
+    {
+        "r2": [np.ndarray],
+        "out2": [np.ndarray],
+        "q": [Integral, np.ndarray],
+        "p": [Integral],
+        "d": [Integral],
+        "log_alpha": [Real, np.ndarray],
+        "s2": [Real],
+    },
+    prefer_skip_nested_validation=True,
+)
 def row_log_density(r2, out2, q, p, d, log_alpha, s2):
     """Per-row log density of Theorem 2 (corrected) of a model with ``q`` of ``p`` variables active.
 
@@ -123,6 +150,16 @@ def _alpha_newton(sums, t0: np.ndarray, q: np.ndarray, d: int, n: int) -> np.nda
     return t
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "support": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        "alpha": [POSITIVE_REAL],
+        "sigma1": [POSITIVE_REAL],
+    },
+    prefer_skip_nested_validation=True,
+)
 def log_density(X, support, *, n_components, alpha, sigma1) -> np.ndarray:
     """Log density of each row of ``X`` under Theorem 2 (corrected; see the module docstring).
 
@@ -155,6 +192,17 @@ def log_density(X, support, *, n_components, alpha, sigma1) -> np.ndarray:
     return row_log_density(r2, out2, int(mask.sum()), p, d, math.log(alpha), s2)
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "support": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        "alpha": [None, POSITIVE_REAL],
+        "sigma1": _SIGMA1,
+        "return_params": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def log_evidence(X, support, *, n_components, alpha=None, sigma1="bc", return_params=False):
     """Exact log evidence ``sum_i log p(x_i | v, alpha, sigma1)`` of Theorem 2 (corrected), Eq. (6).
@@ -266,6 +314,10 @@ class EvidencePath:
         return int(np.argmax(self.log_evidence)) + 1
 
 
+@validate_params(
+    {"X": ["array-like"], "order": ["array-like"], "n_components": [POSITIVE_INT], "sigma1": _SIGMA1},
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def evidence_path(X, order, *, n_components, sigma1="bc") -> EvidencePath:
     """Log evidence (``alpha`` maximized) of every nested model along ``order``, in one pass.
@@ -316,7 +368,12 @@ def evidence_path(X, order, *, n_components, sigma1="bc") -> EvidencePath:
     >>> bool(np.isclose(path.log_evidence[4], log_evidence(X, v, n_components=2)))
     True
     """
-    X, sc, sigma1, _ = _rescale(X, sigma1)
+    return _evidence_path(X, order, n_components, sigma1)
+
+
+def _evidence_path(X, order, n_components, sigma1, *, check_input=True) -> EvidencePath:
+    """:func:`evidence_path`; ``check_input=False``: ``X`` passed ``check_array`` already (GSPPCA's fit)."""
+    X, sc, sigma1, _ = _rescale(X, sigma1, check_input=check_input)
     Xc, d, s2 = _prepare(X, n_components, sigma1)
     n, p = Xc.shape
     order = np.asarray(order)

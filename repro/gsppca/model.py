@@ -7,7 +7,9 @@ import math
 
 import numpy as np
 from scipy import integrate, special
+from sklearn.utils._param_validation import validate_params
 
+from .._base import NONNEG_REAL, POSITIVE_INT, POSITIVE_REAL, RANDOM_STATE
 from .._validation import (
     check_int,
     check_random_state,
@@ -19,6 +21,16 @@ __all__ = ["make_globally_sparse", "theorem1_density"]
 
 
 # --------------------------------------------------------------------------- Theorem 1
+@validate_params(
+    {
+        "x": ["array-like"],
+        "support": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        "alpha": [POSITIVE_REAL],
+        "sigma": [POSITIVE_REAL],
+    },
+    prefer_skip_nested_validation=True,
+)
 def theorem1_density(x, support, *, n_components, alpha, sigma) -> float:
     """Density of one observation under the noisy model (3), Theorem 1 (corrected), Eq. (4).
 
@@ -102,6 +114,17 @@ def theorem1_density(x, support, *, n_components, alpha, sigma) -> float:
 
 
 # --------------------------------------------------------------------------- simulation
+@validate_params(
+    {
+        "n_samples": [POSITIVE_INT],
+        "n_features": [POSITIVE_INT],
+        "n_components": [POSITIVE_INT],
+        "n_selected": [POSITIVE_INT],
+        "sigma": [NONNEG_REAL],
+        "random_state": RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_globally_sparse(n_samples, n_features, n_components, n_selected, *, sigma, random_state=None):
     """Data from model (3) as in Sec. 3: ``x = V W y + eps``, ``W`` and ``y`` standard Gaussian.
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE
 from .._threads import blas_limited
 from .._validation import (
     check_has_variance,
@@ -65,6 +68,10 @@ class VEMResult:
     converged: bool
 
 
+@validate_params(
+    {"Xc": [np.ndarray], "d": [POSITIVE_INT], "rng": [np.random.Generator]},
+    prefer_skip_nested_validation=True,
+)
 def vem_init(Xc: np.ndarray, d: int, rng: np.random.Generator):
     """The VEM's start on centred ``Xc``: PPCA maximum likelihood (Eq. 2) with a random rotation ``R``.
 
@@ -110,6 +117,10 @@ def _scale_step(u: np.ndarray, e2: np.ndarray, alpha: float, d: int) -> np.ndarr
     return np.where(u > 0, c, 1.0)
 
 
+@validate_params(
+    {"B": [np.ndarray], "Cw": [np.ndarray], "alpha": [Real], "n": [Integral], "p": [Integral]},
+    prefer_skip_nested_validation=True,
+)
 def rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
     """The exact free-energy step over ``y -> A y``, ``w_k -> A^-T w_k`` (every invertible ``A``), ``alpha``.
 
@@ -147,6 +158,21 @@ def rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
     return A, Ainv, a, dF
 
 
+@validate_params(
+    {
+        "X": [np.ndarray],
+        "M": [np.ndarray],
+        "u": [np.ndarray],
+        "alpha": [Real],
+        "s2": [Real],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "scatter": [None, np.ndarray],
+        "checkpoints": [None, list],
+        "fix_s2": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def vem_iterations(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoints=None, fix_s2=False):
     """The VEM iterations (NumPy; the products with ``X`` dominate). Returns every piece of the state.
 
@@ -246,6 +272,16 @@ def vem_iterations(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoin
     return u, ratio, M, Mu, Sigma, alpha, s2, np.array(F), converged
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "random_state": RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -> VEMResult:
     """Variational EM for the relaxed model ``x = U W y + eps`` (Eq. 7; Prop. 1, Eqs. 10-14 re-derived).
@@ -359,6 +395,10 @@ def _unscale_vem(res: VEMResult, sc: float, n: int, p: int) -> VEMResult:
     )
 
 
+@validate_params(
+    {"u": ["array-like"], "ratio": ["array-like"]},
+    prefer_skip_nested_validation=True,
+)
 def rank_variables(u: np.ndarray, ratio: np.ndarray) -> np.ndarray:
     """The VEM's ranking: variables by decreasing ``u``, ties (e.g. several ``u = 1``) by decreasing
     ``ratio`` (``b/a``, :attr:`VEMResult.u_ratio`), then by index.

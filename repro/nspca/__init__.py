@@ -16,8 +16,8 @@ quartic Eq. 4, found among zero and the non-negative real roots of the cubic Eq.
 Files
 -----
 ``estimator.py`` the door: :func:`nspca`, :func:`nspca_objective`, :class:`NSPCA`; ``algorithm.py``
-Algorithm 1 on the scatter matrix; ``search.py`` the searches over ``beta`` (a target cardinality) and
-``alpha`` (a smallest angle); ``_kernels.py`` the Numba kernels.
+Algorithm 1 on the scatter matrix (one sweep: :func:`nspca_sweep`); ``search.py`` the searches over
+``beta`` (a target cardinality) and ``alpha`` (a smallest angle); ``_kernels.py`` the Numba kernels.
 
 References
 ----------
@@ -26,7 +26,13 @@ C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negati
 Section 5.2 (bisection on beta for a target cardinality).
 """
 
-from .algorithm import CardinalityNotReached, NSPCACardinalityResult, NSPCAMinAngleResult, NSPCAResult
+from .algorithm import (
+    CardinalityNotReached,
+    NSPCACardinalityResult,
+    NSPCAMinAngleResult,
+    NSPCAResult,
+    nspca_sweep,
+)
 from .estimator import NSPCA, nspca, nspca_objective
 from .search import nspca_for_cardinality, nspca_for_min_angle
 
@@ -40,4 +46,5 @@ __all__ = [
     "nspca_for_cardinality",
     "nspca_for_min_angle",
     "nspca_objective",
+    "nspca_sweep",
 ]

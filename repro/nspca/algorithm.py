@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
+from .._base import NONNEG_REAL, RealInterval
 from .._threads import blas_limit
 from .._validation import (
     as_float,
@@ -21,8 +23,15 @@ from .._validation import (
     warn_not_converged,
 )
 from ._kernels import nspca_fit as _nspca_fit_kernel
+from ._kernels import nspca_sweep as _nspca_sweep_kernel
 
-__all__ = ["CardinalityNotReached", "NSPCACardinalityResult", "NSPCAMinAngleResult", "NSPCAResult"]
+__all__ = [
+    "CardinalityNotReached",
+    "NSPCACardinalityResult",
+    "NSPCAMinAngleResult",
+    "NSPCAResult",
+    "nspca_sweep",
+]
 
 
 _BLOCK = 32  # rows per deferred AU update in the sweep kernel (any value gives the same iterates)
@@ -331,3 +340,48 @@ def _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng, *, warn=True) -> N
     if status == 0 and warn:
         warn_not_converged("NSPCA", n_iter, tol)
     return NSPCAResult(U, obj, ovl, l0, int(n_iter), bool(status == 1))
+
+
+@validate_params(
+    {
+        "A": [np.ndarray],
+        "U": [np.ndarray],
+        "AU": [np.ndarray],
+        "G": [np.ndarray],
+        "alpha": [RealInterval(0, None, closed="neither")],
+        "beta": [NONNEG_REAL],
+    },
+    prefer_skip_nested_validation=True,
+)
+def nspca_sweep(A, U, AU, G, *, alpha, beta=0.0) -> None:
+    """One sweep of Algorithm 1 over every entry of ``U``, in place: one step of :func:`nspca`.
+
+    Public so that a benchmark can time a sweep on its own; it trusts its input (the kernel
+    :func:`repro.nspca._kernels.nspca_sweep`, with the deferred updates of ``AU`` in blocks of 32 rows, as
+    :func:`nspca` runs it).
+
+    Parameters
+    ----------
+    A : ndarray, shape (d, d), C-contiguous float64
+        The scatter matrix ``Xc'Xc``.
+    U : ndarray, shape (d, k), float64
+        Non-negative principal vectors as columns; updated in place.
+    AU, G : ndarray, shapes (d, k) and (k, k), float64
+        The caches ``A @ U`` and ``U'U`` on entry; kept equal to them (to round-off) on exit.
+    alpha : float > 0
+        Orthonormality penalty of Eq. 3.
+    beta : float >= 0
+        Sparsity penalty of Eq. 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.nspca import nspca_sweep
+    >>> A = np.diag([4.0, 1.0])
+    >>> U = np.array([[0.5], [0.5]])
+    >>> AU, G = A @ U, U.T @ U
+    >>> nspca_sweep(A, U, AU, G, alpha=4.0)
+    >>> U.ravel().round(6).tolist()  # u_00 -> sqrt(1.75), the maximizer of Eq. 4; then u_10 -> 0
+    [1.322876, 0.0]
+    """
+    _nspca_sweep_kernel(A, U, AU, G, float(alpha), float(beta), min(_BLOCK, A.shape[0]))

@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval
+from .._base import NONNEG_REAL, POSITIVE_INT, POSITIVE_REAL, RANDOM_STATE, ProjectionMixin, RealInterval
 from .._validation import (
     as_float,
     check_features,
@@ -20,8 +20,24 @@ from .algorithm import NSPCAResult, _check_params, _fit_scatter, _scatter, _unit
 
 __all__ = ["NSPCA", "nspca", "nspca_objective"]
 
+#: The penalties of Eq. 3 as scikit-learn's parameter validation checks them.
+_PENALTIES = {"alpha": [POSITIVE_REAL], "beta": [NONNEG_REAL]}
+
 
 # --------------------------------------------------------------------------- function form
+@validate_params(
+    {
+        "X": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        **_PENALTIES,
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "init": [StrOptions({"random"}), "array-like"],
+        "random_state": RANDOM_STATE,
+        "precomputed": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def nspca(
     X,
     n_components: int = 1,
@@ -103,6 +119,10 @@ def nspca(
     return _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng)
 
 
+@validate_params(
+    {"X": ["array-like"], "U": ["array-like"], **_PENALTIES, "precomputed": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool = False) -> float:
     """Eq. 3 evaluated directly: ``1/2 tr(U'AU) - alpha/4 ||I - U'U||_F^2 - beta 1'U1``.
 

@@ -4,7 +4,9 @@ Sigg & Buhmann 2008, Sec. 5.2, ran NSPCA) and ``alpha`` for a smallest angle bet
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
+from .._base import NONNEG_REAL, POSITIVE_INT, POSITIVE_REAL, RANDOM_STATE, RealInterval
 from .._validation import (
     check_bool,
     check_int,
@@ -43,6 +45,24 @@ def _ranked(U: np.ndarray, A: np.ndarray, scale: float):
     return W[order], np.ascontiguousarray(U[:, order]), var[order] * scale
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "target": [POSITIVE_INT],
+        "alpha": [POSITIVE_REAL],
+        "n_components": [POSITIVE_INT],
+        "n_restarts": [POSITIVE_INT],
+        "random_state": RANDOM_STATE,
+        "rtol": [POSITIVE_REAL],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "exact": ["boolean"],
+        "score": [None, callable],
+        "beta_start": [POSITIVE_REAL],
+        "precomputed": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def nspca_for_cardinality(
     X,
     target: int,
@@ -212,6 +232,22 @@ def nspca_for_cardinality(
     return result
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        "min_angle_deg": [RealInterval(0, 90, closed="right")],
+        "beta": [NONNEG_REAL],
+        "log10_alpha_range": ["array-like"],
+        "ratio": [RealInterval(1, None, closed="neither")],
+        "random_state": RANDOM_STATE,
+        "max_iter": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
+        "strict": ["boolean"],
+        "precomputed": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def nspca_for_min_angle(
     X,
     n_components: int,

@@ -26,9 +26,10 @@ The upper bound is derived in :mod:`repro.spannogram.sampled`.
 
 Files
 -----
-``estimator.py`` the door: :class:`SpannogramPCA` (Sec. 7); ``sampled.py`` Algorithm 3 for every ``k`` and the
-bound; ``exact.py`` Prop. 3.1, Sec. 5, Algorithms 1-2 and Theorem 1; ``_common.py`` the scaled covariance and
-``V``; ``_kernels.py`` the Numba kernels.
+``estimator.py`` the door: :class:`SpannogramPCA` (Sec. 7); ``sampled.py`` Algorithm 3 for every ``k``
+(its pass on given samples: :func:`all_k_pass`) and the bound; ``exact.py`` Prop. 3.1, Sec. 5, Algorithms 1-2
+(the rank-2 sweep: :func:`rank2_sweep`) and Theorem 1; ``_common.py`` the scaled covariance and ``V``;
+``_kernels.py`` the Numba kernels.
 
 References
 ----------
@@ -39,14 +40,16 @@ L. Mackey. Deflation methods for sparse PCA. NIPS 21, 2008 (Schur complement def
 """
 
 from .estimator import SpannogramPCA
-from .exact import max_quadratic_halfspaces, rank1_solver, rho_d, spannogram_exact
-from .sampled import SpannogramPath, spannogram_bound, spannogram_path
+from .exact import max_quadratic_halfspaces, rank1_solver, rank2_sweep, rho_d, spannogram_exact
+from .sampled import SpannogramPath, all_k_pass, spannogram_bound, spannogram_path
 
 __all__ = [
     "SpannogramPCA",
     "SpannogramPath",
+    "all_k_pass",
     "max_quadratic_halfspaces",
     "rank1_solver",
+    "rank2_sweep",
     "rho_d",
     "spannogram_bound",
     "spannogram_exact",

@@ -26,13 +26,11 @@ _MAX_PATH_ENTRIES = 50_000_000  # components stored by a path (400 MB)
 
 
 # --------------------------------------------------------------------------- input
-def _as_cov(X, name: str = "X") -> Covariance:
-    """A :class:`Covariance` from data (rows are samples, centred) or a given one (a matrix must be PSD)."""
-    if isinstance(X, Covariance):
-        if X.data is None and not getattr(X, "_psd_checked", False):  # derived ones: not yet checked
-            check_psd(X.matrix, name)
-        return X
-    return Covariance.from_data(check_array(X, name, min_samples=2), name=name)
+def _as_cov(X: Covariance, name: str = "X") -> Covariance:
+    """A given :class:`Covariance`, its matrix checked PSD where that was not done yet."""
+    if X.data is None and not getattr(X, "_psd_checked", False):  # derived ones: not yet checked
+        check_psd(X.matrix, name)
+    return X
 
 
 @dataclass
@@ -53,14 +51,15 @@ class _Scaled:
         return unscale(values, self.s, self.power, "variances", self.name, underflow=False)
 
 
-def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
-    """:func:`_as_cov` on ``X / s`` (``s`` a power of two) when ``X`` lies outside ``[2^-256, 2^256]``.
+def _scaled_cov(X, name: str = "X", method: str = "the spannogram", *, check_input: bool = True) -> _Scaled:
+    """The covariance of ``X / s`` (``s`` a power of two) when ``X`` lies outside ``[2^-256, 2^256]``.
 
     Squares of entries near 1e-160 underflow and near 1e160 overflow, so the eigenpairs, the rank-1
     values and the bound of unscaled data were wrong there (an all-zero component at 1e80, a worse one at
     1e-100); the spannogram is scale-equivariant (loadings unchanged, variances times ``s^2``), so it runs
     on the scaled data and the variances are scaled back (refused when float64 cannot hold them). Data or
     a covariance with no variance at all are refused: every unit vector is then optimal, with value 0.
+    ``check_input=False``: the array ``X`` passed ``check_array`` already (the one check of a public call).
     """
     if is_dask(X):  # one distributed pass forms the p x p covariance; X stays on the workers
         from .._chunked import dask_covariance
@@ -74,10 +73,11 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram") -> _Scaled:
                 f"{name} has no variance (a zero covariance), so {method} has no component to find."
             )
         return _Scaled(cov, s, power, name)
-    X = check_array(X, name, min_samples=2)
+    if check_input:
+        X = check_array(X, name, min_samples=2)
     check_has_variance(X, method, name)
     s = check_scale(X, name)
-    cov = Covariance.from_data(X / s if s != 1.0 else X, name=name)
+    cov = Covariance._from_valid(X / s if s != 1.0 else X, name=name)  # X / s: finite float64 too
     if not np.any(cov.diag() > 0):  # constant up to round-off of the mean
         raise ValueError(
             f"{name} has no variance (every column is constant), so {method} has no component to find."

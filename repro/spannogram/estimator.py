@@ -185,7 +185,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
                     f"X has {X.shape[1]} feature(s) (shape={X.shape}) but {name}={value} needs at least "
                     f"{top}; lower {name} or pass more features."
                 )
-        sc = _scaled_cov(X, method="SpannogramPCA")
+        sc = _scaled_cov(X, method="SpannogramPCA", check_input=False)
         self._fit_cov(sc.cov)
         self.explained_variance_ = sc.variances(self.explained_variance_)
         self.upper_bound_ = sc.variances(self.upper_bound_)

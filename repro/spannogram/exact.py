@@ -8,7 +8,9 @@ import itertools
 import math
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
+from .._base import NONNEG_REAL, POSITIVE_INT
 from .._threads import blas_limited
 from .._validation import (
     check_bool,
@@ -17,13 +19,18 @@ from .._validation import (
     check_vector,
     unscale,
 )
+from ..linalg import Covariance
 from ._common import _MAX_EXACT_CANDIDATES, _check_rank, _low_rank, _scaled_cov
 from ._kernels import rank1_solve, sweep2
 
-__all__ = ["max_quadratic_halfspaces", "rank1_solver", "rho_d", "spannogram_exact"]
+__all__ = ["max_quadratic_halfspaces", "rank1_solver", "rank2_sweep", "rho_d", "spannogram_exact"]
 
 
 # --------------------------------------------------------------------------- rank 1 (Sec. 3.1)
+@validate_params(
+    {"v": ["array-like"], "cardinality": [POSITIVE_INT], "nonneg": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, float]:
     """The non-negative ``k``-sparse principal component of the rank-1 matrix ``v v'`` (Prop. 3.1).
 
@@ -83,6 +90,10 @@ def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, fl
 
 
 # --------------------------------------------------------------------------- Section 5
+@validate_params(
+    {"Q": ["array-like"], "R": ["array-like"], "tol": [NONNEG_REAL]},
+    prefer_skip_nested_validation=True,
+)
 def max_quadratic_halfspaces(Q, R, *, tol: float = 1e-10) -> tuple[float, np.ndarray | None]:
     """Solve ``(P_d)``: ``max c'Qc`` over unit ``c`` in ``R^d`` with ``R c >= 0`` (Asteris et al., Sec. 5).
 
@@ -151,6 +162,44 @@ def _exact2(V, kmax: int, nonneg: bool) -> tuple[np.ndarray, np.ndarray]:
     phi = np.empty(kmax)
     sweep2(np.ascontiguousarray(W, dtype=np.float64), kmax, val, phi)
     return np.clip(val, 0.0, None), phi
+
+
+@validate_params(
+    {"V": ["array-like"], "kmax": [POSITIVE_INT], "nonneg": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
+def rank2_sweep(V, kmax, *, nonneg=True) -> tuple[np.ndarray, np.ndarray]:
+    """The exact rank-2 spannogram on a given ``V`` (n, 2): ``OPT_2`` for every ``k = 1..kmax`` at once.
+
+    One step of :func:`spannogram_exact` (``rank=2``), public so that a benchmark can time it on its own:
+    the kinetic sweep of the kernel :func:`repro.spannogram._kernels.sweep2`, which trusts its input
+    (``V`` float64 with ``kmax <= n``; no other check).
+
+    Parameters
+    ----------
+    V : array_like, shape (n, 2)
+        ``A_2 = V V'``.
+    kmax : int, 1..n
+        The largest cardinality.
+    nonneg : bool, default True
+        Non-negative (Eq. 13) or signed supports.
+
+    Returns
+    -------
+    values : ndarray, shape (kmax,)
+        ``OPT_2 = max ||V'x||^2`` over unit (non-negative) ``k``-sparse ``x``, for ``k = 1..kmax``.
+    angles : ndarray, shape (kmax,)
+        An angle ``phi`` with ``c = (sin phi, cos phi)`` attaining each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.spannogram import rank2_sweep
+    >>> values, _ = rank2_sweep(np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), 1)
+    >>> values.round(12).tolist()  # the largest ||V_i||^2
+    [4.0]
+    """
+    return _exact2(np.asarray(V, dtype=np.float64), int(kmax), bool(nonneg))
 
 
 def _candidate_supports(V, k, nonneg, tol=1e-9):
@@ -223,6 +272,15 @@ def _x_at(V, c, k, nonneg):
     return x
 
 
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinality": [POSITIVE_INT],
+        "rank": [POSITIVE_INT],
+        "nonneg": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> tuple[np.ndarray, float]:
     """The exact non-negative (or signed) ``k``-sparse principal component of ``A_d`` (Algorithms 1-2).
@@ -302,6 +360,10 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
 
 
 # --------------------------------------------------------------------------- Theorem 1
+@validate_params(
+    {"eigenvalues": ["array-like"], "cardinality": [POSITIVE_INT], "rank": [POSITIVE_INT]},
+    prefer_skip_nested_validation=True,
+)
 def rho_d(eigenvalues, cardinality, rank) -> float:
     """The a-priori approximation factor of Theorem 1 (Eq. 4): ``max{k / 2n, 1 / (1 + 2 (n/k) l_{d+1}/l_1)}``.
 

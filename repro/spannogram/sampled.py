@@ -41,7 +41,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 import scipy.special
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._base import POSITIVE_INT, RANDOM_STATE, RealInterval
 from .._threads import blas_limited
 from .._validation import (
     check_bool,
@@ -50,11 +52,31 @@ from .._validation import (
     check_random_state,
 )
 from ..em_sparse_pca import CardinalityPath
-from ._common import _MAX_PATH_ENTRIES, _check_fp, _check_net, _check_rank, _low_rank, _LowRank, _scaled_cov
+from ..linalg import Covariance
+from ._common import (
+    _MAX_PATH_ENTRIES,
+    _NETS,
+    _check_fp,
+    _check_net,
+    _check_rank,
+    _low_rank,
+    _LowRank,
+    _scaled_cov,
+)
 from ._kernels import allk_pass, sorted_side
 from .exact import _exact2, _x_at
 
-__all__ = ["SpannogramPath", "spannogram_bound", "spannogram_path"]
+__all__ = ["SpannogramPath", "all_k_pass", "spannogram_bound", "spannogram_path"]
+
+#: The constraints ``spannogram_path`` and ``spannogram_bound`` share (scikit-learn's parameter validation).
+_PASS_CONSTRAINTS = {
+    "rank": [POSITIVE_INT],
+    "n_samples": [POSITIVE_INT],
+    "nonneg": ["boolean"],
+    "random_state": RANDOM_STATE,
+    "net": [StrOptions(set(_NETS))],
+    "failure_probability": [None, RealInterval(0, 1, closed="neither")],
+}
 
 
 # --------------------------------------------------------------------------- nets (Algorithm 3)
@@ -121,12 +143,60 @@ def _run_pass(V, kmax, nonneg, net, n_samples, rng, failure_probability) -> _Pas
         C = _random_net(d, n_samples, rng)
         p = 1.0 / n if failure_probability is None else failure_probability
         cos2 = _cos2_random(d, C.shape[0], p)
+    val, f, sample, sign = _all_k(V, C, kmax, nonneg)
+    return _Pass(np.arange(1, kmax + 1), val, f, sample, sign, C, cos2)
+
+
+def _all_k(V, C, kmax, nonneg):
+    """The kernel :func:`repro.spannogram._kernels.allk_pass` on the samples ``C``, outputs allocated."""
     val = np.full(kmax, -np.inf)
     f = np.zeros(kmax)
     sample = np.zeros(kmax, dtype=np.int64)
     sign = np.ones(kmax, dtype=np.int64)
     allk_pass(V, C, kmax, nonneg, val, f, sample, sign)
-    return _Pass(np.arange(1, kmax + 1), val, f, sample, sign, C, cos2)
+    return val, f, sample, sign
+
+
+@validate_params(
+    {"V": ["array-like"], "C": ["array-like"], "kmax": [POSITIVE_INT], "nonneg": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
+def all_k_pass(V, C, kmax, *, nonneg=True):
+    """Algorithm 3 on given samples, every ``k = 1..kmax`` in one pass: one step of :func:`spannogram_path`.
+
+    Public so that a benchmark can time the pass on its own; it trusts its input (the kernel
+    :func:`repro.spannogram._kernels.allk_pass`: ``V`` and ``C`` C-contiguous float64, ``kmax <= n``).
+
+    Parameters
+    ----------
+    V : ndarray, shape (n, d)
+        ``A_d = V V'`` (:func:`spannogram_path` takes it from the ``d`` leading eigenpairs).
+    C : ndarray, shape (n_samples, d)
+        The samples ``c``, unit rows (Algorithm 3, lines 5-6).
+    kmax : int, 1..n
+        The largest cardinality.
+    nonneg : bool, default True
+        Non-negative or signed supports.
+
+    Returns
+    -------
+    value : ndarray, shape (kmax,)
+        The best ``||V'x_k||^2`` over the samples for each ``k`` (``-inf`` where no sample has a candidate).
+    rank1 : ndarray, shape (kmax,)
+        The best rank-1 value ``max_i f_k(c_i)`` (what the bound uses).
+    sample, sign : ndarray of int, shape (kmax,)
+        The sample and side attaining each best value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro.spannogram import all_k_pass
+    >>> V = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> value, *_ = all_k_pass(V, np.array([[1.0, 0.0], [0.0, 1.0]]), 1)
+    >>> value.tolist()  # the largest ||V_i||^2 a sample reaches: row 0, from c = (1, 0)
+    [4.0]
+    """
+    return _all_k(V, C, int(kmax), bool(nonneg))
 
 
 def _x_from_pass(V, c, k, nonneg, sign):
@@ -197,6 +267,10 @@ class SpannogramPath(CardinalityPath):
         return df
 
 
+@validate_params(
+    {"X": ["array-like", Covariance], "cardinalities": [POSITIVE_INT, "array-like"], **_PASS_CONSTRAINTS},
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def spannogram_path(
     X,
@@ -332,6 +406,15 @@ def spannogram_path(
     )
 
 
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinality": [POSITIVE_INT, "array-like"],
+        **_PASS_CONSTRAINTS,
+        "spectral_only": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def spannogram_bound(
     X,
