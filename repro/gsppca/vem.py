@@ -160,14 +160,14 @@ def rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
 
 @validate_params(
     {
-        "X": [np.ndarray],
+        "X": [None, np.ndarray],
         "M": [np.ndarray],
         "u": [np.ndarray],
         "alpha": [Real],
         "s2": [Real],
         "max_iter": [POSITIVE_INT],
         "tol": [NONNEG_REAL],
-        "scatter": [None, np.ndarray],
+        "scatter": [None, tuple],
         "checkpoints": [None, list],
         "fix_s2": ["boolean"],
     },
