@@ -35,7 +35,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
     """Non-negative (or signed) sparse PCA by the spannogram, Algorithm 3 (Asteris et al. 2014).
 
     Each component is the best of ``n_samples`` rank-1 solutions on ``A_d`` (kernel
-    :func:`repro.kernels.spannogram.allk_pass`), with its certificate ``upper_bound_``.
+    :func:`repro.spannogram._kernels.allk_pass`), with its certificate ``upper_bound_``.
 
     Parameters
     ----------

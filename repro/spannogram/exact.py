@@ -34,7 +34,7 @@ __all__ = ["max_quadratic_halfspaces", "rank1_solver", "rank2_sweep", "rho_d", "
 def rank1_solver(v, cardinality, *, nonneg: bool = True) -> tuple[np.ndarray, float]:
     """The non-negative ``k``-sparse principal component of the rank-1 matrix ``v v'`` (Prop. 3.1).
 
-    Wraps :func:`repro.kernels.spannogram.rank1_solve`: the ``k`` largest positive entries of ``v`` or of
+    Wraps :func:`repro.spannogram._kernels.rank1_solve`: the ``k`` largest positive entries of ``v`` or of
     ``-v``, whichever has the larger ``||v_I||^2`` (Eq. 9), found by selection in O(n). Ties at the ``k``-th
     value are broken by index; every choice gives the same value. With ``nonneg=False`` the support is the
     ``k`` largest ``|v_i|`` (the signed rank-1 problem).
@@ -289,7 +289,7 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
     otherwise within the factor ``rho_d`` of Theorem 1 (Eq. 4).
 
     ``rank=1``: Prop. 3.1 on the leading eigenvector. ``rank=2``: the kinetic sweep
-    (:func:`repro.kernels.spannogram.sweep2`), O(n^2 log n), e.g. about a minute for the 12582 leukemia
+    (:func:`repro.spannogram._kernels.sweep2`), O(n^2 log n), e.g. about a minute for the 12582 leukemia
     genes. ``rank>=3``: Algorithm 2's ``binom(n+1, d)`` intersections with the ambiguous-set expansion and
     Section 5's solver per support, O(n^{d+1} + n^d k^d) -- for small ``n`` (refused above 2e6 candidates).
 

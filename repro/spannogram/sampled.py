@@ -288,7 +288,7 @@ def spannogram_path(
     ``V`` comes from the ``rank + 1`` leading eigenpairs of the covariance (:class:`repro.linalg.Covariance`,
     through the Gram matrix when ``n_samples < n_features``: the ``n x n`` matrix is never formed). Each
     sample ``c`` is sorted once and every ``k = 1..max(cardinalities)`` is scored from prefix sums
-    (:func:`repro.kernels.spannogram.allk_pass`), so the curve costs what the largest ``k`` alone costs
+    (:func:`repro.spannogram._kernels.allk_pass`), so the curve costs what the largest ``k`` alone costs
     (which grows with that ``k``: on the 12582 leukemia genes, every ``k`` up to 12582 took about 14x the
     CPU time of ``k = 50``, see :mod:`experiments.bench_spannogram`). Each ``k`` gets exactly the vector
     Algorithm 3 run for that ``k`` alone on the same samples returns.
