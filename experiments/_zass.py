@@ -18,7 +18,7 @@ def coordinate_gains(A: np.ndarray, U: np.ndarray, alpha: float, beta: float = 0
 
     Independent of the kernel (a NumPy evaluation of Eq. 4 and 5): with the other entries fixed, F as a
     function of ``x = u_rs`` is the quartic ``-alpha/4 x^4 + c2/2 x^2 + c1 x + const`` (Eq. 4, coefficients
-    derived in :mod:`repro.kernels.nspca`); its non-negative maximum is at zero or at a real root of the
+    derived in :mod:`repro.nspca._kernels`); its non-negative maximum is at zero or at a real root of the
     cubic ``-alpha x^3 + c2 x + c1 = 0`` (Eq. 5), here the eigenvalues of the companion matrices. A point is
     coordinate-wise optimal (what Algorithm 1 converges to) when every gain is zero.
 

@@ -9,7 +9,7 @@ one call per sample was mostly noise (the vs-spanpc verdict flipped between runs
 eigenpairs (``d = 3``).
 
 Part A, all k vs one k (``part == "allk"``): the one pass that scores every ``k = 1..n``
-(:func:`repro.kernels.spannogram.allk_pass`, as :class:`repro.SpannogramPCA` runs it: best value on
+(:func:`repro.spannogram.all_k_pass`, as :class:`repro.SpannogramPCA` runs it: best value on
 ``A_d``, the sample and the bound's rank-1 value for every ``k``) against the same kernel for one ``k = 50``
 (``kmax = 50``: our fastest one-``k`` pass) on the same 1000 samples. Goal: at most 2x on each data set.
 Median of ``REPEATS`` interleaved repeats. The judged curve is ``k = 1..n``, the whole curve of the issue's
@@ -21,7 +21,7 @@ pass for ``kmax = 1000`` (rows by decreasing norm, early stop), which is also wh
 kmax``. What bounds the ``k = 1..n`` ratio on leukemia: where ``k <= n / 12`` and ``n >= 1000`` the one-``k``
 pass reads a few hundred of the 12582 rows per sample; every ``k`` up to ``n`` needs each side of a sample
 sorted as deep as a prefix can still beat a best value. The all-``k`` pass cuts each side at the depth its
-``d x d`` scatter bound allows (:func:`repro.kernels.spannogram.uses_bounded`: a median depth of about 760 of
+``d x d`` scatter bound allows (:func:`repro.spannogram._kernels.uses_bounded`: a median depth of about 760 of
 ~6300 entries; 0.65x the CPU time of sorting every entry, identical output), but about one side in six has
 a scatter whose top eigenvalue exceeds the best ``s_n`` and needs every entry. Measured and not adopted:
 a least-significant-digit radix sort (1.17x on the sort alone, the sort being about half
@@ -44,7 +44,7 @@ A), fitted exponent of time vs ``n`` per repeat (Theorem 2: ``O(eps^-d n log n)`
 in the same run: ``numpy.sort`` of ``n`` numbers. (Wall time of one call gave exponents 0.47 and 0.94 in
 two runs on a heavily loaded machine.)
 
-Part D, exact rank 2 (``part == "exact_time"``): the kinetic sweep (:func:`repro.kernels.spannogram.sweep2`,
+Part D, exact rank 2 (``part == "exact_time"``): the kinetic sweep (:func:`repro.spannogram.rank2_sweep`,
 ``k <= 50``) on random ``V`` with ``n`` = 250 .. 2000: fitted exponent (``n^2 log n`` expected), and the
 sweep on the ``SWEEP_GENES`` = 4000 leukemia genes of largest loading norm (one run, full mode only; timing
 only, so a size of ours: all 12582 genes took 40 s; the time is in the CSV as ``seconds`` and as a ratio to
@@ -82,6 +82,7 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from sklearn import config_context
 from threadpoolctl import threadpool_limits
 
 from experiments import _peers
@@ -96,9 +97,8 @@ from experiments.runner.claims import (
     call_timing,
 )
 from repro import SpannogramPCA, spannogram_path
-from repro.kernels.spannogram import allk_pass, sweep2
 from repro.linalg import Covariance
-from repro.spannogram import spannogram_exact
+from repro.spannogram import all_k_pass, rank2_sweep, spannogram_exact
 
 TITLE = "Benchmark: spannogram all-k pass vs one k and vs NumPy Algorithm 3; time vs n; exact rank 2"
 
@@ -162,7 +162,9 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     reps = 3 if q else REPEATS
     S = 60 if q else 1000
     rows: list[dict] = []
-    with threadpool_limits(1):
+    # the timed steps trust their input: scikit-learn's parameter validation (tens of microseconds a call)
+    # is skipped, so a timing is the pass itself
+    with threadpool_limits(1), config_context(skip_parameter_validation=True):
         leuk = load_leukemia_armstrong().X
         if q:
             leuk = leuk[:, :2000]
@@ -209,15 +211,13 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         for r in range(max(2, reps - 2)):
             for n in ns2:
                 V = rng.standard_normal((n, 2))
-                val, phi = np.empty(50), np.empty(50)
-                t = _time(lambda V=V, val=val, phi=phi: sweep2(V, 50, val, phi))
+                t = _time(lambda V=V: rank2_sweep(V, 50))
                 rows.append({"part": "exact_time", "n": n, "repeat": r, "seconds": t})
         if not q:
             # the leading SWEEP_GENES genes by loading norm (timing only: the sweep of all 12582 took 40 s)
             V2 = _leading(data["leukemia"], 2)
             V2 = np.ascontiguousarray(V2[np.argsort(-np.linalg.norm(V2, axis=1))[:SWEEP_GENES]])
-            val, phi = np.empty(K_ONE), np.empty(K_ONE)
-            t = _time(lambda: sweep2(V2, K_ONE, val, phi))
+            t = _time(lambda: rank2_sweep(V2, K_ONE))
             C = _random_net(3, 10000, cfg.rng(4))
             t_alg3 = _time(lambda: _run_pass_fixed(Vs["leukemia"], K_ONE, C))
             rows.append({"part": "exact_time", "dataset": f"leukemia ({SWEEP_GENES} genes)", "n": V2.shape[0],
@@ -298,12 +298,7 @@ def _random_net(d, n_samples, rng):
 
 def _run_pass_fixed(V, kmax, C):
     """The all-k kernel on given samples (what the spannogram's random net runs after drawing them)."""
-    val = np.full(kmax, -np.inf)
-    f = np.zeros(kmax)
-    s = np.zeros(kmax, dtype=np.int64)
-    g = np.ones(kmax, dtype=np.int64)
-    allk_pass(V, C, kmax, True, val, f, s, g)
-    return val
+    return all_k_pass(V, C, kmax)[0]
 
 
 def _exponent(df: pd.DataFrame, part: str) -> np.ndarray:

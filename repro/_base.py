@@ -17,6 +17,7 @@ from ._validation import check_latent, check_n_features, is_dask, unscale
 __all__ = [
     "NONNEG_REAL",
     "POSITIVE_INT",
+    "POSITIVE_REAL",
     "RANDOM_STATE",
     "ComponentNamesMixin",
     "IntInterval",
@@ -65,6 +66,8 @@ class RealInterval(Interval):
 POSITIVE_INT = IntInterval(1, None, closed="left")
 #: A real >= 0 (tol, penalties); infinity is refused later where it is not meaningful.
 NONNEG_REAL = RealInterval(0, None, closed="left")
+#: A real > 0 (a penalty or a variance that must not vanish); infinity as for NONNEG_REAL.
+POSITIVE_REAL = RealInterval(0, None, closed="neither")
 #: What :func:`repro._validation.check_random_state` turns into a Generator.
 RANDOM_STATE = [
     None,

@@ -518,7 +518,8 @@ def certified_fraction(
     >>> bool(0.0 < f[0] <= 1.0)
     True
     """
-    from .spannogram import _scaled_cov, spannogram_bound
+    from .spannogram import spannogram_bound
+    from .spannogram._common import _scaled_cov
 
     _check_order(X, components, "certified_fraction", first="X")
     nonneg = check_bool(nonneg, "nonneg")

@@ -77,9 +77,9 @@ def ppca_missing_estep(Yfill, B, C, CtC, mu, eps, miss_ptr, miss_idx, Xt, Stot, 
     return ll
 
 
-# --------------------------------------------------------------------------- repro.kernels.nspca
+# --------------------------------------------------------------------------- repro.nspca._kernels
 def solve_depressed_cubic(P, Q):
-    """Twin of ``repro.kernels.nspca.solve_depressed_cubic``: real roots of ``y^3 + P y + Q`` from
+    """Twin of ``repro.nspca._kernels.solve_depressed_cubic``: real roots of ``y^3 + P y + Q`` from
     ``numpy.roots`` (companion-matrix eigenvalues), ascending, repeated roots merged."""
     roots = np.roots([1.0, 0.0, P, Q])
     scale = max(np.sqrt(abs(P)), np.cbrt(abs(Q)), 1e-300)
@@ -102,7 +102,7 @@ def _quartic(x, c1, c2, alpha):
 
 
 def nspca_argmax(c1, c2, alpha, x_cur):
-    """Twin of ``repro.kernels.nspca.nspca_argmax``: evaluate Eq. 4 at zero and at every non-negative real
+    """Twin of ``repro.nspca._kernels.nspca_argmax``: evaluate Eq. 4 at zero and at every non-negative real
     root of Eq. 5 from ``numpy.roots``; keep ``x_cur`` unless a candidate is better by more than a tie."""
     if not (np.isfinite(c1) and np.isfinite(c2) and np.isfinite(alpha)) or alpha <= 0:
         return np.nan
@@ -125,7 +125,7 @@ def nspca_argmax(c1, c2, alpha, x_cur):
 
 
 def nspca_objective(U, AU, G, alpha, beta):
-    """Twin of ``repro.kernels.nspca.nspca_objective``: Eq. 3 with the caches recomputed from U and AU."""
+    """Twin of ``repro.nspca._kernels.nspca_objective``: Eq. 3 with the caches recomputed from U and AU."""
     k = U.shape[1]
     E = np.eye(k) - U.T @ U
     return float(0.5 * np.sum(U * AU) - alpha / 4.0 * np.sum(E * E) - beta * U.sum())
@@ -144,7 +144,7 @@ def _coefficients(A, U, r, s, alpha, beta):
 
 
 def nspca_sweep(A, U, AU, G, alpha, beta, block):
-    """Twin of ``repro.kernels.nspca.nspca_sweep``: one sequential sweep (rows s outer, columns r inner)
+    """Twin of ``repro.nspca._kernels.nspca_sweep``: one sequential sweep (rows s outer, columns r inner)
     with c1, c2 recomputed from U by the paper's formulas for every entry; the caches are then recomputed.
     ``block`` only changes the kernel's bookkeeping, not the iterates."""
     d, k = U.shape
@@ -164,7 +164,7 @@ def nspca_sweep(A, U, AU, G, alpha, beta, block):
 
 
 def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
-    """Twin of ``repro.kernels.nspca.nspca_fit``: sweeps of :func:`nspca_sweep`, same stopping rule."""
+    """Twin of ``repro.nspca._kernels.nspca_fit``: sweeps of :func:`nspca_sweep`, same stopping rule."""
     U = U0.copy()
     AU = A @ U
     G = U.T @ U
@@ -454,7 +454,7 @@ def em_rows(C, W0, K, nonneg, excluded, tol, max_iter, stop_cos=0.0, patience=0)
     return W, n_iter, status, hist, first
 
 
-# --------------------------------------------------------------------------- repro.kernels.spannogram
+# --------------------------------------------------------------------------- repro.spannogram._kernels
 def _side_order(a, nonneg, sgn):
     """Indices of the positive ``sgn * a`` (or non-zero ``|a|``) by decreasing value, ties by index."""
     v = np.abs(a) if not nonneg else sgn * a
@@ -463,7 +463,7 @@ def _side_order(a, nonneg, sgn):
 
 
 def rank1_solve(a, k, nonneg, x, work):
-    """Twin of ``repro.kernels.spannogram.rank1_solve``: sort each side (ties by index), keep the k first,
+    """Twin of ``repro.spannogram._kernels.rank1_solve``: sort each side (ties by index), keep the k first,
     the side with the larger ``||a_I||^2`` (the positive side on a tie)."""
     best = (-1.0, None)
     for sgn in (1.0, -1.0) if nonneg else (1.0,):
@@ -479,14 +479,14 @@ def rank1_solve(a, k, nonneg, x, work):
 
 
 def sorted_side(a, nonneg, sgn, kmax, order, vals, work, idx):
-    """Twin of ``repro.kernels.spannogram.sorted_side``: a full sort by (value desc, index)."""
+    """Twin of ``repro.spannogram._kernels.sorted_side``: a full sort by (value desc, index)."""
     o = _side_order(a, nonneg, sgn)[:kmax]
     order[: o.size] = o
     return o.size
 
 
 def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
-    """Twin of ``repro.kernels.spannogram.allk_pass``: per sample and side, cumulative sums over the sorted
+    """Twin of ``repro.spannogram._kernels.allk_pass``: per sample and side, cumulative sums over the sorted
     entries give ``||V'x_k||^2`` and ``s_k`` for every k; past the last positive entry they stay constant."""
     for s, c in enumerate(C):
         a = V @ c
@@ -508,7 +508,7 @@ def allk_pass(V, C, kmax, nonneg, best_val, best_f, best_sample, best_sign):
 
 
 def sweep2(V, kmax, best_val, best_phi):
-    """Twin of ``repro.kernels.spannogram.sweep2`` without the kinetic sort: every intersection angle of two
+    """Twin of ``repro.spannogram._kernels.sweep2`` without the kinetic sort: every intersection angle of two
     of the ``n + 1`` curves (zero row included) is computed and sorted; on each arc between consecutive
     angles the top-k positive set is read at the arc's midpoint and ``c'S c`` maximized in closed form
     (eigen-angle if inside the arc, else the better end). O(n^3). Returns the number of angles."""
@@ -693,9 +693,9 @@ def sspca_run(X, alpha, U, V, max_iter, tol, history=None):
     return U, V, n_iter
 
 
-# ---------------------------------------------------------------- Bessel ratio (repro.kernels.bessel)
+# ---------------------------------------------------------------- Bessel ratio (repro.gsppca._kernels)
 def kv_ratio_up(z, r0, nu0, steps, out):
-    """Twin of repro.kernels.bessel.kv_ratio_up: R_nu = 1 / R_(nu-1) + 2 nu / z, element by element."""
+    """Twin of repro.gsppca._kernels.kv_ratio_up: R_nu = 1 / R_(nu-1) + 2 nu / z, element by element."""
     for i in range(z.size):
         r, nu = r0[i], nu0[i]
         for _ in range(int(steps[i])):

@@ -13,8 +13,9 @@ from scipy import integrate, stats
 from sklearn.base import clone
 
 from repro import GSPPCA, evidence_path, gsppca_vem, log_evidence, theorem1_density
-from repro.gsppca import _kv_ratio, log_bessel_k, log_density, vem_init, vem_iterations
-from repro.kernels import bessel
+from repro.gsppca import _kernels as bessel
+from repro.gsppca import log_bessel_k, log_density, vem_init, vem_iterations
+from repro.gsppca.bessel import _kv_ratio
 from repro.metrics import fscore_selection
 
 

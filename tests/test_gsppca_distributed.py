@@ -12,8 +12,6 @@ import pytest
 from repro import GSPPCA, _chunked
 from repro._chunked import DaskSource
 from repro.gsppca import (
-    _dask_evidence_path,
-    _vem_init_scatter,
     evidence_path,
     gsppca_vem,
     make_globally_sparse,
@@ -21,6 +19,8 @@ from repro.gsppca import (
     vem_init,
     vem_iterations,
 )
+from repro.gsppca.evidence import _dask_evidence_path
+from repro.gsppca.vem import _vem_init_scatter
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")

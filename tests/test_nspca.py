@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from repro.kernels import nspca as K
 from repro.metrics import min_angle_deg
 from repro.nspca import (
     NSPCA,
@@ -17,6 +16,7 @@ from repro.nspca import (
     nspca_for_min_angle,
     nspca_objective,
 )
+from repro.nspca import _kernels as K
 
 
 def quartic(x, c1, c2, alpha):

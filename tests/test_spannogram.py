@@ -24,8 +24,8 @@ from repro import (
     spannogram_exact,
     spannogram_path,
 )
-from repro.kernels import spannogram as K
 from repro.metrics import certified_fraction
+from repro.spannogram import _kernels as K
 from repro.spannogram import max_quadratic_halfspaces
 
 
