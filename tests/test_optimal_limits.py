@@ -11,15 +11,16 @@ import time
 import numpy as np
 import pytest
 
-from repro import OptimalSparsePCA, _bnb, _optimal_wide, optimal_sparse_pca
-from repro import optimal as optimal_mod
-from repro._optimal_wide import WIDE_MIN_FEATURES
+from repro import OptimalSparsePCA, optimal_sparse_pca
+from repro.optimal import estimator as optimal_mod
+from repro.optimal import search, wide
+from repro.optimal.wide import WIDE_MIN_FEATURES
 
 
 def _returned_statuses() -> set[str]:
     """Every status string the two routes assign (``status = "..."``, ``status == "..."``)."""
     found = set()
-    for mod in (_bnb, _optimal_wide, optimal_mod):
+    for mod in (search, wide, optimal_mod):
         found |= set(re.findall(r'status\s*=\s*"([a-z_]+)"', inspect.getsource(mod)))
     return found
 
@@ -28,7 +29,7 @@ def test_every_status_is_documented():
     statuses = _returned_statuses()
     assert {"optimal", "time_limit", "node_limit", "interrupted", "undecided_leaves"} <= statuses
     assert "too_many_candidates" in statuses
-    doc = _bnb.OptimalResult.__doc__
+    doc = search.OptimalResult.__doc__
     for s in statuses:
         assert f'"{s}"' in doc, f"status {s!r} is returned but not in OptimalResult's docstring"
 
