@@ -304,7 +304,7 @@ def test_x_is_validated_once_per_public_call(monkeypatch, call, kind, missing):
 
 
 def _optimum_calls():
-    from repro import EMSparsePCA, OptimalSparsePCA, optimal_sparse_pca, optimal_sparse_pca_wide
+    from repro import EMSparsePCA, OptimalSparsePCA, optimal_sparse_pca
 
     return {
         "optimal_sparse_pca": lambda X: optimal_sparse_pca(X, 3),

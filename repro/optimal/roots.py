@@ -15,12 +15,20 @@ from ..spannogram import spannogram_bound
 from .dnn import DNN_MAX_FEATURES, dnn_bound
 
 
+def _own(C: np.ndarray) -> Covariance:
+    """The search's matrix ``C`` as a :class:`repro.Covariance`, not checked again: the door checked the
+    user's matrix (or the library derived ``C`` from a checked one: a deflation, the wide route's candidate
+    set), so a round-off eigenvalue of -1e-16 is not refused here as a user's matrix would be."""
+    cov = Covariance._trusted(matrix=np.ascontiguousarray((C + C.T) / 2.0))  # as from_matrix symmetrizes
+    cov._psd_checked = True  # what repro.spannogram asks of a matrix it did not check itself
+    return cov
+
+
 def _em_support(C: np.ndarray, k: int, nonneg: bool):
     """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
     try:
-        cov = Covariance.from_matrix(C)
         comps, _ = em_sparse_pca(
-            cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
+            _own(C), 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
         )
     except Exception:
         return None
@@ -41,7 +49,7 @@ def _spannogram_root(C: np.ndarray, k: int, nonneg: bool, incumbent: np.ndarray 
     support), since the bound is at least that problem's optimum. Where the cardinality binds (CBCL, the
     leukemia candidates) the check fails and the minimization (about 0.5 s at p = 93) is skipped."""
     try:
-        b = float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
+        b = float(spannogram_bound(_own(C), k, rank=2, n_samples=400, nonneg=nonneg))
     except Exception:
         b = np.inf
     if nonneg and k > 1 and C.shape[0] <= DNN_MAX_FEATURES and _global_kkt(C, incumbent):
