@@ -333,8 +333,9 @@ def optimal_sparse_pca_wide(
     never forming the ``p x p`` covariance.
 
     The route :func:`optimal_sparse_pca` takes for data with ``n < p`` and ``p >= WIDE_MIN_FEATURES``
-    (its Notes), returning each cardinality's result instead of the last alone: the search at ``j``
-    screens with the bound proven at ``j - 1``, so the whole chain costs about what ``k`` alone does.
+    (its Notes), which solves the cardinalities ``1..k`` in turn (the search at ``j`` screens with the
+    bound proven at ``j - 1``); this function returns every one of them, not only the last, and takes
+    any ``n < p``.
 
     Parameters
     ----------
@@ -343,8 +344,12 @@ def optimal_sparse_pca_wide(
         :class:`repro.Covariance` goes to :func:`optimal_sparse_pca`, one ``k`` at a time.
     k : int
         The largest cardinality, ``1 <= k <= n_features``.
-    nonneg, gap, eig_limit, root_em, root_spannogram, verbose, root_dual
-        As in :func:`optimal_sparse_pca`; ``root_dual`` at ``k`` only.
+    nonneg, root_em, root_spannogram, verbose : bool
+        As in :func:`optimal_sparse_pca` (defaults False, True, True, False).
+    gap : float, default 1e-6
+        Relative tolerance of each cardinality's proof.
+    eig_limit, root_dual : int
+        As in :func:`optimal_sparse_pca` (defaults 40 and 0); ``root_dual`` at ``k`` only.
     time_limit : float, optional
         Seconds for the whole chain; past it the cardinalities below ``k`` are skipped and the search at
         ``k`` stops with its certified gap (``status`` "time_limit").
