@@ -194,26 +194,20 @@ def optimum_rows(X, ks, *, dataset: str, lam1: float, max_nodes: int, root_em: b
     the centred ``X`` as in :func:`curves`) at each ``k`` of ``ks``, each search capped at ``max_nodes``
     nodes (not seconds: the rows do not depend on the machine's load). ``proven`` says whether the cap
     was enough; otherwise ``bound`` is the certified upper bound where the search stopped. A ``k`` above
-    one whose optimum reaches the DNN bound (:func:`repro.kernels.optimal_nonneg.dnn_bound`, valid at every
-    ``k``) takes that optimum, proven, with no search (0 nodes): the optimum cannot fall as ``k`` grows and
-    cannot exceed the bound. Wide data
-    (``n < p``) go through ``repro._optimal_wide`` once for ``k = 1..max(ks)`` (each cardinality's search
-    capped), never forming the ``p x p`` covariance."""
-    from repro import optimal_sparse_pca
-    from repro._optimal_wide import optimal_sparse_pca_wide
-    from repro.kernels.optimal_nonneg import DNN_MAX_FEATURES, dnn_bound
+    one whose optimum reaches the DNN bound (:func:`repro.optimal.dnn.dnn_bound`, valid at every ``k``)
+    takes that optimum, proven, with no search (0 nodes): the optimum cannot fall as ``k`` grows and cannot
+    exceed the bound. Wide data (``n < p``) go through :func:`repro.optimal_sparse_pca_wide` once for
+    ``k = 1..max(ks)`` (each cardinality's search capped), never forming the ``p x p`` covariance."""
+    from repro import optimal_sparse_pca, optimal_sparse_pca_wide
+    from repro.optimal.dnn import DNN_MAX_FEATURES, dnn_bound
 
     ks = sorted(int(k) for k in ks)
     X = np.asarray(X, dtype=np.float64)
     results = {}
     t0 = time.perf_counter()
     if X.shape[0] < X.shape[1]:
-        levels = []
-        optimal_sparse_pca_wide(
-            X, ks[-1], nonneg=True, gap=1e-6, time_limit=None, max_nodes=max_nodes, eig_limit=40,
-            root_em=root_em, root_spannogram=True, verbose=False, t0=t0, levels=levels,
-        )  # fmt: skip
-        results = {k: levels[k - 1] for k in ks}
+        levels = optimal_sparse_pca_wide(X, ks[-1], nonneg=True, max_nodes=max_nodes, root_em=root_em)
+        results = {k: levels[k] for k in ks}
         for r in results.values():
             r.time = np.nan  # the chain's levels share one clock: the total is in "seconds"
     else:

@@ -17,7 +17,7 @@ the rigorous deterministic-net bound shaded; the paper's bound (Theorem 2's form
 * **The certified optimum** (:func:`repro.optimal_sparse_pca`, ``x >= 0``, black) at every
   ``k = 1..93``, each search capped at 1000 nodes (a node cap, not seconds, so the rows do not depend on
   the machine's load), and every one proven: ``k = 1..10`` by the search (at most 19 nodes), ``k = 11`` at
-  the root by the DNN bound (:func:`repro.kernels.optimal_nonneg.dnn_bound`: ``lambda_max(C + N)`` with
+  the root by the DNN bound (:func:`repro.optimal.dnn.dnn_bound`: ``lambda_max(C + N)`` with
   ``N >= 0``, a bound on the non-negative optimum at every ``k``; here within 1.6e-10 of the optimum, whose
   11 bands are the non-negative optimum without a cardinality constraint), and ``k = 12..93`` with no
   search: ``opt(11) <= opt(k) <= `` the DNN bound (``opt_nodes`` 0). Before the DNN bound, ``k = 11`` took

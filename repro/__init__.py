@@ -18,7 +18,7 @@ from .nspca import (
     nspca_for_min_angle,
     nspca_objective,
 )
-from .optimal import OptimalResult, OptimalSparsePCA, optimal_sparse_pca
+from .optimal import OptimalResult, OptimalSparsePCA, optimal_sparse_pca, optimal_sparse_pca_wide
 from .spannogram import (
     SpannogramPCA,
     rank1_solver,
@@ -55,6 +55,7 @@ __all__ = [
     "nspca_for_min_angle",
     "nspca_objective",
     "optimal_sparse_pca",
+    "optimal_sparse_pca_wide",
     "ppca_closed_form",
     "rank1_solver",
     "renormalize",

@@ -88,7 +88,7 @@ def test_a_numpy_bool_is_a_boolean(name):
 
 
 def test_nonneg_no_is_not_the_nonneg_solve():
-    with pytest.raises(ValueError, match=r"nonneg must be True or False; got 'no'"):
+    with pytest.raises(ValueError, match=r"'nonneg' parameter of optimal_sparse_pca must be .*Got 'no'"):
         optimal_sparse_pca(X8, 3, nonneg="no")
 
 

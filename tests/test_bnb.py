@@ -17,8 +17,8 @@ import pytest
 from test_optimal import _random_cov, brute
 from test_optimal_l1 import _as_corr, twin_l1_matrix
 
-from repro._bnb import search
-from repro.kernels import optimal as K
+from repro.optimal import _kernels as K
+from repro.optimal.search import search
 
 
 # --------------------------------------------------------------------------- top sums

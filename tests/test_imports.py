@@ -136,8 +136,6 @@ PENDING = {
     "repro._chunked": "experiments._opcount: the operation counter wraps DenseSource's methods",
     "repro._chunked.DaskSource": "experiments.bench_dask_cluster times one EM pass of the data layer",
     "repro._chunked.dask_covariance": "experiments.bench_dask_cluster: the exact covariance, untimed",
-    # the certified optimum's files are being rewritten into one package
-    "repro._optimal_wide.optimal_sparse_pca_wide": "experiments._asteris: every k = 1..K of a wide problem",
 }
 
 
@@ -225,7 +223,7 @@ def test_experiments_use_the_public_api_only():
 def test_no_package_init_re_exports_a_private_name():
     """A package's ``__init__`` holds its public names only: a private helper is imported from the module
     that defines it (``repro.em_sparse_pca.solvers._em_block``), so ``__init__`` is not a second home
-    for it. The optimum's files are being rewritten into one package and are left out."""
+    for it."""
     bad = []
     for path in sorted((REPO / "repro").rglob("__init__.py")):
         for node in ast.parse(path.read_text(), str(path)).body:
@@ -302,4 +300,39 @@ def test_x_is_validated_once_per_public_call(monkeypatch, call, kind, missing):
     data = X.tolist() if kind == "list" else X
     calls = _count_checks(monkeypatch, X.shape)
     _fits()[call](data)
+    assert len(calls) == 1, f"{call} checked X {len(calls)} times"
+
+
+def _optimum_calls():
+    from repro import EMSparsePCA, OptimalSparsePCA, optimal_sparse_pca
+
+    return {
+        "optimal_sparse_pca": lambda X: optimal_sparse_pca(X, 3),
+        "optimal_sparse_pca nonneg": lambda X: optimal_sparse_pca(X, 3, nonneg=True),
+        "OptimalSparsePCA.fit": lambda X: OptimalSparsePCA(2, cardinality=3).fit(X),
+        "EMSparsePCA.fit certify": lambda X: EMSparsePCA(cardinality=3, certify=True, random_state=0).fit(X),
+    }
+
+
+def _wide_calls():
+    from repro import OptimalSparsePCA, optimal_sparse_pca, optimal_sparse_pca_wide
+
+    return {
+        "optimal_sparse_pca wide": lambda X: optimal_sparse_pca(X, 3),
+        "optimal_sparse_pca_wide": lambda X: optimal_sparse_pca_wide(X, 3),
+        "OptimalSparsePCA.fit wide": lambda X: OptimalSparsePCA(2, cardinality=3).fit(X),
+    }
+
+
+@pytest.mark.parametrize("kind", ["float64", "list"])
+@pytest.mark.parametrize("call", [*_optimum_calls(), *_wide_calls()])
+def test_the_optimum_validates_x_once(monkeypatch, call, kind):
+    """The certified optimum's doors check X once; its root heuristics, its wide route and EMSparsePCA's
+    certificate take what the door checked."""
+    rng = np.random.default_rng(0)
+    wide = call in _wide_calls()
+    n, p = (12, 110) if wide else (30, 8)
+    X = rng.standard_normal((n, 4)) @ rng.standard_normal((4, p)) + 0.1 * rng.standard_normal((n, p))
+    calls = _count_checks(monkeypatch, X.shape)
+    {**_optimum_calls(), **_wide_calls()}[call](X.tolist() if kind == "list" else X)
     assert len(calls) == 1, f"{call} checked X {len(calls)} times"

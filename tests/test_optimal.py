@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from repro import OptimalSparsePCA, optimal_sparse_pca
-from repro.kernels import optimal as K
+from repro.optimal import _kernels as K
 
 
 # --------------------------------------------------------------------------- brute force

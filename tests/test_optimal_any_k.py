@@ -16,9 +16,9 @@ import pytest
 from test_optimal import brute
 
 from repro import EMSparsePCA, optimal_sparse_pca
-from repro._bnb import search
-from repro.kernels import optimal as K
 from repro.linalg import Covariance
+from repro.optimal import _kernels as K
+from repro.optimal.search import search
 
 
 def _instance(kind: str, p: int, rng) -> np.ndarray:
@@ -254,14 +254,14 @@ def test_interruption_on_the_wide_route(monkeypatch, where):
     """Ctrl-C on the ``n x n`` route (wide data, cardinalities 1..k in turn), inside a search or between
     them: status "interrupted" with a component feasible at ``k`` and a bound valid at ``k``, not the
     next cardinality's status (it read "too_many_candidates" with a 52% gap)."""
-    from repro import _optimal_wide
+    from repro.optimal import wide
 
     rng = np.random.default_rng(4)
     X = rng.standard_normal((30, 120))
     if where == "search":
         calls = _ctrl_c_after(monkeypatch, K, "bnb_run", 3)
     else:
-        calls = _ctrl_c_after(monkeypatch, _optimal_wide, "two_by_two_bounds", 2)
+        calls = _ctrl_c_after(monkeypatch, wide, "two_by_two_bounds", 2)
     r = optimal_sparse_pca(X, 6, root_em=False)
     assert calls and r.status == "interrupted" and not r.proven
     assert 0 < np.count_nonzero(r.component) <= 6

@@ -1,4 +1,4 @@
-"""The l1 (DSPCA-dual) bound with its ``U`` optimized (:mod:`repro.kernels.optimal_dual`).
+"""The l1 (DSPCA-dual) bound with its ``U`` optimized (:mod:`repro.optimal.l1_dual`).
 
 References: brute force on small matrices (the exact optimum, signed and non-negative), the value of every
 ``k``-sparse vector the tests can find (truncated eigenvectors, the EM from several starts), the clipped
@@ -16,10 +16,10 @@ import pytest
 from test_optimal import _random_cov, brute
 from test_optimal_any_k import _instance, _lower_bounds
 
-from repro._bnb import search
-from repro.kernels import optimal as K
-from repro.kernels.optimal_dual import _clipped, clipped_l1_bound, l1_dual_bound
-from repro.kernels.optimal_nonneg import certified_lambda_max
+from repro.optimal import _kernels as K
+from repro.optimal.dnn import certified_lambda_max
+from repro.optimal.l1_dual import _clipped, clipped_l1_bound, l1_dual_bound
+from repro.optimal.search import search
 
 
 def _check_dual_point(C, k, nonneg, b, U, rho):

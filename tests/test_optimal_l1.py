@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from test_optimal import _node, _random_cov, brute
 
-from repro._bnb import search
-from repro.kernels import optimal as K
+from repro.optimal import _kernels as K
+from repro.optimal.search import search
 
 
 def twin_l1_matrix(C, A, rho, nonneg):

@@ -1,4 +1,4 @@
-"""The split l1 bound (``kernels.optimal.l1_split_bound``: the fixed-in features' l1 charge kept apart
+"""The split l1 bound (``repro.optimal._kernels.l1_split_bound``: the fixed-in features' l1 charge kept apart
 from the free ones'): its NumPy twin, its validity against brute force at random nodes (signed and
 non-negative), that it never exceeds the plain l1 bound at the same ``rho``, and searches with it on and
 off against brute force, with its prune counter."""
@@ -10,8 +10,8 @@ import pytest
 from test_optimal import _node, _random_cov, brute
 from test_optimal_l1 import _as_corr, twin_l1, twin_l1_matrix
 
-from repro._bnb import search
-from repro.kernels import optimal as K
+from repro.optimal import _kernels as K
+from repro.optimal.search import search
 
 
 def twin_split(C, A, m, k, rho, theta, nonneg):

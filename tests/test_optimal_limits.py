@@ -11,15 +11,16 @@ import time
 import numpy as np
 import pytest
 
-from repro import OptimalSparsePCA, _bnb, _optimal_wide, optimal_sparse_pca
-from repro import optimal as optimal_mod
-from repro._optimal_wide import WIDE_MIN_FEATURES
+from repro import OptimalSparsePCA, optimal_sparse_pca
+from repro.optimal import estimator as optimal_mod
+from repro.optimal import search, wide
+from repro.optimal.wide import WIDE_MIN_FEATURES
 
 
 def _returned_statuses() -> set[str]:
     """Every status string the two routes assign (``status = "..."``, ``status == "..."``)."""
     found = set()
-    for mod in (_bnb, _optimal_wide, optimal_mod):
+    for mod in (search, wide, optimal_mod):
         found |= set(re.findall(r'status\s*=\s*"([a-z_]+)"', inspect.getsource(mod)))
     return found
 
@@ -28,7 +29,7 @@ def test_every_status_is_documented():
     statuses = _returned_statuses()
     assert {"optimal", "time_limit", "node_limit", "interrupted", "undecided_leaves"} <= statuses
     assert "too_many_candidates" in statuses
-    doc = _bnb.OptimalResult.__doc__
+    doc = search.OptimalResult.__doc__
     for s in statuses:
         assert f'"{s}"' in doc, f"status {s!r} is returned but not in OptimalResult's docstring"
 
@@ -96,3 +97,40 @@ def test_estimator_fits_wide_data_through_the_small_side(monkeypatch, nonneg):
     assert est.explained_variance_[1] == pytest.approx(second.value, rel=1e-8)
     np.testing.assert_allclose(est.explained_variance_, cov.explained_variance_, rtol=1e-7)
     assert est.transform(X).shape == (12, 2)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_the_root_heuristics_take_the_searchs_matrix_unchecked(nonneg):
+    """A deflated covariance whose round-off leaves an eigenvalue below ``check_psd``'s tolerance (the
+    door would refuse it from a user) still gets EMSparsePCA's support and the spannogram bound at the
+    root: the heuristics trust the matrix the search was given."""
+    from repro._validation import check_psd
+    from repro.optimal import roots
+
+    rng = np.random.default_rng(2)
+    U = np.linalg.qr(rng.standard_normal((7, 7)))[0]
+    lam = np.array([3.0, 2.0, 1.0, 0.5, 0.2, 0.0, -1e-7])  # beyond PSD_RTOL x max|diag| x 7: not PSD
+    C = (U * lam) @ U.T
+    C = (C + C.T) / 2
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd(C, "C")
+    S = roots._em_support(C, 3, nonneg)
+    assert S is not None and 0 < S.size <= 3
+    bound = roots._spannogram_root(C, 3, nonneg)
+    assert np.isfinite(bound) and bound >= _brute_force_optimum(C, 3, nonneg) * (1 - 1e-9)
+
+
+def _brute_force_optimum(C, k, nonneg):
+    """Brute force over the supports of at most ``k`` features (signed: ``lambda_max(C_T)``; ``x >= 0``:
+    ``max x'C_T x`` over ``x >= 0`` is at least the positive part of the top eigenvector's value)."""
+    import itertools
+
+    best = -np.inf
+    for m in range(1, k + 1):
+        for T in itertools.combinations(range(C.shape[0]), m):
+            w, V = np.linalg.eigh(C[np.ix_(T, T)])
+            if not nonneg:
+                best = max(best, w[-1])
+            elif (V[:, -1] > 0).all() or (V[:, -1] < 0).all():
+                best = max(best, w[-1])
+    return best

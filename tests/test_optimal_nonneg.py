@@ -1,4 +1,4 @@
-"""Bounds of the certified optimum specific to ``x >= 0`` (``repro.kernels.optimal_nonneg``, issue 37
+"""Bounds of the certified optimum specific to ``x >= 0`` (``repro.optimal.dnn``, issue 37
 part D): the DNN bound holds against brute force at every cardinality, is exact where the DNN relaxation
 is (``p <= 4``), and proves at the root every ``k`` above the non-negative optimum's support."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from repro import optimal_sparse_pca
-from repro.kernels.optimal_nonneg import certified_lambda_max, dnn_bound
+from repro.optimal.dnn import certified_lambda_max, dnn_bound
 
 
 def _nonneg_opt(C, k=None):
@@ -92,11 +92,11 @@ def test_dnn_bound_is_skipped_where_the_cardinality_binds(monkeypatch):
     """The root computes the DNN bound only for an incumbent that is a KKT point without the cardinality
     constraint (otherwise the bound, at least that problem's optimum, cannot prove it); the answers are
     brute force's either way."""
-    from repro import _optimal_roots
+    from repro.optimal import roots
 
     calls = []
-    real = _optimal_roots.dnn_bound
-    monkeypatch.setattr(_optimal_roots, "dnn_bound", lambda C: calls.append(1) or real(C))
+    real = roots.dnn_bound
+    monkeypatch.setattr(roots, "dnn_bound", lambda C: calls.append(1) or real(C))
     rng = np.random.default_rng(2)
     A = np.abs(rng.standard_normal((9, 2)))  # a positive factor: the non-negative optimum is dense
     C = A @ A.T + 0.05 * np.eye(9)
@@ -104,9 +104,9 @@ def test_dnn_bound_is_skipped_where_the_cardinality_binds(monkeypatch):
         r = optimal_sparse_pca(C, k, nonneg=True, precomputed=True)
         assert r.proven and r.value == pytest.approx(_nonneg_opt(C, k), rel=1e-9)
     assert not calls
-    assert not _optimal_roots._global_kkt(C / C.max(), np.eye(9)[0])
+    assert not roots._global_kkt(C / C.max(), np.eye(9)[0])
     x = np.linalg.eigh(C)[1][:, -1]
-    assert _optimal_roots._global_kkt(C, np.abs(x))  # the Perron vector of a positive matrix: dense, KKT
+    assert roots._global_kkt(C, np.abs(x))  # the Perron vector of a positive matrix: dense, KKT
 
 
 def test_optimum_rows_extend_a_dnn_proof_to_larger_k():

@@ -1,8 +1,8 @@
-"""The cardinality chain (``kernels.optimal.chain_bounds``, ``repro._bnb._chain_screen``): a certified bound
-on the optimum at ``k - 1`` bounds every support of ``k`` that holds a feature, so a feature whose bound is
-below the incumbent is fixed out of every open node. Its NumPy twin, its validity against brute force (signed
-and ``x >= 0``, over the whole set and a sub-set), and searches with the chain from the root and from a few
-nodes against brute force, with its counters."""
+"""The cardinality chain (``repro.optimal._kernels.chain_bounds``, ``repro.optimal.search._chain_screen``): a
+certified bound on the optimum at ``k - 1`` bounds every support of ``k`` that holds a feature, so a feature
+whose bound is below the incumbent is fixed out of every open node. Its NumPy twin, its validity against brute
+force (signed and ``x >= 0``, over the whole set and a sub-set), and searches with the chain from the root and
+from a few nodes against brute force, with its counters."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from test_optimal import brute
 
-from repro._bnb import search
-from repro.kernels import optimal as K
+from repro.optimal import _kernels as K
+from repro.optimal.search import search
 
 
 def _weak_cov(rng, p):
@@ -86,7 +86,7 @@ def test_search_with_the_chain_agrees_with_brute_force(nonneg):
 def test_chain_screen_prunes_open_nodes_that_fixed_a_screened_feature_in():
     """_chain_screen on a hand-made stack: a node with the screened feature free fixes it out (and drops
     its parent's l1 bound), a node with it fixed in is pruned, the others are untouched."""
-    from repro._bnb import _chain_screen
+    from repro.optimal.search import _chain_screen
 
     C = np.array([[4.0, 1.5, 0.0], [1.5, 3.0, 0.0], [0.0, 0.0, 0.01]]) + 0.001
     W = np.abs(C)
@@ -108,7 +108,7 @@ def test_chain_pays_only_where_it_can_screen():
     """The gate: an incumbent with fewer than k features (the optimum at k - 1 reaches it) never pays; on
     a matrix with one strong pair and weak features it pays at a small fraction, not at fraction 0; and
     a search whose gate fails runs no chain (the same nodes as without it)."""
-    from repro._bnb import _chain_pays
+    from repro.optimal.search import _chain_pays
 
     rng = np.random.default_rng(3717)
     C = np.diag(np.r_[5.0, 4.0, rng.uniform(0.01, 0.02, 8)])
@@ -132,7 +132,7 @@ def test_chain_budget_and_start():
     """The chain starts at exactly chain_after nodes (node counts independent of the clock: two runs
     agree), its searches at k - 1, k - 2, ... spend at most CHAIN_BUDGET times the nodes before it, and
     it does not start where a node cap leaves less than that."""
-    from repro._bnb import CHAIN_BUDGET
+    from repro.optimal.search import CHAIN_BUDGET
 
     rng = np.random.default_rng(3718)
     ran = capped = 0

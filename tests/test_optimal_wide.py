@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from repro import optimal as optimal_mod
-from repro import optimal_sparse_pca
-from repro._optimal_wide import (
+from repro import Covariance, optimal_sparse_pca, optimal_sparse_pca_wide
+from repro.optimal import estimator as optimal_mod
+from repro.optimal.wide import (
     WIDE_MIN_FEATURES,
     _knapsack,
     _thin_eig,
     _top_sum_excluding,
-    optimal_sparse_pca_wide,
     screening_bounds,
+    solve_wide,
     support_value,
     two_by_two_bounds,
 )
@@ -72,7 +72,7 @@ def _solve(X, k, nonneg=False, **kw):
         root_spannogram=True, verbose=False,
     )  # fmt: skip
     args.update(kw)
-    return optimal_sparse_pca_wide(X, k, t0=time.perf_counter(), **args)
+    return solve_wide(X, k, t0=time.perf_counter(), **args)
 
 
 def test_top_sum_excluding_matches_a_loop():
@@ -174,12 +174,46 @@ def test_levels_are_each_cardinalitys_result():
     """``levels``: k = 1..k in order, each with its own node count; the returned result counts them all."""
     X = _wide(8, n=6, p=16)
     C = np.cov(X, rowvar=False)
-    levels = []
+    levels = {}
     res = _solve(X, 4, levels=levels)
-    assert len(levels) == 4 and res.n_nodes == sum(r.n_nodes for r in levels)
-    for j, r in enumerate(levels, 1):
+    assert sorted(levels) == [1, 2, 3, 4] and res.n_nodes == sum(r.n_nodes for r in levels.values())
+    for j, r in levels.items():
         assert r.proven and r.value == pytest.approx(_brute(C, j), rel=1e-7)
         assert np.count_nonzero(r.component) <= j
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_the_public_wide_route_gives_every_cardinality(nonneg):
+    """``repro.optimal_sparse_pca_wide``: cardinality -> result for 1..k, each the brute-force optimum and
+    the same as :func:`repro.optimal_sparse_pca` at that k; data times 2^-300 give the same components
+    with values times 2^-600 (the door's exact scaling)."""
+    X = _wide(9, n=6, p=14)
+    C = np.cov(X, rowvar=False)
+    levels = optimal_sparse_pca_wide(X, 4, nonneg=nonneg)
+    assert sorted(levels) == [1, 2, 3, 4]
+    for j, r in levels.items():
+        assert r.proven and r.value == pytest.approx(_brute(C, j, nonneg), rel=1e-7)
+        assert np.count_nonzero(r.component) <= j and (not nonneg or r.component.min() >= 0)
+        ref = optimal_sparse_pca(C, j, nonneg=nonneg, precomputed=True)
+        assert r.value == pytest.approx(ref.value, rel=1e-9)
+    tiny = optimal_sparse_pca_wide(X * 2.0**-300, 4, nonneg=nonneg)
+    for j, r in tiny.items():
+        np.testing.assert_allclose(r.component, levels[j].component, atol=1e-9)
+        assert r.value / 2.0**-600 == pytest.approx(levels[j].value, rel=1e-9)
+
+
+def test_the_public_wide_route_refuses_what_it_does_not_take():
+    X = _wide(9, n=6, p=14)
+    with pytest.raises(ValueError, match=r"X of shape \(14, 6\) has n_samples >= n_features"):
+        optimal_sparse_pca_wide(X.T.copy(), 2)
+    with pytest.raises(ValueError, match=r"X is a repro\.Covariance"):
+        optimal_sparse_pca_wide(Covariance.from_data(X), 2)
+    with pytest.raises(ValueError, match=r"k must be in \[1, 14\]; got 15"):
+        optimal_sparse_pca_wide(X, 15)
+    for bad in ({"nonneg": "no"}, {"gap": -1.0}, {"max_nodes": 1.5}, {"time_limit": np.inf}):
+        name = next(iter(bad))
+        with pytest.raises(ValueError, match=rf"'{name}' parameter of optimal_sparse_pca_wide must be"):
+            optimal_sparse_pca_wide(X, 2, **bad)
 
 
 def test_support_value_on_the_small_side():

@@ -17,7 +17,6 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
-from .._bnb import search
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -516,6 +515,8 @@ def _certify_limit(certify) -> float | None:
 
 def _certify_first(op, w, k, nonneg, certify):
     """The better of ``w`` and the exact solver's component on ``op``, and the certified relative gap."""
+    from ..optimal.search import search  # at call time: repro.optimal uses this family at its root
+
     C = np.asarray(op.dense(), dtype=np.float64)
     if not np.max(np.diag(C)) > 0:  # no variance
         return w, np.nan

@@ -3,7 +3,7 @@ and bound (optionally with ``x >= 0``).
 
 A node fixes features in (``I``) or out and leaves the rest free (``F``); ``r = k - |I|`` may still enter.
 It is pruned when an upper bound on every support below it is at most the incumbent (times ``1 + gap``).
-The bounds (kernels in :mod:`repro.kernels.optimal`), cheapest first:
+The bounds (kernels in :mod:`repro.optimal._kernels`), cheapest first:
 
 1. **trace** (Berk & Bertsimas 2019): ``lambda_max(C_S) <= tr C_S``.
 2. **Li & Xie's cut** (2024): for PSD ``C = G'G``, ``C_S = G_S'G_S`` and
@@ -37,7 +37,7 @@ The bounds (kernels in :mod:`repro.kernels.optimal`), cheapest first:
    ``|U_ij| <= rho``, ``x'Cx <= lambda_max(C_A - U_A) + rho (k - 1)``; ``U = clip(C, -rho, rho)`` off the
    diagonal, ``rho`` searched from the parent's, the value certified by a Cholesky factorization. Nodes
    that survive it branch on the free feature with the largest weight in its top eigenvector.
-   With ``root_dual``, ``U`` is also optimized once at the root (:mod:`repro.kernels.optimal_dual`:
+   With ``root_dual``, ``U`` is also optimized once at the root (:mod:`repro.optimal.l1_dual`:
    accelerated projected gradient on the smoothed ``lambda_max``, the dual of d'Aspremont et al.'s
    relaxation; ``rho`` is the largest ``|U_ij|`` of the ``U`` found, so any iterate is a valid point),
    and every node bounds its allowed features with that one ``U``: ``lambda_max((C - U)_A) + rho (k -
@@ -61,26 +61,43 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import validate_params
 
-from ._base import POSITIVE_INT, ProjectionMixin, RealInterval
-from ._bnb import OptimalResult, search
-from ._optimal_roots import _em_support, _spannogram_root
-from ._optimal_wide import WIDE_MIN_FEATURES, optimal_sparse_pca_wide
-from ._validation import (
+from .._base import POSITIVE_INT, IntInterval, ProjectionMixin, RealInterval
+from .._validation import (
     as_float,
     check_array,
-    check_bool,
     check_cardinality,
     check_features,
     check_has_variance,
     check_int,
-    check_real,
+    check_psd,
     check_scale,
     unscale,
 )
-from .linalg import Covariance, projection_deflate
+from ..linalg import Covariance, projection_deflate
+from .roots import _em_support, _spannogram_root
+from .search import OptimalResult, search
+from .wide import WIDE_MIN_FEATURES, solve_wide
 
-__all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca"]
+__all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca", "optimal_sparse_pca_wide"]
+
+#: The constraints of the two functions' shared parameters (scikit-learn's ``validate_params``: a value
+#: outside them is refused with an error that names the parameter); ``k <= n_features`` and the data are
+#: checked in the body, where the data are known.
+_SEARCH_CONSTRAINTS = {
+    "X": ["array-like", "sparse matrix", Covariance],  # sparse: refused below with the fix (toarray)
+    "k": [POSITIVE_INT],
+    "nonneg": ["boolean"],
+    "gap": [RealInterval(0, None, closed="left")],
+    "time_limit": [None, RealInterval(0, None, closed="left")],
+    "max_nodes": [None, IntInterval(0, None, closed="left")],
+    "eig_limit": [IntInterval(0, None, closed="left")],
+    "root_em": ["boolean"],
+    "root_spannogram": ["boolean"],
+    "verbose": ["boolean"],
+    "root_dual": [IntInterval(0, None, closed="left")],
+}
 
 
 def _constant_features(M: np.ndarray) -> np.ndarray:
@@ -112,19 +129,23 @@ def _unscaled(res: OptimalResult, s: float, power: int) -> OptimalResult:
 
 
 def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float, int]:
-    """``(C, s, power)``: the covariance as a dense float64 matrix, checked (finite, symmetric, positive
-    semi-definite), divided by ``s**power``, ``s`` the power of two that brings the backing array into the
-    safe range (the variances scale as ``s**power``).
+    """``(C, s, power)``: the covariance as a dense float64 matrix, checked once (finite, symmetric,
+    positive semi-definite by the library's one rule, :func:`repro._validation.check_psd`), divided by
+    ``s**power``, ``s`` the power of two that brings the backing array into the safe range (the variances
+    scale as ``s**power``).
 
     A given matrix is scaled by its largest entry (``power`` 1), a :class:`repro.Covariance` as
     :meth:`repro.Covariance.rescaled` does (``power`` 2 when data back it: their covariance would overflow
     float64 before it is scaled), data rows that :func:`_scaled_data` has already checked and scaled not at
-    all (``s = 1``). Variances float64 cannot hold are refused here, before the search, with the reason.
+    all (``s = 1``). Only a matrix whose semi-definiteness nothing has shown yet is tested for it: a
+    covariance of data is one by construction, and :meth:`repro.Covariance.from_matrix` has tested its
+    matrix. Variances float64 cannot hold are refused here, before the search, with the reason.
     """
-    power = 1
+    power, psd_known = 1, True
     if isinstance(X, Covariance):
         op, s, power = X.rescaled()
         M = np.array(op.dense(), dtype=float)
+        psd_known = X.data is not None or getattr(X, "_psd_checked", False)
     elif precomputed:
         M = as_float(X, "X")  # sparse, masked, complex or non-numeric input: refused with the reason
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
@@ -148,8 +169,9 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float, int]:
         M = 0.5 * (M + M.T)
         s = check_scale(M, "X")
         M = M / s if s != 1.0 else M
-    else:  # data rows, checked and scaled by _scaled_data
-        M, s = np.array(Covariance.from_data(X, name="X").dense(), dtype=float), 1.0
+        psd_known = False
+    else:  # data rows, checked and scaled by _scaled_data: no second check
+        M, s = np.array(Covariance._from_valid(X).dense(), dtype=float), 1.0
     if M.shape[0] == 0:
         raise ValueError("X has no features.")
     top = float(np.max(np.abs(np.diag(M))))
@@ -157,15 +179,12 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float, int]:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
     if s != 1.0:  # the largest variance, refused now where float64 cannot hold it (not after the search)
         unscale(top, s, power, "variances", underflow=False)
-    lo = float(np.linalg.eigvalsh(M)[0])
-    if lo < -1e-9 * top * M.shape[0]:
-        raise ValueError(
-            f"X is not positive semi-definite (smallest eigenvalue {lo:.3g}); pass a covariance or "
-            "correlation matrix, or clip its negative eigenvalues."
-        )
+    if not psd_known:
+        check_psd(M, "X")
     return M, s, power
 
 
+@validate_params(_SEARCH_CONSTRAINTS | {"precomputed": ["boolean"]}, prefer_skip_nested_validation=True)
 def optimal_sparse_pca(
     X,
     k,
@@ -213,7 +232,7 @@ def optimal_sparse_pca(
         Print a progress line (nodes, open nodes, value, bound, gap) to stderr about every second.
     root_dual : int, default 0
         Iterations (one ``eigh`` of the ``p x p`` matrix each) of the l1 bound with its ``U`` optimized
-        (:func:`repro.kernels.optimal_dual.l1_dual_bound`) at the root; every node then also bounds its
+        (:func:`repro.optimal.l1_dual.l1_dual_bound`) at the root; every node then also bounds its
         allowed features with that ``U``. 0: not used. On unstructured covariances it closes most of the
         root gap that the clipped ``U`` leaves (300 iterations: Wishart p = 200, k = 5 from 7.8% to 0.9%).
 
@@ -226,11 +245,12 @@ def optimal_sparse_pca(
     See Also
     --------
     OptimalSparsePCA : several components, each certified.
+    optimal_sparse_pca_wide : wide data, the result at every cardinality ``1..k``.
     repro.spannogram_bound : the upper bound of Asteris et al. (2014).
 
     Notes
     -----
-    **Wide data** (``n < p``, ``p >= 100``; ``repro._optimal_wide``): the cardinalities ``1..k`` are
+    **Wide data** (``n < p``, ``p >= 100``; ``repro.optimal.wide``): the cardinalities ``1..k`` are
     solved in turn; for each, a feature is screened out when a bound on every support holding it (the
     trace, an eigen-knapsack over the ``n``-dimensional spectrum, the 2 x 2 bound, and the previous
     cardinality's upper bound plus ``C_ii``) is at most the incumbent, and the search runs on the
@@ -262,12 +282,9 @@ def optimal_sparse_pca(
     True
     """
     t0 = time.perf_counter()
-    nonneg, precomputed = check_bool(nonneg, "nonneg"), check_bool(precomputed, "precomputed")
-    root_em, root_spannogram = check_bool(root_em, "root_em"), check_bool(root_spannogram, "root_spannogram")
-    verbose = check_bool(verbose, "verbose")
     wide = C0 = None
     if precomputed or isinstance(X, Covariance):
-        C0, s, power = _as_matrix(X, precomputed)  # the matrix / s**power: values scale as s**power
+        C0, s, power = _as_matrix(X, bool(precomputed))  # the matrix / s**power: values scale as s**power
     else:
         data, s = _scaled_data(X)  # X / s, exact: badly scaled data neither underflow nor overflow C
         power = 2
@@ -277,29 +294,111 @@ def optimal_sparse_pca(
             C0, _, _ = _as_matrix(data, False)
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
-    gap = check_real(gap, "gap", low=0.0)
-    if time_limit is not None:
-        time_limit = check_real(time_limit, "time_limit", low=0.0)
-    if max_nodes is not None:
-        max_nodes = check_int(max_nodes, "max_nodes", low=0)
-    eig_limit = check_int(eig_limit, "eig_limit", low=0)
-    root_dual = check_int(root_dual, "root_dual", low=0)
-    res = _solve(
-        C0,
-        wide,
-        k,
-        nonneg=nonneg,
-        gap=gap,
-        time_limit=time_limit,
-        max_nodes=max_nodes,
-        eig_limit=eig_limit,
-        root_em=root_em,
-        root_spannogram=root_spannogram,
-        verbose=verbose,
-        t0=t0,
-        root_dual=root_dual,
-    )
+    kw = _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose)
+    res = _solve(C0, wide, k, t0=t0, root_dual=int(root_dual), **kw)
     return _unscaled(res, s, power)
+
+
+def _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose):
+    """The search's keyword arguments from values ``validate_params`` accepted, as plain Python numbers
+    (a NumPy bool or integer is one; the kernels are compiled for Python's)."""
+    return dict(
+        nonneg=bool(nonneg),
+        gap=float(gap),
+        time_limit=None if time_limit is None else float(time_limit),
+        max_nodes=None if max_nodes is None else int(max_nodes),
+        eig_limit=int(eig_limit),
+        root_em=bool(root_em),
+        root_spannogram=bool(root_spannogram),
+        verbose=bool(verbose),
+    )
+
+
+@validate_params(_SEARCH_CONSTRAINTS, prefer_skip_nested_validation=True)
+def optimal_sparse_pca_wide(
+    X,
+    k,
+    *,
+    nonneg: bool = False,
+    gap: float = 1e-6,
+    time_limit: float | None = None,
+    max_nodes: int | None = None,
+    eig_limit: int = 40,
+    root_em: bool = True,
+    root_spannogram: bool = True,
+    verbose: bool = False,
+    root_dual: int = 0,
+) -> dict[int, OptimalResult]:
+    """The certified optimum at every cardinality ``1..k`` of wide data (fewer samples than features),
+    never forming the ``p x p`` covariance.
+
+    The route :func:`optimal_sparse_pca` takes for data with ``n < p`` and ``p >= WIDE_MIN_FEATURES``
+    (its Notes), which solves the cardinalities ``1..k`` in turn (the search at ``j`` screens with the
+    bound proven at ``j - 1``); this function returns every one of them, not only the last, and takes
+    any ``n < p``.
+
+    Parameters
+    ----------
+    X : array_like (n_samples, n_features)
+        Data (centred here) with ``2 <= n_samples < n_features``; a covariance matrix or a
+        :class:`repro.Covariance` goes to :func:`optimal_sparse_pca`, one ``k`` at a time.
+    k : int
+        The largest cardinality, ``1 <= k <= n_features``.
+    nonneg, root_em, root_spannogram, verbose : bool
+        As in :func:`optimal_sparse_pca` (defaults False, True, True, False).
+    gap : float, default 1e-6
+        Relative tolerance of each cardinality's proof.
+    eig_limit, root_dual : int
+        As in :func:`optimal_sparse_pca` (defaults 40 and 0); ``root_dual`` at ``k`` only.
+    time_limit : float, optional
+        Seconds for the whole chain; past it the cardinalities below ``k`` are skipped and the search at
+        ``k`` stops with its certified gap (``status`` "time_limit").
+    max_nodes : int, optional
+        A limit on the nodes of each cardinality's search (``status`` "node_limit").
+
+    Returns
+    -------
+    dict of int to OptimalResult
+        Cardinality ``j`` -> its result (component, value, certified bound, its own node count; ``time``
+        is the seconds since the call began), for ``j = 1..k`` in order. ``k`` is always there; a
+        cardinality below it that the time limit skipped, or that Ctrl-C did not reach, is not (the
+        result at ``k`` then has status "time_limit" or "interrupted", with its certified gap).
+
+    See Also
+    --------
+    optimal_sparse_pca : one cardinality, any data or covariance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repro import optimal_sparse_pca_wide
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((10, 3)) @ rng.standard_normal((3, 120)) + rng.standard_normal((10, 120))
+    >>> levels = optimal_sparse_pca_wide(X, 3)
+    >>> sorted(levels), all(np.count_nonzero(r.component) <= j for j, r in levels.items())
+    ([1, 2, 3], True)
+    >>> all(r.proven for r in levels.values()), bool(levels[1].value <= levels[2].value <= levels[3].value)
+    (True, True)
+    """
+    t0 = time.perf_counter()
+    if isinstance(X, Covariance):
+        raise ValueError(
+            "X is a repro.Covariance; optimal_sparse_pca_wide takes the data rows (n_samples < n_features). "
+            "Call optimal_sparse_pca(X, j) at each cardinality j instead."
+        )
+    data, s = _scaled_data(X)
+    n, p = data.shape
+    if not n < p:
+        raise ValueError(
+            f"X of shape {data.shape} has n_samples >= n_features; optimal_sparse_pca_wide is the route of "
+            "data with fewer samples than features. Call optimal_sparse_pca(X, j) at each cardinality j."
+        )
+    k = check_int(k, "k", low=1, high=p)
+    kw = _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose)
+    levels: dict[int, OptimalResult] = {}
+    last = solve_wide(data, k, t0=t0, levels=levels, root_dual=int(root_dual), **kw)
+    levels.setdefault(k, last)  # Ctrl-C before the search at k ended: the result for k is the route's
+    return {j: _unscaled(r, s, 2) for j, r in levels.items()}
 
 
 def _solve(C, D, k, *, nonneg, gap, time_limit, max_nodes=None, eig_limit=40, root_em=True,
@@ -311,7 +410,7 @@ def _solve(C, D, k, *, nonneg, gap, time_limit, max_nodes=None, eig_limit=40, ro
     kw = dict(nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=max_nodes, eig_limit=eig_limit)
     kw["root_dual"] = root_dual
     if D is not None:
-        return optimal_sparse_pca_wide(
+        return solve_wide(
             D, k, root_em=root_em, root_spannogram=root_spannogram, verbose=verbose, t0=t0, **kw
         )
     return search(

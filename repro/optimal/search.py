@@ -1,5 +1,7 @@
-"""The search of :func:`repro.optimal_sparse_pca` on a validated matrix (kept apart from the estimator
-module so that EMSparsePCA's certificate can use it without an import cycle)."""
+"""The search of :func:`repro.optimal_sparse_pca`: branch and bound on a matrix the door checked (or the
+library derived from one: a deflation, a candidate set of the wide route, EMSparsePCA's certificate),
+driving the kernels of :mod:`repro.optimal._kernels` in chunks of nodes between which Python reads the
+clock, the node limit and Ctrl-C; and :class:`OptimalResult`, what every route returns."""
 
 from __future__ import annotations
 
@@ -9,10 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._threads import blas_limited
-from .kernels import optimal as _k
-from .kernels.optimal_dual import l1_dual_bound
-from .linalg import canonical_sign
+from .._threads import blas_limited
+from ..linalg import canonical_sign
+from . import _kernels as _k
+from .l1_dual import l1_dual_bound
 
 __all__ = ["OptimalResult", "search"]
 
@@ -46,7 +48,7 @@ class OptimalResult:
         - "undecided_leaves": the tree is done, but a non-negative leaf's enumeration of its sub-supports
           ran out of its budget, so its bound (``lambda_max`` of the leaf) stays in ``upper_bound``;
         - "too_many_candidates": wide data only, more features survived the screening than the search
-          takes (``repro._optimal_wide.MAX_CANDIDATES``); the screening bounds give the certified gap.
+          takes (``repro.optimal.wide.MAX_CANDIDATES``); the screening bounds give the certified gap.
     n_nodes : int
         Nodes processed.
     time : float
@@ -148,9 +150,9 @@ def search(
     ``chain_after``: after that many nodes without a proof, the cardinality chain (:func:`_chain_screen`:
     the search at ``k - 1`` bounds every support holding a feature; ``None``: never), when
     :func:`_chain_pays` (at most ``chain_frac`` of the features would survive). ``root_dual``: iterations
-    of :func:`~repro.kernels.optimal_dual.l1_dual_bound` (the l1 bound with its ``U`` optimized, one
+    of :func:`~repro.optimal.l1_dual.l1_dual_bound` (the l1 bound with its ``U`` optimized, one
     ``eigh`` each) at the root when the cheaper root bounds leave a gap (0: not used); every node then
-    also tries that ``U`` over its allowed features (:func:`~repro.kernels.optimal.dual_bound`)."""
+    also tries that ``U`` over its allowed features (:func:`~repro.optimal._kernels.dual_bound`)."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -181,13 +183,13 @@ def search(
             exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates subsets
             _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
         if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
-            root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro._optimal_roots
+            root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro.optimal.roots
         if root_dual > 0 and k > 1 and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
             left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 0.0)
             bd, U, rho = l1_dual_bound(C, k, nonneg=nonneg, iters=root_dual, time_limit=left)
             root_bound = min(root_bound, bd)
             dual_M = np.ascontiguousarray(C - U)
-            # rho (k - 1) and the rounding of C - U (module docstring of repro.kernels.optimal_dual) and of
+            # rho (k - 1) and the rounding of C - U (module docstring of repro.optimal.l1_dual) and of
             # the sums the nodes form with it
             dual_add = rho * (k - 1) + _EPS * (
                 2.0 * float(np.linalg.norm(dual_M)) + 8.0 * (bd + rho * (k - 1))
@@ -360,7 +362,7 @@ def _finish(C0, scale, inc_val, inc_x, ub, gap, status, n_nodes, t0, root, prune
 
 
 def _chain_survivors(C, W, R, k, U, thr) -> np.ndarray:
-    """The features of ``R`` whose :func:`~repro.kernels.optimal.chain_bounds` (``g_j`` over the survivors,
+    """The features of ``R`` whose :func:`~repro.optimal._kernels.chain_bounds` (``g_j`` over the survivors,
     recomputed until nothing changes) exceed ``thr`` (``1e-12``: the 2 x 2 eigenvalue's rounding)."""
     while R.size:
         keep = _k.chain_bounds(C, W, R, k, U) * (1 + 1e-12) > thr

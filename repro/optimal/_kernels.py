@@ -1,10 +1,10 @@
-"""Numba kernels of the exact sparse PCA solver (:mod:`repro.optimal`): the node bounds and the node loop.
+"""Numba kernels of the certified optimum (:mod:`repro.optimal`): the node bounds and the node loop.
 
 The problem is ``max x'Cx`` over unit ``x`` with at most ``k`` non-zeros (and ``x >= 0`` when ``nonneg``),
 ``C`` positive semi-definite. A node fixes a set ``I`` of variables in, a set out, and leaves ``F`` free;
 ``r = k - |I|`` variables may still enter. Every bound below is an upper bound on the value of every
-support ``S`` with ``I <= S <= I + F`` and ``|S| <= k`` (derivations in :mod:`repro.optimal`, checked
-against brute force in ``tests/test_optimal.py``):
+support ``S`` with ``I <= S <= I + F`` and ``|S| <= k`` (derivations in :mod:`repro.optimal.estimator`,
+checked against brute force in ``tests/test_optimal.py``):
 
 * trace: ``tr C_S <= sum_I C_ii + (r largest C_jj, j in F)``;
 * Li & Xie's cut: ``lambda_max(C_S) <= lambda_max(C_I) + (r largest C_jj, j in F)`` (C PSD);
@@ -651,7 +651,7 @@ def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
     """The root's optimized l1 dual point at a node: ``lambda_max(DM_A) + add``, certified.
 
     ``DM`` is ``fl(C - U)`` for a symmetric ``U`` with zero diagonal in the l1 bound's cone (from
-    :func:`repro.kernels.optimal_dual.l1_dual_bound` at the root) and ``add`` is that point's
+    :func:`repro.optimal.l1_dual.l1_dual_bound` at the root) and ``add`` is that point's
     ``rho (k - 1)`` plus an allowance for the rounding of ``DM`` (at least ``u ||DM||_F``: the error of
     the matrix is at most that in the 2-norm, and a principal submatrix's error is a submatrix of it).
     A support ``S`` inside the allowed set ``A`` has ``x'Cx <= lambda_max((C - U)_S) + rho (k - 1)

@@ -57,7 +57,7 @@ def certified_lambda_max(M: np.ndarray) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from repro.kernels.optimal_nonneg import certified_lambda_max
+    >>> from repro.optimal.dnn import certified_lambda_max
     >>> b = certified_lambda_max(np.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> bool(3.0 <= b < 3.0 + 1e-12)
     True
@@ -91,7 +91,7 @@ def dnn_bound(
     Examples
     --------
     >>> import numpy as np
-    >>> from repro.kernels.optimal_nonneg import dnn_bound
+    >>> from repro.optimal.dnn import dnn_bound
     >>> C = np.array([[1.0, -1.0], [-1.0, 1.0]])  # lambda_max 2; with x >= 0 the optimum is 1 (x = e_1)
     >>> b, N = dnn_bound(C)
     >>> bool(abs(b - 1.0) < 1e-6), bool((N >= 0).all())

@@ -1,5 +1,7 @@
 """The certified optimum for wide data (``N`` samples, ``p`` features, ``N << p``) without the ``p x p``
-covariance: :func:`repro.optimal_sparse_pca`'s route when it receives data with fewer samples than features.
+covariance: :func:`repro.optimal_sparse_pca`'s route when it receives data with fewer samples than features
+(and at least ``WIDE_MIN_FEATURES``), and :func:`repro.optimal_sparse_pca_wide`'s, which returns the result
+at every cardinality.
 
 With ``G = X_c / sqrt(N - 1)`` (``N x p``), ``C = G'G`` has rank ``r <= N``; its thin SVD gives
 ``C = sum_m lam_m v_m v_m'``. Nothing here forms more than ``N x p`` or ``|R| x p`` (``R`` the candidates).
@@ -16,19 +18,19 @@ U_i)``, so it is a proven bound whatever was dropped. ``U_i`` is the smallest of
    constraints is a fractional knapsack: fill ``t`` in order of decreasing ``lam_m`` up to ``c_m`` until
    the total reaches 1. For ``x >= 0``, ``(v_m'x)^2 <= max(sum_S (v_m)_+^2, sum_S (v_m)_-^2)``, a smaller
    ``c_m``.
-3. **the 2 x 2 bound with ``I = {i}``** (:mod:`repro.optimal`, bound 3): with ``a_j = C_ji / sqrt(C_ii)``
-   and ``b_j^2 = C_jj - a_j^2``, ``lambda_max(C_S)`` is at most the largest eigenvalue of
-   ``[[C_ii + sum a_j^2, sum |a_j| b_j], [., sum b_j^2]]``, each sum over its ``k - 1`` largest terms
-   (``j != i``). It needs the column ``C[:, i] = G'g_i`` (``p N`` flops), so it is computed only for the
-   features that survive 1-2, in blocks.
+3. **the 2 x 2 bound with ``I = {i}``** (:mod:`repro.optimal.estimator`, bound 3): with
+   ``a_j = C_ji / sqrt(C_ii)`` and ``b_j^2 = C_jj - a_j^2``, ``lambda_max(C_S)`` is at most the largest
+   eigenvalue of ``[[C_ii + sum a_j^2, sum |a_j| b_j], [., sum b_j^2]]``, each sum over its ``k - 1``
+   largest terms (``j != i``). It needs the column ``C[:, i] = G'g_i`` (``p N`` flops), so it is computed
+   only for the features that survive 1-2, in blocks.
 
 The root bound (before any search) is the smallest of ``lam_1``, the ``k`` largest ``C_ii``, the knapsack
 with ``c_m`` the ``k`` largest ``v_m[j]^2``, ``max_i U_i`` (every support holds some ``i``) and the
 spannogram certificate (:func:`repro.spannogram_bound`, through the ``N x p`` data).
 
 **Incumbents**: the truncated leading eigenvector and EMSparsePCA (through the data, never ``p x p``); then
-the search over ``R`` (``repro._bnb.search`` on ``C_R = G_R'G_R``, with its own greedy, eigenvector,
-EM and swap incumbents).
+the search over ``R`` (:func:`repro.optimal.search.search` on ``C_R = G_R'G_R``, with its own greedy,
+eigenvector, EM and swap incumbents).
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._bnb import OptimalResult, certified_result, search
-from ._optimal_roots import _em_support, _spannogram_root
-from .linalg import Covariance, canonical_sign
+from ..em_sparse_pca import em_sparse_pca
+from ..linalg import Covariance, canonical_sign
+from ..spannogram import spannogram_bound
+from .roots import _em_support, _spannogram_root
+from .search import OptimalResult, certified_result, search
 
-__all__ = ["MAX_CANDIDATES", "WIDE_MIN_FEATURES", "optimal_sparse_pca_wide", "screening_bounds"]
+__all__ = ["MAX_CANDIDATES", "WIDE_MIN_FEATURES", "screening_bounds", "solve_wide", "two_by_two_bounds"]
 
 WIDE_MIN_FEATURES = 100
 """Data with ``n < p`` and at least this many features take the wide route. Measured (random rank-5 data
@@ -115,7 +119,7 @@ def screening_bounds(G: np.ndarray, k: int, *, nonneg: bool = False, lam=None, V
     Examples
     --------
     >>> import numpy as np
-    >>> from repro._optimal_wide import screening_bounds
+    >>> from repro.optimal.wide import screening_bounds
     >>> G = np.random.default_rng(0).standard_normal((4, 9))
     >>> root, U = screening_bounds(G, 2)
     >>> bool(root <= np.linalg.eigvalsh(G.T @ G)[-1] + 1e-9), U.shape
@@ -153,7 +157,7 @@ def two_by_two_bounds(G: np.ndarray, idx: np.ndarray, k: int, *, block: int = _B
     Examples
     --------
     >>> import numpy as np
-    >>> from repro._optimal_wide import two_by_two_bounds
+    >>> from repro.optimal.wide import two_by_two_bounds
     >>> G = np.random.default_rng(0).standard_normal((4, 9))
     >>> U = two_by_two_bounds(G, np.arange(9), 2)
     >>> C = G.T @ G
@@ -249,8 +253,6 @@ def _incumbents(G, V, k, nonneg, root_em, cov, prev, U, extend=True):
         if best_S is not None:
             supports.append(best_S)
     if root_em:
-        from .em_sparse_pca import em_sparse_pca
-
         try:
             comps, _ = em_sparse_pca(
                 cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=5, random_state=0
@@ -263,7 +265,7 @@ def _incumbents(G, V, k, nonneg, root_em, cov, prev, U, extend=True):
     return supports
 
 
-def optimal_sparse_pca_wide(
+def solve_wide(
     X: np.ndarray,
     k: int,
     *,
@@ -277,13 +279,14 @@ def optimal_sparse_pca_wide(
     verbose: bool,
     t0: float,
     max_candidates: int = MAX_CANDIDATES,
-    levels: list | None = None,
+    levels: dict | None = None,
     root_dual: int = 0,
 ) -> OptimalResult:
-    """:func:`repro.optimal_sparse_pca` on data ``X`` (n, p), checked, with ``n < p``: the cardinalities
+    """The wide route on data ``X`` (n, p) that the door checked and scaled, ``n < p``: the cardinalities
     ``1..k`` in turn, each screened with the bounds of the module docstring (and the previous one's upper
     bound), then searched over its candidates (``C_R`` only). ``max_nodes`` limits each cardinality's
-    search; ``time_limit`` the whole. ``levels``, when a list, receives each cardinality's result.
+    search; ``time_limit`` the whole. ``levels``, when a dict, receives each cardinality's result
+    (``levels[j]``; a cardinality skipped for the time limit is not there).
     ``root_dual``: the optimized l1 dual's iterations at the root of the last cardinality's search."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
@@ -292,7 +295,7 @@ def optimal_sparse_pca_wide(
     if not float(d.max()) > 0:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
     lam, V = _thin_eig(G)
-    cov = Covariance.from_data(X) if root_em or root_spannogram else None
+    cov = Covariance._from_valid(X) if root_em or root_spannogram else None  # X: checked at the door
     ub_prev, prev, total_nodes, res, j = np.inf, None, 0, None, 0
     try:
         for j in range(1, k + 1):
@@ -306,7 +309,7 @@ def optimal_sparse_pca_wide(
             )  # fmt: skip
             total_nodes += res.n_nodes
             if levels is not None:
-                levels.append(res)
+                levels[j] = res
             ub_prev, prev = res.upper_bound, np.flatnonzero(res.component)
             if res.status == "interrupted" and j < k:  # Ctrl-C inside a search: no further cardinality
                 raise KeyboardInterrupt
@@ -334,7 +337,7 @@ def _one_cardinality(
     G, d, lam, V, cov, k, nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose,
     t0, max_candidates, ub_prev, prev, root_dual=0,
 ) -> OptimalResult:  # fmt: skip
-    """One cardinality of :func:`optimal_sparse_pca_wide`; ``ub_prev`` bounds the optimum at ``k - 1``, so
+    """One cardinality of :func:`solve_wide`; ``ub_prev`` bounds the optimum at ``k - 1``, so
     ``U_i <= ub_prev + C_ii`` (``||G_S||^2 <= ||G_{S - i}||^2 + ||g_i||^2``)."""
     p = G.shape[1]
     root, U = screening_bounds(G, k, nonneg=nonneg, lam=lam, V=V)
@@ -368,8 +371,6 @@ def _one_cardinality(
         U[R] = np.minimum(U[R], U2)
     root = min(root, float(U.max()))
     if root_spannogram and cov is not None and best_val < root * (1 - gap) and not out_of_time():
-        from .spannogram import spannogram_bound
-
         try:
             root = min(root, float(spannogram_bound(cov, k, rank=2, n_samples=400, nonneg=nonneg)))
         except Exception:  # an optional bound

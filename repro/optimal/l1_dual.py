@@ -9,7 +9,7 @@ For unit ``x`` with at most ``k`` non-zeros and any symmetric ``U`` with zero di
 
 with ``x >= 0`` every ``x_i x_j`` is non-negative, so only the positive parts count:
 ``rho = max(0, max_{i != j} U_ij)``, and ``U`` may be as negative as it likes (``rho = 0`` is the doubly
-non-negative bound ``lambda_max(C + N)``, ``N >= 0``). The kernels' :func:`repro.kernels.optimal.l1_bound`
+non-negative bound ``lambda_max(C + N)``, ``N >= 0``). The kernels' :func:`repro.optimal._kernels.l1_bound`
 takes ``U = clip(C, -rho, rho)`` and searches ``rho`` alone; the minimum of ``f`` over every ``U`` is the
 dual of d'Aspremont et al.'s (2007) semidefinite relaxation ``max <C, X>``, ``tr X = 1``,
 ``sum_{i != j} |X_ij| <= k - 1``, ``X`` PSD, which the clipped ``U`` only approaches.
@@ -26,7 +26,7 @@ rounded upward, so it holds whether or not the minimization converged:
   lambda_max(fl(C - U)) + ||E||_F``;
 * ``eigh`` is backward stable: the computed largest eigenvalue is exact for a matrix within
   ``c p u ||M||_F`` of ``M`` (``u`` the unit roundoff), covered by ``8 p u ||M||_F``
-  (:func:`repro.kernels.optimal_nonneg.certified_lambda_max`'s allowance);
+  (:func:`repro.optimal.dnn.certified_lambda_max`'s allowance);
 * ``rho`` is the largest entry of the ``U`` used, exactly (a clip and a maximum round nothing), and the
   final sum is rounded upward.
 
@@ -185,7 +185,7 @@ def l1_dual_bound(
     Examples
     --------
     >>> import numpy as np
-    >>> from repro.kernels.optimal_dual import l1_dual_bound
+    >>> from repro.optimal.l1_dual import l1_dual_bound
     >>> C = np.array([[2.0, 1.0, 1.0], [1.0, 2.0, 0.0], [1.0, 0.0, 2.0]])
     >>> b, U, rho = l1_dual_bound(C, 1)  # k = 1: the largest diagonal entry, 2
     >>> bool(2.0 <= b < 2.0 + 1e-3)

@@ -1,24 +1,34 @@
-"""The root heuristics of the certified optimum shared by its two routes (:mod:`repro.optimal`, the
-covariance route, and :mod:`repro._optimal_wide`, the n x n side): EMSparsePCA's support as an incumbent
-and the spannogram certificate as a root bound. In a module of their own so that neither route imports
-the other."""
+"""The root heuristics of the certified optimum, used by both routes (the covariance route of
+:mod:`repro.optimal.estimator` and the ``n x n`` side of :mod:`repro.optimal.wide`): EMSparsePCA's support
+as an incumbent, and the spannogram certificate (with the DNN bound for ``x >= 0``) as a root bound.
+
+They take the search's own (scaled, possibly deflated) matrix and ask nothing of it: a heuristic that
+fails gives no incumbent or an infinite bound, never an error."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .em_sparse_pca import em_sparse_pca
-from .kernels.optimal_nonneg import DNN_MAX_FEATURES, dnn_bound
-from .linalg import Covariance
-from .spannogram import spannogram_bound
+from ..em_sparse_pca import em_sparse_pca
+from ..linalg import Covariance
+from ..spannogram import spannogram_bound
+from .dnn import DNN_MAX_FEATURES, dnn_bound
+
+
+def _own(C: np.ndarray) -> Covariance:
+    """The search's matrix ``C`` as a :class:`repro.Covariance`, not checked again: the door checked the
+    user's matrix (or the library derived ``C`` from a checked one: a deflation, the wide route's candidate
+    set), so a round-off eigenvalue of -1e-16 is not refused here as a user's matrix would be."""
+    cov = Covariance._trusted(matrix=np.ascontiguousarray((C + C.T) / 2.0))  # as from_matrix symmetrizes
+    cov._psd_checked = True  # what repro.spannogram asks of a matrix it did not check itself
+    return cov
 
 
 def _em_support(C: np.ndarray, k: int, nonneg: bool):
     """EMSparsePCA's support on ``C`` (the EM alone), or None when it fails."""
     try:
-        cov = Covariance.from_matrix(C)
         comps, _ = em_sparse_pca(
-            cov, 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
+            _own(C), 1, cardinality=k, nonneg=nonneg, certify=False, n_restarts=20, random_state=0
         )
     except Exception:
         return None
@@ -33,13 +43,13 @@ def _em_support(C: np.ndarray, k: int, nonneg: bool):
 def _spannogram_root(C: np.ndarray, k: int, nonneg: bool, incumbent: np.ndarray | None = None) -> float:
     """The spannogram certificate (grid net, rank 2) at the root; ``inf`` when it cannot be computed.
 
-    With ``x >= 0`` also the DNN bound (:func:`repro.kernels.optimal_nonneg.dnn_bound`, valid at every
+    With ``x >= 0`` also the DNN bound (:func:`repro.optimal.dnn.dnn_bound`, valid at every
     ``k``; at most ``DNN_MAX_FEATURES`` features) when it can prove the ``incumbent``: only if the
     incumbent is a KKT point of the problem without a cardinality constraint (``(C x)_j <= 0`` off its
     support), since the bound is at least that problem's optimum. Where the cardinality binds (CBCL, the
     leukemia candidates) the check fails and the minimization (about 0.5 s at p = 93) is skipped."""
     try:
-        b = float(spannogram_bound(Covariance.from_matrix(C), k, rank=2, n_samples=400, nonneg=nonneg))
+        b = float(spannogram_bound(_own(C), k, rank=2, n_samples=400, nonneg=nonneg))
     except Exception:
         b = np.inf
     if nonneg and k > 1 and C.shape[0] <= DNN_MAX_FEATURES and _global_kkt(C, incumbent):
