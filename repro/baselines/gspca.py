@@ -11,11 +11,11 @@ greedily in both directions and keeps, for each ``K``, the better of the two:
   keeps ``lambda_max`` largest.
 
 Every candidate's eigenvalue is computed exactly, in O(m) per secular-equation iteration from the
-current eigendecomposition (kernels :mod:`repro.kernels.gspca`: the bordered-matrix update for forward
+current eigendecomposition (kernels :mod:`repro.baselines._gspca_kernels`: the bordered-matrix update for forward
 steps, the interlacing deletion formula for backward steps), so a step costs one ``m x m`` eigh plus
 ``O(m^2)`` per candidate set, and the whole path ``K = 1..D`` costs ``O(D^4)`` as in the paper. A backward
 step does not take a fresh eigh: the eigendecomposition of the submatrix left by the removal is updated
-from the current one (:func:`repro.kernels.gspca.deleted_eigh`, its roots and one matrix product). Several
+from the current one (:func:`repro.baselines._gspca_kernels.deleted_eigh`, its roots and one matrix product). Several
 components are obtained by deflation of ``C`` (projection deflation by default).
 
 Ties: every choice -- the forward start ``argmax_j C_jj``, each forward and backward step, and
@@ -54,7 +54,7 @@ from .._validation import (
     check_symmetric,
     unscale,
 )
-from ..kernels.gspca import bordered_max_eig, deleted_argmax, deleted_eigh
+from ._gspca_kernels import bordered_max_eig, deleted_argmax, deleted_eigh
 from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
 
 __all__ = ["GSPCA", "GSPCAPath", "GSPCAResult", "gspca", "gspca_path"]

@@ -86,7 +86,7 @@ from .._validation import (
     check_scale,
     unscale,
 )
-from ..kernels.sspca import sspca_run
+from ._sspca_kernels import sspca_run
 
 __all__ = ["CV_SCORES", "SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]
 
@@ -186,7 +186,7 @@ def _init(X, d):
 
 
 def _fit(X, alpha, U, V, max_iter, tol, history=None):
-    """The block-coordinate descent from ``(U, V)`` (:func:`repro.kernels.sspca.sspca_run`, module
+    """The block-coordinate descent from ``(U, V)`` (:func:`repro.baselines._sspca_kernels.sspca_run`, module
     docstring); returns ``(U, V, n_iter)``, new arrays."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     Xt = np.ascontiguousarray(X.T)
