@@ -374,7 +374,9 @@ def min_angle_deg(W) -> float:
     return float(np.degrees(np.arccos(np.clip(G.max(), 0.0, 1.0))))
 
 
-@validate_params({"labels_true": ["array-like"], "labels_pred": ["array-like"]}, prefer_skip_nested_validation=True)
+@validate_params(
+    {"labels_true": ["array-like"], "labels_pred": ["array-like"]}, prefer_skip_nested_validation=True
+)
 def jaccard_score(labels_true, labels_pred) -> float:
     """Pair-counting Jaccard index of two clusterings (Sigg & Buhmann 2008, Figure 4).
 

@@ -207,8 +207,8 @@ def bordered_max_eig(lam, Z, a):
 
 
 def deleted_max_eig(lam, V, candidates):
-    """Twin of ``repro.baselines._gspca_kernels.deleted_max_eig``: rebuild ``S = V diag(lam) V'`` and take ``eigvalsh``
-    of ``S`` without each candidate's row and column."""
+    """Twin of ``repro.baselines._gspca_kernels.deleted_max_eig``: rebuild ``S = V diag(lam) V'`` and take
+    ``eigvalsh`` of ``S`` without each candidate's row and column."""
     S = (V * lam) @ V.T
     out = np.empty(len(candidates))
     for t, i in enumerate(candidates):
@@ -607,7 +607,7 @@ def top_support(f, K, nonneg, excluded, work, idx):
     return keep.size
 
 
-# --------------------------------------------------------------------------- SSPCA (repro.baselines._sspca_kernels)
+# --------------------------------------------------------------------- SSPCA (repro.baselines._sspca_kernels)
 def _group_soft_threshold(Z, t):
     # rows within a relative 1e-12 above t tie with t: zero (repro._ties.TIE_RTOL, as the kernel)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
@@ -675,8 +675,8 @@ def _sspca_v_step(X, U, V, alpha, max_inner, tol):
 
 
 def sspca_run(X, alpha, U, V, max_iter, tol, history=None):
-    """Twin of repro.baselines._sspca_kernels.sspca_run: the NumPy block-coordinate descent it replaced (U updated in
-    place, a new V per step); returns (U, V, n_iter) and appends the objectives to ``history``."""
+    """Twin of repro.baselines._sspca_kernels.sspca_run: the NumPy block-coordinate descent it replaced (U
+    updated in place, a new V per step); returns (U, V, n_iter) and appends the objectives to ``history``."""
     f_old = _sspca_objective(X, U, V, alpha)
     if history is not None:
         history.append(f_old)
