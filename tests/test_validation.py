@@ -469,6 +469,26 @@ def test_data_without_variance_are_refused(i, X):
         _estimators()[i].set_params(n_components=1).fit(X)
 
 
+@pytest.mark.parametrize("ridge", [1e-6, np.inf])
+def test_spca_zou_on_a_covariance_of_badly_scaled_data(ridge):
+    """A Covariance backed by data near 1e120 is fitted as the data / s with ridge / s^2, the same problem
+    (the soft-thresholding limit failed in an SVD of overflowed products): the loadings of the unscaled
+    data, the variances times c^2."""
+    from repro.baselines import spca_zou, spca_zou_path
+    from repro.linalg import Covariance
+
+    X = _data()
+    c = 2.0**400  # a power of two: X * c and ridge * c^2 are exact
+    big, ref = Covariance.from_data(X * c), Covariance.from_data(X)
+    got, want = spca_zou_path(big, [2, 3], ridge=ridge * c**2), spca_zou_path(ref, [2, 3], ridge=ridge)
+    np.testing.assert_allclose(got.components, want.components, atol=1e-12)
+    np.testing.assert_allclose(got.variance / c**2, want.variance, rtol=1e-12)
+    W, v = spca_zou(big, 2, cardinality=3, ridge=ridge * c**2)
+    W0, v0 = spca_zou(ref, 2, cardinality=3, ridge=ridge)
+    np.testing.assert_allclose(W, W0, atol=1e-12)
+    np.testing.assert_allclose(v / c**2, v0, rtol=1e-12)
+
+
 def test_spca_zou_normalizes_the_loadings_of_a_huge_ridge():
     from repro.baselines import SPCAZou
 

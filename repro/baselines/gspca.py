@@ -54,7 +54,7 @@ from .._validation import (
     unscale,
 )
 from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
-from ._data import check_data
+from ._common import check_data
 from ._gspca_kernels import bordered_max_eig, deleted_argmax, deleted_eigh
 
 __all__ = ["GSPCA", "GSPCAPath", "GSPCAResult", "gspca", "gspca_path"]

@@ -46,7 +46,7 @@ from .._ties import argmax_tied
 from .._validation import check_cardinalities, check_int
 from ..em_sparse_pca import CardinalityPath
 from ..linalg import Covariance
-from ._data import check_data, data_factor
+from ._common import check_data, data_factor
 
 __all__ = ["pathspca"]
 

@@ -73,10 +73,10 @@ from .._validation import (
     check_vector,
     warn_not_converged,
 )
-from ..em_sparse_pca import CardinalityPath, fit_function_form, renormalize_on_support
+from ..em_sparse_pca import CardinalityPath, renormalize_on_support
 from ..em_sparse_pca.operators import _leading_pc
 from ..linalg import Covariance, canonical_sign
-from ._data import check_data, data_factor
+from ._common import cardinality_path, check_data, data_factor
 
 __all__ = ["SPCAZou", "larsen_k", "spca_zou", "spca_zou_path"]
 
@@ -564,9 +564,18 @@ def spca_zou(X, n_components=1, **params):
     ((2, 10), [3, 3])
     """
     est = SPCAZou(n_components, **params)
-    if isinstance(X, Covariance):  # fit (and its parameter validation) is not called for a Covariance
-        est._validate_params()
-    return fit_function_form(est, X)
+    if not isinstance(X, Covariance):
+        est.fit(X)
+        return est.components_, est.explained_variance_
+    est._validate_params()  # what fit's _fit_context does
+    op, s, power = X.rescaled()  # data near 1e160 behind it: C / s^2 with ridge / s^2, the same problem
+    if power != 2:
+        op, s = X, 1.0
+    A, mean = data_factor(op)
+    n = X.n_samples or A.shape[0] + 1
+    est._fit_data(A, mean, min(n - 1, A.shape[0]), scale=s)
+    unscale_fitted(est, s)
+    return est.components_, est.explained_variance_
 
 
 @validate_params(
@@ -635,7 +644,11 @@ def spca_zou_path(
     [[0, 1], [0, 1, 2, 3]]
     """
     s = 1.0
-    if not isinstance(X, Covariance):  # badly scaled data: X / s with ridge / s^2, the same problem
+    if isinstance(X, Covariance):  # data near 1e160 behind it: their covariance's products overflow
+        op, s_op, power = X.rescaled()
+        if power == 2:
+            X, s = op, s_op
+    else:  # badly scaled data: X / s with ridge / s^2, the same problem
         X = check_data(X)
         check_has_variance(X, "spca_zou_path")
         s = check_scale(X)
@@ -648,43 +661,24 @@ def spca_zou_path(
     t0 = time.perf_counter()
     pc = _leading_pc(A)[:, None]
     init_time = time.perf_counter() - t0
-    n = ks.size
-    comps = np.zeros((n, D))
-    comps_opt = np.full((n, D), np.nan)
-    var = np.empty(n)
-    var_opt = np.full(n, np.nan)
-    n_iter = np.empty(n, dtype=np.int64)
-    times = np.empty(n)
-    order = np.argsort(ks, kind="stable") if warm_start else np.arange(n)
     start = pc
     not_converged: list[int] = []
-    for j in order:
-        t1 = time.perf_counter()
-        W, it, converged = _spca(A, ks[j : j + 1], ridge, start, tol, max_iter)
+
+    def alternate(K):  # Algorithm 1 for one component from ``start``; warm starts move it along
+        nonlocal start
+        W, it, converged = _spca(A, np.array([K]), ridge, start, tol, max_iter)
         if not converged:
-            not_converged.append(int(ks[j]))
+            not_converged.append(K)
         w = W[0]
-        comps[j] = w
-        Aw = A @ w
-        var[j] = float(Aw @ Aw)
-        if renormalize:
-            comps_opt[j], var_opt[j] = renormalize_on_support(A, w)
-        n_iter[j] = it
         if warm_start:
             start = (A.T @ (A @ w))[:, None]
             start /= np.linalg.norm(start)
-        times[j] = time.perf_counter() - t1
+        return w, it
+
+    order = np.argsort(ks, kind="stable") if warm_start else None
+    path = cardinality_path(
+        "SPCA", A, ks, alternate, renormalize=renormalize, init_time=init_time, order=order
+    )
     if not_converged:
         warn_not_converged("spca_zou_path", max_iter, tol, f"(cardinalities {not_converged})")
-    path = CardinalityPath(
-        method="SPCA",
-        cardinalities=ks,
-        components=comps,
-        variance=var,
-        components_opt=comps_opt,
-        variance_opt=var_opt,
-        n_iter=n_iter,
-        time=times,
-        init_time=init_time,
-    )
     return unscale_path(path, s)

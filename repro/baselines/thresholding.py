@@ -27,10 +27,10 @@ from .._rescale import rescaled
 from .._threads import blas_limited
 from .._ties import order_tied
 from .._validation import check_cardinalities
-from ..em_sparse_pca import CardinalityPath, renormalize_on_support
+from ..em_sparse_pca import CardinalityPath
 from ..em_sparse_pca.operators import _leading_pc
 from ..linalg import Covariance
-from ._data import check_data, data_factor
+from ._common import cardinality_path, check_data, data_factor
 
 __all__ = ["simple_thresholding", "thresholding_path"]
 
@@ -149,32 +149,11 @@ def _thresholding_path(X, cardinalities, renormalize: bool) -> CardinalityPath:
     pc = _leading_pc(A)
     order = order_tied(np.abs(pc))  # near-ties at the K-th place (round-off of the PC) by index
     init_time = time.perf_counter() - t0
-    n = ks.size
-    comps = np.zeros((n, D))
-    comps_opt = np.full((n, D), np.nan)
-    var = np.empty(n)
-    var_opt = np.full(n, np.nan)
-    times = np.empty(n)
-    for j, K in enumerate(ks):
-        t1 = time.perf_counter()
+
+    def threshold(K):  # the K largest loadings of the PC, at unit norm; no iterations
         S = order[:K]
         w = np.zeros(D)
         w[S] = pc[S]
-        w /= np.linalg.norm(w)
-        comps[j] = w
-        Aw = A @ w
-        var[j] = float(Aw @ Aw)
-        if renormalize:
-            comps_opt[j], var_opt[j] = renormalize_on_support(A, w)
-        times[j] = time.perf_counter() - t1
-    return CardinalityPath(
-        method="Thresholding",
-        cardinalities=ks,
-        components=comps,
-        variance=var,
-        components_opt=comps_opt,
-        variance_opt=var_opt,
-        n_iter=np.zeros(n, dtype=np.int64),
-        time=times,
-        init_time=init_time,
-    )
+        return w / np.linalg.norm(w), 0
+
+    return cardinality_path("Thresholding", A, ks, threshold, renormalize=renormalize, init_time=init_time)
