@@ -30,7 +30,7 @@ from sklearn.utils._param_validation import validate_params
 from .._base import POSITIVE_INT, scale_free
 from .._rescale import rescaled
 from .._threads import blas_limited
-from .._validation import check_array, check_int
+from .._validation import check_array, check_int, refuse_dask
 
 __all__ = ["ce_scores", "cesr_select", "svd_entropy"]
 
@@ -87,6 +87,7 @@ def svd_entropy(X) -> float:
     >>> print(round(svd_entropy(np.eye(3)), 12), round(svd_entropy(np.ones((3, 4))), 12))
     1.0 0.0
     """
+    refuse_dask(X)  # passed through by rescaled, for the functions that read one by chunks
     return _svd_entropy(X)
 
 
@@ -138,6 +139,7 @@ def ce_scores(X) -> np.ndarray:
     >>> (ce[4:] > 0).tolist(), (ce[:4] < 0).tolist()
     ([True, True], [True, True, True, True])
     """
+    refuse_dask(X)
     return _ce_scores(X)
 
 
@@ -209,6 +211,7 @@ def cesr_select(X, n_features: int) -> np.ndarray:
     >>> sorted(cesr_select(X, 2).tolist())
     [4, 5]
     """
+    refuse_dask(X)
     m = check_int(n_features, "n_features", low=1, high=X.shape[1])
     ce = _ce_scores(X)
     order = np.lexsort((np.arange(ce.size), -ce))
