@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+from repro import baselines, metrics
 from repro._validation import (
     ConvergenceWarning,
     check_array,
@@ -530,3 +531,70 @@ def test_path_functions_rescale_badly_scaled_data_and_refuse_what_float64_cannot
         np.testing.assert_array_equal(baselines.cesr_select(X * c, 3), baselines.cesr_select(X, 3))
     with pytest.raises(ValueError, match="all zeros"):
         baselines.svd_entropy(np.zeros((5, 4)))
+
+
+def _public_functions():
+    import inspect
+
+    for module in (baselines, metrics):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isfunction(obj):
+                yield f"{module.__name__}.{name}", obj
+
+
+@pytest.mark.parametrize("name, func", list(_public_functions()), ids=[n for n, _ in _public_functions()])
+def test_every_baseline_and_metric_validates_each_parameter(name, func):
+    """``validate_params`` on every public function of ``repro.baselines`` and ``repro.metrics``, with a
+    constraint for each parameter of its signature (scikit-learn skips a parameter without one)."""
+    import inspect
+
+    constraints = getattr(func, "_skl_parameter_constraints", None)
+    assert constraints is not None, f"{name} has no validate_params"
+    params = [
+        p.name
+        for p in inspect.signature(func).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    assert sorted(constraints) == sorted(params), name
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda X: baselines.gspca(X, 2, direction="sideways"), "direction"),
+        (lambda X: baselines.gspca(X, 2, deflation="hotelling"), "deflation"),
+        (lambda X: baselines.pathspca(X, start=-1), "start"),
+        (lambda X: baselines.cesr_select(X, 0), "n_features"),
+        (lambda X: baselines.spca_zou_path(X, [2], tol=0.0), "tol"),
+        (lambda X: baselines.sspca_fit(X, 2, np.inf), "alpha"),
+        (lambda X: baselines.sspca_path(X, 2, 0.5), "alphas"),
+        (lambda X: baselines.group_soft_threshold(X, -1.0), "t"),
+        (lambda X: metrics.fscore_selection([0], [0], n_features=-1), "n_features"),
+        (lambda X: metrics.overlap(None), "W"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_bad_parameter_is_named_by_the_constraints(call, argument):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=rf"'{argument}' parameter of \w+ must be"):
+        call(_data())
+
+
+def test_sspca_checks_the_shapes_of_its_factors():
+    from repro.baselines import sspca_fit, sspca_objective
+
+    X = _data()
+    U, V = np.ones((30, 2)), np.ones((6, 2))
+    with pytest.raises(ValueError, match=r"U has 29 rows but X has 30 samples"):
+        sspca_objective(X, U[:29], V, 1.0)
+    with pytest.raises(ValueError, match=r"V has shape \(5, 2\) but X has 6 features"):
+        sspca_objective(X, U, V[:5], 1.0)
+    with pytest.raises(ValueError, match="start must be a pair"):
+        sspca_fit(X, 2, 1.0, start=(U,))
+    with pytest.raises(ValueError, match="start has 2 components; n_components is 1"):
+        sspca_fit(X, 1, 1.0, start=(U, V))
+    assert sspca_objective(X, U, V, 1.0) == pytest.approx(
+        0.5 * float(np.sum((X - U @ V.T) ** 2)) + np.sqrt(2.0) * 6
+    )
