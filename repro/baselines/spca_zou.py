@@ -500,7 +500,7 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         ridge = _scale_ridge(float(self.ridge), scale)
         tol, max_iter = float(self.tol), int(self.max_iter)
         try:
-            _, A0 = Covariance(data=A).eigh(L)
+            _, A0 = Covariance._trusted(data=A).eigh(L)  # A: built from checked data
         except ValueError:
             raise ValueError(
                 f"n_components={L} exceeds the numerical rank of X; lower n_components."
