@@ -470,16 +470,16 @@ def test_data_without_variance_are_refused(i, X):
         _estimators()[i].set_params(n_components=1).fit(X)
 
 
+@pytest.mark.parametrize("c", [2.0**400, 2.0**-400], ids=["1e120", "1e-120"])  # powers of two: exact
 @pytest.mark.parametrize("ridge", [1e-6, np.inf])
-def test_spca_zou_on_a_covariance_of_badly_scaled_data(ridge):
-    """A Covariance backed by data near 1e120 is fitted as the data / s with ridge / s^2, the same problem
-    (the soft-thresholding limit failed in an SVD of overflowed products): the loadings of the unscaled
-    data, the variances times c^2."""
+def test_spca_zou_on_a_covariance_of_badly_scaled_data(ridge, c):
+    """A Covariance backed by data near 1e120 or 1e-120 is fitted as the data / s with ridge / s^2, the
+    same problem (the soft-thresholding limit failed in an SVD of overflowed products near 1e120, and
+    products underflowed near 1e-120): the loadings of the unscaled data, the variances times c^2."""
     from repro.baselines import spca_zou, spca_zou_path
     from repro.linalg import Covariance
 
     X = _data()
-    c = 2.0**400  # a power of two: X * c and ridge * c^2 are exact
     big, ref = Covariance.from_data(X * c), Covariance.from_data(X)
     got, want = spca_zou_path(big, [2, 3], ridge=ridge * c**2), spca_zou_path(ref, [2, 3], ridge=ridge)
     np.testing.assert_allclose(got.components, want.components, atol=1e-12)
