@@ -15,8 +15,10 @@ size cannot be told apart: the first is the covariance.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from ._validation import as_float, check_array, check_bool, check_real, unscale
+from ._base import NONNEG_REAL, POSITIVE_INT, IntInterval
+from ._validation import as_float, check_array, unscale
 from .linalg import Covariance, as_covariance, span_variances
 
 __all__ = [
@@ -31,6 +33,10 @@ __all__ = [
     "overlap",
     "qr_adjusted_variance",
 ]
+
+#: The parameters of the measures of a fit: a covariance (or data) first, then loadings as rows. Their
+#: values (shapes, NaN, symmetry) are checked once inside, by the conversion that reads them.
+_C_W = {"C": ["array-like", Covariance], "W": ["array-like"]}
 
 
 def _loadings_first(C, W) -> bool:
@@ -81,6 +87,7 @@ def _rows(W, n_features: int | None = None) -> np.ndarray:
     return W
 
 
+@validate_params(_C_W, prefer_skip_nested_validation=True)
 def explained_variance(C, W) -> np.ndarray:
     """``w' C w`` for each row ``w`` of ``W`` (the variance of the projection on ``w``).
 
@@ -118,9 +125,14 @@ def explained_variance(C, W) -> np.ndarray:
     2.0
     """
     _check_order(C, W, "explained_variance")
-    return _variances(lambda W, C: np.atleast_1d(C.quad(W.T)), C, W)
+    return _variances(_quad, C, W)
 
 
+def _quad(W, C) -> np.ndarray:
+    return np.atleast_1d(C.quad(W.T))
+
+
+@validate_params(_C_W, prefer_skip_nested_validation=True)
 def cumulative_variance(C, W) -> np.ndarray:
     """Running sum of :func:`explained_variance` over the rows: ``sum_{j<=i} w_j' C w_j``.
 
@@ -152,9 +164,10 @@ def cumulative_variance(C, W) -> np.ndarray:
     array([2., 4.])
     """
     _check_order(C, W, "cumulative_variance")
-    return np.cumsum(explained_variance(C, W))
+    return np.cumsum(_variances(_quad, C, W))
 
 
+@validate_params(_C_W, prefer_skip_nested_validation=True)
 def adjusted_variance(C, W) -> np.ndarray:
     """Cumulative variance explained by the span of the first ``i`` rows, for every ``i``.
 
@@ -197,6 +210,7 @@ def adjusted_variance(C, W) -> np.ndarray:
     return span_variances(_rows(W, C.n_features), C)
 
 
+@validate_params(_C_W, prefer_skip_nested_validation=True)
 def qr_adjusted_variance(C, W) -> np.ndarray:
     """Per-component adjusted variance of Zou, Hastie & Tibshirani (2006), Section 3.4.
 
@@ -250,6 +264,7 @@ def _qr_adjusted(W, C) -> np.ndarray:
     return out
 
 
+@validate_params({"W": ["array-like"], "tol": [NONNEG_REAL]}, prefer_skip_nested_validation=True)
 def cardinality(W, tol: float = 0.0) -> np.ndarray:
     """Number of entries with ``|w_i| > tol`` in each row.
 
@@ -258,7 +273,8 @@ def cardinality(W, tol: float = 0.0) -> np.ndarray:
     W : array_like, shape (n_components, n_features) or (n_features,)
         Loadings as rows (the ``components_`` layout) or a single loading vector.
     tol : float, default 0.0
-        Entries of absolute value at most ``tol`` count as zero.
+        Entries of absolute value at most ``tol`` count as zero (a negative ``tol`` is refused: it would
+        count exact zeros as non-zeros).
 
     Returns
     -------
@@ -271,11 +287,10 @@ def cardinality(W, tol: float = 0.0) -> np.ndarray:
     >>> cardinality([[0.6, 0.0, 0.8], [1e-9, 1.0, 0.0]], tol=1e-6).tolist()
     [2, 1]
     """
-    W = _rows(W)
-    tol = check_real(tol, "tol", low=0.0)  # a negative tol would count exact zeros as non-zeros
-    return np.count_nonzero(np.abs(W) > tol, axis=1)
+    return np.count_nonzero(np.abs(_rows(W)) > tol, axis=1)
 
 
+@validate_params({"W": ["array-like"]}, prefer_skip_nested_validation=True)
 def overlap(W) -> float:
     """Departure from orthonormality ``||I - U'U||_F`` with ``U`` the loadings as columns.
 
@@ -313,6 +328,7 @@ def overlap(W) -> float:
     return float(np.linalg.norm(np.eye(W.shape[0]) - W @ W.T))
 
 
+@validate_params({"W": ["array-like"]}, prefer_skip_nested_validation=True)
 def min_angle_deg(W) -> float:
     """Smallest angle, in degrees, between the lines spanned by two rows of ``W``.
 
@@ -358,6 +374,9 @@ def min_angle_deg(W) -> float:
     return float(np.degrees(np.arccos(np.clip(G.max(), 0.0, 1.0))))
 
 
+@validate_params(
+    {"labels_true": ["array-like"], "labels_pred": ["array-like"]}, prefer_skip_nested_validation=True
+)
 def jaccard_score(labels_true, labels_pred) -> float:
     """Pair-counting Jaccard index of two clusterings (Sigg & Buhmann 2008, Figure 4).
 
@@ -410,6 +429,14 @@ def jaccard_score(labels_true, labels_pred) -> float:
     return 1.0 if denom == 0 else float(n11 / denom)
 
 
+@validate_params(
+    {
+        "selected": ["array-like"],
+        "relevant": ["array-like"],
+        "n_features": [None, IntInterval(0, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def fscore_selection(selected, relevant, n_features: int | None = None) -> float:
     """F-score (harmonic mean of precision and recall) of a variable selection.
 
@@ -470,6 +497,17 @@ def _as_index_set(v, n_features, name) -> set[int]:
     return set(arr.ravel().tolist())
 
 
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "components": ["array-like"],
+        "cardinality": [None, POSITIVE_INT, "array-like"],
+        "rank": [POSITIVE_INT],
+        "n_samples": [POSITIVE_INT],
+        "nonneg": ["boolean"],
+    },
+    prefer_skip_nested_validation=False,  # **kwargs go to spannogram_bound, which validates them
+)
 def certified_fraction(
     X, components, cardinality=None, *, rank: int = 3, n_samples: int = 10000, nonneg: bool = True, **kwargs
 ) -> np.ndarray:
@@ -522,7 +560,6 @@ def certified_fraction(
     from .spannogram._common import _scaled_cov
 
     _check_order(X, components, "certified_fraction", first="X")
-    nonneg = check_bool(nonneg, "nonneg")
     cov = _scaled_cov(X, method="certified_fraction").cov  # X / s: the ratio does not depend on s
     W = _rows(components, cov.n_features)
     norms = np.linalg.norm(W, axis=1)

@@ -191,9 +191,9 @@ def nspca_fit(A, U0, alpha, beta, max_iter, tol, block, refresh):
     return U, np.array(obj), np.array(ovl), np.array(l0, dtype=np.int64), it, status
 
 
-# --------------------------------------------------------------------------- repro.kernels.gspca
+# --------------------------------------------------------------------------- repro.baselines._gspca_kernels
 def bordered_max_eig(lam, Z, a):
-    """Twin of ``repro.kernels.gspca.bordered_max_eig``: ``eigvalsh`` of each bordered matrix
+    """Twin of ``repro.baselines._gspca_kernels.bordered_max_eig``: ``eigvalsh`` of each bordered matrix
     ``[[diag(lam), z], [z', a]]``."""
     m, n = Z.shape
     out = np.empty(n)
@@ -207,8 +207,8 @@ def bordered_max_eig(lam, Z, a):
 
 
 def deleted_max_eig(lam, V, candidates):
-    """Twin of ``repro.kernels.gspca.deleted_max_eig``: rebuild ``S = V diag(lam) V'`` and take ``eigvalsh``
-    of ``S`` without each candidate's row and column."""
+    """Twin of ``repro.baselines._gspca_kernels.deleted_max_eig``: rebuild ``S = V diag(lam) V'`` and take
+    ``eigvalsh`` of ``S`` without each candidate's row and column."""
     S = (V * lam) @ V.T
     out = np.empty(len(candidates))
     for t, i in enumerate(candidates):
@@ -607,7 +607,7 @@ def top_support(f, K, nonneg, excluded, work, idx):
     return keep.size
 
 
-# --------------------------------------------------------------------------- SSPCA (repro.kernels.sspca)
+# --------------------------------------------------------------------- SSPCA (repro.baselines._sspca_kernels)
 def _group_soft_threshold(Z, t):
     # rows within a relative 1e-12 above t tie with t: zero (repro._ties.TIE_RTOL, as the kernel)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
@@ -675,8 +675,8 @@ def _sspca_v_step(X, U, V, alpha, max_inner, tol):
 
 
 def sspca_run(X, alpha, U, V, max_iter, tol, history=None):
-    """Twin of repro.kernels.sspca.sspca_run: the NumPy block-coordinate descent it replaced (U updated in
-    place, a new V per step); returns (U, V, n_iter) and appends the objectives to ``history``."""
+    """Twin of repro.baselines._sspca_kernels.sspca_run: the NumPy block-coordinate descent it replaced (U
+    updated in place, a new V per step); returns (U, V, n_iter) and appends the objectives to ``history``."""
     f_old = _sspca_objective(X, U, V, alpha)
     if history is not None:
         history.append(f_old)

@@ -10,8 +10,8 @@ import pytest
 from sklearn.base import clone
 
 from repro._ties import argmax_tied
+from repro.baselines import _gspca_kernels as K
 from repro.baselines.gspca import GSPCA, gspca, gspca_path
-from repro.kernels import gspca as K
 from repro.linalg import Covariance, projection_deflate
 
 

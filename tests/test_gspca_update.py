@@ -1,12 +1,13 @@
-"""The deletion update of GSPCA's backward steps (``repro.kernels.gspca.deleted_eigh``) against ``eigh``."""
+"""The deletion update of GSPCA's backward steps (``repro.baselines._gspca_kernels.deleted_eigh``) against
+``eigh``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from repro.baselines import _gspca_kernels as K
 from repro.baselines import gspca_path
-from repro.kernels import gspca as K
 
 
 def _eig_desc(S):

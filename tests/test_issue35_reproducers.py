@@ -136,7 +136,7 @@ def test_other_parameters_are_checked():
     X = np.random.default_rng(0).standard_normal((30, 6))
     with pytest.raises(ValueError, match="'renormalize' parameter of EMSparsePCA"):
         EMSparsePCA(renormalize=2).fit(X)
-    with pytest.raises(ValueError, match="tol must be in"):
+    with pytest.raises(ValueError, match="'tol' parameter of cardinality must be"):
         metrics.cardinality(np.eye(3), tol=-1)
     assert metrics.cardinality(np.eye(3), tol=0).tolist() == [1, 1, 1]
     with pytest.raises(ValueError, match="out of range for n_features=5"):

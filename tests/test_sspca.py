@@ -10,8 +10,8 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 
 from repro.baselines import SSPCA, group_soft_threshold, sspca_fit, sspca_objective
+from repro.baselines import _sspca_kernels as kern
 from repro.baselines.sspca import _fit, _init
-from repro.kernels import sspca as kern
 from repro.metrics import fscore_selection
 
 

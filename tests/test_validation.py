@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+from repro import baselines, metrics
 from repro._validation import (
     ConvergenceWarning,
     check_array,
@@ -295,7 +296,7 @@ def test_larsen_k_refuses_a_cardinality_outside_1_to_n_features(K):
     from repro.baselines import larsen_k
 
     X = _data()
-    with pytest.raises(ValueError, match="K must be"):
+    with pytest.raises(ValueError, match=r"\bK\b.* must be"):  # the constraint or the bound by n_features
         larsen_k(X, X[:, 0], 1e-6, K)
 
 
@@ -469,6 +470,26 @@ def test_data_without_variance_are_refused(i, X):
         _estimators()[i].set_params(n_components=1).fit(X)
 
 
+@pytest.mark.parametrize("c", [2.0**400, 2.0**-400], ids=["1e120", "1e-120"])  # powers of two: exact
+@pytest.mark.parametrize("ridge", [1e-6, np.inf])
+def test_spca_zou_on_a_covariance_of_badly_scaled_data(ridge, c):
+    """A Covariance backed by data near 1e120 or 1e-120 is fitted as the data / s with ridge / s^2, the
+    same problem (the soft-thresholding limit failed in an SVD of overflowed products near 1e120, and
+    products underflowed near 1e-120): the loadings of the unscaled data, the variances times c^2."""
+    from repro.baselines import spca_zou, spca_zou_path
+    from repro.linalg import Covariance
+
+    X = _data()
+    big, ref = Covariance.from_data(X * c), Covariance.from_data(X)
+    got, want = spca_zou_path(big, [2, 3], ridge=ridge * c**2), spca_zou_path(ref, [2, 3], ridge=ridge)
+    np.testing.assert_allclose(got.components, want.components, atol=1e-12)
+    np.testing.assert_allclose(got.variance / c**2, want.variance, rtol=1e-12)
+    W, v = spca_zou(big, 2, cardinality=3, ridge=ridge * c**2)
+    W0, v0 = spca_zou(ref, 2, cardinality=3, ridge=ridge)
+    np.testing.assert_allclose(W, W0, atol=1e-12)
+    np.testing.assert_allclose(v / c**2, v0, rtol=1e-12)
+
+
 def test_spca_zou_normalizes_the_loadings_of_a_huge_ridge():
     from repro.baselines import SPCAZou
 
@@ -510,3 +531,70 @@ def test_path_functions_rescale_badly_scaled_data_and_refuse_what_float64_cannot
         np.testing.assert_array_equal(baselines.cesr_select(X * c, 3), baselines.cesr_select(X, 3))
     with pytest.raises(ValueError, match="all zeros"):
         baselines.svd_entropy(np.zeros((5, 4)))
+
+
+def _public_functions():
+    import inspect
+
+    for module in (baselines, metrics):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isfunction(obj):
+                yield f"{module.__name__}.{name}", obj
+
+
+@pytest.mark.parametrize("name, func", list(_public_functions()), ids=[n for n, _ in _public_functions()])
+def test_every_baseline_and_metric_validates_each_parameter(name, func):
+    """``validate_params`` on every public function of ``repro.baselines`` and ``repro.metrics``, with a
+    constraint for each parameter of its signature (scikit-learn skips a parameter without one)."""
+    import inspect
+
+    constraints = getattr(func, "_skl_parameter_constraints", None)
+    assert constraints is not None, f"{name} has no validate_params"
+    params = [
+        p.name
+        for p in inspect.signature(func).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    assert sorted(constraints) == sorted(params), name
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda X: baselines.gspca(X, 2, direction="sideways"), "direction"),
+        (lambda X: baselines.gspca(X, 2, deflation="hotelling"), "deflation"),
+        (lambda X: baselines.pathspca(X, start=-1), "start"),
+        (lambda X: baselines.cesr_select(X, 0), "n_features"),
+        (lambda X: baselines.spca_zou_path(X, [2], tol=0.0), "tol"),
+        (lambda X: baselines.sspca_fit(X, 2, np.inf), "alpha"),
+        (lambda X: baselines.sspca_path(X, 2, 0.5), "alphas"),
+        (lambda X: baselines.group_soft_threshold(X, -1.0), "t"),
+        (lambda X: metrics.fscore_selection([0], [0], n_features=-1), "n_features"),
+        (lambda X: metrics.overlap(None), "W"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_bad_parameter_is_named_by_the_constraints(call, argument):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=rf"'{argument}' parameter of \w+ must be"):
+        call(_data())
+
+
+def test_sspca_checks_the_shapes_of_its_factors():
+    from repro.baselines import sspca_fit, sspca_objective
+
+    X = _data()
+    U, V = np.ones((30, 2)), np.ones((6, 2))
+    with pytest.raises(ValueError, match=r"U has 29 rows but X has 30 samples"):
+        sspca_objective(X, U[:29], V, 1.0)
+    with pytest.raises(ValueError, match=r"V has shape \(5, 2\) but X has 6 features"):
+        sspca_objective(X, U, V[:5], 1.0)
+    with pytest.raises(ValueError, match="start must be a pair"):
+        sspca_fit(X, 2, 1.0, start=(U,))
+    with pytest.raises(ValueError, match="start has 2 components; n_components is 1"):
+        sspca_fit(X, 1, 1.0, start=(U, V))
+    assert sspca_objective(X, U, V, 1.0) == pytest.approx(
+        0.5 * float(np.sum((X - U @ V.T) ** 2)) + np.sqrt(2.0) * 6
+    )

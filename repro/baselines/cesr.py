@@ -25,11 +25,12 @@ C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negati
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from .._base import scale_free
+from .._base import POSITIVE_INT, scale_free
 from .._rescale import rescaled
 from .._threads import blas_limited
-from .._validation import check_array, check_int
+from .._validation import check_array, check_int, refuse_dask
 
 __all__ = ["ce_scores", "cesr_select", "svd_entropy"]
 
@@ -46,7 +47,16 @@ def _entropy_from_eigvals(lam: np.ndarray, r: int) -> np.ndarray:
     return -t.sum(axis=-1) / np.log(r)
 
 
-@rescaled(scale_free)
+def _check_entropy_data(X) -> np.ndarray:
+    return check_array(X, "X")
+
+
+def _check_ranking_data(X) -> np.ndarray:
+    return check_array(X, "X", min_samples=2, min_features=3)
+
+
+@validate_params({"X": ["array-like"]}, prefer_skip_nested_validation=True)
+@rescaled(scale_free, check=_check_entropy_data)
 def svd_entropy(X) -> float:
     """Normalized SVD entropy of ``X`` (in ``[0, 1]``; Varshavsky et al. 2006, Eq. 1-2).
 
@@ -77,7 +87,12 @@ def svd_entropy(X) -> float:
     >>> print(round(svd_entropy(np.eye(3)), 12), round(svd_entropy(np.ones((3, 4))), 12))
     1.0 0.0
     """
-    X = check_array(X, "X")
+    refuse_dask(X)  # passed through by rescaled, for the functions that read one by chunks
+    return _svd_entropy(X)
+
+
+def _svd_entropy(X: np.ndarray) -> float:
+    """:func:`svd_entropy` of a checked array."""
     r = min(X.shape)
     if r < 2:
         raise ValueError("X needs at least 2 samples and 2 features for a normalized SVD entropy.")
@@ -87,8 +102,9 @@ def svd_entropy(X) -> float:
     return float(_entropy_from_eigvals(s**2, r))
 
 
+@validate_params({"X": ["array-like"]}, prefer_skip_nested_validation=True)
 @blas_limited
-@rescaled(scale_free)
+@rescaled(scale_free, check=_check_ranking_data)
 def ce_scores(X) -> np.ndarray:
     """Contribution of each feature to the SVD entropy, ``CE_i = E(X) - E(X without feature i)``.
 
@@ -123,9 +139,14 @@ def ce_scores(X) -> np.ndarray:
     >>> (ce[4:] > 0).tolist(), (ce[:4] < 0).tolist()
     ([True, True], [True, True, True, True])
     """
-    X = check_array(X, "X", min_samples=2, min_features=3)
+    refuse_dask(X)
+    return _ce_scores(X)
+
+
+def _ce_scores(X: np.ndarray) -> np.ndarray:
+    """:func:`ce_scores` of a checked array (at least 2 samples and 3 features)."""
     N, D = X.shape
-    E_all = svd_entropy(X)
+    E_all = _svd_entropy(X)
     ce = np.empty(D)
     if N <= D - 1:
         # Eigenvalues of X X' - x_i x_i' (N x N), r = N values each.
@@ -152,6 +173,9 @@ def ce_scores(X) -> np.ndarray:
     return ce
 
 
+@validate_params({"X": ["array-like"], "n_features": [POSITIVE_INT]}, prefer_skip_nested_validation=True)
+@blas_limited
+@rescaled(scale_free, check=_check_ranking_data)
 def cesr_select(X, n_features: int) -> np.ndarray:
     """Simple ranking (SR): the ``n_features`` features of largest CE, best first.
 
@@ -187,8 +211,8 @@ def cesr_select(X, n_features: int) -> np.ndarray:
     >>> sorted(cesr_select(X, 2).tolist())
     [4, 5]
     """
-    X = check_array(X, "X", min_samples=2, min_features=3)
+    refuse_dask(X)
     m = check_int(n_features, "n_features", low=1, high=X.shape[1])
-    ce = ce_scores(X)
+    ce = _ce_scores(X)
     order = np.lexsort((np.arange(ce.size), -ce))
     return order[:m]

@@ -11,11 +11,12 @@ greedily in both directions and keeps, for each ``K``, the better of the two:
   keeps ``lambda_max`` largest.
 
 Every candidate's eigenvalue is computed exactly, in O(m) per secular-equation iteration from the
-current eigendecomposition (kernels :mod:`repro.kernels.gspca`: the bordered-matrix update for forward
-steps, the interlacing deletion formula for backward steps), so a step costs one ``m x m`` eigh plus
-``O(m^2)`` per candidate set, and the whole path ``K = 1..D`` costs ``O(D^4)`` as in the paper. A backward
-step does not take a fresh eigh: the eigendecomposition of the submatrix left by the removal is updated
-from the current one (:func:`repro.kernels.gspca.deleted_eigh`, its roots and one matrix product). Several
+current eigendecomposition (the kernels beside this module, :mod:`repro.baselines._gspca_kernels`: the
+bordered-matrix update for forward steps, the interlacing deletion formula for backward steps), so a step
+costs one ``m x m`` eigh plus ``O(m^2)`` per candidate set, and the whole path ``K = 1..D`` costs
+``O(D^4)`` as in the paper. A backward step does not take a fresh eigh: the eigendecomposition of the
+submatrix left by the removal is updated from the current one
+(:func:`repro.baselines._gspca_kernels.deleted_eigh`, its roots and one matrix product). Several
 components are obtained by deflation of ``C`` (projection deflation by default).
 
 Ties: every choice -- the forward start ``argmax_j C_jj``, each forward and backward step, and
@@ -37,14 +38,12 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import POSITIVE_INT, ProjectionMixin, unscale_fitted
 from .._threads import blas_limit
 from .._ties import TIE_RTOL, argmax_tied
 from .._validation import (
-    check_array,
-    check_bool,
     check_cardinality,
     check_features,
     check_has_variance,
@@ -54,12 +53,20 @@ from .._validation import (
     check_symmetric,
     unscale,
 )
-from ..kernels.gspca import bordered_max_eig, deleted_argmax, deleted_eigh
 from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
+from ._common import check_data
+from ._gspca_kernels import bordered_max_eig, deleted_argmax, deleted_eigh
 
 __all__ = ["GSPCA", "GSPCAPath", "GSPCAResult", "gspca", "gspca_path"]
 
 _DIRECTIONS = ("both", "forward", "backward")
+_DEFLATIONS = ("projection", "schur")
+#: The parameters gspca and gspca_path share with the estimator.
+_SEARCH = {
+    "X": ["array-like", Covariance],
+    "direction": [StrOptions(set(_DIRECTIONS))],
+    "precomputed": ["boolean"],
+}
 
 
 class GSPCAPath(NamedTuple):
@@ -259,42 +266,36 @@ def _single_dense(C: np.ndarray, K: int, direction: str):
 
 # --------------------------------------------------------------------------- input handling
 def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """Return ``(C, mean, s)`` from data rows (sample covariance, ddof=1), a Covariance, or a given matrix.
-
-    For data, ``C`` is the covariance of ``X / s`` with ``s`` the power of two of
-    :func:`repro._validation.check_scale` (1 for ordinarily scaled data): GSPCA is scale-equivariant
-    (supports and loadings unchanged, variances times ``s^2``), and ``X * 1e160`` would overflow ``C``.
-    """
+    """Return ``(C, mean, s)`` from data rows (sample covariance, ddof=1), a Covariance, or a given matrix:
+    the one check of ``X`` of a call (:func:`_data_matrix` for data rows)."""
     if isinstance(X, Covariance):
         op, s, power = X.rescaled()  # data near 1e160 behind it: their covariance overflows before scaling
         if power == 2:  # the data / s: variances times s^2, as for data rows
             return np.array(op.dense(), dtype=np.float64), np.zeros(X.n_features), s
         return np.array(X.dense(), dtype=np.float64), np.zeros(X.n_features), 1.0
-    if check_bool(precomputed, "precomputed"):
+    if precomputed:
         C = check_symmetric(X, "X", psd=True)
         return C, np.zeros(C.shape[0]), 1.0
-    X = check_array(X, "X", min_samples=2)
+    return _data_matrix(check_data(X))
+
+
+def _data_matrix(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(C, mean, s)`` of checked data rows: ``C`` the covariance of ``X / s`` with ``s`` the power of two
+    of :func:`repro._validation.check_scale` (1 for ordinarily scaled data). GSPCA is scale-equivariant
+    (supports and loadings unchanged, variances times ``s^2``), and ``X * 1e160`` would overflow ``C``."""
     check_has_variance(X, "GSPCA")
     s = check_scale(X)
-    cov = Covariance.from_data(X / s if s != 1.0 else X)
-    return np.array(cov.dense()), (X / s).mean(axis=0) * s, s  # the sum of X near 1.8e308 overflows
-
-
-def _check_direction(direction: str) -> str:
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
-    return direction
+    Xs = X / s if s != 1.0 else X
+    C = Covariance._from_valid(Xs).dense()
+    return np.array(C), Xs.mean(axis=0) * s, s  # the sum of X near 1.8e308 overflows
 
 
 def _deflate(C: np.ndarray, w: np.ndarray, deflation: str) -> np.ndarray:
-    if deflation == "projection":
-        return projection_deflate(C, w)
-    if deflation == "schur":
-        return schur_deflate(C, w)
-    raise ValueError(f"deflation must be 'projection' or 'schur'; got {deflation!r}.")
+    return projection_deflate(C, w) if deflation == "projection" else schur_deflate(C, w)
 
 
 # --------------------------------------------------------------------------- public API
+@validate_params({**_SEARCH, "max_cardinality": [None, POSITIVE_INT]}, prefer_skip_nested_validation=True)
 def gspca_path(
     X, max_cardinality: int | None = None, *, direction: str = "both", precomputed: bool = False
 ) -> GSPCAPath:
@@ -350,7 +351,6 @@ def gspca_path(
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
     K = D if max_cardinality is None else check_int(max_cardinality, "max_cardinality", low=1, high=D)
-    direction = _check_direction(direction)
     with blas_limit():  # many small eigh calls: BLAS threads only add contention
         path = _path_dense(C, K, direction)
     return path._replace(
@@ -360,6 +360,15 @@ def gspca_path(
     )
 
 
+@validate_params(
+    {
+        **_SEARCH,
+        "cardinality": [POSITIVE_INT, "array-like"],
+        "n_components": [POSITIVE_INT],
+        "deflation": [StrOptions(set(_DEFLATIONS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def gspca(
     X,
     cardinality,
@@ -414,14 +423,18 @@ def gspca(
     >>> [S.tolist() for S in res.supports], np.linalg.norm(res.components, axis=1).round(12).tolist()
     ([[0, 1, 2], [0, 1, 3]], [1.0, 1.0])
     """
-    n = None if check_bool(precomputed, "precomputed") or isinstance(X, Covariance) else np.shape(X)[0]
+    n = None if precomputed or isinstance(X, Covariance) else np.shape(X)[0]
     C, _, s = _as_matrix(X, precomputed)
     D = C.shape[0]
-    k = check_n_components(n_components, n if isinstance(n, int) else None, D)
-    Ks = check_cardinality(cardinality, D, k)
-    direction = _check_direction(direction)
-    if deflation not in ("projection", "schur"):
-        raise ValueError(f"deflation must be 'projection' or 'schur'; got {deflation!r}.")
+    k = check_n_components(n_components, n, D)
+    comps, var, supports = _gspca(C, check_cardinality(cardinality, D, k), direction, deflation)
+    return GSPCAResult(comps, unscale(var, s, 2, "variances", underflow=False), supports)
+
+
+def _gspca(C: np.ndarray, Ks: np.ndarray, direction: str, deflation: str):
+    """:func:`gspca` on a checked matrix ``C``, one cardinality per component in ``Ks``: the components,
+    their variances on the deflated matrices and their supports."""
+    k, D = len(Ks), C.shape[0]
     comps = np.zeros((k, D))
     var = np.empty(k)
     supports = []
@@ -433,7 +446,7 @@ def gspca(
             supports.append(S)
             if i + 1 < k:
                 Ci = _deflate(Ci, w, deflation)
-    return GSPCAResult(comps, unscale(var, s, 2, "variances", underflow=False), supports)
+    return comps, var, supports
 
 
 class GSPCA(ProjectionMixin, BaseEstimator):
@@ -497,7 +510,7 @@ class GSPCA(ProjectionMixin, BaseEstimator):
         "n_components": [POSITIVE_INT],
         "cardinality": [None, POSITIVE_INT, "array-like"],
         "direction": [StrOptions(set(_DIRECTIONS))],
-        "deflation": [StrOptions({"projection", "schur"})],
+        "deflation": [StrOptions(set(_DEFLATIONS))],
     }
 
     def __init__(self, n_components=1, *, cardinality=None, direction="both", deflation="projection"):
@@ -523,22 +536,16 @@ class GSPCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
-        X = check_array(X, "X", min_samples=2)
-        check_n_components(self.n_components, *X.shape)
-        C, mean, s = _as_matrix(X, False)  # C of X / s for badly scaled X (see _as_matrix)
-        res = gspca(
-            C,
-            self.cardinality,
-            self.n_components,
-            direction=self.direction,
-            deflation=self.deflation,
-            precomputed=True,
-        )
-        self.components_ = res.components
-        self.supports_ = res.supports
-        self.explained_variance_ = np.einsum("ij,ij->i", res.components @ C, res.components)
+        X = check_data(X)
+        k = check_n_components(self.n_components, *X.shape)
+        C, mean, s = _data_matrix(X)  # C of X / s for badly scaled X (see _data_matrix)
+        Ks = check_cardinality(self.cardinality, X.shape[1], k)
+        comps, _, supports = _gspca(C, Ks, self.direction, self.deflation)
+        self.components_ = comps
+        self.supports_ = supports
+        self.explained_variance_ = np.einsum("ij,ij->i", comps @ C, comps)
         unscale_fitted(self, s)
         self.mean_ = mean
-        self.n_iter_ = len(res.supports)
+        self.n_iter_ = len(supports)
         self.n_features_in_ = X.shape[1]
         return self

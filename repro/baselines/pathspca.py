@@ -37,26 +37,29 @@ import time
 
 import numpy as np
 import scipy.linalg
+from sklearn.utils._param_validation import validate_params
 
-from .._base import unscale_path
+from .._base import POSITIVE_INT, IntInterval, unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._ties import argmax_tied
 from .._validation import check_cardinalities, check_int
 from ..em_sparse_pca import CardinalityPath
-from ..em_sparse_pca.operators import _as_data
+from ..linalg import Covariance
+from ._common import check_data, data_factor
 
 __all__ = ["pathspca"]
 
 
-def _top_eigh(M: np.ndarray) -> tuple[float, np.ndarray]:
-    n = M.shape[0]
-    vals, vecs = scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1])
-    return float(vals[0]), vecs[:, 0]
-
-
-@blas_limited
-@rescaled(unscale_path, "pathspca", covariance=True)
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinalities": [None, POSITIVE_INT, "array-like"],
+        "max_cardinality": [None, POSITIVE_INT],
+        "start": [None, IntInterval(0, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def pathspca(
     X, cardinalities=None, *, max_cardinality: int | None = None, start: int | None = None
 ) -> CardinalityPath:
@@ -107,7 +110,15 @@ def pathspca(
     >>> bool(np.allclose(path.components, path.components_opt))  # optimal weights on each pattern
     True
     """
-    A, _, _ = _as_data(X)
+    return _pathspca(X, cardinalities, max_cardinality, start)
+
+
+@blas_limited
+@rescaled(unscale_path, "pathspca", check=check_data, covariance=True)
+def _pathspca(X, cardinalities, max_cardinality, start) -> CardinalityPath:
+    """:func:`pathspca` on checked parameters; ``X`` is checked once, by the decorator (the bounds that
+    depend on ``n_features`` here)."""
+    A, _ = data_factor(X)
     D = A.shape[1]
     if cardinalities is None:
         kmax = D if max_cardinality is None else check_int(max_cardinality, "max_cardinality", low=1, high=D)
@@ -199,3 +210,9 @@ def _greedy_path(A: np.ndarray, kmax: int, start: int | None = None) -> dict:
         elapsed += time.perf_counter() - t1
         cumtime[k - 1] = elapsed
     return {"components": comps, "variance": var, "cumtime": cumtime, "init_time": init_time}
+
+
+def _top_eigh(M: np.ndarray) -> tuple[float, np.ndarray]:
+    n = M.shape[0]
+    vals, vecs = scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1])
+    return float(vals[0]), vecs[:, 0]

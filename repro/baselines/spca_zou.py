@@ -56,32 +56,47 @@ from typing import ClassVar
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import validate_params
 
-from .._base import NONNEG_REAL, POSITIVE_INT, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
+from .._base import POSITIVE_INT, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._threads import blas_limited
 from .._ties import argmax_tied, order_tied, tie_tol
 from .._validation import (
     check_array,
-    check_bool,
     check_cardinalities,
     check_cardinality,
     check_features,
     check_has_variance,
     check_int,
     check_n_components,
-    check_real,
     check_scale,
     check_vector,
     warn_not_converged,
 )
-from ..em_sparse_pca import CardinalityPath, fit_function_form, renormalize_on_support
-from ..em_sparse_pca.operators import _as_data, _leading_pc
+from ..em_sparse_pca import CardinalityPath, renormalize_on_support
+from ..em_sparse_pca.operators import _leading_pc
 from ..linalg import Covariance, canonical_sign
+from ._common import cardinality_path, check_data, data_factor
 
 __all__ = ["SPCAZou", "larsen_k", "spca_zou", "spca_zou_path"]
 
+#: The elastic net's ``lambda2``: a real >= 0, ``np.inf`` the soft-thresholding limit (Sec. 3.5).
+RIDGE = RealInterval(0, None, closed="both")
+#: The alternation's tolerance: a real > 0.
+TOL = RealInterval(0, None, closed="neither")
+
 
 # --------------------------------------------------------------------------- LARS-EN to K active
+@validate_params(
+    {
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "ridge": [RIDGE],
+        "K": [POSITIVE_INT],
+        "max_steps": [None, POSITIVE_INT],
+    },
+    prefer_skip_nested_validation=True,
+)
 def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tuple[np.ndarray, int]:
     """Naive elastic net ``min ||y - Xb||^2 + ridge ||b||^2 + lambda1 ||b||_1`` at the LARS-EN knot with ``K``
     active variables.
@@ -139,11 +154,8 @@ def larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tup
     """
     X = check_array(X, "X")
     y = check_vector(y, "y", X.shape[0])
-    ridge = _check_ridge(ridge)
     K = check_int(K, "K", low=1, high=X.shape[1])
-    if max_steps is not None:
-        max_steps = check_int(max_steps, "max_steps", low=1)
-    return _larsen_k(X, y, ridge, K, max_steps=max_steps)
+    return _larsen_k(X, y, float(ridge), K, max_steps=max_steps)
 
 
 def _larsen_k(X, y, ridge: float, K: int, *, max_steps: int | None = None) -> tuple[np.ndarray, int]:
@@ -350,12 +362,6 @@ def _unit_columns(B: np.ndarray) -> np.ndarray:
     return Bs / norms
 
 
-def _check_ridge(ridge) -> float:
-    if ridge is None or (isinstance(ridge, (float, np.floating)) and np.isinf(ridge) and ridge > 0):
-        return np.inf
-    return check_real(ridge, "ridge", low=0.0)
-
-
 def _scale_ridge(ridge: float, s: float) -> float:
     """``ridge / s^2``: the ridge for the data ``X / s`` (``s`` a power of two, so the division is exact).
 
@@ -434,9 +440,9 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [POSITIVE_INT],
         "cardinality": [None, POSITIVE_INT, "array-like"],
-        "ridge": [RealInterval(0, None, closed="both")],  # inf: the soft-thresholding limit
+        "ridge": [RIDGE],
         "renormalize": ["boolean"],
-        "tol": [NONNEG_REAL],
+        "tol": [TOL],
         "max_iter": [POSITIVE_INT],
     }
 
@@ -470,16 +476,18 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
-        X = check_array(X, "X", min_samples=2)
+        X = check_data(X)
         check_has_variance(X, "SPCAZou")
         s = check_scale(X)
-        A, mean, _ = _as_data(X / s if s != 1.0 else X)
+        A, mean = data_factor(X / s if s != 1.0 else X)
         self._fit_data(A, mean, X.shape[0] - 1, scale=s)
         unscale_fitted(self, s)
         return self
 
     @blas_limited
     def _fit_data(self, A, mean, rank_bound, scale=1.0):
+        """The fit on the covariance factor ``A`` (``A'A = C``) of checked data; the parameters were
+        checked by ``_parameter_constraints`` (the bounds that depend on the data here)."""
         D = A.shape[1]
         L = check_n_components(
             self.n_components,
@@ -489,11 +497,10 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
             why="centring removes one dimension, so the data span at most n_samples - 1 directions",
         )
         ks = check_cardinality(self.cardinality, D, L)
-        ridge = _scale_ridge(_check_ridge(self.ridge), scale)
-        tol = check_real(self.tol, "tol", low=0.0, low_inclusive=False)
-        max_iter = check_int(self.max_iter, "max_iter", low=1)
+        ridge = _scale_ridge(float(self.ridge), scale)
+        tol, max_iter = float(self.tol), int(self.max_iter)
         try:
-            _, A0 = Covariance(data=A).eigh(L)
+            _, A0 = Covariance._trusted(data=A).eigh(L)  # A: built from checked data
         except ValueError:
             raise ValueError(
                 f"n_components={L} exceeds the numerical rank of X; lower n_components."
@@ -512,6 +519,10 @@ class SPCAZou(ProjectionMixin, BaseEstimator):
         return self
 
 
+@validate_params(
+    {"X": ["array-like", Covariance], "n_components": [POSITIVE_INT]},
+    prefer_skip_nested_validation=False,  # the estimator validates **params
+)
 def spca_zou(X, n_components=1, **params):
     """Function form of :class:`SPCAZou`; ``X`` may be a :class:`repro.linalg.Covariance`.
 
@@ -552,9 +563,33 @@ def spca_zou(X, n_components=1, **params):
     >>> components.shape, np.count_nonzero(components, axis=1).tolist()
     ((2, 10), [3, 3])
     """
-    return fit_function_form(SPCAZou(n_components, **params), X)
+    est = SPCAZou(n_components, **params)
+    if not isinstance(X, Covariance):
+        est.fit(X)
+        return est.components_, est.explained_variance_
+    est._validate_params()  # what fit's _fit_context does
+    op, s, power = X.rescaled()  # data near 1e160 behind it: C / s^2 with ridge / s^2, the same problem
+    if power != 2:
+        op, s = X, 1.0
+    A, mean = data_factor(op)
+    n = X.n_samples or A.shape[0] + 1
+    est._fit_data(A, mean, min(n - 1, A.shape[0]), scale=s)
+    unscale_fitted(est, s)
+    return est.components_, est.explained_variance_
 
 
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinalities": [POSITIVE_INT, "array-like"],
+        "ridge": [RIDGE],
+        "renormalize": ["boolean"],
+        "warm_start": ["boolean"],
+        "tol": [TOL],
+        "max_iter": [POSITIVE_INT],
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def spca_zou_path(
     X, cardinalities, *, ridge=1e-6, renormalize=True, warm_start=False, tol=1e-3, max_iter=200
@@ -609,58 +644,41 @@ def spca_zou_path(
     [[0, 1], [0, 1, 2, 3]]
     """
     s = 1.0
-    if not isinstance(X, Covariance):  # badly scaled data: X / s with ridge / s^2, the same problem
-        X = check_array(X, "X", min_samples=2)
+    if isinstance(X, Covariance):  # data near 1e160 behind it: their covariance's products overflow
+        op, s_op, power = X.rescaled()
+        if power == 2:
+            X, s = op, s_op
+    else:  # badly scaled data: X / s with ridge / s^2, the same problem
+        X = check_data(X)
         check_has_variance(X, "spca_zou_path")
         s = check_scale(X)
         X = X / s if s != 1.0 else X
-    A, _, _ = _as_data(X)
+    A, _ = data_factor(X)
     D = A.shape[1]
     ks = check_cardinalities(cardinalities, D)
-    ridge = _scale_ridge(_check_ridge(ridge), s)
-    renormalize, warm_start = check_bool(renormalize, "renormalize"), check_bool(warm_start, "warm_start")
-    tol = check_real(tol, "tol", low=0.0, low_inclusive=False)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    ridge = _scale_ridge(float(ridge), s)
+    tol, max_iter = float(tol), int(max_iter)
     t0 = time.perf_counter()
     pc = _leading_pc(A)[:, None]
     init_time = time.perf_counter() - t0
-    n = ks.size
-    comps = np.zeros((n, D))
-    comps_opt = np.full((n, D), np.nan)
-    var = np.empty(n)
-    var_opt = np.full(n, np.nan)
-    n_iter = np.empty(n, dtype=np.int64)
-    times = np.empty(n)
-    order = np.argsort(ks, kind="stable") if warm_start else np.arange(n)
     start = pc
     not_converged: list[int] = []
-    for j in order:
-        t1 = time.perf_counter()
-        W, it, converged = _spca(A, ks[j : j + 1], ridge, start, tol, max_iter)
+
+    def alternate(K):  # Algorithm 1 for one component from ``start``; warm starts move it along
+        nonlocal start
+        W, it, converged = _spca(A, np.array([K]), ridge, start, tol, max_iter)
         if not converged:
-            not_converged.append(int(ks[j]))
+            not_converged.append(K)
         w = W[0]
-        comps[j] = w
-        Aw = A @ w
-        var[j] = float(Aw @ Aw)
-        if renormalize:
-            comps_opt[j], var_opt[j] = renormalize_on_support(A, w)
-        n_iter[j] = it
         if warm_start:
             start = (A.T @ (A @ w))[:, None]
             start /= np.linalg.norm(start)
-        times[j] = time.perf_counter() - t1
+        return w, it
+
+    order = np.argsort(ks, kind="stable") if warm_start else None
+    path = cardinality_path(
+        "SPCA", A, ks, alternate, renormalize=renormalize, init_time=init_time, order=order
+    )
     if not_converged:
         warn_not_converged("spca_zou_path", max_iter, tol, f"(cardinalities {not_converged})")
-    path = CardinalityPath(
-        method="SPCA",
-        cardinalities=ks,
-        components=comps,
-        variance=var,
-        components_opt=comps_opt,
-        variance_opt=var_opt,
-        n_iter=n_iter,
-        time=times,
-        init_time=init_time,
-    )
     return unscale_path(path, s)

@@ -68,10 +68,10 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval, ProjectionMixin
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval, ProjectionMixin, RealInterval
 from .._threads import blas_limited
 from .._ties import TIE_RTOL, order_tied
 from .._validation import (
@@ -82,11 +82,11 @@ from .._validation import (
     check_n_components,
     check_n_features,
     check_random_state,
-    check_real,
     check_scale,
+    check_vector,
     unscale,
 )
-from ..kernels.sspca import sspca_run
+from ._sspca_kernels import sspca_run
 
 __all__ = ["CV_SCORES", "SSPCA", "group_soft_threshold", "sspca_fit", "sspca_objective", "sspca_path"]
 
@@ -94,8 +94,18 @@ _GRID = 20  # CV grid size
 _GRID_LOW = 1e-3  # smallest alpha / alpha_max on the CV grid
 _MAX_BISECT = 40
 CV_SCORES = ("refit", "shrunk")
+#: The group penalty: a finite real >= 0.
+PENALTY = RealInterval(0, np.inf, closed="left")
+#: The parameters of the fits on data as given.
+_FIT = {
+    "X": ["array-like"],
+    "n_components": [POSITIVE_INT],
+    "max_iter": [POSITIVE_INT],
+    "tol": [NONNEG_REAL],
+}
 
 
+@validate_params({"Z": ["array-like"], "t": [PENALTY]}, prefer_skip_nested_validation=True)
 def group_soft_threshold(Z, t: float) -> np.ndarray:
     """Proximal operator of ``t sum_j ||V_j||_2`` (rows): ``argmin_V (1/2)||V - Z||_F^2 + t sum_j ||V_j||_2``.
 
@@ -128,12 +138,16 @@ def group_soft_threshold(Z, t: float) -> np.ndarray:
     >>> group_soft_threshold([[3.0, 4.0], [0.3, 0.4]], 1.0).round(12).tolist()  # norms 5 -> 4, 0.5 -> 0
     [[2.4, 3.2], [0.0, 0.0]]
     """
-    Z = np.asarray(Z, dtype=np.float64)
+    Z = check_array(Z, "Z")
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
     scale = np.where(norms > t * (1.0 + TIE_RTOL), 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
     return Z * scale[:, None]
 
 
+@validate_params(
+    {"X": ["array-like"], "U": ["array-like"], "V": ["array-like"], "alpha": [PENALTY]},
+    prefer_skip_nested_validation=True,
+)
 def sspca_objective(X, U, V, alpha: float) -> float:
     """``(1/2)||X - U V'||_F^2 + alpha sum_j ||V_j||_2``.
 
@@ -170,8 +184,23 @@ def sspca_objective(X, U, V, alpha: float) -> float:
     >>> sspca_objective(X, np.eye(2), np.eye(2), 0.5)  # exact fit, two unit rows: 0 + 0.5 * 2
     1.0
     """
+    X = check_array(X, "X")
+    U, V = _check_factors(X, check_array(U, "U"), check_array(V, "V"))
     R = X - U @ V.T
     return 0.5 * float(np.einsum("ij,ij->", R, R)) + alpha * float(np.sqrt(np.einsum("ij,ij->i", V, V)).sum())
+
+
+def _check_factors(X, U, V):
+    """``(U, V)`` if their shapes fit ``X ~ U V'``, else a ValueError naming the one that does not."""
+    n, p = X.shape
+    if U.shape[0] != n:
+        raise ValueError(f"U has {U.shape[0]} rows but X has {n} samples; pass U of shape (n_samples, d).")
+    if V.shape != (p, U.shape[1]):
+        raise ValueError(
+            f"V has shape {V.shape} but X has {p} features and U {U.shape[1]} columns; pass V of shape "
+            f"(n_features, d) = ({p}, {U.shape[1]})."
+        )
+    return U, V
 
 
 #: Outer iterations per kernel call (the history buffer; a longer fit makes several calls, the same iterates).
@@ -186,7 +215,7 @@ def _init(X, d):
 
 
 def _fit(X, alpha, U, V, max_iter, tol, history=None):
-    """The block-coordinate descent from ``(U, V)`` (:func:`repro.kernels.sspca.sspca_run`, module
+    """The block-coordinate descent from ``(U, V)`` (:func:`repro.baselines._sspca_kernels.sspca_run`, module
     docstring); returns ``(U, V, n_iter)``, new arrays."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     Xt = np.ascontiguousarray(X.T)
@@ -209,6 +238,10 @@ def _alpha_max(X, U):
     return float(np.sqrt(np.einsum("ij,ij->i", XtU, XtU)).max())
 
 
+@validate_params(
+    {**_FIT, "alpha": [PENALTY], "start": [None, tuple, list], "history": [None, list]},
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, history=None):
     """Solve the SSPCA problem for one ``alpha`` on ``X`` as given (no centring).
@@ -266,17 +299,23 @@ def sspca_fit(X, n_components, alpha, *, max_iter=500, tol=1e-6, start=None, his
     """
     X = check_array(X, "X")
     d = check_n_components(n_components, *X.shape)
-    alpha = check_real(alpha, "alpha", low=0.0)
+    if start is not None:
+        if len(start) != 2:
+            raise ValueError(f"start must be a pair (U, V); got {len(start)} items.")
+        U0, V0 = _check_factors(X, check_array(start[0], "start[0]"), check_array(start[1], "start[1]"))
+        if U0.shape[1] != d:
+            raise ValueError(f"start has {U0.shape[1]} components; n_components is {d}.")
     sc = check_scale(X)
     X = X / sc if sc != 1.0 else X
     if start is None:
         U, V = _init(X, d)
     else:
-        U, V = start[0].copy(), start[1] / sc
+        U, V = U0.copy(), V0 / sc
     U, V, n_iter = _fit(X, alpha / sc, U, V, max_iter, tol, history)
     return U, unscale(V, sc, 1, "loadings"), n_iter
 
 
+@validate_params({**_FIT, "alphas": ["array-like"]}, prefer_skip_nested_validation=True)
 @blas_limited
 def sspca_path(X, n_components, alphas, *, max_iter=500, tol=1e-6):
     """SSPCA along a decreasing sequence of ``alphas`` with warm starts.
@@ -314,7 +353,14 @@ def sspca_path(X, n_components, alphas, *, max_iter=500, tol=1e-6):
     """
     X = check_array(X, "X")
     d = check_n_components(n_components, *X.shape)
-    alphas = np.asarray(alphas, dtype=np.float64)
+    alphas = check_vector(alphas, "alphas")
+    if np.any(alphas < 0):
+        raise ValueError(f"alphas must be >= 0 (penalties); got {float(alphas.min())}.")
+    return _sspca_path(X, d, alphas, max_iter, tol)
+
+
+def _sspca_path(X, d, alphas, max_iter, tol):
+    """:func:`sspca_path` on checked input."""
     sc = check_scale(X)
     X = X / sc if sc != 1.0 else X
     U, V = _init(X, d)
@@ -364,7 +410,7 @@ def _cv_error(X, d, alphas, folds, max_iter, tol, score="refit"):
         Xte = X[test] - X[train].mean(axis=0)
         total += float(np.einsum("ij,ij->", Xte, Xte))
         bases: dict = {}
-        for j, (_, V) in enumerate(sspca_path(Xtr, d, alphas, max_iter=max_iter, tol=tol)):
+        for j, (_, V) in enumerate(_sspca_path(Xtr, d, alphas, max_iter, tol)):
             err[j] += _held_out_error(Xte, Xtr, V, d, score, bases)
     return err / total
 
@@ -451,7 +497,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [POSITIVE_INT],
-        "alpha": [None, NONNEG_REAL],
+        "alpha": [None, PENALTY],
         "n_selected": [None, POSITIVE_INT],
         "cv": [IntInterval(2, None, closed="left")],
         "cv_score": [StrOptions(set(CV_SCORES))],
@@ -514,7 +560,7 @@ class SSPCA(ProjectionMixin, BaseEstimator):
         amax = _alpha_max(Xc, U0)
         keep = None
         if self.alpha is not None:
-            alpha = check_real(self.alpha, "alpha", low=0.0) / sc
+            alpha = float(self.alpha) / sc
             U, V, n_iter = _fit(Xc, alpha, U0, V0, max_iter, tol)
             if not _support(V).any():  # an absolute penalty above the data's scale: no component
                 raise ValueError(

@@ -20,20 +20,29 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from .._base import unscale_path
+from .._base import POSITIVE_INT, unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._ties import order_tied
-from .._validation import check_bool, check_cardinalities
-from ..em_sparse_pca import CardinalityPath, renormalize_on_support
-from ..em_sparse_pca.operators import _as_data, _leading_pc
+from .._validation import check_cardinalities
+from ..em_sparse_pca import CardinalityPath
+from ..em_sparse_pca.operators import _leading_pc
+from ..linalg import Covariance
+from ._common import cardinality_path, check_data, data_factor
 
 __all__ = ["simple_thresholding", "thresholding_path"]
 
 
-@blas_limited
-@rescaled(unscale_path, "thresholding_path", covariance=True)
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinalities": [POSITIVE_INT, "array-like"],
+        "renormalize": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> CardinalityPath:
     """Simple thresholding for every cardinality in one call (one principal component, reused).
 
@@ -77,45 +86,13 @@ def thresholding_path(X, cardinalities, *, renormalize: bool = True) -> Cardinal
     >>> bool(np.all(np.diff(path.variance_opt) > 0))
     True
     """
-    renormalize = check_bool(renormalize, "renormalize")
-    A, _, _ = _as_data(X)
-    D = A.shape[1]
-    ks = check_cardinalities(cardinalities, D)
-    t0 = time.perf_counter()
-    pc = _leading_pc(A)
-    order = order_tied(np.abs(pc))  # near-ties at the K-th place (round-off of the PC) by index
-    init_time = time.perf_counter() - t0
-    n = ks.size
-    comps = np.zeros((n, D))
-    comps_opt = np.full((n, D), np.nan)
-    var = np.empty(n)
-    var_opt = np.full(n, np.nan)
-    times = np.empty(n)
-    for j, K in enumerate(ks):
-        t1 = time.perf_counter()
-        S = order[:K]
-        w = np.zeros(D)
-        w[S] = pc[S]
-        w /= np.linalg.norm(w)
-        comps[j] = w
-        Aw = A @ w
-        var[j] = float(Aw @ Aw)
-        if renormalize:
-            comps_opt[j], var_opt[j] = renormalize_on_support(A, w)
-        times[j] = time.perf_counter() - t1
-    return CardinalityPath(
-        method="Thresholding",
-        cardinalities=ks,
-        components=comps,
-        variance=var,
-        components_opt=comps_opt,
-        variance_opt=var_opt,
-        n_iter=np.zeros(n, dtype=np.int64),
-        time=times,
-        init_time=init_time,
-    )
+    return _thresholding_path(X, cardinalities, bool(renormalize))
 
 
+@validate_params(
+    {"X": ["array-like", Covariance], "cardinality": [POSITIVE_INT], "renormalize": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def simple_thresholding(X, cardinality: int, *, renormalize: bool = True) -> tuple[np.ndarray, float]:
     """One cardinality of :func:`thresholding_path`.
 
@@ -155,8 +132,28 @@ def simple_thresholding(X, cardinality: int, *, renormalize: bool = True) -> tup
     >>> np.flatnonzero(w).tolist(), round(float(np.linalg.norm(w)), 12)
     ([0, 1, 2], 1.0)
     """
-    renormalize = check_bool(renormalize, "renormalize")
-    p = thresholding_path(X, [cardinality], renormalize=renormalize)
+    p = _thresholding_path(X, [cardinality], bool(renormalize))
     if renormalize:
         return p.components_opt[0], float(p.variance_opt[0])
     return p.components[0], float(p.variance[0])
+
+
+@blas_limited
+@rescaled(unscale_path, "thresholding_path", check=check_data, covariance=True)
+def _thresholding_path(X, cardinalities, renormalize: bool) -> CardinalityPath:
+    """:func:`thresholding_path` on checked parameters; ``X`` is checked once, by the decorator."""
+    A, _ = data_factor(X)
+    D = A.shape[1]
+    ks = check_cardinalities(cardinalities, D)
+    t0 = time.perf_counter()
+    pc = _leading_pc(A)
+    order = order_tied(np.abs(pc))  # near-ties at the K-th place (round-off of the PC) by index
+    init_time = time.perf_counter() - t0
+
+    def threshold(K):  # the K largest loadings of the PC, at unit norm; no iterations
+        S = order[:K]
+        w = np.zeros(D)
+        w[S] = pc[S]
+        return w / np.linalg.norm(w), 0
+
+    return cardinality_path("Thresholding", A, ks, threshold, renormalize=renormalize, init_time=init_time)

@@ -208,7 +208,7 @@ def deleted_argmax(lam, V, candidates):
     Examples
     --------
     >>> import numpy as np
-    >>> from repro.kernels.gspca import deleted_argmax, deleted_max_eig
+    >>> from repro.baselines._gspca_kernels import deleted_argmax, deleted_max_eig
     >>> lam, V = np.linalg.eigh(np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]))
     >>> lam, V = lam[::-1].copy(), np.ascontiguousarray(V[:, ::-1])
     >>> cand = np.arange(3, dtype=np.int64)
@@ -384,7 +384,7 @@ def deleted_eigh(lam, V, i):
     Examples
     --------
     >>> import numpy as np
-    >>> from repro.kernels.gspca import deleted_eigh
+    >>> from repro.baselines._gspca_kernels import deleted_eigh
     >>> C = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
     >>> lam, V = np.linalg.eigh(C)
     >>> lam_new, V_new = deleted_eigh(lam[::-1].copy(), np.ascontiguousarray(V[:, ::-1]), 1)
