@@ -79,7 +79,7 @@ def _cost_gram(src, Q):
 def _cost_rank1(src, q, u, a):
     n, p = src.n, src.p
     if src.blocked and src.X.flags.c_contiguous:
-        # the fused kernel repro.kernels.em_pca.centred_rank1_pass, by its loop trip counts: per entry
+        # the fused kernel repro.em_pca._kernels.centred_rank1_pass, by its loop trip counts: per entry
         # (x - mean) q and (x - mean) u, a subtraction and a multiply-add each; per row u'u
         return 6.0 * n * p + 2.0 * n
     return 2.0 * n * p + 2.0 * n * p + 2.0 * n + _centring(src)  # u = Yq, a = Y'u, u'u

@@ -242,7 +242,7 @@ def missing_estep_chunk(Xb, cache, C, mu):
 
     Returns ``(sse, sum_i z_i, Z'Z, Y*'Z, sum_i y*_i)`` with ``Y*`` the chunk completed by the new fills.
     """
-    from .kernels.em_pca import missing_estep
+    from .em_pca._kernels import missing_estep
 
     Yfill, ptr, idx = _missing_prepare(Xb, cache, mu)
     k = C.shape[1]
@@ -255,7 +255,7 @@ def missing_estep_chunk(Xb, cache, C, mu):
 
 def missing_final_chunk(Xb, cache, C, mu, center, Q):
     """The e-step again at the final ``(C, mu)``; ``(U'U, |Y* - center|^2)`` with ``U = (Y* - center) Q``."""
-    from .kernels.em_pca import missing_estep
+    from .em_pca._kernels import missing_estep
 
     Yfill, ptr, idx = _missing_prepare(Xb, cache, mu)
     if cache is None:  # fresh chunk: fills as in the last e-step
@@ -271,11 +271,11 @@ def ppca_missing_chunk(Xb, cache, C, mu, eps, m0):
     """E-step of sensible PCA with missing values on one chunk and the sums of the m-step.
 
     The chunk is centred by ``m0`` (the observed column means) and ``mu`` is relative to it. Returns
-    ``(loglik, Stot, Hmiss, B)``: see :func:`repro.kernels.em_pca.ppca_missing_estep`;
+    ``(loglik, Stot, Hmiss, B)``: see :func:`repro.em_pca._kernels.ppca_missing_estep`;
     ``B = Y0' [X 1]`` with ``Y0`` the centred observed entries (missing ones 0), so the m-step of column j
     is ``[c_j; mu_j] = (Stot - Hmiss[j])^-1 B[j]``.
     """
-    from .kernels.em_pca import ppca_missing_estep
+    from .em_pca._kernels import ppca_missing_estep
 
     if cache is not None and "Y0" in cache:
         Y0, rows, ptr, idx = cache["Y0"], cache["rows"], cache["ptr"], cache["idx"]
@@ -494,7 +494,7 @@ class DenseSource:
             np.dot(self.Y.T, u, out=a)
             return float(np.dot(u, u))
         if self.X.flags.c_contiguous:  # one read of X per pass, rows centred on the fly
-            from .kernels.em_pca import centred_rank1_pass
+            from .em_pca._kernels import centred_rank1_pass
 
             return float(centred_rank1_pass(self.X, self.mean, q, u, a))
         a[:] = 0.0

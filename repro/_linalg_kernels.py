@@ -22,6 +22,9 @@ start (Lanczos), and the scaled centred data's column norms and float32 copy wit
     (``np.subtract``, then ``np.divide``, then ``np.multiply`` into a float32 array), so the float32 copy
     equals the one made through ``A`` bit for bit. The float32 search covariance of
     :mod:`repro.em_sparse_pca` forms ``A32' A32`` from it and needs of ``A`` only a few columns.
+``support_matvec``
+    ``X w`` for a sparse ``w`` through the columns of its support, read in place from the row-major data
+    (:meth:`repro.linalg.Covariance.products` and the data-backed EM runs of :mod:`repro.em_sparse_pca`).
 """
 
 from __future__ import annotations
@@ -108,3 +111,17 @@ def centred_float32(X, mean, c, scale, out):
     for i in range(n):
         for j in range(d):
             out[i, j] = ((X[i, j] - mean[j]) / c) * scale
+
+
+@njit
+def support_matvec(A, idx, n, w, y):
+    """``y = X[:, idx[:n]] @ w[idx[:n]]`` from the data ``A = X`` (``N x D``, C-contiguous), in place and
+    without copying the support's columns: ``X w`` for a sparse ``w`` in ``N n`` flops, reading at most what
+    the dense product reads (``np.dot(A[:, idx], ...)`` copies ``N n`` entries first, which costs more than
+    the dense product once ``N`` is large)."""
+    for i in range(A.shape[0]):
+        s = 0.0
+        for t in range(n):
+            j = idx[t]
+            s += A[i, j] * w[j]
+        y[i] = s

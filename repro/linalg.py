@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from ._linalg_kernels import centred_scaled, lanczos_top
+from ._linalg_kernels import centred_scaled, lanczos_top, support_matvec
 from ._validation import (
     _all_finite,
     _max_abs,
@@ -46,7 +46,6 @@ from ._validation import (
     check_vector,
     unscale,
 )
-from .kernels.em_sparse_pca import support_matvec
 
 __all__ = [
     "OPERATORS",
@@ -465,7 +464,7 @@ class Covariance:
         ``D^2 R`` through the matrix. A row with fewer than ``D / SPARSE_FRACTION`` non-zeros through the
         matrix, or ``D / SPARSE_DATA_FRACTION`` through the data (a sparse EM iterate with ``K`` of them),
         costs ``D K`` or ``N (D + K)``: only the support enters, gathered from the data without a copy
-        (:func:`repro.kernels.em_sparse_pca.support_matvec`). From ``BLOCK_MIN_ROWS`` rows on it is one
+        (:func:`repro._linalg_kernels.support_matvec`). From ``BLOCK_MIN_ROWS`` rows on it is one
         matrix-matrix product
         (BLAS 3); below, one matrix-vector product per row into preallocated rows, which measured faster
         per row on the benchmark machine (OpenBLAS, one thread: blocks of 2-10 rows cost 1.0-2.6x the

@@ -22,11 +22,11 @@ from repro.em_pca import (
     sensible_pca,
     subspace_sin,
 )
+from repro.em_pca import _kernels as kern
 from repro.em_pca._common import _rotate
 from repro.em_pca.missing import _em_missing, _spca_missing_loop
 from repro.em_pca.sensible import _spca_em_loop, _spca_init
 from repro.em_pca.solvers import _em_complete, _em_rank1
-from repro.kernels import em_pca as kern
 
 mod = sys.modules["repro.em_pca"]  # `repro.em_pca` itself is the re-exported function
 

@@ -43,9 +43,9 @@ from .._validation import (
     check_random_state,
     unscale,
 )
-from ..kernels.em_pca import missing_estep as _missing_estep
 from ..linalg import Covariance
 from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol, _unscale_empca, _unscale_spca
+from ._kernels import missing_estep as _missing_estep
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
@@ -98,7 +98,7 @@ def em_pca(
     ----------
     X : array_like or dask.array.Array, shape (n_samples, n_features)
         Data; NaN marks a missing entry (Sec. 3.2 generalized e-step, kernel
-        :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry. A Dask
+        :func:`repro.em_pca._kernels.missing_estep`). Every row and column needs one observed entry. A Dask
         array is read once per iteration, one task per row chunk (e-step and accumulation), missing values
         included; integer and boolean dtypes are cast, complex and object ones refused, unknown chunk sizes
         learnt in the first pass and chunks along the features joined per task: see :mod:`repro._chunked`.
@@ -147,7 +147,7 @@ def em_pca(
     Notes
     -----
     Complete data, ``k = 1``: each iteration is ``u = Y q``, ``a = Y'u`` (BLAS) and the O(p) kernel
-    :func:`repro.kernels.em_pca.rank1_mstep`. Any ``k``: two BLAS-3 products and O(pk^2) work.
+    :func:`repro.em_pca._kernels.rank1_mstep`. Any ``k``: two BLAS-3 products and O(pk^2) work.
     Data whose largest magnitude is outside ``[2^-256, 2^256]`` (e.g. ``X * 1e-160``) are fitted as
     ``X / s`` with ``s`` a power of two and the variances multiplied back (PCA is scale-equivariant);
     constant data (no variance) are refused.

@@ -1,7 +1,7 @@
 """EM with missing values (Roweis 1997, Sec. 3.2; and the noisy model of Sec. 4 with missing values).
 
 :func:`_em_missing`: generalized e-step per row (least squares on the observed coordinates, kernel
-:func:`repro.kernels.em_pca.missing_estep`) and the joint m-step in ``C`` and ``mu`` on the completed data;
+:func:`repro.em_pca._kernels.missing_estep`) and the joint m-step in ``C`` and ``mu`` on the completed data;
 ``J`` never increases. :func:`_spca_missing_loop`: the exact EM of ``y = mu + C x + v`` given the observed
 coordinates of each row (Gaussian posterior e-step, per-column m-step). See :mod:`repro.em_pca` for the
 derivations; inputs are validated data sources.
@@ -78,7 +78,7 @@ def _em_missing(source, C0, max_iter, tol, callback):
 def _spca_missing_loop(source, C0, eps0, max_iter, tol, callback, floor):
     """EM for SPCA with missing values (Sec. 4 model, Sec. 3.2 idea): exact e-step on the observed entries.
 
-    Per row the posterior of ``x`` given ``y_O`` (kernel :func:`repro.kernels.em_pca.ppca_missing_estep`);
+    Per row the posterior of ``x`` given ``y_O`` (kernel :func:`repro.em_pca._kernels.ppca_missing_estep`);
     the m-step solves, per column j, for ``(c_j, mu_j)`` jointly over the rows observing j, and
     ``eps = (sum_obs y^2 - sum_j [c_j; mu_j]' B_j) / n_observed``. The observed-data likelihood never
     decreases. Stopping: the largest relative change of C's subspace, column scales and eps, divided by

@@ -17,9 +17,9 @@ from .._validation import (
     check_real,
     warn_not_converged,
 )
-from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
 from ..linalg import renormalize
 from ._common import _ORTHOGONALITY, _RHO_MAX, _Component, _Settings
+from ._kernels import COLLAPSED, MAX_ITER
 from .missing import _ObservedData
 from .operators import _leading_pc_op, _quad_rows, _rank_and_pc
 from .restarts import _check_init, _resolve_restarts, _solve_component

@@ -34,9 +34,9 @@ from .._validation import (
     check_scale,
     warn_not_converged,
 )
-from ..kernels.em_sparse_pca import MAX_ITER
 from ..linalg import OPERATORS, Covariance
 from ._common import _ORTHOGONALITY, _Settings
+from ._kernels import MAX_ITER
 from .components import _check_params, _fit
 from .missing import _ObservedData
 from .operators import _prepare, _quad_rows, _rank_and_pc
@@ -141,10 +141,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     The restarts of a component run together as one block (:func:`_em_block`): on a ``D x D`` covariance,
     or through the data (screened when there are few samples), every restart's whole EM run
     (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
-    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`, :func:`repro.kernels.em_sparse_pca.em_rows_data`);
+    (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`, :func:`repro.em_sparse_pca._kernels.em_rows_data`);
     otherwise each iteration is one matrix-matrix
     product with the covariance operator for all active restarts, then the kernel
-    :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
+    :func:`repro.em_sparse_pca._kernels.em_update_block` per restart.
 
     ``X`` may hold missing values (NaN), handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in
     the zero-noise limit; see :class:`_ObservedData`), or be a ``dask.array`` (one pass over the data

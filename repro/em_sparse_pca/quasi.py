@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
 from ._common import _Run
+from ._kernels import COLLAPSED, MAX_ITER
 
 
 def penalized_mstep(

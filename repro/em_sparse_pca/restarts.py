@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float, check_int
-from ..kernels.em_sparse_pca import COLLAPSED
 from ..linalg import Covariance, canonical_sign
 from ._common import _MAX_REDRAWS, _Component, _Run, _Settings
+from ._kernels import COLLAPSED
 from .quasi import _em_quasi
 from .renormalization import _best_start_step, _refined, _renormalized
 from .solvers import _draw_start, _em_block

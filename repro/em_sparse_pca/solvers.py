@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import (
+from ..linalg import SPARSE_DATA_FRACTION, SPARSE_FRACTION, Covariance
+from ._common import _MAX_REDRAWS, _Run
+from ._kernels import (
     COLLAPSED,
     CONVERGED,
     MAX_ITER,
@@ -20,8 +22,6 @@ from ..kernels.em_sparse_pca import (
     em_update_block,
     support_of,
 )
-from ..linalg import SPARSE_DATA_FRACTION, SPARSE_FRACTION, Covariance
-from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
 #: With ``support_stop`` (the refine default of EMSparsePCA), a restart also stops once its support has
@@ -42,7 +42,7 @@ def _em_block(
     """EM runs (Algorithms 1-2) from the rows of ``W0`` (R x D), all together.
 
     One iteration of every active restart is one call ``op.products(W)`` (``W C`` and ``w'Cw`` for a block:
-    one matrix-matrix product) and the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` (the
+    one matrix-matrix product) and the kernel :func:`repro.em_sparse_pca._kernels.em_update_block` (the
     O(D) projection per row). A restart that converges (``|w(t+1)' w(t)| > 1 - tol``) or reaches
     ``max_iter`` leaves the block; one that collapses to the zero vector is replaced by a new random start
     from its generator ``rngs[r]`` (up to 50 times) when given. Row ``r``'s iterates are those of a run
@@ -178,8 +178,8 @@ def _em_loop(
     stop_cos, patience, grow, collapse,
 ):  # fmt: skip
     """The iterations of :func:`_em_block` one at a time for every active row: ``op.products`` of the block
-    then :func:`repro.kernels.em_sparse_pca.em_update_block`, with the stops of
-    :func:`repro.kernels.em_sparse_pca.em_rows_matrix`. Returns ``hist`` (grown as needed)."""
+    then :func:`repro.em_sparse_pca._kernels.em_update_block`, with the stops of
+    :func:`repro.em_sparse_pca._kernels.em_rows_matrix`. Returns ``hist`` (grown as needed)."""
     R, D = W.shape
     work = np.empty(D)
     norms, cosines = np.empty(R), np.empty(R)
@@ -233,7 +233,7 @@ def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter, support=None) -> _
     round-off, mapped back to all ``D`` features. A support of at most :data:`SUPPORT_MATRIX_MAX` features
     of a data-backed operator gets its ``K x K`` covariance (``N K^2 / 2`` flops, about as much as a few
     iterations through the data), so that the whole run is one kernel call
-    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`) instead of a Python round per iteration.
+    (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`) instead of a Python round per iteration.
     ``support``: the non-zeros of ``w0`` (increasing) when the caller knows them."""
     S = np.flatnonzero(w0) if support is None else support
     sub = op.restrict(S)
