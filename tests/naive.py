@@ -22,7 +22,7 @@ def rank1_mstep(a, g, r, q, q_new):
 
 
 def centred_rank1_pass(X, mean, q, u, a):
-    """Twin of ``repro.em_pca._kernels.centred_rank1_pass``: ``u = (X - mean) q``, ``a = (X - mean)' u``,
+    """Twin of ``repro._linalg_kernels.centred_rank1_pass``: ``u = (X - mean) q``, ``a = (X - mean)' u``,
     returns ``u'u``."""
     Y = X - mean
     u[:] = Y @ q

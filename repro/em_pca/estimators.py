@@ -30,7 +30,6 @@ from .._base import (
     with_expected_failures,
 )
 from .._chunked import DaskSource, DenseSource, is_dask
-from .._chunked import missing_structure as _missing_structure
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._validation import (
@@ -47,6 +46,7 @@ from ..linalg import Covariance
 from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol, _unscale_empca, _unscale_spca
 from ._kernels import missing_estep as _missing_estep
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
+from .missing import missing_structure as _missing_structure
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
 

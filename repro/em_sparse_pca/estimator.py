@@ -237,6 +237,15 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         A number: on any size, for at most that many seconds (``certified_gap_`` then says how far the
         proof got). ``False``: the EM alone (the papers' experiments).
 
+    callback : callable or None, default None
+        Called after every EM iteration of a component's restarts (run together as one block) as
+        ``callback(t, W)``: ``t`` the block's iterations so far, ``W`` the ``n_restarts x n_features``
+        iterates (read them, do not change them); its return value is ignored. With a callback every
+        iteration is one Python round instead of a whole-run kernel call, so the iterates are the same to
+        round-off and the time per iteration is what a caller times between two calls (e.g. a benchmark).
+        The refinement on the found support and the quasi-orthogonal components after the first are not
+        reported.
+
     Attributes
     ----------
     components_ : ndarray, shape (n_components, n_features)
@@ -318,6 +327,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         "random_state": RANDOM_STATE,
         "operator": [StrOptions(set(OPERATORS))],
         "certify": ["boolean", StrOptions({"auto"}), RealInterval(0, None, closed="neither")],
+        "callback": [None, callable],
     }
 
     def __init__(
@@ -337,6 +347,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         random_state=None,
         operator="auto",
         certify="auto",
+        callback=None,
     ):
         self.n_components = n_components
         self.cardinality = cardinality
@@ -352,6 +363,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
         self.operator = operator
         self.certify = certify
+        self.callback = callback
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -461,6 +473,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             tol=tol,
             max_iter=max_iter,
             rng=rng,
+            callback=self.callback,
         )
         W = np.array([c.w for c in comps])
         missing = isinstance(op, _ObservedData)

@@ -65,7 +65,7 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
         first = np.empty_like(W0) if refine else None
         runs = _em_block(
             op, W0, K, nonneg, excluded, s.tol, s.max_iter, [g for _, g in starts],
-            support_stop=s.support_stop, first=first,
+            support_stop=s.support_stop, first=first, callback=s.callback,
         )  # fmt: skip
     else:
         runs = []
