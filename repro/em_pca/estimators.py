@@ -16,15 +16,12 @@ from typing import ClassVar
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
-    NONNEG_REAL,
     POSITIVE_INT,
-    RANDOM_STATE,
     ComponentNamesMixin,
-    IntInterval,
     ReconstructionMixin,
     VarianceScoreMixin,
     with_expected_failures,
@@ -43,7 +40,16 @@ from .._validation import (
     unscale,
 )
 from ..linalg import Covariance
-from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol, _unscale_empca, _unscale_spca
+from ._common import (
+    EM_PCA_PARAMS,
+    SENSIBLE_PCA_PARAMS,
+    EMPCAResult,
+    SensiblePCAResult,
+    _check_common,
+    _chol,
+    _unscale_empca,
+    _unscale_spca,
+)
 from ._kernels import missing_estep as _missing_estep
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
 from .missing import missing_structure as _missing_structure
@@ -79,6 +85,7 @@ def _unscale_ppca(res, s: float, shape):
     return unscale(C, s, 1, "loadings"), eps, unscale(mean, s, 1, "means")
 
 
+@validate_params({"X": ["array-like"], **EM_PCA_PARAMS}, prefer_skip_nested_validation=True)
 @blas_limited
 @rescaled(_unscale_empca, "EMPCA", check=_valid_data)
 def em_pca(
@@ -252,15 +259,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
     [1.0, 1.0]
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        "n_components": [POSITIVE_INT],
-        "max_iter": [POSITIVE_INT],
-        "tol": [NONNEG_REAL],
-        "random_state": RANDOM_STATE,
-        "init": [None, "array-like"],
-        "callback": [None, callable],
-        "n_oversamples": [IntInterval(0, None, closed="left"), StrOptions({"auto"})],
-    }
+    _parameter_constraints: ClassVar[dict] = dict(EM_PCA_PARAMS)
 
     def __init__(
         self,
@@ -380,6 +379,9 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
         return Z
 
 
+@validate_params(
+    {"X": ["array-like"], "n_components": [POSITIVE_INT]}, prefer_skip_nested_validation=True
+)
 @rescaled(_unscale_ppca, "ppca_closed_form", check=_valid_complete)
 def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarray]:
     """Closed-form maximum-likelihood PPCA (Tipping & Bishop 1999, Eqs. 7-8), the fixed point of SPCA.
@@ -444,6 +446,7 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
     return C, float(eps), X.mean(axis=0)
 
 
+@validate_params({"X": ["array-like"], **SENSIBLE_PCA_PARAMS}, prefer_skip_nested_validation=True)
 @blas_limited
 @rescaled(_unscale_spca, "SensiblePCA", check=_valid_spca)
 def sensible_pca(
@@ -634,14 +637,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     (5, 30)
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        "n_components": [POSITIVE_INT],
-        "algorithm": [StrOptions({"accelerated", "em"})],
-        "max_iter": [POSITIVE_INT],
-        "tol": [NONNEG_REAL],
-        "random_state": RANDOM_STATE,
-        "init": [None, "array-like"],
-    }
+    _parameter_constraints: ClassVar[dict] = {k: v for k, v in SENSIBLE_PCA_PARAMS.items() if k != "callback"}
 
     def __init__(
         self,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._bnb import search
@@ -556,6 +556,10 @@ def _valid_data(X) -> np.ndarray:
     return check_array(X, "X", min_samples=2, allow_nan=True)
 
 
+@validate_params(
+    {"X": ["array-like", Covariance], "n_components": [POSITIVE_INT]},
+    prefer_skip_nested_validation=False,  # the estimator validates the other parameters
+)
 def em_sparse_pca(X, n_components=1, **params):
     """Function form of :class:`EMSparsePCA`.
 
@@ -611,6 +615,21 @@ def em_sparse_pca(X, n_components=1, **params):
     return est.components_, est.explained_variance_
 
 
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinalities": ["array-like", Integral],
+        "nonneg": ["boolean"],
+        "renormalize": ["boolean", StrOptions({"refine"})],
+        "init": [None, StrOptions(set(_INITS)), "array-like"],
+        "n_restarts": [None, POSITIVE_INT],
+        "tol": [RealInterval(0, 1, closed="right")],
+        "max_iter": [POSITIVE_INT],
+        "random_state": RANDOM_STATE,
+        "operator": [StrOptions(set(OPERATORS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 @rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data, covariance=True)
 def em_sparse_pca_path(

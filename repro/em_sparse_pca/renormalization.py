@@ -6,6 +6,7 @@ non-negative EM restricted to the support, :func:`_renormalized`).
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
 from ..linalg import SPARSE_FRACTION, Covariance, _renormalize_support, renormalize
 from ._common import _Run, _Settings
@@ -14,6 +15,7 @@ from .quasi import _em_quasi
 from .solvers import _em, _em_on_support
 
 
+@validate_params({"A": ["array-like"], "w": ["array-like"]}, prefer_skip_nested_validation=True)
 def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
     """Optimal unit weights on the support of ``w`` for the covariance ``A'A`` (variational renormalization).
 
