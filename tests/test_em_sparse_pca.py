@@ -1578,28 +1578,41 @@ def test_centred_data_without_its_copy_is_the_data_operator():
     assert np.array_equal(lazy.float32(1.0 / s), want)
 
 
-def test_top_pc_is_the_leading_eigenvector():
-    # the first start of one component on a D x D matrix: Lanczos from the ones vector where the Cholesky
-    # certificate holds, dsyevr where it does not converge or is not certified
+def test_top_pc_by_lanczos_is_the_leading_eigenvector(monkeypatch):
+    # the float32 search's first start: Lanczos from the ones vector where the trace certifies it, ARPACK
+    # where it does not converge or is not certified
+    import scipy.sparse.linalg
+
     from repro.em_sparse_pca import operators
 
+    arpack = []
+    eigsh = scipy.sparse.linalg.eigsh
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", lambda *a, **k: arpack.append(1) or eigsh(*a, **k))
     rng = np.random.default_rng(7)
-    for p, spike in ((60, 8.0), (200, 8.0), (60, 0.3)):  # a dominant first component, and not
+    for p, spike in ((60, 8.0), (200, 8.0), (60, 0.3)):
         f = rng.standard_normal((p + 20, 1)) * spike
         X = f @ rng.standard_normal((1, p)) + rng.standard_normal((p + 20, 5)) @ rng.standard_normal((5, p))
         M = np.cov(X, rowvar=False)
-        vecs = np.linalg.eigh(M)[1]
-        rank, v = operators._top_pc(M)
-        assert rank == 1
+        vals, vecs = np.linalg.eigh(M)
+        dominant = 2 * vals[-1] > vals.sum()
+        n_before = len(arpack)
+        rank, v = operators._top_pc_lanczos(M)
+        assert rank == 1 and len(arpack) == n_before + (0 if dominant else 1)
         np.testing.assert_allclose(v, canonical_sign(vecs[:, -1]), atol=1e-9)
+        if dominant:
+            monkeypatch.setattr(operators, "PC_LANCZOS_STEPS", 2)  # not converged: ARPACK's answer
+            rank2, v2 = operators._top_pc_lanczos(M)
+            monkeypatch.setattr(operators, "PC_LANCZOS_STEPS", 100)
+            assert rank2 == 1 and len(arpack) == n_before + 1 and np.abs(v2 - v).max() < 1e-9
+    assert len(arpack) == 3
     # every feature also negated: the leading eigenvector is orthogonal to the ones start (the Krylov space
-    # of that start is {0}); not certified, so dsyevr finds it
+    # of that start is {0}); not certified, so ARPACK, which restarts, finds it
     Z = rng.standard_normal((200, 30)) @ rng.standard_normal((30, 30))
     M = np.cov(np.hstack([Z, -Z]), rowvar=False)
-    rank, v = operators._top_pc(M)
+    rank, v = operators._top_pc_lanczos(M)
     assert rank == 1
     assert abs(abs(v @ np.linalg.eigh(M)[1][:, -1]) - 1.0) < 1e-9
-    assert operators._top_pc(np.zeros((60, 60)))[0] == 0
+    assert operators._top_pc_lanczos(np.zeros((60, 60)))[0] == 0
 
 
 def test_float32_search_only_where_it_applies():

@@ -15,9 +15,9 @@ import numpy as np
 import scipy.linalg
 
 from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
-from .._linalg_kernels import centred_float32, centred_scaled
+from .._linalg_kernels import centred_float32, centred_scaled, lanczos_top
 from .._validation import _all_finite, check_array
-from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, _top_eigvec, canonical_sign, choose_operator
+from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, canonical_sign, choose_operator
 from .missing import _ObservedData
 from .screening import SCREEN_RANK
 
@@ -300,7 +300,7 @@ def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
     if isinstance(op, _ObservedData):
         op = op.imputed_covariance()
     if op.matrix is not None and not need_rank and op.n_features > 50:
-        return _top_pc(op.matrix)
+        return _top_pc_lanczos(op.matrix)
     if op.matrix is not None:
         vals, V = np.linalg.eigh(op.matrix)
         v = V[:, -1].copy()
@@ -312,15 +312,40 @@ def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
     return rank, pc
 
 
-def _top_pc(M: np.ndarray) -> tuple[int, np.ndarray]:
-    """Leading eigenvector of the ``D x D`` covariance ``M`` (canonical sign) and 1, or 0 and zeros when
-    ``M`` has no variance: :func:`repro.linalg._top_eigvec` from the all-ones start (Lanczos, certified by
-    a Cholesky factorization, ``dsyevr`` otherwise; CBCL faces, standardized: 10 steps)."""
+#: Most Lanczos steps of :func:`_top_pc_lanczos` before ARPACK takes over (CBCL faces: 10 steps).
+PC_LANCZOS_STEPS = 100
+
+
+def _top_pc_lanczos(M: np.ndarray) -> tuple[int, np.ndarray]:
+    """Leading eigenvector of the ``D x D`` covariance ``M`` (positive semi-definite up to round-off), as
+    ARPACK's ``eigsh(M, k=1, which="LA", v0=ones, tol=0)`` gives it.
+
+    Lanczos with full reorthogonalization from the all-ones start (:func:`repro._linalg_kernels.lanczos_top`)
+    to a residual ``r`` of ``4 eps ||M||_F``, accepted when its Ritz value ``theta`` is certified the largest
+    eigenvalue by the trace: the eigenvalues of ``M`` are at least ``-delta`` (``delta``: ``1e-5`` of the
+    largest diagonal entry, far above the float32 search matrix's round-off), so with ``2 theta >= tr(M) +
+    2 r + D delta`` no other eigenvalue exceeds the one within ``r`` of ``theta``. That holds when the first
+    component explains about half the variance or more (CBCL faces, standardized: 191 of 361; 10 steps,
+    0.33 ms against ARPACK's 0.72 ms, the same vector to 2e-16). Otherwise, or without convergence in
+    :data:`PC_LANCZOS_STEPS` steps, ARPACK, as before (which also restarts when the Krylov space of the start
+    is invariant, e.g. when the leading eigenvector is orthogonal to the all-ones vector)."""
+    import scipy.sparse.linalg
+
     D = M.shape[0]
-    if not float(np.trace(M)) > 0:
+    tr = float(np.trace(M))
+    if not tr > 0:
         return 0, np.zeros(D)
-    vals, V = _top_eigvec(np.ascontiguousarray(M, dtype=np.float64), np.ones(D))
-    return (1 if vals[0] > 0 else 0), canonical_sign(V[:, 0].copy())
+    M = np.ascontiguousarray(M, dtype=np.float64)
+    v = np.empty(D)
+    theta, res, _ = lanczos_top(M, np.ones(D), PC_LANCZOS_STEPS, 4.0 * np.finfo(float).eps, v)
+    delta = 1e-5 * float(np.max(np.diag(M)))
+    if not (res >= 0.0 and 2.0 * theta >= tr + 2.0 * res + D * delta):
+        try:
+            vals, V = scipy.sparse.linalg.eigsh(M, k=1, which="LA", v0=np.ones(D), tol=0)
+        except scipy.sparse.linalg.ArpackError:  # pragma: no cover - falls back to the dense solver
+            vals, V = np.linalg.eigh(M)
+        theta, v = vals[-1], V[:, -1].copy()
+    return (1 if theta > 0 else 0), canonical_sign(v)
 
 
 def _leading_pc_op(op) -> np.ndarray:
