@@ -621,7 +621,7 @@ def em_sparse_pca(X, n_components=1, **params):
         "cardinalities": ["array-like", Integral],
         "nonneg": ["boolean"],
         "renormalize": ["boolean", StrOptions({"refine"})],
-        "init": [None, StrOptions(set(_INITS)), "array-like"],
+        "init": [None, StrOptions({*_INITS, "warm"}), "array-like"],
         "n_restarts": [None, POSITIVE_INT],
         "tol": [RealInterval(0, 1, closed="right")],
         "max_iter": [POSITIVE_INT],
