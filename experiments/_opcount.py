@@ -7,7 +7,7 @@ the virtual machine), so that two runs of the same code on two machines of one k
 both sides of a band edge. The counts here do not depend on the machine's load.
 
 :func:`count_data_passes` replaces, for the duration of a ``with`` block, the methods through which the
-EM solvers read in-memory data (:class:`repro._chunked.DenseSource`: its construction, ``products``,
+EM solvers read in-memory data (:class:`repro.sources.DenseSource`: its construction, ``products``,
 ``gram``, ``rank1``, ``covariance32``) by wrappers that add the floating-point operations of each call, from
 the shapes it is called with, before running it unchanged. Convention (MATLAB's): 2 flops per multiply-add,
 1 per addition, subtraction or division; a product of an ``a x b`` and a ``b x c`` matrix is ``2abc``; a
@@ -26,7 +26,7 @@ import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from repro import _chunked
+from repro import sources
 
 __all__ = ["OpCount", "count_data_passes"]
 
@@ -79,7 +79,7 @@ def _cost_gram(src, Q):
 def _cost_rank1(src, q, u, a):
     n, p = src.n, src.p
     if src.blocked and src.X.flags.c_contiguous:
-        # the fused kernel repro.kernels.em_pca.centred_rank1_pass, by its loop trip counts: per entry
+        # the fused kernel repro._linalg_kernels.centred_rank1_pass, by its loop trip counts: per entry
         # (x - mean) q and (x - mean) u, a subtraction and a multiply-add each; per row u'u
         return 6.0 * n * p + 2.0 * n
     return 2.0 * n * p + 2.0 * n * p + 2.0 * n + _centring(src)  # u = Yq, a = Y'u, u'u
@@ -122,7 +122,7 @@ def count_data_passes():
     (6, True)
     """
     counter = OpCount()
-    cls = _chunked.DenseSource
+    cls = sources.DenseSource
     saved = {name: cls.__dict__[name] for name in _COSTS}
 
     def wrap(name, method, cost):

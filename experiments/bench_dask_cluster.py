@@ -9,7 +9,7 @@ timed passes), part B with :data:`MEMORY_LIMIT`. Every time is a wall-clock rati
 timed in the same run, interleaved repeat by repeat, BLAS limited to one thread in the client process (the
 workers have one by distributed's default) so both sides use two cores.
 
-Part A, one EM pass (``part == "pass"``): the pass of the EM iteration (:meth:`repro._chunked.DaskSource.
+Part A, one EM pass (``part == "pass"``): the pass of the EM iteration (:meth:`repro.sources.DaskSource.
 products`, ``Y'YQ`` and ``(YQ)'(YQ)`` for a ``p x k`` block ``Q``; ``k = 10``, ``p = 100``) on the cluster,
 the array persisted on the workers (the usual way to iterate there), against the same pass on the threaded
 scheduler (two threads) of the same data held in the client's memory, in the same chunks. Each chunk is
@@ -39,7 +39,7 @@ matters). EMPCA (``n_components=5``, the library's default oversampled block EM)
 time included; ``compute=True``, which the Dask documentation recommends for data larger than memory), **at
 equal accuracy**: the target is a sine of the largest principal angle to the exact top-5 subspace of at most
 :data:`TARGET` (the exact subspace from the ``p x p`` covariance, formed once by
-:func:`repro._chunked.dask_covariance`, untimed). Each method gets the cheapest setting that reaches it: EMPCA
+:func:`repro.sources.dask_covariance`, untimed). Each method gets the cheapest setting that reaches it: EMPCA
 stops at the first iteration whose subspace is within the target (a callback that knows the exact subspace:
 the number of passes a perfectly tuned ``tol`` would give), ``svd_compressed`` runs with the smallest
 ``n_power_iter`` that reaches it (the search is below). The ratio is EMPCA's time
@@ -193,7 +193,7 @@ def _pass_point(client, n, p, nc, reps, role, seed) -> list[dict]:
     import dask.array as da
     from distributed import wait
 
-    from repro._chunked import DaskSource
+    from repro.sources import DaskSource
 
     m = n // nc
     local = da.from_array(np.concatenate([_normal_rows(seed, i, m, p) for i in range(nc)]), chunks=(m, p))
@@ -259,7 +259,7 @@ def _bench_tall(client, sz, seed, folder) -> list[dict]:
     import dask.array as da
 
     from repro import EMPCA
-    from repro._chunked import dask_covariance
+    from repro.sources import dask_covariance
 
     n, p, rows_per = sz["n_tall"], sz["p_tall"], sz["rows"]
     path = os.path.join(folder, "tall.npy")

@@ -16,9 +16,9 @@ Three measurements:
     speaks of; ``X w``, ``X'y`` with one column; 25 is below ``D / 32``, so ``X w`` of the sparse iterate
     goes through its support, gathered from the rows, as it does for any sparse enough iterate). The
     iterations are timed inside one fit per method:
-    EMPCA's callback, and for EMSparsePCA the covariance operator it iterates through (a
-    :class:`repro.linalg.Covariance` over ``A = (X - mean) / sqrt(n - 1)``, centred and scaled in place
-    so the fit holds no copy; it makes one ``products`` call per EM iteration), first run the
+    EMPCA's callback, and EMSparsePCA's (its fit through a :class:`repro.linalg.Covariance` over
+    ``A = (X - mean) / sqrt(n - 1)``, centred and scaled in place so the fit holds no copy; called after
+    every EM iteration), first run the
     reference products (timed) and mark the end; the time from that mark to the next call is one EM
     iteration (its pass over the data and the small update), so iterations and references alternate
     and each ratio is of neighbours. Set-up excluded (EMPCA's first pass for the mean; EMSparsePCA's
@@ -210,33 +210,32 @@ def _interleaved_em(X, Q, s: int | str, n_timed: int) -> tuple[list[float], list
     return iters, refs
 
 
-class _TimedCovariance(Covariance):
-    """The data operator, timing the EM iterations that go through it.
+class _IterationTimer:
+    """The ``callback`` of ``EMSparsePCA``, timing the EM iterations between its calls.
 
-    ``EMSparsePCA`` runs one call :meth:`products` per EM iteration (all restarts of a component as one
-    block). Each call first runs the reference products ``A w``, ``A'(A w)`` (dense ``w``, timed) and marks
-    the end; the time from that mark to the next call is one EM iteration (products and the O(D)
-    projection kernel). Products run with one BLAS thread.
+    ``EMSparsePCA`` calls it after every EM iteration (all restarts of a component as one block). Each call
+    runs the reference products ``A w``, ``A'(A w)`` (dense ``w``, timed, one BLAS thread) and marks the
+    end; the time from that mark to the next call is one EM iteration (products and the O(D) projection
+    kernel).
     """
 
-    def __init__(self, data, n_samples):
-        super().__init__(data=data, n_samples=n_samples)
+    def __init__(self, data):
+        self.data = data
         self.iters: list[float] = []
         self.refs: list[float] = []
         self._last: float | None = None
-        self._w = np.random.default_rng(4).standard_normal(self.n_features)
+        self._w = np.random.default_rng(4).standard_normal(data.shape[1])
 
-    def products(self, W, rows=None):
+    def __call__(self, t, W):
+        now = time.process_time()
+        if self._last is not None:
+            self.iters.append(now - self._last)
         with threadpool_limits(1):
-            now = time.process_time()
-            if self._last is not None:
-                self.iters.append(now - self._last)
             r0 = time.process_time()
             y = self.data @ self._w
             self.data.T @ y
             self.refs.append(time.process_time() - r0)
-            self._last = time.process_time()
-            return super().products(W, rows)
+        self._last = time.process_time()
 
 
 def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
@@ -281,7 +280,8 @@ def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
     t0 = time.perf_counter()
     X -= X.mean(axis=0)
     X *= 1.0 / np.sqrt(n - 1)
-    op = _TimedCovariance(X, n)
+    op = Covariance(data=X, n_samples=n)
+    timer = _IterationTimer(X)
     card = min(SPARSE_K, p // 40)
     est = EMSparsePCA(
         1,
@@ -293,6 +293,7 @@ def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
         max_iter=n_timed + 1,
         random_state=0,
         operator="data",
+        callback=timer,
     )
     set_blas_threads(None)  # the one-off set-up (rank and start: A'A) on both cores; iterations use one
     try:
@@ -302,18 +303,18 @@ def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
     finally:
         set_blas_threads(1)
     T = int(est.n_iter_[0])
-    if len(op.refs) < T + 1:
+    if len(timer.refs) != T:
         raise RuntimeError(
-            f"EMSparsePCA made {len(op.refs)} operator calls for {T} iterations (expected one per iteration "
-            "and one after): the timing in bench_em_scale no longer matches the fit's iteration."
+            f"EMSparsePCA made {len(timer.refs)} callbacks for {T} iterations (expected one per iteration): "
+            "the timing in bench_em_scale no longer matches the fit's iteration."
         )
-    # calls: one per iteration, then the final h of the run (and possibly more, none of them an iteration).
-    # Intervals 1..T-1 are the iterations from a sparse iterate (interval 0 starts from the dense start).
+    # calls: one after each iteration; interval j (between calls j and j + 1, after reference j) is
+    # iteration j + 1, from the sparse iterate of iteration j (iteration 1 starts from the dense start).
     out["rows"].append(
         {
             "method": f"EMSparsePCA (k = 1, cardinality {card}, data)",
-            "iters": op.iters[1:T],
-            "refs": op.refs[1:T],
+            "iters": timer.iters,
+            "refs": timer.refs[: T - 1],
             "wall_seconds": time.perf_counter() - t0,
             "peak_rss_mb": _peak_rss_mb(),
             "operator": est.operator_,
@@ -332,11 +333,11 @@ def _memory_child(n: int, p: int, n_timed: int, cov_rows: int, conn) -> None:
             Covariance.from_data(sub, operator="covariance")
             form.append(time.process_time() - r0)
             r0 = time.process_time()
-            y = sub @ op._w
+            y = sub @ timer._w
             sub.T @ y
             it.append(time.process_time() - r0)
     out["cov_form_iterations"] = float(np.median(form) / np.median(it))
-    del op, X, sub
+    del op, timer, X, sub
     gc.collect()
     conn.send(out)
     conn.close()

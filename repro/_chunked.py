@@ -4,7 +4,7 @@ Every EM iteration (Roweis 1997; Sigg & Buhmann 2008) is one pass over the rows 
 small work: the pass produces sums over rows (``Y'YQ`` and ``(YQ)'(YQ)`` for complete data; for missing
 values the e-step per row and the sums of the m-step). A *source* runs a chunk function ``fn(chunk, cache,
 *args)`` on each row chunk and adds up the tuples it returns (:meth:`map_sum`), so each iteration is written
-once (in :mod:`repro.em_pca` and :mod:`repro.em_sparse_pca`) and runs on:
+once (in :mod:`repro.em_pca` and :mod:`repro.em_sparse_pca`, beside their methods) and runs on:
 
 * :class:`DenseSource`, an in-memory array. Complete data up to :data:`COPY_LIMIT_BYTES` (64 MiB) are
   centred once into a copy (fastest: two BLAS products per pass); larger arrays are never copied: each
@@ -100,15 +100,6 @@ BLOCK_BYTES = 4 * 2**20
 #: k = 20, 0.72x in blocks of 48 rows, 1.0-1.1x in blocks of 64 and more.
 SMALL_PRODUCT_SIZE = 100**3
 SMALL_PRODUCT_MIN_ROWS = 16
-
-
-def missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR lists of the missing coordinates of each row (sorted): ``(ptr, idx)``, row ``i``'s missing
-    columns being ``idx[ptr[i]:ptr[i + 1]]``."""
-    rows, cols = np.nonzero(mask)
-    ptr = np.zeros(mask.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=mask.shape[0]), out=ptr[1:])
-    return ptr, cols.astype(np.int64)
 
 
 def check_observed(name: str, empty_rows, count) -> None:
@@ -222,80 +213,6 @@ def products_chunk(Xb, cache, mean, Q):
         Yb = Yb - mean
     U = Yb @ Q
     return Yb.T @ U, U.T @ U
-
-
-def _missing_prepare(Xb, cache, mu):
-    """Completed chunk (missing entries at ``mu``, or the previous fills when cached) and its CSR lists."""
-    if cache is not None and "Yfill" in cache:
-        return cache["Yfill"], cache["ptr"], cache["idx"]
-    Xb = np.asarray(Xb, dtype=np.float64)
-    mask = np.isnan(Xb)
-    ptr, idx = missing_structure(mask)
-    Yfill = np.where(mask, mu, Xb)
-    if cache is not None:
-        cache.update(Yfill=Yfill, ptr=ptr, idx=idx)
-    return Yfill, ptr, idx
-
-
-def missing_estep_chunk(Xb, cache, C, mu):
-    """Generalized e-step (Roweis 1997, Sec. 3.2) on one chunk and the sums the m-step needs.
-
-    Returns ``(sse, sum_i z_i, Z'Z, Y*'Z, sum_i y*_i)`` with ``Y*`` the chunk completed by the new fills.
-    """
-    from .kernels.em_pca import missing_estep
-
-    Yfill, ptr, idx = _missing_prepare(Xb, cache, mu)
-    k = C.shape[1]
-    B = Yfill @ C - mu @ C
-    Z = np.empty((Yfill.shape[0], k))
-    fill_colsum = np.empty(Yfill.shape[1])
-    sse = missing_estep(Yfill, B, C, C.T @ C, mu, ptr, idx, Z, fill_colsum)
-    return sse, Z.sum(axis=0), Z.T @ Z, Yfill.T @ Z, Yfill.sum(axis=0)
-
-
-def missing_final_chunk(Xb, cache, C, mu, center, Q):
-    """The e-step again at the final ``(C, mu)``; ``(U'U, |Y* - center|^2)`` with ``U = (Y* - center) Q``."""
-    from .kernels.em_pca import missing_estep
-
-    Yfill, ptr, idx = _missing_prepare(Xb, cache, mu)
-    if cache is None:  # fresh chunk: fills as in the last e-step
-        B = Yfill @ C - mu @ C
-        Z = np.empty((Yfill.shape[0], C.shape[1]))
-        missing_estep(Yfill, B, C, C.T @ C, mu, ptr, idx, Z, np.empty(Yfill.shape[1]))
-    D = Yfill - center
-    U = D @ Q
-    return U.T @ U, float(np.vdot(D, D))
-
-
-def ppca_missing_chunk(Xb, cache, C, mu, eps, m0):
-    """E-step of sensible PCA with missing values on one chunk and the sums of the m-step.
-
-    The chunk is centred by ``m0`` (the observed column means) and ``mu`` is relative to it. Returns
-    ``(loglik, Stot, Hmiss, B)``: see :func:`repro.kernels.em_pca.ppca_missing_estep`;
-    ``B = Y0' [X 1]`` with ``Y0`` the centred observed entries (missing ones 0), so the m-step of column j
-    is ``[c_j; mu_j] = (Stot - Hmiss[j])^-1 B[j]``.
-    """
-    from .kernels.em_pca import ppca_missing_estep
-
-    if cache is not None and "Y0" in cache:
-        Y0, rows, ptr, idx = cache["Y0"], cache["rows"], cache["ptr"], cache["idx"]
-    else:
-        Xb = np.asarray(Xb, dtype=np.float64)
-        mask = np.isnan(Xb)
-        ptr, idx = missing_structure(mask)
-        rows = np.repeat(np.arange(Xb.shape[0]), np.diff(ptr))
-        Y0 = np.where(mask, 0.0, Xb - m0)
-        if cache is not None:
-            cache.update(Y0=Y0, rows=rows, ptr=ptr, idx=idx)
-    Yfill = Y0.copy()
-    Yfill[rows, idx] = mu[idx]
-    k = C.shape[1]
-    B = Yfill @ C - mu @ C
-    Xt = np.empty((Y0.shape[0], k + 1))
-    Stot = np.zeros((k + 1, k + 1))
-    Hmiss = np.zeros((Y0.shape[1], k + 1, k + 1))
-    ll = ppca_missing_estep(Yfill, B, C, C.T @ C, mu, eps, ptr, idx, Xt, Stot, Hmiss)
-    return ll, Stot, Hmiss, Y0.T @ Xt
 
 
 def _add(total, part):
@@ -494,7 +411,7 @@ class DenseSource:
             np.dot(self.Y.T, u, out=a)
             return float(np.dot(u, u))
         if self.X.flags.c_contiguous:  # one read of X per pass, rows centred on the fly
-            from .kernels.em_pca import centred_rank1_pass
+            from ._linalg_kernels import centred_rank1_pass
 
             return float(centred_rank1_pass(self.X, self.mean, q, u, a))
         a[:] = 0.0

@@ -5,7 +5,7 @@ the method it serves) does ``from repro._jit import njit``
 and decorates with ``@njit``; ``cache=True`` keeps compile time out of all but the first run and
 ``nogil=True`` lets callers run kernels from threads. ``fastmath`` stays off: the tests compare
 kernels with their NumPy twins to round-off, and reassociation would blur that. The one exception is
-:func:`repro.kernels.em_pca.centred_rank1_pass`, a pass over a large array whose dot products must
+:func:`repro._linalg_kernels.centred_rank1_pass`, a pass over a large array whose dot products must
 vectorize to keep up with memory; it allows reassociation only (``{"reassoc", "contract"}``), and its test
 bounds the difference from the twin by round-off relative to the data's norm.
 :func:`repro.kernels.spannogram._positive_scatter` does the same for a ``d x d`` scatter that only feeds a

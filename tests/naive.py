@@ -10,10 +10,10 @@ import numpy as np
 from scipy.linalg import sqrtm
 
 
-# --------------------------------------------------------------------------- repro.kernels.em_pca
+# --------------------------------------------------------------------------- repro.em_pca._kernels
 def rank1_mstep(a, g, r, q, q_new):
-    """Twin of ``repro.kernels.em_pca.rank1_mstep``: ``C_new = a r / g``, its unit direction and norm, and the
-    sine of the angle to ``q`` from the projection residual ``|q - q_new (q_new'q)|``."""
+    """Twin of ``repro.em_pca._kernels.rank1_mstep``: ``C_new = a r / g``, its unit direction and norm, and
+    the sine of the angle to ``q`` from the projection residual ``|q - q_new (q_new'q)|``."""
     c_new = a * r / g
     r_new = float(np.linalg.norm(c_new))
     q_new[:] = c_new / r_new
@@ -22,7 +22,7 @@ def rank1_mstep(a, g, r, q, q_new):
 
 
 def centred_rank1_pass(X, mean, q, u, a):
-    """Twin of ``repro.kernels.em_pca.centred_rank1_pass``: ``u = (X - mean) q``, ``a = (X - mean)' u``,
+    """Twin of ``repro._linalg_kernels.centred_rank1_pass``: ``u = (X - mean) q``, ``a = (X - mean)' u``,
     returns ``u'u``."""
     Y = X - mean
     u[:] = Y @ q
@@ -31,7 +31,7 @@ def centred_rank1_pass(X, mean, q, u, a):
 
 
 def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
-    """Twin of ``repro.kernels.em_pca.missing_estep``: per row, least squares on the observed coordinates
+    """Twin of ``repro.em_pca._kernels.missing_estep``: per row, least squares on the observed coordinates
     (``numpy.linalg.lstsq``, minimum norm), then fill the missing ones with ``mu + C x``. ``B`` and ``CtC``
     are not needed here (the kernel uses them to avoid recomputing products)."""
     n, p = Yfill.shape
@@ -51,8 +51,8 @@ def missing_estep(Yfill, B, C, CtC, mu, miss_ptr, miss_idx, X, fill_colsum):
 
 
 def ppca_missing_estep(Yfill, B, C, CtC, mu, eps, miss_ptr, miss_idx, Xt, Stot, Hmiss):
-    """Twin of ``repro.kernels.em_pca.ppca_missing_estep``: per row, the Gaussian posterior of ``x`` given the
-    observed coordinates with ``numpy.linalg.inv``, the log-density from ``slogdet`` of the observed
+    """Twin of ``repro.em_pca._kernels.ppca_missing_estep``: per row, the Gaussian posterior of ``x`` given
+    the observed coordinates with ``numpy.linalg.inv``, the log-density from ``slogdet`` of the observed
     ``C_O C_O' + eps I`` (p x p, no lemmas), and the sums ``E[x~ x~']`` over all rows and per missing column.
     ``B`` and ``CtC`` are not needed here."""
     n, p = Yfill.shape
@@ -217,14 +217,14 @@ def deleted_max_eig(lam, V, candidates):
     return out
 
 
-# --------------------------------------------------------------------------- repro.kernels.em_sparse_pca
+# --------------------------------------------------------------------------- repro.em_sparse_pca._kernels
 def kth_largest(a, n, k):
-    """Twin of ``repro.kernels.em_sparse_pca.kth_largest``: sort descending and index (``a`` untouched)."""
+    """Twin of ``repro.em_sparse_pca._kernels.kth_largest``: sort descending and index (``a`` untouched)."""
     return float(np.sort(np.asarray(a[:n]))[::-1][k - 1])
 
 
 def constrained_mstep(wstar, K, nonneg, excluded, out, work):
-    """Twin of ``repro.kernels.em_sparse_pca.constrained_mstep``: Sigg & Buhmann (2008), Algorithm 2 as
+    """Twin of ``repro.em_sparse_pca._kernels.constrained_mstep``: Sigg & Buhmann (2008), Algorithm 2 as
     printed -- sort the magnitudes, then for k = 1..K add ``s_k - s_(k+1)`` to elements 1..k, permute back,
     restore the signs, normalize. Eq. 17: negative entries (and Eq. 19: excluded ones) count as zero.
 
@@ -253,7 +253,7 @@ def constrained_mstep(wstar, K, nonneg, excluded, out, work):
 
 
 def mstep_threshold(wstar, K, nonneg, excluded, work, hint):
-    """Twin of ``repro.kernels.em_sparse_pca.mstep_threshold``: the (K+1)-th largest candidate magnitude by
+    """Twin of ``repro.em_sparse_pca._kernels.mstep_threshold``: the (K+1)-th largest candidate magnitude by
     sorting (0 when at most K candidates); the hint only speeds up the kernel and is ignored here."""
     v = np.where(np.asarray(excluded, dtype=bool), 0.0, wstar)
     mag = np.where(v > 0, v, 0.0) if nonneg else np.abs(v)
@@ -262,7 +262,7 @@ def mstep_threshold(wstar, K, nonneg, excluded, work, hint):
 
 
 def em_update(f, K, nonneg, excluded, w, work, state):
-    """Twin of ``repro.kernels.em_sparse_pca.em_update``: Algorithm 2 on ``f`` (= ``X'y``, the positive
+    """Twin of ``repro.em_sparse_pca._kernels.em_update``: Algorithm 2 on ``f`` (= ``X'y``, the positive
     factor ``1/h`` cancels), then ``|w_new' w|`` and the copy; ``state[0]`` receives the threshold."""
     wnew = np.empty_like(w)
     norm = constrained_mstep(f.copy(), K, nonneg, excluded, wnew, work)
@@ -343,7 +343,7 @@ def gsppca_vem_naive(X, M, u, alpha, s2, n_iter, fix_s2=False):
 
 
 def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines):
-    """Twin of ``repro.kernels.em_sparse_pca.em_update_block``: :func:`em_update` row by row."""
+    """Twin of ``repro.em_sparse_pca._kernels.em_update_block``: :func:`em_update` row by row."""
     for j, r in enumerate(rows):
         st = state[r : r + 1].copy()
         w = W[r].copy()
@@ -353,31 +353,32 @@ def em_update_block(F, K, nonneg, excluded, W, work, state, rows, norms, cosines
 
 
 def support_of(w, idx):
-    """Twin of ``repro.kernels.em_sparse_pca.support_of``."""
+    """Twin of ``repro.em_sparse_pca._kernels.support_of``."""
     nz = np.flatnonzero(w)
     idx[: nz.size] = nz
     return nz.size
 
 
 def support_matvec(A, idx, n, w, y):
-    """Twin of ``repro.kernels.em_sparse_pca.support_matvec``: ``X w`` on the listed columns (``A = X``)."""
+    """Twin of ``repro._linalg_kernels.support_matvec``: ``X w`` on the listed columns (``A = X``)."""
     S = idx[:n]
     y[:] = A[:, S] @ w[S]
 
 
 def gather_matvec(At, idx, n, w, y):
-    """Twin of ``repro.kernels.em_sparse_pca.gather_matvec``: ``X w`` on the listed columns (``At = X'``)."""
+    """Twin of ``repro.em_sparse_pca._kernels.gather_matvec``: ``X w`` on the listed columns (``At = X'``)."""
     S = idx[:n]
     y[:] = At[S].T @ w[S]
 
 
 def gather_rmatvec(At, idx, n, y, out):
-    """Twin of ``repro.kernels.em_sparse_pca.gather_rmatvec``: the listed entries of ``X'y`` (``At = X'``)."""
+    """Twin of ``repro.em_sparse_pca._kernels.gather_rmatvec``: the listed entries of ``X'y``
+    (``At = X'``)."""
     out[:n] = At[idx[:n]] @ y
 
 
 def screen_reference(f, nonneg, excluded, top, ref):
-    """Twin of ``repro.kernels.em_sparse_pca.screen_reference``."""
+    """Twin of ``repro.em_sparse_pca._kernels.screen_reference``."""
     if not top > 0:
         return 0
     mag = f if nonneg else np.abs(f)
@@ -387,7 +388,7 @@ def screen_reference(f, nonneg, excluded, top, ref):
 
 
 def em_update_screened(At, colnorm, K, nonneg, excluded, w, supp, ns, y, y0, f0, ref, nref, state, *_):
-    """Twin of ``repro.kernels.em_sparse_pca.em_update_screened`` when it settles the step: the plain
+    """Twin of ``repro.em_sparse_pca._kernels.em_update_screened`` when it settles the step: the plain
     :func:`em_update` on the full product ``f = X'y`` (``At = X'``; no bound, no candidates), with the
     support after. Returns ``(ns_new, norm, cosine)``."""
     f = At @ y
@@ -414,7 +415,7 @@ def em_sparse_pca_run(C, w0, K, nonneg, excluded, tol, max_iter):
 
 
 def em_rows(C, W0, K, nonneg, excluded, tol, max_iter, stop_cos=0.0, patience=0):
-    """Twin of ``repro.kernels.em_sparse_pca.em_rows_matrix`` / ``em_rows_data`` on ``C`` (``X'X`` for
+    """Twin of ``repro.em_sparse_pca._kernels.em_rows_matrix`` / ``em_rows_data`` on ``C`` (``X'X`` for
     the screened one): each row's whole EM run (``f = C w``, Algorithm 2 on ``f``) with the stops
     ``|w(t+1)' w(t)| > 1 - tol`` (status 0), ``max_iter`` iterations (status 1), and with ``patience > 0``
     the support unchanged for ``patience`` iterations in a row while ``|w(t+1)' w(t)| > stop_cos``
@@ -598,7 +599,7 @@ def centred_float32(X, mean, c, scale, out):
 
 
 def top_support(f, K, nonneg, excluded, work, idx):
-    """Twin of repro.kernels.em_sparse_pca.top_support: a stable sort of the candidates by decreasing
+    """Twin of repro.em_sparse_pca._kernels.top_support: a stable sort of the candidates by decreasing
     magnitude (ties: lower index first), the first K, in increasing index order."""
     a = np.where(excluded, 0.0, np.maximum(f, 0.0) if nonneg else np.abs(f))
     cand = np.flatnonzero(a > 0)

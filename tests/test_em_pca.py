@@ -11,7 +11,7 @@ import scipy.stats
 from sklearn.base import clone
 
 from repro._chunked import BlockSource
-from repro._chunked import missing_structure as _missing_structure
+from repro._linalg_kernels import centred_rank1_pass
 from repro._validation import ConvergenceWarning
 from repro.em_pca import (
     EMPCA,
@@ -22,11 +22,12 @@ from repro.em_pca import (
     sensible_pca,
     subspace_sin,
 )
+from repro.em_pca import _kernels as kern
 from repro.em_pca._common import _rotate
 from repro.em_pca.missing import _em_missing, _spca_missing_loop
+from repro.em_pca.missing import missing_structure as _missing_structure
 from repro.em_pca.sensible import _spca_em_loop, _spca_init
 from repro.em_pca.solvers import _em_complete, _em_rank1
-from repro.kernels import em_pca as kern
 
 mod = sys.modules["repro.em_pca"]  # `repro.em_pca` itself is the re-exported function
 
@@ -588,7 +589,7 @@ def test_centred_rank1_pass_twin():
         mean = X.mean(axis=0)
         q = rng.standard_normal(p)
         u, a, u_n, a_n = np.empty(n), np.empty(p), np.empty(n), np.empty(p)
-        g = kern.centred_rank1_pass(X, mean, q, u, a)
+        g = centred_rank1_pass(X, mean, q, u, a)
         g_n = naive.centred_rank1_pass(X, mean, q, u_n, a_n)
         scale = np.linalg.norm(X - mean) * np.linalg.norm(q)
         np.testing.assert_allclose(u, u_n, rtol=0, atol=1e-13 * scale)

@@ -24,6 +24,7 @@ MODULES = (
         "Explained and adjusted variance, cardinality, overlap, certificates.",
     ),
     ("repro.linalg", "repro.linalg", "Covariance operators, eigenpairs, deflation and renormalization."),
+    ("repro.sources", "repro.sources", "The data sources of the EM methods and a Dask array's covariance."),
     ("data_fetch", "data_fetch", "The papers' data sets: hash-checked files and their loaders."),
 )
 

@@ -299,7 +299,7 @@ def _soft_threshold_k(c: np.ndarray, K: int) -> np.ndarray:
     The threshold is the (K+1)-th largest magnitude. Ties: magnitudes within a relative 1e-12
     of the largest tie (:func:`repro._ties.order_tied`); a tie at the ``K``-th place keeps its lowest
     indices, and the threshold is then the largest magnitude below the tied group (the rule of the EM's
-    M-step, :func:`repro.kernels.em_sparse_pca.mstep_cut`), so ``K`` entries stay non-zero whatever the
+    M-step, :func:`repro.em_sparse_pca._kernels.mstep_cut`), so ``K`` entries stay non-zero whatever the
     last bits (a plain threshold at the (K+1)-th value kept fewer than ``K`` at an exact tie, and a
     round-off-sized coefficient at a near one).
     """

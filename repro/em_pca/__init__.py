@@ -27,7 +27,7 @@ Missing values (Sec. 3.2)
     * generalized e-step, per row: ``x* = argmin |C_O x - (y_O - mu_O)|`` over its observed coordinates O,
       and the missing coordinates filled with ``y*_m = mu_m + C_m x*`` (zero residual there). This is the
       paper's "unique pair (x*, y*) minimizing |C x* - y*|"; kernel
-      :func:`repro.kernels.em_pca.missing_estep` (one k x k solve per row).
+      :func:`repro.em_pca._kernels.missing_estep` (one k x k solve per row).
     * m-step on the completed data ``Y*``, jointly in ``C`` and ``mu`` (``mu`` is the coefficient of a
       constant latent 1): ``C_new = Yc*' Zc (Zc'Zc)^-1`` with ``Yc*``, ``Zc`` the column-centred completed
       data and latents, and ``mu_new = mean(Y*) - C_new mean(Z)``.

@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval
 from .._validation import as_float, check_int, check_n_components, check_real, unscale
 from ..linalg import canonical_sign
 
@@ -83,6 +85,30 @@ class SensiblePCAResult(NamedTuple):
     history: dict
 
 
+#: scikit-learn's constraints of the parameters of EM PCA (Sec. 3), shared by :class:`repro.EMPCA` and its
+#: function forms; bounds that depend on the data are checked where the data are known.
+EM_PCA_PARAMS = {
+    "n_components": [POSITIVE_INT],
+    "max_iter": [POSITIVE_INT],
+    "tol": [NONNEG_REAL],
+    "random_state": RANDOM_STATE,
+    "init": [None, "array-like"],
+    "callback": [None, callable],
+    "n_oversamples": [IntInterval(0, None, closed="left"), StrOptions({"auto"})],
+}
+#: ... and of sensible PCA (Sec. 4), shared by :class:`repro.SensiblePCA` and its function forms.
+SENSIBLE_PCA_PARAMS = {
+    "n_components": [POSITIVE_INT],
+    "algorithm": [StrOptions({"accelerated", "em"})],
+    "max_iter": [POSITIVE_INT],
+    "tol": [NONNEG_REAL],
+    "random_state": RANDOM_STATE,
+    "init": [None, "array-like"],
+    "callback": [None, callable],
+}
+
+
+@validate_params({"A": ["array-like"], "B": ["array-like"]}, prefer_skip_nested_validation=True)
 def subspace_sin(A, B) -> float:
     """Sine of the largest principal angle between the column spans of ``A`` and ``B``.
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
 from .._chunked import BlockSource, DenseSource
 from .._threads import blas_limited
 from .._validation import check_random_state, warn_not_converged
 from ..linalg import canonical_sign
 from ._common import (
+    EM_PCA_PARAMS,
+    SENSIBLE_PCA_PARAMS,
     EMPCAResult,
     SensiblePCAResult,
     _check_callback,
@@ -41,6 +44,7 @@ from .sensible import (
 from .solvers import _em_complete, _em_rank1
 
 
+@validate_params({"blocks": "no_validation", **EM_PCA_PARAMS}, prefer_skip_nested_validation=True)
 @blas_limited
 def em_pca_blocks(
     blocks,
@@ -128,6 +132,7 @@ def _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol) -> EMPCAResul
     return EMPCAResult(W, ev, total / (n - 1), mean, n_iter, converged, hist)
 
 
+@validate_params({"blocks": "no_validation", **SENSIBLE_PCA_PARAMS}, prefer_skip_nested_validation=True)
 @blas_limited
 def sensible_pca_blocks(
     blocks,

@@ -16,21 +16,17 @@ from typing import ClassVar
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
-    NONNEG_REAL,
     POSITIVE_INT,
-    RANDOM_STATE,
     ComponentNamesMixin,
-    IntInterval,
     ReconstructionMixin,
     VarianceScoreMixin,
     with_expected_failures,
 )
 from .._chunked import DaskSource, DenseSource, is_dask
-from .._chunked import missing_structure as _missing_structure
 from .._rescale import rescaled
 from .._threads import blas_limited
 from .._validation import (
@@ -43,10 +39,20 @@ from .._validation import (
     check_random_state,
     unscale,
 )
-from ..kernels.em_pca import missing_estep as _missing_estep
 from ..linalg import Covariance
-from ._common import EMPCAResult, SensiblePCAResult, _check_common, _chol, _unscale_empca, _unscale_spca
+from ._common import (
+    EM_PCA_PARAMS,
+    SENSIBLE_PCA_PARAMS,
+    EMPCAResult,
+    SensiblePCAResult,
+    _check_common,
+    _chol,
+    _unscale_empca,
+    _unscale_spca,
+)
+from ._kernels import missing_estep as _missing_estep
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
+from .missing import missing_structure as _missing_structure
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
 
@@ -79,6 +85,7 @@ def _unscale_ppca(res, s: float, shape):
     return unscale(C, s, 1, "loadings"), eps, unscale(mean, s, 1, "means")
 
 
+@validate_params({"X": ["array-like"], **EM_PCA_PARAMS}, prefer_skip_nested_validation=True)
 @blas_limited
 @rescaled(_unscale_empca, "EMPCA", check=_valid_data)
 def em_pca(
@@ -98,7 +105,7 @@ def em_pca(
     ----------
     X : array_like or dask.array.Array, shape (n_samples, n_features)
         Data; NaN marks a missing entry (Sec. 3.2 generalized e-step, kernel
-        :func:`repro.kernels.em_pca.missing_estep`). Every row and column needs one observed entry. A Dask
+        :func:`repro.em_pca._kernels.missing_estep`). Every row and column needs one observed entry. A Dask
         array is read once per iteration, one task per row chunk (e-step and accumulation), missing values
         included; integer and boolean dtypes are cast, complex and object ones refused, unknown chunk sizes
         learnt in the first pass and chunks along the features joined per task: see :mod:`repro._chunked`.
@@ -147,7 +154,7 @@ def em_pca(
     Notes
     -----
     Complete data, ``k = 1``: each iteration is ``u = Y q``, ``a = Y'u`` (BLAS) and the O(p) kernel
-    :func:`repro.kernels.em_pca.rank1_mstep`. Any ``k``: two BLAS-3 products and O(pk^2) work.
+    :func:`repro.em_pca._kernels.rank1_mstep`. Any ``k``: two BLAS-3 products and O(pk^2) work.
     Data whose largest magnitude is outside ``[2^-256, 2^256]`` (e.g. ``X * 1e-160``) are fitted as
     ``X / s`` with ``s`` a power of two and the variances multiplied back (PCA is scale-equivariant);
     constant data (no variance) are refused.
@@ -252,15 +259,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
     [1.0, 1.0]
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        "n_components": [POSITIVE_INT],
-        "max_iter": [POSITIVE_INT],
-        "tol": [NONNEG_REAL],
-        "random_state": RANDOM_STATE,
-        "init": [None, "array-like"],
-        "callback": [None, callable],
-        "n_oversamples": [IntInterval(0, None, closed="left"), StrOptions({"auto"})],
-    }
+    _parameter_constraints: ClassVar[dict] = dict(EM_PCA_PARAMS)
 
     def __init__(
         self,
@@ -380,6 +379,9 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
         return Z
 
 
+@validate_params(
+    {"X": ["array-like"], "n_components": [POSITIVE_INT]}, prefer_skip_nested_validation=True
+)
 @rescaled(_unscale_ppca, "ppca_closed_form", check=_valid_complete)
 def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarray]:
     """Closed-form maximum-likelihood PPCA (Tipping & Bishop 1999, Eqs. 7-8), the fixed point of SPCA.
@@ -444,6 +446,7 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
     return C, float(eps), X.mean(axis=0)
 
 
+@validate_params({"X": ["array-like"], **SENSIBLE_PCA_PARAMS}, prefer_skip_nested_validation=True)
 @blas_limited
 @rescaled(_unscale_spca, "SensiblePCA", check=_valid_spca)
 def sensible_pca(
@@ -634,14 +637,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     (5, 30)
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        "n_components": [POSITIVE_INT],
-        "algorithm": [StrOptions({"accelerated", "em"})],
-        "max_iter": [POSITIVE_INT],
-        "tol": [NONNEG_REAL],
-        "random_state": RANDOM_STATE,
-        "init": [None, "array-like"],
-    }
+    _parameter_constraints: ClassVar[dict] = {k: v for k, v in SENSIBLE_PCA_PARAMS.items() if k != "callback"}
 
     def __init__(
         self,

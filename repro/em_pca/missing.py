@@ -1,10 +1,12 @@
 """EM with missing values (Roweis 1997, Sec. 3.2; and the noisy model of Sec. 4 with missing values).
 
 :func:`_em_missing`: generalized e-step per row (least squares on the observed coordinates, kernel
-:func:`repro.kernels.em_pca.missing_estep`) and the joint m-step in ``C`` and ``mu`` on the completed data;
+:func:`repro.em_pca._kernels.missing_estep`) and the joint m-step in ``C`` and ``mu`` on the completed data;
 ``J`` never increases. :func:`_spca_missing_loop`: the exact EM of ``y = mu + C x + v`` given the observed
 coordinates of each row (Gaussian posterior e-step, per-column m-step). See :mod:`repro.em_pca` for the
-derivations; inputs are validated data sources.
+derivations; inputs are validated data sources. The chunk functions (:func:`missing_estep_chunk`,
+:func:`missing_final_chunk`, :func:`ppca_missing_chunk`) are each loop's work on one row chunk, run by any
+source of :mod:`repro._chunked` (its ``map_sum`` adds their results over the chunks).
 """
 
 from __future__ import annotations
@@ -14,16 +16,95 @@ import math
 import numpy as np
 import scipy.linalg
 
-from .._chunked import missing_estep_chunk, missing_final_chunk, ppca_missing_chunk
 from ._common import _chol, _finish_history, _new_history, _ritz, subspace_sin
+from ._kernels import missing_estep, ppca_missing_estep
 from .sensible import _spca_history
 
 
+# --------------------------------------------------------------------------- chunk functions
+def missing_structure(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR lists of the missing coordinates of each row (sorted): ``(ptr, idx)``, row ``i``'s missing
+    columns being ``idx[ptr[i]:ptr[i + 1]]``."""
+    rows, cols = np.nonzero(mask)
+    ptr = np.zeros(mask.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=mask.shape[0]), out=ptr[1:])
+    return ptr, cols.astype(np.int64)
+
+
+def _missing_prepare(Xb, cache, mu):
+    """Completed chunk (missing entries at ``mu``, or the previous fills when cached) and its CSR lists."""
+    if cache is not None and "Yfill" in cache:
+        return cache["Yfill"], cache["ptr"], cache["idx"]
+    Xb = np.asarray(Xb, dtype=np.float64)
+    mask = np.isnan(Xb)
+    ptr, idx = missing_structure(mask)
+    Yfill = np.where(mask, mu, Xb)
+    if cache is not None:
+        cache.update(Yfill=Yfill, ptr=ptr, idx=idx)
+    return Yfill, ptr, idx
+
+
+def missing_estep_chunk(Xb, cache, C, mu):
+    """Generalized e-step (Roweis 1997, Sec. 3.2) on one chunk and the sums the m-step needs.
+
+    Returns ``(sse, sum_i z_i, Z'Z, Y*'Z, sum_i y*_i)`` with ``Y*`` the chunk completed by the new fills.
+    """
+    Yfill, ptr, idx = _missing_prepare(Xb, cache, mu)
+    k = C.shape[1]
+    B = Yfill @ C - mu @ C
+    Z = np.empty((Yfill.shape[0], k))
+    fill_colsum = np.empty(Yfill.shape[1])
+    sse = missing_estep(Yfill, B, C, C.T @ C, mu, ptr, idx, Z, fill_colsum)
+    return sse, Z.sum(axis=0), Z.T @ Z, Yfill.T @ Z, Yfill.sum(axis=0)
+
+
+def missing_final_chunk(Xb, cache, C, mu, center, Q):
+    """The e-step again at the final ``(C, mu)``; ``(U'U, |Y* - center|^2)`` with ``U = (Y* - center) Q``."""
+    Yfill, ptr, idx = _missing_prepare(Xb, cache, mu)
+    if cache is None:  # fresh chunk: fills as in the last e-step
+        B = Yfill @ C - mu @ C
+        Z = np.empty((Yfill.shape[0], C.shape[1]))
+        missing_estep(Yfill, B, C, C.T @ C, mu, ptr, idx, Z, np.empty(Yfill.shape[1]))
+    D = Yfill - center
+    U = D @ Q
+    return U.T @ U, float(np.vdot(D, D))
+
+
+def ppca_missing_chunk(Xb, cache, C, mu, eps, m0):
+    """E-step of sensible PCA with missing values on one chunk and the sums of the m-step.
+
+    The chunk is centred by ``m0`` (the observed column means) and ``mu`` is relative to it. Returns
+    ``(loglik, Stot, Hmiss, B)``: see :func:`repro.em_pca._kernels.ppca_missing_estep`;
+    ``B = Y0' [X 1]`` with ``Y0`` the centred observed entries (missing ones 0), so the m-step of column j
+    is ``[c_j; mu_j] = (Stot - Hmiss[j])^-1 B[j]``.
+    """
+    if cache is not None and "Y0" in cache:
+        Y0, rows, ptr, idx = cache["Y0"], cache["rows"], cache["ptr"], cache["idx"]
+    else:
+        Xb = np.asarray(Xb, dtype=np.float64)
+        mask = np.isnan(Xb)
+        ptr, idx = missing_structure(mask)
+        rows = np.repeat(np.arange(Xb.shape[0]), np.diff(ptr))
+        Y0 = np.where(mask, 0.0, Xb - m0)
+        if cache is not None:
+            cache.update(Y0=Y0, rows=rows, ptr=ptr, idx=idx)
+    Yfill = Y0.copy()
+    Yfill[rows, idx] = mu[idx]
+    k = C.shape[1]
+    B = Yfill @ C - mu @ C
+    Xt = np.empty((Y0.shape[0], k + 1))
+    Stot = np.zeros((k + 1, k + 1))
+    Hmiss = np.zeros((Y0.shape[1], k + 1, k + 1))
+    ll = ppca_missing_estep(Yfill, B, C, C.T @ C, mu, eps, ptr, idx, Xt, Stot, Hmiss)
+    return ll, Stot, Hmiss, Y0.T @ Xt
+
+
+# --------------------------------------------------------------------------- the EM loops
 def _em_missing(source, C0, max_iter, tol, callback):
     """EM PCA with missing entries (Roweis 1997, Sec. 3.2), block-coordinate descent on J (module doc).
 
     One pass over the source per iteration: per chunk the generalized e-step and the sums ``Y*'Z``, ``Z'Z``,
-    ``sum z``, ``sum y*`` (:func:`repro._chunked.missing_estep_chunk`); one more pass at the end for the
+    ``sum z``, ``sum y*`` (:func:`missing_estep_chunk`); one more pass at the end for the
     Rayleigh-Ritz step on the completed data. Returns ``(Q, G, mean, total_variance_times_(n-1), n_iter,
     converged, history)`` where ``G`` is the Gram matrix of the completed, centred data projected on the
     orthonormal basis ``Q``.
@@ -78,7 +159,7 @@ def _em_missing(source, C0, max_iter, tol, callback):
 def _spca_missing_loop(source, C0, eps0, max_iter, tol, callback, floor):
     """EM for SPCA with missing values (Sec. 4 model, Sec. 3.2 idea): exact e-step on the observed entries.
 
-    Per row the posterior of ``x`` given ``y_O`` (kernel :func:`repro.kernels.em_pca.ppca_missing_estep`);
+    Per row the posterior of ``x`` given ``y_O`` (kernel :func:`repro.em_pca._kernels.ppca_missing_estep`);
     the m-step solves, per column j, for ``(c_j, mu_j)`` jointly over the rows observing j, and
     ``eps = (sum_obs y^2 - sum_j [c_j; mu_j]' B_j) / n_observed``. The observed-data likelihood never
     decreases. Stopping: the largest relative change of C's subspace, column scales and eps, divided by

@@ -3,7 +3,7 @@
 e-step ``X = (C'C)^-1 C'Y``, m-step ``C_new = Y X'(XX')^-1``; with ``C = QR`` and one pass computing
 ``U = Y Q``, ``A = Y'U``, ``G = U'U`` they are ``Z = U R^-T`` and ``C_new = A G^-1 R``
 (:func:`_em_complete`, any k, with the optional oversampled Rayleigh-Ritz step), and for k = 1 on in-memory
-data the fused rank-one iteration (:func:`_em_rank1`, kernel :func:`repro.kernels.em_pca.rank1_mstep`).
+data the fused rank-one iteration (:func:`_em_rank1`, kernel :func:`repro.em_pca._kernels.rank1_mstep`).
 Inputs are validated data sources (:mod:`repro._chunked`); nothing here re-checks ``X``.
 """
 
@@ -14,8 +14,8 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ..kernels.em_pca import rank1_mstep as _rank1_mstep
 from ._common import _chol, _finish_history, _new_history, _ritz, _sin_orth
+from ._kernels import rank1_mstep as _rank1_mstep
 
 #: The top-k subspace change per pass below which the oversampled EM on a large array stops using float32
 #: products (see :func:`_em_complete`): 100x float32's subspace round-off at p in the thousands.

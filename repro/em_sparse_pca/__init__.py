@@ -21,14 +21,14 @@ cost model of :func:`repro.linalg.choose_operator` (``operator="auto"``; the cov
 2429 x 361, the data on leukemia, 72 x 12582); the iterates agree to round-off. The restarts of a component
 run together (:func:`_em_block`): through the ``D x D`` covariance or through the data (screened, below,
 or not), each restart runs to its end inside one Numba kernel call per block
-(:func:`repro.kernels.em_sparse_pca.em_rows_matrix` / ``em_rows_data``), so Python is entered once per
+(:func:`repro.em_sparse_pca._kernels.em_rows_matrix` / ``em_rows_data``), so Python is entered once per
 block, not once per iteration; other operators (missing values, Dask arrays) make one operator call
 per iteration for every active restart, then one O(D) kernel per restart.
 A tie at the threshold (``s_K = s_(K+1)``, e.g. duplicated features) is broken by index so exactly ``K``
 loadings stay non-zero (Algorithm 2 as printed would zero the K-th).
 
 Through the data with few samples (``16 <= N < D``, e.g. leukemia) and a sparse iterate (``4K < D``) an
-iteration is screened (:class:`_Screen`, :func:`repro.kernels.em_sparse_pca.em_update_screened`):
+iteration is screened (:class:`_Screen`, :func:`repro.em_sparse_pca._kernels.em_update_screened`):
 ``X w`` goes through the support (``N K`` flops), and of ``f = X'y`` only the entries that a bound cannot
 rule out of the top ``K + 1`` are computed. The bound compares with the last full product ``f0 = X'y0``:
 ``f_j - f0_j = a_j'(y - y0)``, split exactly into its part in the span of the 8 leading eigenvectors of

@@ -34,6 +34,8 @@ class _Settings:
     max_iter: int
     # the support-stable stop of solvers._em_block: False, or "stop" (EMSparsePCA with renormalize="refine")
     support_stop: object = False
+    # called after every iteration of the restarts' block as callback(t, W), or None (solvers._em_block)
+    callback: object = None
 
 
 @dataclass

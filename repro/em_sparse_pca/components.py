@@ -17,9 +17,9 @@ from .._validation import (
     check_real,
     warn_not_converged,
 )
-from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
 from ..linalg import renormalize
 from ._common import _ORTHOGONALITY, _RHO_MAX, _Component, _Settings
+from ._kernels import COLLAPSED, MAX_ITER
 from .missing import _ObservedData
 from .operators import _leading_pc_op, _quad_rows, _rank_and_pc
 from .restarts import _check_init, _resolve_restarts, _solve_component
@@ -48,6 +48,7 @@ def _fit(
     tol,
     max_iter,
     rng,
+    callback=None,
 ):
     """Components one after another on the working operator. Returns a list of _Component."""
     D = op.n_features
@@ -100,7 +101,7 @@ def _fit(
         # emPCAopt (EM to convergence, then optimal weights on its support), which the stop changed by up
         # to 5% of the variance on leukemia (Asteris Fig. 5)
         stop = "stop" if renormalize == "refine" else False
-        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter, support_stop=stop)
+        s = _Settings(nonneg, kind, R, renormalize, tol, max_iter, support_stop=stop, callback=callback)
         if orthogonality == "quasi" and l > 0:
             comp = _solve_quasi(Aw, K, s, excluded, start_rngs, pc, V, penalty, min_angle_deg)
         else:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, is_dask
@@ -33,9 +33,9 @@ from .._validation import (
     check_scale,
     warn_not_converged,
 )
-from ..kernels.em_sparse_pca import MAX_ITER
 from ..linalg import OPERATORS, Covariance
 from ._common import _ORTHOGONALITY, _Settings
+from ._kernels import MAX_ITER
 from .components import _check_params, _fit
 from .missing import _ObservedData
 from .operators import _prepare, _quad_rows, _rank_and_pc
@@ -140,10 +140,10 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     The restarts of a component run together as one block (:func:`_em_block`): on a ``D x D`` covariance,
     or through the data (screened when there are few samples), every restart's whole EM run
     (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
-    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`, :func:`repro.kernels.em_sparse_pca.em_rows_data`);
+    (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`, :func:`repro.em_sparse_pca._kernels.em_rows_data`);
     otherwise each iteration is one matrix-matrix
     product with the covariance operator for all active restarts, then the kernel
-    :func:`repro.kernels.em_sparse_pca.em_update_block` per restart.
+    :func:`repro.em_sparse_pca._kernels.em_update_block` per restart.
 
     ``X`` may hold missing values (NaN), handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in
     the zero-noise limit; see :class:`_ObservedData`), or be a ``dask.array`` (one pass over the data
@@ -236,6 +236,15 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         A number: on any size, for at most that many seconds (``certified_gap_`` then says how far the
         proof got). ``False``: the EM alone (the papers' experiments).
 
+    callback : callable or None, default None
+        Called after every EM iteration of a component's restarts (run together as one block) as
+        ``callback(t, W)``: ``t`` the block's iterations so far, ``W`` the ``n_restarts x n_features``
+        iterates (read them, do not change them); its return value is ignored. With a callback every
+        iteration is one Python round instead of a whole-run kernel call, so the iterates are the same to
+        round-off and the time per iteration is what a caller times between two calls (e.g. a benchmark).
+        The refinement on the found support and the quasi-orthogonal components after the first are not
+        reported.
+
     Attributes
     ----------
     components_ : ndarray, shape (n_components, n_features)
@@ -317,6 +326,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         "random_state": RANDOM_STATE,
         "operator": [StrOptions(set(OPERATORS))],
         "certify": ["boolean", StrOptions({"auto"}), RealInterval(0, None, closed="neither")],
+        "callback": [None, callable],
     }
 
     def __init__(
@@ -336,6 +346,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         random_state=None,
         operator="auto",
         certify="auto",
+        callback=None,
     ):
         self.n_components = n_components
         self.cardinality = cardinality
@@ -351,6 +362,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self.random_state = random_state
         self.operator = operator
         self.certify = certify
+        self.callback = callback
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -460,6 +472,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             tol=tol,
             max_iter=max_iter,
             rng=rng,
+            callback=self.callback,
         )
         W = np.array([c.w for c in comps])
         missing = isinstance(op, _ObservedData)
@@ -544,6 +557,10 @@ def _valid_data(X) -> np.ndarray:
     return check_array(X, "X", min_samples=2, allow_nan=True)
 
 
+@validate_params(
+    {"X": ["array-like", Covariance], "n_components": [POSITIVE_INT]},
+    prefer_skip_nested_validation=False,  # the estimator validates the other parameters
+)
 def em_sparse_pca(X, n_components=1, **params):
     """Function form of :class:`EMSparsePCA`.
 
@@ -599,6 +616,21 @@ def em_sparse_pca(X, n_components=1, **params):
     return est.components_, est.explained_variance_
 
 
+@validate_params(
+    {
+        "X": ["array-like", Covariance],
+        "cardinalities": ["array-like", Integral],
+        "nonneg": ["boolean"],
+        "renormalize": ["boolean", StrOptions({"refine"})],
+        "init": [None, StrOptions({*_INITS, "warm"}), "array-like"],
+        "n_restarts": [None, POSITIVE_INT],
+        "tol": [RealInterval(0, 1, closed="right")],
+        "max_iter": [POSITIVE_INT],
+        "random_state": RANDOM_STATE,
+        "operator": [StrOptions(set(OPERATORS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 @blas_limited
 @rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data, covariance=True)
 def em_sparse_pca_path(

@@ -5,12 +5,31 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from ..kernels.em_sparse_pca import COLLAPSED, MAX_ITER
+from .._base import NONNEG_REAL, POSITIVE_INT
 from ._common import _Run
+from ._kernels import COLLAPSED, MAX_ITER
 
 
+@validate_params(
+    {
+        "b": ["array-like"],
+        "V": ["array-like"],
+        "rho": [NONNEG_REAL],
+        "l1_bound": [None, NONNEG_REAL],
+        "nonneg": ["boolean"],
+        "allowed": [None, "array-like"],
+        "mu0": [None, "array-like"],
+        "lam0": [None, Real],
+        "tol": [NONNEG_REAL],
+        "max_iter": [POSITIVE_INT],
+    },
+    prefer_skip_nested_validation=True,
+)
 def penalized_mstep(
     b,
     V,

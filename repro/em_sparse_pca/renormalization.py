@@ -6,14 +6,16 @@ non-negative EM restricted to the support, :func:`_renormalized`).
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from ..kernels.em_sparse_pca import COLLAPSED, top_support
 from ..linalg import SPARSE_FRACTION, Covariance, _renormalize_support, renormalize
 from ._common import _Run, _Settings
+from ._kernels import COLLAPSED, top_support
 from .quasi import _em_quasi
 from .solvers import _em, _em_on_support
 
 
+@validate_params({"A": ["array-like"], "w": ["array-like"]}, prefer_skip_nested_validation=True)
 def renormalize_on_support(A: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
     """Optimal unit weights on the support of ``w`` for the covariance ``A'A`` (variational renormalization).
 
@@ -58,7 +60,7 @@ MAX_REFINE_STEPS = 50
 def _power_step(op, f, K, nonneg, excluded, s: _Settings):
     """One truncated-power step from ``f = C w``: the support ``S`` of the ``K`` largest entries (largest
     magnitudes; largest positive entries when ``nonneg``; excluded features left out; ties to the lower
-    index; :func:`repro.kernels.em_sparse_pca.top_support`) with the optimal weights on it
+    index; :func:`repro.em_sparse_pca._kernels.top_support`) with the optimal weights on it
     (:func:`_renormalized`). Returns ``(w, h, iterations, S)``, or None when no feature
     qualifies."""
     D = f.shape[0]

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float, check_int
-from ..kernels.em_sparse_pca import COLLAPSED
 from ..linalg import Covariance, canonical_sign
 from ._common import _MAX_REDRAWS, _Component, _Run, _Settings
+from ._kernels import COLLAPSED
 from .quasi import _em_quasi
 from .renormalization import _best_start_step, _refined, _renormalized
 from .solvers import _draw_start, _em_block
@@ -65,7 +65,7 @@ def _solve_component(op, K, s: _Settings, excluded, start_rngs, pc, V=None, rho=
         first = np.empty_like(W0) if refine else None
         runs = _em_block(
             op, W0, K, nonneg, excluded, s.tol, s.max_iter, [g for _, g in starts],
-            support_stop=s.support_stop, first=first,
+            support_stop=s.support_stop, first=first, callback=s.callback,
         )  # fmt: skip
     else:
         runs = []

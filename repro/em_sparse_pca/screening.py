@@ -3,15 +3,15 @@ samples).
 
 With ``16 <= N < D`` and a sparse iterate, ``X w`` goes through the support and of ``f = X'y`` only the
 entries a bound cannot rule out of the top ``K + 1`` are computed (kernel
-:func:`repro.kernels.em_sparse_pca.em_update_screened`); the M-step is then Algorithm 2 on the full ``f``.
+:func:`repro.em_sparse_pca._kernels.em_update_screened`); the M-step is then Algorithm 2 on the full ``f``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import screened_products, support_of
 from ..linalg import SPARSE_FRACTION, Covariance
+from ._kernels import screened_products, support_of
 
 #: Screened iterations (:class:`_Screen`) run on a data-backed covariance with at least this many samples.
 SCREEN_MIN_SAMPLES = 16
@@ -26,7 +26,7 @@ class _Screen:
     """The EM iterations of a block through the data when the iterates are sparse (``N`` samples, ``D``
     features, ``K`` non-zeros): ``X w`` through the support (``N K`` flops), and of ``X'y`` only the
     entries that a bound cannot rule out of the top ``K + 1``
-    (:func:`repro.kernels.em_sparse_pca.em_update_screened`), with a full product (``N D``) when the bound
+    (:func:`repro.em_sparse_pca._kernels.em_update_screened`), with a full product (``N D``) when the bound
     leaves too many. The M-step is exactly the one on the full ``X'y`` (the same threshold and kept
     entries; values to round-off), so the iterates are those of the plain iteration to round-off.
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.em_sparse_pca import (
+from ..linalg import SPARSE_DATA_FRACTION, SPARSE_FRACTION, Covariance
+from ._common import _MAX_REDRAWS, _Run
+from ._kernels import (
     COLLAPSED,
     CONVERGED,
     MAX_ITER,
@@ -20,8 +22,6 @@ from ..kernels.em_sparse_pca import (
     em_update_block,
     support_of,
 )
-from ..linalg import SPARSE_DATA_FRACTION, SPARSE_FRACTION, Covariance
-from ._common import _MAX_REDRAWS, _Run
 from .screening import _Screen
 
 #: With ``support_stop`` (the refine default of EMSparsePCA), a restart also stops once its support has
@@ -37,12 +37,13 @@ SUPPORT_MATRIX_MAX = 512
 
 
 def _em_block(
-    op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True, support_stop=False, first=None
-) -> list[_Run]:
+    op, W0, K, nonneg, excluded, tol, max_iter, rngs=None, screen=True, support_stop=False, first=None,
+    callback=None,
+) -> list[_Run]:  # fmt: skip
     """EM runs (Algorithms 1-2) from the rows of ``W0`` (R x D), all together.
 
     One iteration of every active restart is one call ``op.products(W)`` (``W C`` and ``w'Cw`` for a block:
-    one matrix-matrix product) and the kernel :func:`repro.kernels.em_sparse_pca.em_update_block` (the
+    one matrix-matrix product) and the kernel :func:`repro.em_sparse_pca._kernels.em_update_block` (the
     O(D) projection per row). A restart that converges (``|w(t+1)' w(t)| > 1 - tol``) or reaches
     ``max_iter`` leaves the block; one that collapses to the zero vector is replaced by a new random start
     from its generator ``rngs[r]`` (up to 50 times) when given. Row ``r``'s iterates are those of a run
@@ -54,7 +55,9 @@ def _em_block(
     re-estimates the mean, nor without a constraint, where the support is every feature from the start).
     ``first``: an ``R x D`` array that receives, per row, the product ``C w`` of its first iteration
     (``C w0``, or ``C`` times the redrawn start when ``w0`` gave ``w0'Cw0 = 0``), for the caller to reuse;
-    or None.
+    or None. ``callback``: called after every iteration of the block as ``callback(t, W)`` (``t`` the
+    block's iterations so far, ``W`` the ``R x D`` iterates, not to be changed), or None; with a callback
+    every iteration is one Python round (:func:`_em_loop`), not a whole-run kernel call.
     """
     W = np.array(W0, dtype=np.float64, order="C", ndmin=2)
     R, D = W.shape
@@ -76,11 +79,11 @@ def _em_block(
     if support_stop and (not isinstance(op, Covariance) or (K >= D and not nonneg)):
         support_stop = False  # missing values (the mean is re-estimated), or no constraint: plain EM
     stop_cos = 1.0 - max(float(tol), SUPPORT_TOL) if support_stop else 0.0
-    # whole runs in one kernel call: a covariance matrix, or C-contiguous data (screened or not); an operator
-    # with products of its own (a Covariance subclass, e.g. one that times them) is called per iteration
+    # whole runs in one kernel call: a covariance matrix, or C-contiguous data (screened or not); with a
+    # callback (called between iterations), the iterations run one at a time
     whole = (
-        isinstance(op, Covariance)
-        and type(op).products is Covariance.products
+        callback is None
+        and isinstance(op, Covariance)
         and (op.matrix is not None or op.data.flags.c_contiguous)
     )
     scr = _Screen(op, W, K, nonneg, excluded) if screen and whole and _Screen.applies(op, K, D) else None
@@ -148,14 +151,14 @@ def _em_block(
     if active.size:  # other operators (missing values, Dask, own products): Python per iteration
         hist = _em_loop(
             op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, fst, pending,
-            stop_cos, patience, grow, collapse,
+            stop_cos, patience, grow, collapse, callback,
         )  # fmt: skip
     done = np.flatnonzero(status != COLLAPSED)
     hfinal = np.zeros(R)
     if done.size:
         if scr is not None:
             hd = scr.products(W, done)
-        elif type(op).products is Covariance.products:  # w'Cw alone (through the data: not C w)
+        elif isinstance(op, Covariance):  # w'Cw alone (through the data: not C w)
             hd = op.quad_rows(W[done])
         else:
             hd = op.products(W[done], done)[1]
@@ -175,15 +178,17 @@ def _em_block(
 
 def _em_loop(
     op, W, K, nonneg, excluded, tol, max_iter, state, it, status, stable, hist, active, first, pending,
-    stop_cos, patience, grow, collapse,
+    stop_cos, patience, grow, collapse, callback=None,
 ):  # fmt: skip
     """The iterations of :func:`_em_block` one at a time for every active row: ``op.products`` of the block
-    then :func:`repro.kernels.em_sparse_pca.em_update_block`, with the stops of
-    :func:`repro.kernels.em_sparse_pca.em_rows_matrix`. Returns ``hist`` (grown as needed)."""
+    then :func:`repro.em_sparse_pca._kernels.em_update_block`, with the stops of
+    :func:`repro.em_sparse_pca._kernels.em_rows_matrix`, and ``callback(t, W)`` after each iteration when
+    given. Returns ``hist`` (grown as needed)."""
     R, D = W.shape
     work = np.empty(D)
     norms, cosines = np.empty(R), np.empty(R)
     mask = W != 0.0
+    t = 0
     while active.size:
         F, H = op.products(W if active.size == R else W[active], active)
         if it.max() + 1 >= hist.shape[1]:
@@ -218,6 +223,9 @@ def _em_loop(
         status[rows[conv]] = CONVERGED
         status[rows[~zero & ~conv & (it[rows] >= max_iter)]] = MAX_ITER
         active = active[status[active] < 0]
+        t += 1
+        if callback is not None:
+            callback(t, W)
     return hist
 
 
@@ -233,7 +241,7 @@ def _em_on_support(op: Covariance, w0, nonneg, tol, max_iter, support=None) -> _
     round-off, mapped back to all ``D`` features. A support of at most :data:`SUPPORT_MATRIX_MAX` features
     of a data-backed operator gets its ``K x K`` covariance (``N K^2 / 2`` flops, about as much as a few
     iterations through the data), so that the whole run is one kernel call
-    (:func:`repro.kernels.em_sparse_pca.em_rows_matrix`) instead of a Python round per iteration.
+    (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`) instead of a Python round per iteration.
     ``support``: the non-zeros of ``w0`` (increasing) when the caller knows them."""
     S = np.flatnonzero(w0) if support is None else support
     sub = op.restrict(S)

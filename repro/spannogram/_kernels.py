@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..kernels.em_sparse_pca import kth_largest
+from ..em_sparse_pca._kernels import kth_largest
 
 __all__ = ["allk_pass", "rank1_solve", "sorted_side", "sweep2"]
 

@@ -1,4 +1,4 @@
-"""Numba kernels of EM PCA (Roweis 1997): the rank-one m-step and the missing-data e-step.
+"""Numba kernels of EM PCA (Roweis 1997): the rank-one m-step and the missing-data e-steps.
 
 The two O(knp) products of an EM iteration (``Y @ C`` and ``Y' @ X``) stay in BLAS, called by the
 wrapper in :mod:`repro.em_pca`; these kernels do the remaining small work.
@@ -12,13 +12,6 @@ Notation (row convention: data ``Y`` is ``n x p`` with one sample per row, Rowei
     (Roweis 1997, Sec. 3). The kernel writes the unit direction of ``C_new`` and returns its norm and the
     sine of the angle between ``q`` and the new direction, ``sin t = |q - q'| |q + q'| / 2``, which is exact
     to round-off even for tiny angles (``sqrt(1 - cos^2)`` is not).
-
-``centred_rank1_pass``
-    The data pass of the rank-one EM on a large in-memory array without a centred copy: for each row,
-    ``u_i = (x_i - mean)' q`` and ``a += (x_i - mean) u_i`` while the row is in the L1 cache, so ``X`` is read
-    from memory once per iteration (the two BLAS products read it twice). Compiled with
-    reassociation (``fastmath={"reassoc", "contract"}``, as is ``rank1_mstep``) so the row's dot product
-    vectorizes; its results differ from the ordered sums by round-off only (tested against the NumPy twin).
 
 ``missing_estep``
     The generalized e-step of Sec. 3.2 for the model ``y = mu + C x``: for each row, the pair (x*, y*)
@@ -39,26 +32,7 @@ import numpy as np
 
 from .._jit import njit
 
-__all__ = ["centred_rank1_pass", "missing_estep", "ppca_missing_estep", "rank1_mstep"]
-
-
-@njit(fastmath={"reassoc", "contract"})
-def centred_rank1_pass(X, mean, q, u, a):
-    """``u = (X - mean) q``, ``a = (X - mean)' u`` (in place) and return ``u'u``, reading each row of ``X``
-    (``n x p``, C-contiguous) from memory once; the centring is done on the fly, no copy."""
-    n, p = X.shape
-    for j in range(p):
-        a[j] = 0.0
-    g = 0.0
-    for i in range(n):
-        s = 0.0
-        for j in range(p):
-            s += (X[i, j] - mean[j]) * q[j]
-        u[i] = s
-        g += s * s
-        for j in range(p):
-            a[j] += (X[i, j] - mean[j]) * s
-    return g
+__all__ = ["missing_estep", "ppca_missing_estep", "rank1_mstep"]
 
 
 @njit(fastmath={"reassoc", "contract"})

@@ -26,9 +26,9 @@
     :func:`em_update` on each active row of a block of restarts (``R x D``): the restarts of one
     component run together, their products are one matrix-matrix product, this kernel does the rest.
 
-``support_of``, ``support_matvec``, ``gather_matvec``, ``gather_rmatvec``
-    A sparse iterate through its support: its indices; ``X w`` from the row-major data without copying
-    the support's columns; ``X w`` and chosen entries of ``X'y`` from the transposed data.
+``support_of``, ``gather_matvec``, ``gather_rmatvec``
+    A sparse iterate through its support: its indices; ``X w`` and chosen entries of ``X'y`` from the
+    transposed data (``X w`` from the row-major data: :func:`repro._linalg_kernels.support_matvec`).
 ``screen_reference``, ``em_update_screened``
     The screened iterations on data with ``N << D``: only the entries of ``X'y`` a bound cannot rule out
     of the top ``K + 1`` are computed (see :func:`em_update_screened`).
@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
+from .._linalg_kernels import support_matvec
 
 __all__ = [
     "constrained_mstep",
@@ -61,7 +62,6 @@ __all__ = [
     "mstep_cut",
     "mstep_threshold",
     "screen_reference",
-    "support_matvec",
     "support_of",
     "top_support",
 ]
@@ -485,20 +485,6 @@ def support_of(w, idx):
             idx[n] = i
             n += 1
     return n
-
-
-@njit
-def support_matvec(A, idx, n, w, y):
-    """``y = X[:, idx[:n]] @ w[idx[:n]]`` from the data ``A = X`` (``N x D``, C-contiguous), in place and
-    without copying the support's columns: ``X w`` for a sparse ``w`` in ``N n`` flops, reading at most what
-    the dense product reads (``np.dot(A[:, idx], ...)`` copies ``N n`` entries first, which costs more than
-    the dense product once ``N`` is large)."""
-    for i in range(A.shape[0]):
-        s = 0.0
-        for t in range(n):
-            j = idx[t]
-            s += A[i, j] * w[j]
-        y[i] = s
 
 
 @njit
