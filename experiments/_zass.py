@@ -1,12 +1,14 @@
-"""What Zass & Shashua (2006) Figures 2 and 3 share: the convergence measures of NSPCA's coordinate
-ascent (monotone Eq. 3, coordinate-wise optimality), support sharing and the unit-norm overlap (one
-module, so no experiment imports another).
+"""What the Zass & Shashua (2006) experiments share: the convergence measures of NSPCA's coordinate
+ascent (monotone Eq. 3, coordinate-wise optimality), support sharing, the unit-norm overlap, and the
+factors of Fig. 2 with their measures (one module, so no experiment imports another).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+HOLISTIC_FRACTION = 1 / 3  # a factor whose 90 % energy support exceeds this share of pixels is "holistic"
 MONOTONE_RTOL = 1e-12  # a decrease of Eq. 3 larger than this share of |F| is not round-off
 COORD_RTOL = (
     1e-8  # = the stopping tolerance: a single coordinate gain above it would have kept the sweeps going
@@ -105,3 +107,92 @@ def _unit_overlap(W: np.ndarray) -> float:
     norms = np.linalg.norm(W, axis=1)
     Wn = W[norms > 0] / norms[norms > 0, None]
     return float(np.linalg.norm(np.eye(len(Wn)) - Wn @ Wn.T))
+
+
+# ------------------------------------------------------------------------ Fig. 2: factors, their measures
+def energy_support(w: np.ndarray, q: float = 0.9) -> int:
+    """Smallest number of entries holding a share ``q`` of ``||w||^2``."""
+    e = np.sort(np.asarray(w, dtype=float) ** 2)[::-1]
+    if e.sum() == 0:
+        return 0
+    return int(np.searchsorted(np.cumsum(e) / e.sum(), q) + 1)
+
+
+def match_factors(Wc: np.ndarray, Wa: np.ndarray, Wb: np.ndarray) -> pd.DataFrame:
+    """Match each factor of (c) to one of (a) and measure whether it is (a) with its weakest pixels dropped.
+
+    Rows of ``W*`` are unit-norm factors. The match is one-to-one with the largest total cosine
+    (Hungarian algorithm); the columns are described in the module docstring.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    cos = Wc @ Wa.T
+    ci, ai = linear_sum_assignment(-cos)
+    rows = []
+    for i, j in zip(ci, ai, strict=True):
+        c, a = Wc[i], Wa[j]
+        sc, sa = c != 0, a != 0
+        kept = float((a[sc] ** 2).sum() / (a @ a))
+        n_keep = int((sc & sa).sum())
+        top = float(np.sort(a * a)[::-1][:n_keep].sum() / (a @ a))
+        rows.append(
+            {
+                "kind": "match",
+                "row": "c",
+                "method": "NSPCA",
+                "factor": int(i),
+                "matched": int(j),
+                "cos_a": float(cos[i, j]),
+                "cos_b": float((Wb @ c).max()),
+                "inside_energy": float((c[sa] ** 2).sum() / (c @ c)),
+                "a_pixel_share": float(sa.mean()),
+                "kept_energy": kept,
+                "top_energy": top,
+                "efficiency": kept / top if top > 0 else 0.0,
+                "nnz_c": int(sc.sum()),
+                "nnz_a": int(sa.sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def factor_rows(row, method, W, alpha=np.nan, beta=np.nan) -> pd.DataFrame:
+    """One CSV row per pixel of every factor (rows of ``W``) of a row of Fig. 2 (``kind == "factor"``)."""
+    k, d = W.shape
+    return pd.DataFrame(
+        {
+            "kind": "factor",
+            "row": row,
+            "method": method,
+            "alpha": alpha,
+            "beta": beta,
+            "preprocessing": "center",
+            "factor": np.repeat(np.arange(k), d),
+            "pixel": np.tile(np.arange(d), k),
+            "value": W.ravel(),
+        }
+    )
+
+
+def summary_row(row, method, W, U=None, alpha=np.nan, beta=np.nan, prep="center", kind="summary", **extra):
+    """The measures of one setting (``kind == "summary"`` or ``"scaling"``; zass2006_fig2's docstring)."""
+    U = W.T if U is None else U
+    E = np.eye(U.shape[1]) - U.T @ U
+    shared, nondominant = support_sharing(np.abs(U))
+    return {
+        "kind": kind,
+        "row": row,
+        "method": method,
+        "alpha": alpha,
+        "beta": beta,
+        "preprocessing": prep,
+        "overlap": float(np.linalg.norm(E)),
+        "overlap_offdiag": float(np.linalg.norm(E - np.diag(np.diag(E)))),
+        "overlap_unit": _unit_overlap(W),
+        "l0": int(np.count_nonzero(U)),
+        "coverage": int(np.count_nonzero(np.any(U != 0, axis=1))),
+        "holistic": int(sum(energy_support(w) > HOLISTIC_FRACTION * W.shape[1] for w in W)),
+        "shared_energy": shared if min(U.min(), 0) == 0 else np.nan,
+        "nondominant_energy": nondominant if min(U.min(), 0) == 0 else np.nan,
+        **extra,
+    }

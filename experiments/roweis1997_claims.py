@@ -39,7 +39,7 @@ Parts (the ``part`` column of the CSV):
 ``sanger``
     Sec. 5: Sanger's and Oja's rules "reduce but do not minimize the cost and so they typically need more
     iterations and require a learning rate parameter to be set by hand". Sanger's generalized Hebbian
-    algorithm (GHA; Oja's rule is its k = 1 case) is implemented here in NumPy, one update per point:
+    algorithm (GHA; Oja's rule is its k = 1 case; :func:`experiments._roweis.gha_pass`), one update per point:
     ``W += eta (z y' - tril(z z') W)``, ``z = W y``, points in a fixed random order per pass. Passes over
     the data until the sine to the exact subspace is <= 0.0447 (at most 60 passes), for a grid of
     learning rates ``eta = c / lambda_1``, c in {0.0003, 0.001, 0.003, 0.01} (larger rates stall above
@@ -52,48 +52,47 @@ Parts (the ``part`` column of the CSV):
     n = 400): Spearman correlation of the iterations to sine <= 0.0447 with ``1/log(lambda_k/lambda_k+1)``
     (the rate of subspace iteration) and, for comparison, with ``1/log(lambda_1/lambda_2)``.
 ``spca_cost``
-    Sec. 4 and footnote 6: learning for SPCA "enjoys a complexity limited by O(knp) and not worse". Time
-    per iteration of :func:`repro.em_pca.sensible_pca` as ``(t(12 iterations) - t(2 iterations)) / 10``
-    (set-up cancels), in CPU seconds of the process (the claim is about work: under load from other processes
-    the wall time of an iteration was up to 27x its CPU time; the wall-clock p slope of the last run, 1.26,
-    sat 3% inside the band edge 1.30), one BLAS thread, for n in {2000, 8000, 32000} (p = 200, k = 5), p in
-    {100, 200, 400, 800} (n = 8000, k = 5) and k in {2, 4, 8, 16} (n = 8000, p = 400); 5 interleaved
-    repeats (3 in ``--quick``; 7 before the CPU clock, which needs fewer). **The verdict rests on
-    counted operations** (column ``counted_flops_per_iter``): the flops of every pass
-    ``sensible_pca`` made over the data, at the shapes of the calls (:mod:`experiments._opcount`), per
-    iteration as ``(count(12) - count(2)) / 10`` in an untimed run per configuration. The sentence is about
-    operations (the paper's measure of cost was MATLAB's ``flops``), and the time slopes moved with the
-    machine: a full run on another 2-core machine of the same kind gave a p slope of 1.20 against the
-    committed 1.31 (band edge 1.30), too close to call -> reproduced. The log-log slopes of the counts
-    against n, p and k are each called against 1.5, midway to the O(np^2) (or O(n^2 p), O(k^2))
-    alternative, with the ledger's +/- 15 % band, and must exceed 0.5; the time slopes (bootstrap of the
-    per-size medians) are reported beside. **Not run alone** (``RUN_ALONE = False``): no
-    verdict here rests on a time (the ledger has no timing row of this experiment), and counted
-    operations do not move with a neighbour; the time slopes reported beside them do (an iteration at
-    n = 2000 is about a millisecond, and whether the data still fit in the shared 32 MiB L3 cache depends
-    on what runs on the other core: between two full runs of the same code the n slope moved from 1.29 to
-    1.18). Running it alone had cost the parallel full run about 105 s with the other core idle.
+    Sec. 4 and footnote 6: learning for SPCA "enjoys a complexity limited by O(knp) and not worse". Time per
+    iteration of :func:`repro.em_pca.sensible_pca` as ``(t(12 iterations) - t(2 iterations)) / 10`` (set-up
+    cancels), in CPU seconds of the process (the claim is about work: under load from other processes the wall
+    time of an iteration was up to 27x its CPU time), one BLAS thread, for n in {2000, 8000, 32000} (p = 200,
+    k = 5), p in {100, 200, 400, 800} (n = 8000, k = 5) and k in {2, 4, 8, 16} (n = 8000, p = 400); 5
+    interleaved repeats (3 in ``--quick``; 7 before the CPU clock, which needs fewer). **The verdict rests on
+    counted operations** (column ``counted_flops_per_iter``): the flops of every pass ``sensible_pca`` made
+    over the data, at the shapes of the calls (:mod:`experiments._opcount`), per iteration as ``(count(12) -
+    count(2)) / 10`` in an untimed run per configuration. The sentence is about operations (the paper's
+    measure of cost was MATLAB's ``flops``), and the time slopes moved with the machine (p slope 1.31 and 1.20
+    in two full runs, band edge 1.30). The log-log slopes of the counts against n, p and k are each called
+    against 1.5, midway to the O(np^2) (or O(n^2 p), O(k^2)) alternative, with the ledger's +/- 15 % band, and
+    must exceed 0.5; the time slopes (bootstrap of the per-size medians) are reported beside. **Not run
+    alone** (``RUN_ALONE = False``): no verdict here rests on a time (the ledger has no timing row of this
+    experiment), and counted operations do not move with a neighbour; the time slopes reported beside them do
+    (whether the data still fit in the shared L3 cache depends on what runs on the other core: n slope 1.29
+    and 1.18 in two full runs of the same code).
 
 ``--quick`` shrinks every part (synthetic data only, small sizes) to run in seconds.
 """
 
 from __future__ import annotations
 
-import math
 import textwrap
-import time
-import tracemalloc
-import warnings
 
 import matplotlib.pyplot as plt
-import numba
 import numpy as np
 import pandas as pd
 import scipy.stats
-from threadpoolctl import threadpool_limits
 
-from experiments._opcount import count_data_passes
-from experiments.roweis1997_fig2 import boot_slopes
+from experiments._roweis import (
+    boot_slopes,
+    global_rows,
+    iteration_rows,
+    power_rows,
+    ratio_rows,
+    sanger_rows,
+    slope_text,
+    spca_rows,
+    storage_rows,
+)
 from experiments.runner import _common
 from experiments.runner.claims import (
     NOT_REPRODUCED,
@@ -104,402 +103,35 @@ from experiments.runner.claims import (
     Outcome,
     call_timing,
 )
-from repro import ConvergenceWarning
-from repro.em_pca import EMPCA, em_pca, sensible_pca, subspace_sin
 
 RUN_ALONE = False  # verdicts on counted operations: a neighbour moves only the reported times (docstring)
 TITLE = "Roweis (1997): claims without a figure (iterations at scale, storage, global convergence, power "
 TITLE += "iteration, Sanger's rule, SPCA cost)"
 
-TARGET_SIN = math.sqrt(1.0 - 0.999**2)  # |cos| >= 0.999, the paper's criterion
 FEW = 20
-ETA_GRID = (0.0003, 0.001, 0.003, 0.01)
-
-
-# --------------------------------------------------------------------------- helpers
-def _exact(X: np.ndarray, k: int) -> np.ndarray:
-    """Top-k eigenvectors of the sample covariance (columns)."""
-    Xc = X - X.mean(axis=0)
-    w, V = np.linalg.eigh(Xc.T @ Xc)
-    return V[:, ::-1][:, :k], w[::-1] / (X.shape[0] - 1)
-
-
-def _gaussian(rng, n: int, lam: np.ndarray, rotate: bool = True) -> np.ndarray:
-    Z = rng.standard_normal((n, lam.size)) * np.sqrt(lam)
-    if not rotate:
-        return Z
-    Q = np.linalg.qr(rng.standard_normal((lam.size, lam.size)))[0]
-    return Z @ Q.T
-
-
-def _iters_to(X, V, k, seed, max_iter, n_oversamples=0):
-    """EM iterations until sin(span C, span V) <= TARGET_SIN; (iterations, reached, seconds)."""
-    V = np.ascontiguousarray(V)
-
-    def cb(t, C, lam):
-        return subspace_sin(C, V) <= TARGET_SIN
-
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        res = em_pca(
-            X, k, tol=0.0, max_iter=max_iter, random_state=seed, callback=cb, n_oversamples=n_oversamples
-        )
-    return res.n_iter, bool(res.converged), time.perf_counter() - t0
-
-
-# --------------------------------------------------------------------------- iterations at scale
-def _datasets(cfg):
-    if cfg.quick:
-        yield "synthetic 4000 x 200 (j^-1)", _gaussian(cfg.rng(0, 0), 4000, 1.0 / np.arange(1, 201), False)
-        return
-    from data_fetch import load_cbcl_faces, load_mnist
-
-    yield "CBCL faces 2429 x 361", load_cbcl_faces().X / 255.0
-    yield "MNIST train 60000 x 784", load_mnist("train").X / 255.0
-    lam = 1.0 / np.arange(1, 1001)
-    yield "synthetic 20000 x 1000 (j^-1)", _gaussian(cfg.rng(0, 1), 20_000, lam, False)
-    yield "synthetic 200000 x 1000 (j^-1)", _gaussian(cfg.rng(0, 2), 200_000, lam, False)
-
-
-def _iteration_rows(cfg) -> list[dict]:
-    rows = []
-    for name, X in _common.progress(_datasets(cfg), "claims: iterations"):
-        V, lam = _exact(X, 11)
-        for k in (1, 10):
-            starts = 3 if X.shape[0] <= 5000 else 1
-            for s in range(starts):
-                it, ok, sec = _iters_to(X, V[:, :k], k, s, max_iter=300)
-                rows.append(
-                    {
-                        "part": "iterations",
-                        "dataset": name,
-                        "n": X.shape[0],
-                        "p": X.shape[1],
-                        "k": k,
-                        "seed": s,
-                        "iterations": it,
-                        "reached": ok,
-                        "seconds": sec,
-                        "gap_ratio": lam[k] / lam[k - 1],
-                    }
-                )
-        del X
-    return rows
-
-
-# --------------------------------------------------------------------------- storage
-def _block_factory(n: int, p: int, rows: int, seed: int):
-    scale = 1.0 / np.sqrt(np.arange(1, p + 1))
-
-    def blocks():
-        for i in range(0, n, rows):
-            yield np.random.default_rng([seed, i]).standard_normal((min(rows, n - i), p)) * scale
-
-    return blocks
-
-
-def _peak_bytes(n: int, p: int, k: int, rows: int = 100) -> int:
-    model = EMPCA(k, tol=0.0, max_iter=2, random_state=0, n_oversamples=0)
-    blocks = _block_factory(n, p, rows, 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        tracemalloc.start()
-        try:
-            model.fit_blocks(blocks)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-    return int(peak)
-
-
-def _storage_rows(cfg) -> list[dict]:
-    if cfg.quick:
-        grid = [("n", n, 100, 4) for n in (1000, 4000)] + [("p", 2000, p, 4) for p in (100, 400)]
-        grid += [("k", 2000, 400, k) for k in (1, 8)]
-    else:
-        grid = [("n", n, 500, 5) for n in (5000, 20_000, 80_000)]
-        grid += [("p", 5000, p, 5) for p in (250, 500, 1000, 2000)]
-        grid += [("k", 5000, 1000, k) for k in (1, 5, 20, 50)]
-    rows = []
-    for vary, n, p, k in _common.progress(grid, "claims: storage"):
-        peak = _peak_bytes(n, p, k)
-        rows.append(
-            {
-                "part": "storage",
-                "vary": vary,
-                "n": n,
-                "p": p,
-                "k": k,
-                "block_rows": 100,
-                "peak_bytes": peak,
-                "data_bytes": 8 * n * p,
-            }
-        )
-    return rows
-
-
-# --------------------------------------------------------------------------- global convergence
-def _spectra(p: int, rng) -> dict[str, np.ndarray]:
-    spiked = np.ones(p)
-    spiked[:5] += np.array([10.0, 8.0, 6.0, 5.0, 4.0])
-    return {
-        "spiked": spiked,
-        "power law j^-1": 1.0 / np.arange(1, p + 1),
-        "uniform (0, 1)": rng.uniform(0, 1, p),
-    }
-
-
-def _global_rows(cfg) -> list[dict]:
-    n, p = 500, 50
-    starts = 4 if cfg.quick else 40
-    rows = []
-    for si, (spec, lam) in enumerate(_spectra(p, cfg.rng(2, 0)).items()):
-        X = _gaussian(cfg.rng(2, 1, si), n, lam)
-        V, w = _exact(X, 10)
-        for k in (3,) if cfg.quick else (3, 5):
-            inits = [("random", None, s) for s in range(starts)]
-            for s in range(1 if cfg.quick else 5):
-                C0 = V[:, k : 2 * k] + 1e-6 * cfg.rng(2, 2, si, k, s).standard_normal((p, k))
-                inits.append(("near saddle", C0.T, s))
-            for kind, init, s in inits:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    res = em_pca(
-                        X, k, tol=1e-10, max_iter=20_000, random_state=1000 + s, init=init, n_oversamples=0
-                    )
-                rows.append(
-                    {
-                        "part": "global",
-                        "spectrum": spec,
-                        "k": k,
-                        "start": kind,
-                        "seed": s,
-                        "iterations": res.n_iter,
-                        "reached": bool(res.converged),
-                        "sin_to_exact": subspace_sin(res.components.T, V[:, :k]),
-                        "gap_ratio": w[k] / w[k - 1],
-                    }
-                )
-    return rows
-
-
-# --------------------------------------------------------------------------- power iteration
-def _power_rows(cfg) -> list[dict]:
-    n, p, T = 400, 60, 30
-    X = _gaussian(cfg.rng(3, 0), n, cfg.rng(3, 2).uniform(0.0, 1.0, p))  # footnote 5: slow convergence
-    Xc = X - X.mean(axis=0)
-    S = Xc.T @ Xc / (n - 1)
-    rows = []
-    for k in (1, 3):
-        V, _ = _exact(X, k)
-        C0 = cfg.rng(3, 1, k).standard_normal((p, k))
-        em_iter = []
-
-        def cb(t, C, lam, em_iter=em_iter):
-            em_iter.append(np.array(C, copy=True))
-            return False
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            em_pca(X, k, tol=0.0, max_iter=T, init=C0.T, callback=cb, n_oversamples=0)
-        Q = np.linalg.qr(C0)[0]
-        for t, C in enumerate(em_iter):
-            if t > 0:
-                Q = np.linalg.qr(S @ Q)[0]  # orthogonal (power) iteration on the covariance
-            rows.append(
-                {
-                    "part": "power",
-                    "k": k,
-                    "iteration": t,
-                    "sin_em_power": subspace_sin(C, Q),
-                    "sin_em_exact": subspace_sin(C, V),
-                }
-            )
-    return rows
-
-
-# --------------------------------------------------------------------------- Sanger's rule
-@numba.njit(cache=False)
-def gha_pass(W: np.ndarray, Y: np.ndarray, eta: float, order: np.ndarray) -> np.ndarray:
-    """One pass of Sanger's generalized Hebbian algorithm over the rows of centred ``Y`` (in ``order``).
-
-    Per point ``y``: ``z = W y``, ``W += eta (z y' - tril(z z') W)`` (Sanger 1989; k = 1 is Oja's rule).
-    Written as loops for Numba; ``tests/test_claim_counterexamples_roweis.py`` checks it against the
-    NumPy formula.
-    """
-    k, p = W.shape
-    z = np.empty(k)
-    for i in order:
-        y = Y[i]
-        for a in range(k):
-            z[a] = W[a] @ y
-        # row a: W_a += eta z_a (y - sum_{b <= a} z_b W_b), with the W_b of before this point
-        upd = np.zeros((k, p))
-        for a in range(k):
-            r = y.copy()
-            for b in range(a + 1):
-                r -= z[b] * W[b]
-            upd[a] = eta * z[a] * r
-        W += upd
-    return W
-
-
-def _gha_passes(Y, V, k, eta, rng, max_passes):
-    W = rng.standard_normal((k, Y.shape[1])) / math.sqrt(Y.shape[1])
-    for t in range(1, max_passes + 1):
-        W = gha_pass(W, Y, eta, rng.permutation(Y.shape[0]))
-        if not np.all(np.isfinite(W)):
-            return max_passes + 1, False
-        if subspace_sin(W.T, V) <= TARGET_SIN:
-            return t, True
-    return max_passes + 1, False
-
-
-def _sanger_rows(cfg) -> list[dict]:
-    n, p, max_passes = 1000, 30, 60
-    seeds = 1 if cfg.quick else 3
-    spectra = {k: v for k, v in _spectra(p, cfg.rng(4, 0)).items() if k != "uniform (0, 1)"}
-    if cfg.quick:
-        spectra = {"spiked": spectra["spiked"]}
-    rows = []
-    for spec, lam in spectra.items():
-        for s in range(seeds):
-            X = _gaussian(cfg.rng(4, 1, s, len(spec)), n, lam)
-            Y = X - X.mean(axis=0)
-            V, w = _exact(X, 3)
-            for k in (1, 3):
-                it, ok, _ = _iters_to(X, V[:, :k], k, s, max_iter=2000)
-                rows.append(
-                    {
-                        "part": "sanger",
-                        "spectrum": spec,
-                        "seed": s,
-                        "k": k,
-                        "method": "EM",
-                        "eta": np.nan,
-                        "passes": it,
-                        "reached": ok,
-                    }
-                )
-                for c in ETA_GRID if not cfg.quick else ETA_GRID[1:3]:
-                    t, ok = _gha_passes(Y, V[:, :k], k, c / w[0], cfg.rng(4, 2, s, k), max_passes)
-                    rows.append(
-                        {
-                            "part": "sanger",
-                            "spectrum": spec,
-                            "seed": s,
-                            "k": k,
-                            "method": "GHA",
-                            "eta": c,
-                            "passes": t,
-                            "reached": ok,
-                        }
-                    )
-    return rows
-
-
-# --------------------------------------------------------------------------- eigenvalue ratios, k = 3
-def _ratio_rows(cfg) -> list[dict]:
-    n, p, k = 400, 40, 3
-    rows = []
-    for r in range(10 if cfg.quick else 60):
-        rng = cfg.rng(5, r)
-        X = _gaussian(rng, n, rng.uniform(0.0, 1.0, p))
-        V, w = _exact(X, k + 1)
-        it, ok, _ = _iters_to(X, V[:, :k], k, r, max_iter=20_000)
-        rows.append(
-            {
-                "part": "ratio",
-                "run": r,
-                "k": k,
-                "iterations": it,
-                "reached": ok,
-                "ratio_k": w[k - 1] / w[k],
-                "ratio_1": w[0] / w[1],
-            }
-        )
-    return rows
-
-
-# --------------------------------------------------------------------------- SPCA cost
-def _spca_seconds(X, k, iters):
-    """CPU seconds of this process for ``iters`` EM iterations of SPCA (single-threaded BLAS)."""
-    t0 = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        sensible_pca(X, k, algorithm="em", tol=0.0, max_iter=iters, random_state=0)  # Roweis' EM
-    return time.process_time() - t0
-
-
-def _spca_counted_per_iter(X, k) -> float:
-    """Flops per SPCA EM iteration counted on the code path: every pass over the data at the shapes of the
-    calls (:func:`experiments._opcount.count_data_passes`), as ``(12 iterations - 2 iterations) / 10``
-    like the times (set-up cancels)."""
-    flops = {}
-    for iters in (2, 12):
-        with count_data_passes() as c, warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            sensible_pca(X, k, algorithm="em", tol=0.0, max_iter=iters, random_state=0)
-        flops[iters] = c.flops
-    return (flops[12] - flops[2]) / 10.0
-
-
-def _spca_rows(cfg) -> list[dict]:
-    if cfg.quick:
-        grid = [("n", n, 50, 3) for n in (500, 1000, 2000)] + [("p", 1000, p, 3) for p in (25, 50, 100)]
-        grid += [("k", 1000, 100, k) for k in (2, 4, 8)]
-        repeats = 3
-    else:
-        grid = [("n", n, 200, 5) for n in (2000, 8000, 32_000)]
-        grid += [("p", 8000, p, 5) for p in (100, 200, 400, 800)]
-        grid += [("k", 8000, 400, k) for k in (2, 4, 8, 16)]
-        repeats = 5
-    data = {}
-    for _, n, p, _ in grid:
-        if (n, p) not in data:
-            data[n, p] = cfg.rng(6, n, p).standard_normal((n, p)) / np.sqrt(np.arange(1, p + 1))
-    rows = []
-    counted = {(n, p, k): _spca_counted_per_iter(data[n, p], k) for _, n, p, k in grid}  # untimed
-    with threadpool_limits(1):
-        for r in _common.progress(range(repeats), "claims: SPCA cost"):
-            for vary, n, p, k in grid:  # interleaved: every configuration once per repeat
-                t_long = _spca_seconds(data[n, p], k, 12)
-                t_short = _spca_seconds(data[n, p], k, 2)
-                rows.append(
-                    {
-                        "part": "spca_cost",
-                        "vary": vary,
-                        "n": n,
-                        "p": p,
-                        "k": k,
-                        "repeat": r,
-                        "seconds_per_iter": max(t_long - t_short, 1e-9) / 10.0,
-                        "counted_flops_per_iter": counted[n, p, k],
-                    }
-                )
-    return rows
 
 
 def compute(cfg: _common.Config) -> pd.DataFrame:
-    rows = []
-    for part in (
-        _power_rows,
-        _global_rows,
-        _ratio_rows,
-        _sanger_rows,
-        _storage_rows,
-        _spca_rows,
-        _iteration_rows,
-    ):
-        rows += part(cfg)
-    return pd.DataFrame(rows)
+    """Every part's rows (:mod:`experiments._roweis` measures them; the protocol is above)."""
+    parts = (power_rows, global_rows, ratio_rows, sanger_rows, storage_rows, spca_rows, iteration_rows)
+    return pd.DataFrame([row for part in parts for row in part(cfg)])
 
 
 # --------------------------------------------------------------------------- plot
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(2, 3, figsize=(12.0, 7.0))
-    ax = axes[0, 0]
+    _plot_iterations(axes[0, 0], df)
+    _plot_storage(axes[0, 1], df)
+    _plot_power(axes[0, 2], df)
+    _plot_sanger(axes[1, 0], df)
+    _plot_ratio(axes[1, 1], df)
+    _plot_spca_cost(axes[1, 2], df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_iterations(ax, df: pd.DataFrame) -> None:
+    """Iterations to sin <= 0.0447 on the large data sets, k = 1 and 10."""
     d = df[df.part == "iterations"]
     for j, k in enumerate((1, 10)):
         g = d[d.k == k].groupby("dataset", sort=False).iterations
@@ -513,7 +145,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_title("Iterations on large data")
     ax.legend(fontsize=7)
 
-    ax = axes[0, 1]
+
+def _plot_storage(ax, df: pd.DataFrame) -> None:
+    """Peak traced memory of fit_blocks against n, p and k."""
     st = df[df.part == "storage"]
     for vary, col, m in (("n", "n", "o"), ("p", "p", "s"), ("k", "k", "^")):
         s = st[st.vary == vary].sort_values(col)
@@ -523,7 +157,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_title("fit_blocks storage (100-row blocks)")
     ax.legend(fontsize=7)
 
-    ax = axes[0, 2]
+
+def _plot_power(ax, df: pd.DataFrame) -> None:
+    """EM's iterates against orthogonal iteration on S, and against the exact subspace."""
     pw = df[df.part == "power"]
     for k in sorted(pw.k.unique()):
         s = pw[pw.k == k].sort_values("iteration")
@@ -536,7 +172,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_title("EM = orthogonal iteration on S")
     ax.legend(fontsize=7)
 
-    ax = axes[1, 0]
+
+def _plot_sanger(ax, df: pd.DataFrame) -> None:
+    """Sanger's rule (best rate) against EM at equal accuracy."""
     sg = df[df.part == "sanger"]
     best = sg[sg.method == "GHA"].groupby(["spectrum", "k", "seed"]).passes.min()
     em = sg[sg.method == "EM"].set_index(["spectrum", "k", "seed"]).passes
@@ -549,7 +187,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("GHA passes, best learning rate")
     ax.set_title("Sanger's rule vs EM, equal accuracy")
 
-    ax = axes[1, 1]
+
+def _plot_ratio(ax, df: pd.DataFrame) -> None:
+    """Iterations (k = 3) against the two eigenvalue ratios."""
     ra = df[df.part == "ratio"]
     ax.loglog(1.0 / np.log(ra.ratio_k), ra.iterations, ".", label="1/log(l_k/l_k+1)")
     ax.loglog(1.0 / np.log(ra.ratio_1), ra.iterations, "x", alpha=0.5, label="1/log(l_1/l_2)")
@@ -558,7 +198,9 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_title("Eigenvalue ratios control the iterations")
     ax.legend(fontsize=7)
 
-    ax = axes[1, 2]
+
+def _plot_spca_cost(ax, df: pd.DataFrame) -> None:
+    """SPCA time per iteration against n, p and k, relative to the smallest."""
     sc = df[df.part == "spca_cost"]
     for vary, m in (("n", "o"), ("p", "s"), ("k", "^")):
         s = sc[sc.vary == vary].groupby(vary).seconds_per_iter.median()
@@ -570,8 +212,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("SPCA time per iteration (relative)")
     ax.set_title("SPCA cost O(knp)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 # --------------------------------------------------------------------------- claims
@@ -704,10 +344,6 @@ def _slope_call(df: pd.DataFrame, vary: str, threshold: float = 1.5, lower_is_be
     return call_timing(slopes, threshold, lower_is_better=lower_is_better)
 
 
-def _q(call) -> str:
-    return f"{call.median:.2f} (quartiles {call.low:.2f}-{call.high:.2f})"
-
-
 def _counted_slope(df: pd.DataFrame, vary: str) -> float:
     """Log-log slope of the counted flops per SPCA iteration against ``vary`` (one count per size)."""
     sc = df[(df.part == "spca_cost") & (df.vary == vary)].groupby(vary).counted_flops_per_iter.first()
@@ -733,8 +369,9 @@ def _check_spca_cost(df: pd.DataFrame) -> Outcome:
     return Outcome(
         "log-log slope of the counted flops per iteration vs n "
         + ", vs p ".join(f"{counted[v]:.2f}" for v in ("n", "p"))
-        + f", vs k {counted['k']:.2f}; measured-time slopes (reported, not decisive) vs n {_q(times['n'])}, "
-        f"vs p {_q(times['p'])}, vs k {_q(times['k'])}",
+        + f", vs k {counted['k']:.2f}; measured-time slopes (reported, not decisive) vs n "
+        f"{slope_text(times['n'])}, "
+        f"vs p {slope_text(times['p'])}, vs k {slope_text(times['k'])}",
         verdict,
         "Linear in k, n and p (O(knp)) vs the O(np^2) (or O(n^2 p), O(k^2)) that forming a covariance (Gram) "
         "matrix would give. Decided on the floating-point operations counted on the code that ran: every "

@@ -72,20 +72,31 @@ C. D. Sigg and J. M. Buhmann. Expectation-maximization for sparse and non-negati
 
 from __future__ import annotations
 
-import time
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments._sigg import (
+    ALT_PATH,
+    ALT_SPCA,
+    boot_window_ratios,
+    bump_means,
+    elevated_range,
+    random_start_bumps,
+    random_start_iterations,
+    time_panel_rows,
+    variance_panel_rows,
+)
 from experiments.runner import _common
-from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, call_timing
-from repro.baselines.pathspca import pathspca
-from repro.baselines.spca_zou import spca_zou_path
-from repro.baselines.thresholding import thresholding_path
-from repro.em_sparse_pca import em_sparse_pca_path
-from repro.linalg import Covariance
+from experiments.runner.claims import (
+    NOT_REPRODUCED,
+    PARTIAL,
+    REPRODUCED,
+    Claim,
+    Outcome,
+    call_timing,
+    verdict_from,
+)
 
 TITLE = "Sigg & Buhmann (2008) Fig. 2: sparse PCA variance vs cardinality (CBCL, leukemia) and running time"
 
@@ -95,39 +106,10 @@ TIME_REPEATS = 7
 SPCA_TIME_REPEATS = 2  # SPCA is timed in the first repeats only: 70% of the run's time with 7 (docstring)
 BUMP_SEEDS = 4  # random starts per data set for the iteration counts' spread (not the paper's start)
 BUMP_KMAX = 40
-SPCA_GRID = (
-    1,
-    2,
-    3,
-    5,
-    7,
-    10,
-    15,
-    20,
-    25,
-    30,
-    40,
-    50,
-    60,
-    70,
-    80,
-    90,
-    100,
-    110,
-    120,
-    130,
-    140,
-    150,
-    175,
-    200,
-    250,
-    300,
-    361,
-)
+SPCA_GRID = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 175,
+             200, 250, 300, 361)  # fmt: skip
 DATASET = {"cbcl": "CBCL faces", "leukemia": "leukemia"}
 PLOT_KMAX = 150  # the published left and middle panels show K = 0..150
-ALT_PATH = "PathSPCA, start=argmax C_ii"
-ALT_SPCA = "SPCAopt, ridge=inf"
 # (legend label, style key) of the methods per panel
 LABEL_STYLE = {
     "emPCA": "emPCA",
@@ -139,140 +121,7 @@ LABEL_STYLE = {
 }
 
 
-# --------------------------------------------------------------------------- helpers
-def first_pc_start(X: np.ndarray) -> int:
-    """Index of the largest absolute loading of the first principal component (PathSPCA's start)."""
-    _, V = Covariance.from_data(X).eigh(1)
-    return int(np.argmax(np.abs(V[:, 0])))
-
-
-def _rows(path, panel, method, ks=None, opt=True, **extra) -> list[dict]:
-    """Tidy rows of a CardinalityPath (``variance`` = renormalized if ``opt`` else as found)."""
-    out = []
-    for j, K in enumerate(path.cardinalities):
-        if ks is not None and K not in ks:
-            continue
-        v = path.variance_opt[j] if opt else path.variance[j]
-        out.append(
-            {
-                "panel": panel,
-                "method": method,
-                "cardinality": int(K),
-                "variance": float(v),
-                "variance_raw": float(path.variance[j]),
-                "nnz": int(np.count_nonzero(path.components[j])),
-                "n_iter": int(path.n_iter[j]),
-                **extra,
-            }
-        )
-    return out
-
-
 # --------------------------------------------------------------------------- compute
-def _variance_panel(X, panel, ks, spca_ks, methods_plain: bool) -> list[dict]:
-    rows = []
-    em = em_sparse_pca_path(X, ks, renormalize=True, init="pc")
-    if methods_plain:
-        rows += _rows(em, panel, "emPCA", opt=False)
-        rows += _rows(em, panel, "emPCAopt", opt=True)
-    else:
-        rows += _rows(em, panel, "emPCA", opt=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SPCA may stop at max_iter (its n_iter is in the CSV)
-        sp = spca_zou_path(X, spca_ks, ridge=SPCA_RIDGE, renormalize=True)
-        sp_inf = spca_zou_path(X, spca_ks, ridge=np.inf, renormalize=True)
-    if methods_plain:
-        rows += _rows(sp, panel, "SPCA", opt=False, ridge=SPCA_RIDGE)
-        rows += _rows(sp, panel, "SPCAopt", opt=True, ridge=SPCA_RIDGE)
-    else:
-        rows += _rows(sp, panel, "SPCA", opt=True, ridge=SPCA_RIDGE)
-    rows += _rows(sp_inf, panel, ALT_SPCA, opt=True, ridge=np.inf)
-    start = first_pc_start(X)
-    rows += _rows(pathspca(X, ks, start=start), panel, "PathSPCA", start=start)
-    rows += _rows(pathspca(X, ks), panel, ALT_PATH, start=-1)
-    if not methods_plain:
-        rows += _rows(thresholding_path(X, ks), panel, "Thresholding", opt=True)
-    return rows
-
-
-def _time_panel(X, ks, repeats) -> list[dict]:
-    rows = []
-    start = first_pc_start(X)
-    for rep in range(repeats):
-        em = em_sparse_pca_path(X, ks, renormalize=True, init="pc")
-        for j, K in enumerate(em.cardinalities):
-            rows.append(
-                {
-                    "panel": "time",
-                    "method": "emPCA",
-                    "cardinality": int(K),
-                    "repeat": rep,
-                    "seconds": em.init_time + em.time[j],
-                    "n_iter": int(em.n_iter[j]),
-                    "variance": float(em.variance_opt[j]),
-                }
-            )
-        ps = pathspca(X, ks, start=start)
-        for j, K in enumerate(ps.cardinalities):
-            rows.append(
-                {
-                    "panel": "time",
-                    "method": "PathSPCA",
-                    "cardinality": int(K),
-                    "repeat": rep,
-                    "seconds": ps.init_time + ps.time[j],
-                    "n_iter": int(ps.n_iter[j]),
-                    "variance": float(ps.variance[j]),
-                }
-            )
-        if rep >= SPCA_TIME_REPEATS:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for K in ks:
-                t0 = time.perf_counter()
-                sp = spca_zou_path(X, [K], ridge=SPCA_RIDGE, renormalize=True)
-                rows.append(
-                    {
-                        "panel": "time",
-                        "method": "SPCA",
-                        "cardinality": int(K),
-                        "repeat": rep,
-                        "seconds": time.perf_counter() - t0,
-                        "n_iter": int(sp.n_iter[0]),
-                        "variance": float(sp.variance_opt[0]),
-                        "ridge": SPCA_RIDGE,
-                    }
-                )
-    return rows
-
-
-def _random_start_iterations(X, panel, kmax, seeds, cfg) -> list[dict]:
-    """EM iterations for ``K = 2..kmax`` from one random start per seed (panel ``iter-random``)."""
-    rows = []
-    for seed in range(seeds):
-        em = em_sparse_pca_path(
-            X,
-            np.arange(2, kmax + 1),
-            renormalize=False,
-            init="random",
-            n_restarts=1,
-            random_state=cfg.rng(3, seed),
-        )
-        rows += [
-            {
-                "panel": "iter-random",
-                "dataset": DATASET[panel],
-                "method": "emPCA",
-                "cardinality": int(K),
-                "repeat": seed,
-                "n_iter": int(em.n_iter[j]),
-            }
-            for j, K in enumerate(em.cardinalities)
-        ]
-    return rows
-
-
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_cbcl_faces, load_leukemia_armstrong
 
@@ -293,13 +142,13 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         spca_f = SPCA_GRID
         spca_l = tuple(k for k in SPCA_GRID if k <= 150)
         time_ks, repeats = TIME_GRID, TIME_REPEATS
-    rows = []
-    rows += [dict(r, dataset="CBCL faces") for r in _variance_panel(Xf, "cbcl", ks_f, spca_f, True)]
-    rows += [dict(r, dataset="leukemia") for r in _variance_panel(Xl, "leukemia", ks_l, spca_l, False)]
-    rows += [dict(r, dataset="leukemia") for r in _time_panel(Xl, time_ks, repeats)]
+    cbcl = variance_panel_rows(Xf, "cbcl", ks_f, spca_f, True, SPCA_RIDGE)
+    leukemia = variance_panel_rows(Xl, "leukemia", ks_l, spca_l, False, SPCA_RIDGE)
+    leukemia += time_panel_rows(Xl, time_ks, repeats, SPCA_TIME_REPEATS, SPCA_RIDGE)
+    rows = [dict(r, dataset="CBCL faces") for r in cbcl] + [dict(r, dataset="leukemia") for r in leukemia]
     seeds, kmax = (2, 12) if cfg.quick else (BUMP_SEEDS, BUMP_KMAX)
     for panel, X in (("cbcl", Xf), ("leukemia", Xl)):
-        rows += _random_start_iterations(X, panel, kmax, seeds, cfg)
+        rows += random_start_iterations(X, DATASET[panel], kmax, seeds, cfg)
     df = pd.DataFrame(rows)
     df["total_variance"] = np.where(df.panel == "cbcl", Xf.shape[1], Xl.shape[1])
     return df
@@ -417,14 +266,10 @@ def _check_leukemia_analogous(df):
         f"{100 * g_alt:.1f}%, negative = emPCA higher); thresholding below emPCA by {100 * g_thr:.1f}%; "
         f"SPCAopt "
         f"below emPCA by {100 * g_sp:.1f}%",
-        verdict_ok(ok, g_em <= 0.05),
+        verdict_from(ok, g_em <= 0.05),
         "reproduced if emPCA is within 1% of PathSPCA on average and thresholding is below emPCA "
         "(the reference role the paper gives it)",
     )
-
-
-def verdict_ok(ok, partial=False):
-    return REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED)
 
 
 def _time_ratios(df, method, lo=10, hi=400) -> tuple[np.ndarray, int]:
@@ -481,62 +326,12 @@ def _check_spca_time(df):
     )
 
 
-def _windows(t: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Iteration counts of ``2 <= K <= 9``, ``10 <= K <= 25`` and ``K > 25`` (``t`` indexed by K)."""
-    return t.loc[2:9].to_numpy(float), t.loc[10:25].to_numpy(float), t.loc[26:].to_numpy(float)
-
-
-def _bump(df, panel) -> tuple[float, float, float]:
-    t = df[(df.panel == panel) & (df.method == "emPCA")].groupby("cardinality")["n_iter"].first()
-    low, inside, high = (float(w.mean()) for w in _windows(t))
-    return low, inside, high
-
-
-def _boot_window_ratios(t: pd.Series, n_boot: int = 400) -> tuple[np.ndarray, np.ndarray]:
-    """Bootstrap (over the K of each window, fixed seed) of mean(10..25) / mean(2..9) and / mean(K > 25)."""
-    rng = np.random.default_rng(0)
-    low, inside, high = _windows(t)
-
-    def m(a):
-        return a[rng.integers(0, a.size, (n_boot, a.size))].mean(1)
-
-    mi = m(inside)
-    return mi / m(low), mi / m(high)
-
-
-def _elevated_range(t: pd.Series, level: float) -> tuple[int, int]:
-    """The run of K around K = 17 where the 5-wide running median of the counts is >= ``level``."""
-    t = t.loc[2:]  # K = 1 converges at once
-    r = t.rolling(5, center=True, min_periods=3).median()
-    ks = list(r.index)
-    i = ks.index(17) if 17 in ks else len(ks) // 2
-    lo = hi = i
-    while lo > 0 and r.iloc[lo - 1] >= level:
-        lo -= 1
-    while hi < len(ks) - 1 and r.iloc[hi + 1] >= level:
-        hi += 1
-    return int(ks[lo]), int(ks[hi])
-
-
-def _random_start_bumps(df, panel) -> tuple[int, int, int]:
-    """Seeds (one random start each) whose counts show a bump by the same rule; above one side only; all."""
-    g = df[(df.panel == "iter-random") & (df.get("dataset") == DATASET[panel])]
-    if g.empty:
-        return 0, 0, 0
-    both = one = 0
-    for _, s in g.groupby("repeat"):
-        low, inside, high = (w.mean() for w in _windows(s.set_index("cardinality").n_iter.sort_index()))
-        a, b = inside >= 1.2 * low, inside >= 1.2 * high
-        both, one = both + (a and b), one + (a != b)
-    return both, one, int(g.repeat.nunique())
-
-
 def _bump_outcome(df, panel, name):
-    low, inside, high = _bump(df, panel)
+    low, inside, high = bump_means(df, panel)
     t = df[(df.panel == panel) & (df.method == "emPCA")].groupby("cardinality")["n_iter"].first()
-    r_low, r_high = _boot_window_ratios(t)
+    r_low, r_high = boot_window_ratios(t)
     above_low, above_high = inside >= 1.2 * low, inside >= 1.2 * high
-    k0, k1 = _elevated_range(t, inside / 1.2)
+    k0, k1 = elevated_range(t, inside / 1.2)
     text = (
         f"mean EM iterations on {name}: {low:.1f} for 2 <= K <= 9, {inside:.1f} for 10 <= K <= 25, "
         f"{high:.1f} for K > 25 (ratios {inside / low:.2f}, bootstrap over K 5-95% "
@@ -544,7 +339,7 @@ def _bump_outcome(df, panel, name):
         f"{np.percentile(r_high, 5):.2f}-{np.percentile(r_high, 95):.2f}); counts within 20% of the "
         f"10..25 mean (running median of 5) for K = {k0}..{k1}"
     )
-    both, one, n_seeds = _random_start_bumps(df, panel)
+    both, one, n_seeds = random_start_bumps(df, DATASET[panel])
     if panel == "leukemia":
         tk = df[(df.panel == "time") & (df.method == "emPCA") & (df.cardinality > 150)]
         if len(tk):

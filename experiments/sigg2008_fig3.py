@@ -11,9 +11,8 @@ the projected data.
   component, ``alpha`` in {1e5, 1e6, 1e7}, ``beta`` found for each ``K`` by bisection until the cardinality
   is exactly ``K`` or the relative length of the beta interval is below 1e-5, best of ten random restarts
   (:func:`repro.nspca.nspca_for_cardinality`). NSPCA runs on a grid of twelve ``K`` (``K_GRID``: 1, 5,
-  10, 20, 40, 60, 80, 100, 125, 150, 175, 200): each point is a bisection of about 20 fits per restart, and at
-  ``alpha = 1e7`` a point costs about 10 s on a 2-core machine, so the 23-point grid of an earlier run
-  (every 10) took 5.5 minutes; its results agreed with the coarser grid's. A ``K`` NSPCA cannot reach at an
+  10, 20, 40, 60, 80, 100, 125, 150, 175, 200): each point is a bisection of about 20 fits per restart
+  (about 10 s at ``alpha = 1e7``); a grid of every 10 gave the same curves. A ``K`` NSPCA cannot reach at an
   ``alpha`` is recorded with ``found = False`` and not drawn.
 * **middle**: cumulative variance vs the number of *orthogonal* components (1..10): emPCA (sparse, signed)
   and emPCA (nn), ``K = 20`` for every component, deflation ``X <- X (I - ww')`` (Eq. 18; for nn components
@@ -70,19 +69,30 @@ approximation. J. Multivariate Analysis 99, 2008 (adjusted variance).
 from __future__ import annotations
 
 import itertools
-import time
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments._sigg import (
+    ORTH_RULE,
+    QUASI_RULE,
+    fig3_cum,
+    fig3_left,
+    fig3_left_rows,
+    fig3_middle_k_rows,
+    fig3_middle_rows,
+    fig3_right_angle_rows,
+    fig3_right_rows,
+    orth_call,
+    plot_curves,
+    plot_left,
+    plot_other_settings,
+    quasi_call,
+)
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome, verdict_from
-from repro.em_sparse_pca import EMSparsePCA, em_sparse_pca_path
 from repro.linalg import Covariance
-from repro.metrics import adjusted_variance, cumulative_variance, min_angle_deg
-from repro.nspca import CardinalityNotReached, nspca_for_cardinality, nspca_for_min_angle
 
 TITLE = "Sigg & Buhmann (2008) Fig. 3: non-negative sparse PCA on CBCL faces, emPCA (nn) vs NSPCA"
 
@@ -101,32 +111,7 @@ EXTRA_ANGLES = (80.0, 88.0)  # right panel, other minimum angles
 EXTRA_RTOL = 0.05  # coarser beta bisection for the other K
 
 
-# --------------------------------------------------------------------------- data
-def _nonzero(W: np.ndarray) -> np.ndarray:
-    """The non-zero rows of ``W`` (NSPCA can drive a whole component to zero)."""
-    return W[np.linalg.norm(W, axis=1) > 0]
-
-
 # --------------------------------------------------------------------------- compute
-def _cum_rows(panel, method, W, C, **extra) -> list[dict]:
-    adj = adjusted_variance(C, W)
-    plain = cumulative_variance(C, W)
-    card = np.cumsum(np.count_nonzero(W, axis=1))
-    return [
-        {
-            "panel": panel,
-            "method": method,
-            "n_components": i + 1,
-            "cumulative_variance": float(adj[i]),
-            "cumulative_plain": float(plain[i]),
-            "cumulative_cardinality": int(card[i]),
-            "min_angle": min_angle_deg(W[: i + 1]),
-            **extra,
-        }
-        for i in range(len(W))
-    ]
-
-
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_cbcl_faces
 
@@ -134,351 +119,60 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     if cfg.quick:
         faces = faces[cfg.rng(0).choice(faces.shape[0], 500, replace=False)]
     X, w1 = _common.minus_first_pc(_common.preprocess(faces, "standardize"))
-    n = X.shape[0]
     C = Covariance.from_data(X)
     A = np.ascontiguousarray(X.T @ X)  # NSPCA's scatter matrix (Zass & Shashua, Eq. 3)
-    quick = cfg.quick
-    alphas = (1e7,) if quick else ALPHAS
-    k_grid = (10, 40) if quick else K_GRID
-    k_max = 40 if quick else K_MAX
-    restarts = 1 if quick else 10
-    n_comp = 3 if quick else N_COMP
-    max_iter = 100 if quick else 3000
-    joint = 60 if quick else JOINT_CARD
-    rows: list[dict] = []
-
-    # ---- left: variance vs cardinality
-    t0 = time.perf_counter()
-    em = em_sparse_pca_path(
-        X,
-        np.arange(1, k_max + 1),
-        nonneg=True,
-        renormalize=True,
-        init="random",
-        n_restarts=restarts,
-        random_state=cfg.rng(1),
-    )
-    for j, K in enumerate(em.cardinalities):
-        rows.append(
-            {
-                "panel": "left",
-                "method": "emPCA (nn)",
-                "cardinality": int(K),
-                "variance": float(em.variance[j]),
-                "variance_opt": float(em.variance_opt[j]),
-                "nnz": int(np.count_nonzero(em.components[j])),
-                "found": True,
-                "n_iter": int(em.n_iter[j]),
-                "seconds": float(em.time[j]),
-            }
-        )
-    em_seconds = time.perf_counter() - t0
-    for a_i, alpha in enumerate(alphas):
-        for K in _common.progress(k_grid, f"NSPCA alpha={alpha:g}"):
-            t0 = time.perf_counter()
-            row = {"panel": "left", "method": "NSPCA", "alpha": alpha, "cardinality": int(K)}
-            try:
-                r = nspca_for_cardinality(
-                    A,
-                    int(K),
-                    alpha=alpha,
-                    n_restarts=restarts,
-                    rtol=RTOL,
-                    precomputed=True,
-                    max_iter=max_iter,
-                    random_state=cfg.rng(2, a_i, K),
-                )
-                row.update(
-                    variance=r.variance / (n - 1), nnz=r.cardinality, found=True, n_fits=r.n_fits, beta=r.beta
-                )
-            except CardinalityNotReached as e:
-                row.update(
-                    variance=np.nan,
-                    nnz=np.nan,
-                    found=False,
-                    n_fits=len(e.seen),
-                    nearest_below=e.below,
-                    nearest_above=e.above,
-                )
-            row["seconds"] = time.perf_counter() - t0
-            rows.append(row)
-
-    # ---- middle: orthogonal components, K = 20 each
-    for method, nn in (("emPCA", False), ("emPCA (nn)", True)):
-        t0 = time.perf_counter()
-        est = EMSparsePCA(
-            n_comp,
-            cardinality=K_PER_COMP,
-            nonneg=nn,
-            init="random" if nn else "pc",
-            n_restarts=restarts if nn else None,
-            renormalize=False,
-            random_state=cfg.rng(3, int(nn)),
-        ).fit(X)
-        rows += _cum_rows("middle", method, est.components_, C, seconds=time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    jr = nspca_for_cardinality(
-        A,
-        joint,
-        n_components=n_comp,
-        alpha=ALPHA_JOINT,
-        n_restarts=1,
-        random_state=cfg.rng(4),
-        rtol=RTOL,
-        max_iter=max_iter,
-        exact=False,
-        beta_start=JOINT_BETA_START,
-        precomputed=True,
-    )
-    rows += _cum_rows(
-        "middle",
-        "NSPCA",
-        _nonzero(jr.components),
-        C,
-        alpha=ALPHA_JOINT,
-        beta=jr.beta,
-        joint_nnz=jr.cardinality,
-        exact=jr.exact,
-        n_fits=jr.n_fits,
-        seconds=time.perf_counter() - t0,
-    )
-
-    # ---- right: quasi-orthogonal components, minimum angle 85 degrees
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        q = EMSparsePCA(
-            n_comp,
-            nonneg=True,
-            orthogonality="quasi",
-            init="random",
-            min_angle_deg=MIN_ANGLE,
-            n_restarts=1 if quick else None,
-            renormalize=False,
-            random_state=cfg.rng(5),
-        ).fit(X)
-    rows += _cum_rows("right", "emPCA (nn)", q.components_, C, seconds=time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    ar = nspca_for_min_angle(
-        A, n_comp, MIN_ANGLE, random_state=cfg.rng(6), max_iter=max_iter, strict=False, precomputed=True
-    )
-    rows += _cum_rows(
-        "right",
-        "NSPCA",
-        _nonzero(ar.components),
-        C,
-        alpha=ar.alpha,
-        beta=0.0,
-        exact=ar.reached,
-        n_fits=ar.n_fits,
-        seconds=time.perf_counter() - t0,
-    )
-
-    # ---- "confirmed for various values of K and L" (middle) and "various L and minimum angle" (right):
-    # the same comparisons at other settings, drawn in a second row of the figure.
-    extra_joint = (30, 90) if quick else EXTRA_JOINT
-    for j, target in enumerate(extra_joint):
-        # NSPCA tuned to the joint cardinality as above, with a coarser bisection (relative beta interval
-        # EXTRA_RTOL; every fit of ten components costs seconds), then emPCA at K = nnz / components.
-        t0 = time.perf_counter()
-        res = nspca_for_cardinality(
-            A,
-            target,
-            n_components=n_comp,
-            alpha=ALPHA_JOINT,
-            n_restarts=1,
-            random_state=cfg.rng(7, j),
-            rtol=EXTRA_RTOL,
-            max_iter=max_iter,
-            exact=False,
-            beta_start=JOINT_BETA_START,
-            precomputed=True,
-        )
-        W = _nonzero(res.components)
-        nnz = int(res.cardinality)
-        rows += _cum_rows(
-            "middle-K",
-            "NSPCA",
-            W,
-            C,
-            alpha=ALPHA_JOINT,
-            beta=res.beta,
-            joint_nnz=nnz,
-            target=target,
-            n_fits=res.n_fits,
-            seconds=time.perf_counter() - t0,
-        )
-        k_each = max(1, round(nnz / n_comp))
-        for method, nn in (("emPCA", False), ("emPCA (nn)", True)):
-            t0 = time.perf_counter()
-            est = EMSparsePCA(
-                n_comp,
-                cardinality=k_each,
-                nonneg=nn,
-                init="random" if nn else "pc",
-                n_restarts=restarts if nn else None,
-                renormalize=False,
-                random_state=cfg.rng(8, j, int(nn)),
-            ).fit(X)
-            rows += _cum_rows(
-                "middle-K",
-                method,
-                est.components_,
-                C,
-                target=target,
-                k_each=k_each,
-                seconds=time.perf_counter() - t0,
-            )
-    for j, angle in enumerate((80.0,) if quick else EXTRA_ANGLES):
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            q = EMSparsePCA(
-                n_comp,
-                nonneg=True,
-                orthogonality="quasi",
-                init="random",
-                min_angle_deg=angle,
-                n_restarts=1 if quick else None,
-                renormalize=False,
-                random_state=cfg.rng(9, j),
-            ).fit(X)
-        rows += _cum_rows(
-            "right-angle",
-            "emPCA (nn)",
-            q.components_,
-            C,
-            target_angle=angle,
-            seconds=time.perf_counter() - t0,
-        )
-        t0 = time.perf_counter()
-        ar = nspca_for_min_angle(
-            A, n_comp, angle, random_state=cfg.rng(10, j), max_iter=max_iter, strict=False, precomputed=True
-        )
-        rows += _cum_rows(
-            "right-angle",
-            "NSPCA",
-            _nonzero(ar.components),
-            C,
-            alpha=ar.alpha,
-            beta=0.0,
-            exact=ar.reached,
-            target_angle=angle,
-            seconds=time.perf_counter() - t0,
-        )
+    size = _sizes(cfg.quick)
+    rows, em_seconds = fig3_left_rows(X, A, cfg, size)
+    rows += fig3_middle_rows(X, A, C, cfg, size)
+    rows += fig3_right_rows(X, A, C, cfg, size)
+    # "confirmed for various values of K and L" (middle) and "various L and minimum angle" (right): the
+    # same comparisons at other settings, drawn in a second row of the figure
+    rows += fig3_middle_k_rows(X, A, C, cfg, size)
+    rows += fig3_right_angle_rows(X, A, C, cfg, size)
     df = pd.DataFrame(rows)
     df["em_path_seconds"] = em_seconds
     df["pc1_sign_share"] = float(max((w1 > 0).mean(), (w1 < 0).mean()))
     return df
 
 
+def _sizes(quick: bool) -> dict:
+    """The run's settings: the paper's, with the small sizes of ``--quick`` (module docstring)."""
+    return {
+        "alphas": (1e7,) if quick else ALPHAS,
+        "k_grid": (10, 40) if quick else K_GRID,
+        "k_max": 40 if quick else K_MAX,
+        "restarts": 1 if quick else 10,
+        "n_comp": 3 if quick else N_COMP,
+        "max_iter": 100 if quick else 3000,
+        "joint": 60 if quick else JOINT_CARD,
+        "quasi_restarts": 1 if quick else None,
+        "extra_joint": (30, 90) if quick else EXTRA_JOINT,
+        "extra_angles": (80.0,) if quick else EXTRA_ANGLES,
+        "rtol": RTOL,
+        "extra_rtol": EXTRA_RTOL,
+        "alpha_joint": ALPHA_JOINT,
+        "beta_start": JOINT_BETA_START,
+        "k_per_comp": K_PER_COMP,
+        "min_angle": MIN_ANGLE,
+    }
+
+
 # --------------------------------------------------------------------------- plot
-NSPCA_LINES = {1e5: ("-", "*"), 1e6: ("--", "s"), 1e7: (":", "D"), 1e8: ("-", "*")}
-# one colour per alpha in the left panel (the three curves nearly coincide), open markers of growing size
-NSPCA_COLORS = {1e5: "tab:orange", 1e6: "tab:red", 1e7: "tab:brown"}
-NSPCA_SIZES = {1e5: 9, 1e6: 6, 1e7: 4}
-
-
-def _exp_label(alpha: float) -> str:
-    return rf"NSPCA ($\alpha$ = 1e{round(np.log10(alpha))})"
-
-
 def plot(df: pd.DataFrame, cfg: _common.Config):
     extra = bool(len(df[df.panel.isin(["middle-K", "right-angle"])]))
     fig, grid = plt.subplots(2 if extra else 1, 3, figsize=(11.0, 6.6 if extra else 3.3), squeeze=False)
-    axes = grid[0]
-    ax = axes[0]
-    em = df[(df.panel == "left") & (df.method == "emPCA (nn)")].sort_values("cardinality")
-    st = _common.method_style("emPCA(nn)")
-    st["markevery"] = max(1, len(em) // 15)
-    ax.plot(em.cardinality, em.variance, label="emPCA (nn)", **st)
-    ax.plot(em.cardinality, em.variance_opt, color=st["color"], ls=":", lw=0.9, label="emPCAopt (nn)")
-    ns = df[(df.panel == "left") & (df.method == "NSPCA") & (df.found.astype(bool))]
-    base = _common.method_style("NSPCA")
-    for alpha, g in ns.groupby("alpha"):
-        ls, mk = NSPCA_LINES.get(alpha, ("-", "o"))
-        g = g.sort_values("cardinality")
-        color = NSPCA_COLORS.get(alpha, base["color"])
-        ax.plot(g.cardinality, g.variance, color=color, ls=ls, lw=1.0, marker=mk, mfc="none",
-                ms=NSPCA_SIZES.get(alpha, 5), label=_exp_label(alpha))  # fmt: skip
-    ax.set_xlabel("Cardinality")
-    ax.set_ylabel("Variance")
-    ax.set_xlim(0, em.cardinality.max())
-    ax.set_ylim(bottom=0)
-    ax.set_title("Non-negative sparse PC (best of restarts)")
-    ax.legend(loc="lower right", fontsize=6.5)
-    for ax, panel, title in (
-        (axes[1], "middle", "Orthogonal components, K = 20 each"),
-        (axes[2], "right", r"Quasi-orthogonal, $\geq 85^\circ$ apart"),
-    ):
-        sub = df[df.panel == panel]
-        for method in ("emPCA", "emPCA (nn)", "NSPCA"):
-            g = sub[sub.method == method].sort_values("n_components")
-            if not len(g):
-                continue
-            label = method
-            if method == "NSPCA" and panel == "middle":
-                label = _exp_label(ALPHA_JOINT)
-            ax.plot(
-                g.n_components,
-                g.cumulative_variance,
-                label=label,
-                **_common.method_style(method.replace(" (nn)", "(nn)")),
-            )
-        ax.set_xlabel("Number of Components")
-        ax.set_ylabel("Cumulative Variance (adjusted)")
-        ax.set_title(title)
-        ax.set_xticks(range(1, int(sub.n_components.max()) + 1))
-        ax.set_ylim(bottom=0)
-        ax.legend(loc="lower right")
+    plot_left(grid[0, 0], df)
+    plot_curves(grid[0, 1], df, "middle", "Orthogonal components, K = 20 each", ALPHA_JOINT)
+    plot_curves(grid[0, 2], df, "right", r"Quasi-orthogonal, $\geq 85^\circ$ apart", ALPHA_JOINT)
     if extra:
-        _plot_extra(df, grid[1])
+        plot_other_settings(df, grid[1])
     fig.tight_layout()
     return fig
 
 
-def _plot_extra(df: pd.DataFrame, axes) -> None:
-    """Second row: the middle panel at other K, the right panel at other minimum angles."""
-    sub = df[df.panel == "middle-K"]
-    targets = sorted(sub.target.dropna().unique())
-    for ax, target in zip(axes[:2], targets, strict=False):
-        k_each = int(sub[(sub.target == target) & (sub.method == "emPCA")].k_each.iloc[0])
-        for method in ("emPCA", "emPCA (nn)", "NSPCA"):
-            g = _cum(df, "middle-K", method, target=target)
-            nnz = sub[(sub.target == target) & (sub.method == "NSPCA")].joint_nnz.iloc[0]
-            label = f"NSPCA (joint {int(nnz)})" if method == "NSPCA" else method
-            ax.plot(
-                g.index, g.to_numpy(), label=label, **_common.method_style(method.replace(" (nn)", "(nn)"))
-            )
-        ax.set_title(f"NOT IN THE PAPER: orthogonal, K = {k_each} each", color="darkred")
-        ax.set_xlabel("Number of Components")
-        ax.set_ylabel("Cumulative Variance (adjusted)")
-        ax.set_ylim(bottom=0)
-        ax.legend(loc="lower right")
-    ax = axes[2]
-    sub = df[df.panel == "right-angle"]
-    for i, angle in enumerate(sorted(sub.target_angle.dropna().unique())):
-        for method in ("emPCA (nn)", "NSPCA"):
-            g = _cum(df, "right-angle", method, target_angle=angle)
-            st = _common.method_style(method.replace(" (nn)", "(nn)"))
-            st["linestyle"] = ("-", "--", ":")[i % 3]
-            ax.plot(g.index, g.to_numpy(), label=rf"{method}, $\geq {angle:g}^\circ$", **st)
-    ax.set_title("NOT IN THE PAPER: other minimum angles", color="darkred")
-    ax.set_xlabel("Number of Components")
-    ax.set_ylabel("Cumulative Variance (adjusted)")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize=6.5)
-
-
 # --------------------------------------------------------------------------- claims
-def _left(df):
-    em = df[(df.panel == "left") & (df.method == "emPCA (nn)")].set_index("cardinality")
-    ns = df[(df.panel == "left") & (df.method == "NSPCA")]
-    return em, ns
-
-
 def _check_em_beats_nspca(df):
-    em, ns = _left(df)
+    em, ns = fig3_left(df)
     found = ns[ns.found.astype(bool)]
     diff = found.apply(lambda r: em.loc[r.cardinality, "variance"] - r.variance, axis=1)
     n_win = int((diff >= -1e-3 * found.variance).sum())  # not below (ties within 0.1% allowed)
@@ -523,7 +217,7 @@ def _check_em_beats_nspca(df):
 
 
 def _check_alpha_coverage(df):
-    _, ns = _left(df)
+    _, ns = fig3_left(df)
     parts, mins, shares, missing = [], [], [], []
     for alpha, g in ns.groupby("alpha"):
         f = g[g.found.astype(bool)]
@@ -555,7 +249,7 @@ def _check_alpha_coverage(df):
 
 
 def _check_alpha_degrades(df):
-    _, ns = _left(df)
+    _, ns = fig3_left(df)
     f = ns[ns.found.astype(bool)].pivot_table(index="cardinality", columns="alpha", values="variance")
     f = f.dropna()
     if f.shape[1] < 2 or not len(f):
@@ -571,43 +265,14 @@ def _check_alpha_degrades(df):
     )
 
 
-def _cum(df, panel, method, **where):
-    sub = df[(df.panel == panel) & (df.method == method)]
-    for col, val in where.items():
-        sub = sub[np.isclose(sub[col].astype(float), val)]
-    return sub.set_index("n_components")["cumulative_variance"]
-
-
-def _orth_call(nn, em, ns) -> tuple[str, bool, bool, str]:
-    """Both emPCA curves above NSPCA over the whole curve L = 1..L_max (and >= 10% more at the end)?"""
-    L = int(min(nn.index.max(), em.index.max(), ns.index.max()))
-    idx = range(1, L + 1)
-    above = (nn.loc[idx] > ns.loc[idx]) & (em.loc[idx] > ns.loc[idx])
-    n_above = int(above.sum())
-    ratio = float(nn.loc[L] / ns.loc[L])
-    ok = n_above == L and ratio >= 1.1
-    partial = n_above >= L / 2
-    below_at = [str(i) for i in idx if not above.loc[i]]
-    text = (
-        f"both emPCA curves above NSPCA at {n_above}/{L} numbers of components"
-        + (f" (NSPCA at least as high at L = {', '.join(below_at)})" if below_at else "")
-        + f"; at L = {L}: emPCA {em.loc[L]:.1f}, emPCA (nn) {nn.loc[L]:.1f}, NSPCA {ns.loc[L]:.1f} "
-        f"(emPCA (nn) / NSPCA = {ratio:.2f})"
-    )
-    return text, ok, partial, f"{n_above}/{L}"
-
-
-ORTH_RULE = (
-    "'captures significantly more of the variance' read over the whole curve: both emPCA curves above "
-    "NSPCA at every number of components L and emPCA (nn) >= 10% more at the last; partly when above at "
-    "half of the L or more"
-)
-
-
 def _check_orth(df):
-    nn, em, ns = _cum(df, "middle", "emPCA (nn)"), _cum(df, "middle", "emPCA"), _cum(df, "middle", "NSPCA")
+    nn, em, ns = (
+        fig3_cum(df, "middle", "emPCA (nn)"),
+        fig3_cum(df, "middle", "emPCA"),
+        fig3_cum(df, "middle", "NSPCA"),
+    )
     nnz = int(df[(df.panel == "middle") & (df.method == "NSPCA")].joint_nnz.iloc[0])
-    text, ok, partial, _ = _orth_call(nn, em, ns)
+    text, ok, partial, _ = orth_call(nn, em, ns)
     return Outcome(
         f"K = 20 each, NSPCA joint cardinality {nnz}: {text}",
         REPRODUCED if ok else (PARTIAL if partial else NOT_REPRODUCED),
@@ -621,10 +286,10 @@ def _check_orth_various(df):
         return Outcome("no run at other K", NOT_REPRODUCED)
     parts, oks, partials = [], [], []
     for target in sorted(sub.target.dropna().unique()):
-        nn, em, ns = (_cum(df, "middle-K", m, target=target) for m in ("emPCA (nn)", "emPCA", "NSPCA"))
+        nn, em, ns = (fig3_cum(df, "middle-K", m, target=target) for m in ("emPCA (nn)", "emPCA", "NSPCA"))
         k_each = int(sub[(sub.target == target) & (sub.method == "emPCA")].k_each.iloc[0])
         nnz = int(sub[(sub.target == target) & (sub.method == "NSPCA")].joint_nnz.iloc[0])
-        _, ok, partial, frac = _orth_call(nn, em, ns)
+        _, ok, partial, frac = orth_call(nn, em, ns)
         oks.append(ok)
         partials.append(partial)
         parts.append(
@@ -639,26 +304,10 @@ def _check_orth_various(df):
     )
 
 
-def _quasi_call(em, ns) -> tuple[str, bool, bool]:
-    L = int(min(em.index.max(), ns.index.max()))
-    d = (em.loc[1:L] - ns.loc[1:L]).to_numpy()
-    crossings = int(np.sum(np.diff(np.sign(d)) != 0))
-    first, last = d[0] > 0, d[-1] < 0
-    text = f"emPCA (nn) - NSPCA: {d[0]:+.1f} at L = 1, {d[-1]:+.1f} at L = {L}, sign changes {crossings}"
-    return text, bool(first and last and crossings == 1), bool(first or last)
-
-
-QUASI_RULE = (
-    "expectation (Sec. 5.2): emPCA captures more variance in the first components, NSPCA the larger "
-    "cumulative variance: reproduced when emPCA (nn) is ahead at L = 1, NSPCA ahead at the last L, and "
-    "the curves cross once; partly when only one end holds"
-)
-
-
 def _check_quasi(df):
-    em, ns = _cum(df, "right", "emPCA (nn)"), _cum(df, "right", "NSPCA")
+    em, ns = fig3_cum(df, "right", "emPCA (nn)"), fig3_cum(df, "right", "NSPCA")
     sub = df[(df.panel == "right") & (df.method == "NSPCA")]
-    text, ok, partial = _quasi_call(em, ns)
+    text, ok, partial = quasi_call(em, ns)
     return Outcome(
         f"85 degrees: {text} (NSPCA alpha={sub.alpha.iloc[0]:.3g}, min angle {sub.min_angle.iloc[-1]:.1f} "
         f"deg; emPCA (nn) {em.iloc[-1]:.1f} vs NSPCA {ns.iloc[-1]:.1f} at the last)",
@@ -673,8 +322,8 @@ def _check_quasi_various(df):
         return Outcome("no run at other angles", NOT_REPRODUCED)
     parts, oks, partials = [], [], []
     for angle in sorted(sub.target_angle.dropna().unique()):
-        em, ns = (_cum(df, "right-angle", m, target_angle=angle) for m in ("emPCA (nn)", "NSPCA"))
-        text, ok, partial = _quasi_call(em, ns)
+        em, ns = (fig3_cum(df, "right-angle", m, target_angle=angle) for m in ("emPCA (nn)", "NSPCA"))
+        text, ok, partial = quasi_call(em, ns)
         oks.append(ok)
         partials.append(partial)
         parts.append(f"{angle:g} degrees: {text}")
@@ -686,7 +335,7 @@ def _check_quasi_various(df):
 
 
 def _check_comparable_small_alpha(df):
-    em, ns = _left(df)
+    em, ns = fig3_left(df)
     alphas = sorted(ns.alpha.unique())
     smaller = alphas[:-1] if len(alphas) > 1 else alphas  # every alpha below the largest of the grid
     parts, shares = [], []

@@ -41,15 +41,16 @@ Choices the paper leaves open
   the signed rows (PCA, GSPCA), white at the 99th percentile of the row's ``|w|`` (above it clipped, so that
   one very sparse factor does not leave the others dark).
 
-Measured quantities per setting (``kind == "summary"``): ``overlap`` = ``||I - U'U||_F`` of the raw U
-(the quantity of Fig. 3a; at alpha = 2e7 it is dominated by the column norms, ``|u_r|^2`` up to 44),
+Measured quantities per setting (``kind == "summary"``): ``overlap`` = ``||I - U'U||_F`` of the raw U (the
+quantity of Fig. 3a; at alpha = 2e7 it is dominated by the column norms, ``|u_r|^2`` up to 44),
 ``overlap_offdiag`` = its off-diagonal part, ``overlap_unit`` = ``||I - W W'||_F`` of the unit-norm factors
 ``W`` (how much the *directions* overlap, whatever the norms), ``l0`` = number of non-zero entries,
 ``coverage`` = pixels used by at least one factor, ``holistic`` = number of factors whose 90 % energy support
 covers more than a third of the pixels, ``shared_energy`` and ``nondominant_energy`` (see
-:func:`support_sharing`), and for NSPCA the convergence measures of :func:`convergence_summary`
-(``max_coord_gain``: the largest gain of Eq. 3 a single coordinate update could still make, relative to
-``|F|``; ``max_obj_drop``: the largest decrease of Eq. 3 from one sweep to the next, relative to ``|F|``).
+:func:`experiments._zass.support_sharing`), and for NSPCA the convergence measures of
+:func:`experiments._zass.convergence_summary` (``max_coord_gain``: the largest gain of Eq. 3 a single
+coordinate update could still make, relative to ``|F|``; ``max_obj_drop``: the largest decrease of Eq. 3 from
+one sweep to the next, relative to ``|F|``).
 
 Rows ``kind == "match"`` compare each factor of (c) with the factor of (a) it matches (one-to-one, largest
 total cosine): ``cos_a`` (cosine with it), ``cos_b`` (largest cosine with any factor of (b), the parts),
@@ -73,9 +74,10 @@ from sklearn.decomposition import NMF
 from experiments._zass import (
     COORD_RTOL,
     MONOTONE_RTOL,
-    _unit_overlap,
     convergence_summary,
-    support_sharing,
+    factor_rows,
+    match_factors,
+    summary_row,
 )
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, Claim, Outcome
@@ -102,55 +104,7 @@ ROW_LABELS = {
     "f": "(f) GSPCA, 55 pixels",
 }
 SCALINGS = ("center", "unit-center", "standardize", "none")
-HOLISTIC_FRACTION = 1 / 3  # a factor whose 90 % energy support exceeds this share of pixels is "holistic"
 ROW_SCALE_PERCENTILE = 99  # display: white at this percentile of |w| over the row's factors
-
-
-# --------------------------------------------------------------------------- helpers
-def energy_support(w: np.ndarray, q: float = 0.9) -> int:
-    """Smallest number of entries holding a share ``q`` of ``||w||^2``."""
-    e = np.sort(np.asarray(w, dtype=float) ** 2)[::-1]
-    if e.sum() == 0:
-        return 0
-    return int(np.searchsorted(np.cumsum(e) / e.sum(), q) + 1)
-
-
-def match_factors(Wc: np.ndarray, Wa: np.ndarray, Wb: np.ndarray) -> pd.DataFrame:
-    """Match each factor of (c) to one of (a) and measure whether it is (a) with its weakest pixels dropped.
-
-    Rows of ``W*`` are unit-norm factors. The match is one-to-one with the largest total cosine
-    (Hungarian algorithm); the columns are described in the module docstring.
-    """
-    from scipy.optimize import linear_sum_assignment
-
-    cos = Wc @ Wa.T
-    ci, ai = linear_sum_assignment(-cos)
-    rows = []
-    for i, j in zip(ci, ai, strict=True):
-        c, a = Wc[i], Wa[j]
-        sc, sa = c != 0, a != 0
-        kept = float((a[sc] ** 2).sum() / (a @ a))
-        n_keep = int((sc & sa).sum())
-        top = float(np.sort(a * a)[::-1][:n_keep].sum() / (a @ a))
-        rows.append(
-            {
-                "kind": "match",
-                "row": "c",
-                "method": "NSPCA",
-                "factor": int(i),
-                "matched": int(j),
-                "cos_a": float(cos[i, j]),
-                "cos_b": float((Wb @ c).max()),
-                "inside_energy": float((c[sa] ** 2).sum() / (c @ c)),
-                "a_pixel_share": float(sa.mean()),
-                "kept_energy": kept,
-                "top_energy": top,
-                "efficiency": kept / top if top > 0 else 0.0,
-                "nnz_c": int(sc.sum()),
-                "nnz_a": int(sa.sum()),
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def _fit_nspca(X, alpha, beta, rng, max_iter, precomputed=False):
@@ -168,46 +122,6 @@ def _order_by_variance(W: np.ndarray, C: np.ndarray) -> np.ndarray:
     return W[np.argsort(-var, kind="stable")]
 
 
-def _factor_rows(row, method, W, alpha=np.nan, beta=np.nan):
-    k, d = W.shape
-    return pd.DataFrame(
-        {
-            "kind": "factor",
-            "row": row,
-            "method": method,
-            "alpha": alpha,
-            "beta": beta,
-            "preprocessing": "center",
-            "factor": np.repeat(np.arange(k), d),
-            "pixel": np.tile(np.arange(d), k),
-            "value": W.ravel(),
-        }
-    )
-
-
-def _summary(row, method, W, U=None, alpha=np.nan, beta=np.nan, prep="center", kind="summary", **extra):
-    U = W.T if U is None else U
-    E = np.eye(U.shape[1]) - U.T @ U
-    shared, nondominant = support_sharing(np.abs(U))
-    return {
-        "kind": kind,
-        "row": row,
-        "method": method,
-        "alpha": alpha,
-        "beta": beta,
-        "preprocessing": prep,
-        "overlap": float(np.linalg.norm(E)),
-        "overlap_offdiag": float(np.linalg.norm(E - np.diag(np.diag(E)))),
-        "overlap_unit": _unit_overlap(W),
-        "l0": int(np.count_nonzero(U)),
-        "coverage": int(np.count_nonzero(np.any(U != 0, axis=1))),
-        "holistic": int(sum(energy_support(w) > HOLISTIC_FRACTION * W.shape[1] for w in W)),
-        "shared_energy": shared if min(U.min(), 0) == 0 else np.nan,
-        "nondominant_energy": nondominant if min(U.min(), 0) == 0 else np.nan,
-        **extra,
-    }
-
-
 # --------------------------------------------------------------------------- compute
 def compute(cfg: _common.Config) -> pd.DataFrame:
     from data_fetch import load_cbcl_faces
@@ -216,39 +130,44 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
     max_iter = 60 if cfg.quick else 3000
     X = _common.preprocess(raw, "center")
     C = Covariance.from_data(X).dense()
+    frames, summaries, match = _nspca_rows(X, C, cfg, max_iter)
+    for frame, summary in (_pca_row(X), _nmf_row(raw, C, cfg), _gspca_row(C, cfg)):
+        frames.append(frame)
+        summaries.append(summary)
+    summaries += _scaling_rows(raw, cfg, max_iter)
+    return pd.concat([*frames, pd.DataFrame(summaries), match], ignore_index=True)
+
+
+def _nspca_rows(X, C, cfg, max_iter):
+    """Rows (a)-(c): NSPCA at the three settings, factors sorted by variance; (c) matched to (a) and (b)."""
     A = X.T @ X
     frames, summaries, sorted_w = [], [], {}
-
     for i, (row, (alpha, beta)) in enumerate(SETTINGS.items()):
         res, secs = _fit_nspca(X, alpha, beta, cfg.rng(i), max_iter)
         W = res.components
         order = np.argsort(-np.einsum("ij,jk,ik->i", W, C, W), kind="stable")
         sorted_w[row] = W[order]
-        frames.append(_factor_rows(row, "NSPCA", W[order], alpha, beta))
-        summaries.append(
-            _summary(
-                row,
-                "NSPCA",
-                W,
-                res.U,
-                alpha,
-                beta,
-                n_iter=res.n_iter,
-                converged=res.converged,
-                seconds=secs,
-                objective=res.objective[-1],
-                **convergence_summary(A, res, alpha, beta),
-            )
-        )
-    match = match_factors(sorted_w["c"], sorted_w["a"], sorted_w["b"])
+        frames.append(factor_rows(row, "NSPCA", W[order], alpha, beta))
+        fit = {
+            "n_iter": res.n_iter,
+            "converged": res.converged,
+            "seconds": secs,
+            "objective": res.objective[-1],
+        }
+        measures = fit | convergence_summary(A, res, alpha, beta)
+        summaries.append(summary_row(row, "NSPCA", W, res.U, alpha, beta, **measures))
+    return frames, summaries, match_factors(sorted_w["c"], sorted_w["a"], sorted_w["b"])
 
-    # (d) PCA
+
+def _pca_row(X):
+    """Row (d): the ten leading principal components, canonical sign."""
     _, V = Covariance.from_data(X).eigh(N_FACTORS)
     Wp = canonical_sign(V).T
-    frames.append(_factor_rows("d", "PCA", Wp))
-    summaries.append(_summary("d", "PCA", Wp))
+    return factor_rows("d", "PCA", Wp), summary_row("d", "PCA", Wp)
 
-    # (e) NMF on non-negative pixels in 0..1
+
+def _nmf_row(raw, C, cfg):
+    """Row (e): NMF on non-negative pixels in 0..1, factors sorted by variance."""
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -260,16 +179,23 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
         ).fit(_common.preprocess(raw, "unit"))
     Wn = nmf.components_ / np.linalg.norm(nmf.components_, axis=1, keepdims=True)
     Wn = _order_by_variance(Wn, C)
-    frames.append(_factor_rows("e", "NMF", Wn))
-    summaries.append(_summary("e", "NMF", Wn, n_iter=nmf.n_iter_, seconds=time.perf_counter() - t0))
+    return factor_rows("e", "NMF", Wn), summary_row(
+        "e", "NMF", Wn, n_iter=nmf.n_iter_, seconds=time.perf_counter() - t0
+    )
 
-    # (f) GSPCA, 55 pixels per vector
+
+def _gspca_row(C, cfg):
+    """Row (f): GSPCA, 55 pixels per vector."""
     t0 = time.perf_counter()
     g = gspca(C, GSPCA_CARD, N_FACTORS, precomputed=True, direction="forward" if cfg.quick else "both")
-    frames.append(_factor_rows("f", "GSPCA", g.components))
-    summaries.append(_summary("f", "GSPCA", g.components, seconds=time.perf_counter() - t0))
+    return factor_rows("f", "GSPCA", g.components), summary_row(
+        "f", "GSPCA", g.components, seconds=time.perf_counter() - t0
+    )
 
-    # evidence for the pixel scaling: every candidate under the three NSPCA settings
+
+def _scaling_rows(raw, cfg, max_iter) -> list[dict]:
+    """The evidence for the pixel scaling: every candidate under the three NSPCA settings."""
+    rows = []
     for prep in SCALINGS[:2] if cfg.quick else SCALINGS:
         Xp = _common.preprocess(raw, prep)
         for i, (row, (alpha, beta)) in enumerate(SETTINGS.items()):
@@ -277,22 +203,9 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
                 res, secs = _fit_nspca(Xp.T @ Xp, alpha, beta, cfg.rng(i), max_iter, precomputed=True)
             else:
                 res, secs = _fit_nspca(Xp, alpha, beta, cfg.rng(i), max_iter)
-            summaries.append(
-                _summary(
-                    row,
-                    "NSPCA",
-                    res.components,
-                    res.U,
-                    alpha,
-                    beta,
-                    prep,
-                    kind="scaling",
-                    n_iter=res.n_iter,
-                    converged=res.converged,
-                    seconds=secs,
-                )
-            )
-    return pd.concat([*frames, pd.DataFrame(summaries), match], ignore_index=True)
+            fit = {"n_iter": res.n_iter, "converged": res.converged, "seconds": secs}
+            rows.append(summary_row(row, "NSPCA", res.components, res.U, alpha, beta, prep, "scaling", **fit))
+    return rows
 
 
 # --------------------------------------------------------------------------- plot

@@ -18,7 +18,7 @@ supports are from disjoint, :func:`experiments._zass.support_sharing`), ``shared
 ``shared_energy_rel0.1`` (the shared energy when a factor counts on a pixel only at 1% or 10% of the pixel's
 largest weight: whether what the penalty leaves shared is small weights), and the convergence measures
 ``max_obj_drop``, ``max_coord_gain`` and ``max_coord_move``
-(:func:`experiments.zass2006_fig2.convergence_summary`), for two claims of Sec. 2 and 4 that have no figure:
+(:func:`experiments._zass.convergence_summary`), for two claims of Sec. 2 and 4 that have no figure:
 non-negativity with ``U'U = I`` forces disjoint supports, and Algorithm 1 converges to a local maximum.
 """
 
