@@ -8,7 +8,7 @@ kernels with their NumPy twins to round-off, and reassociation would blur that. 
 :func:`repro._linalg_kernels.centred_rank1_pass`, a pass over a large array whose dot products must
 vectorize to keep up with memory; it allows reassociation only (``{"reassoc", "contract"}``), and its test
 bounds the difference from the twin by round-off relative to the data's norm.
-:func:`repro.kernels.spannogram._positive_scatter` does the same for a ``d x d`` scatter that only feeds a
+:func:`repro.spannogram._kernels._positive_scatter` does the same for a ``d x d`` scatter that only feeds a
 bound with a round-off margin (the spannogram's all-k pass), so its order of summation changes no result.
 """
 

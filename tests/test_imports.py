@@ -130,8 +130,7 @@ LIBRARY = ("repro", "data_fetch")
 #: Private library names the experiments still reach, each with why it is not public yet. Nothing else may
 #: be added here: a figure that needs a library name gets a public one (a documented function in its
 #: module's ``__all__``), or the helper moves into the experiment.
-PENDING = {
-}
+PENDING: dict[str, str] = {}
 
 
 def _private(parts) -> bool:

@@ -254,7 +254,7 @@ def deleted_argmax(lam, V, candidates):
     return best_t
 
 
-_EPS = np.finfo(np.float64).eps  # the same constant as repro.kernels.optimal
+_EPS = np.finfo(np.float64).eps  # the same constant as repro.optimal._kernels
 
 
 @njit
