@@ -64,17 +64,23 @@ def test_the_earlier_whole_file_record_is_read_and_converted(tmp_path):
     assert "sha256 does not match" in recorded_digest(tmp_path / "b.csv")
     # a run writes c.csv into the folder: the record is converted, a.csv still matches, b.csv still not
     write_csv(_frame(), tmp_path / "c.csv")
-    content, digests = _atomic._read_digests(tmp_path)
+    content, digests = _atomic._read_record(tmp_path / DIGESTS)
     assert content and set(digests) == {"a.csv", "b.csv", "c.csv"}
     assert recorded_digest(tmp_path / "a.csv") is None and recorded_digest(tmp_path / "c.csv") is None
     assert "does not match" in recorded_digest(tmp_path / "b.csv")
 
 
 def test_the_committed_figures_match_their_record():
-    _, digests = _atomic._read_digests(FIGURES_DIR)
+    _, digests = _atomic._read_record(FIGURES_DIR / DIGESTS)
     assert len(digests) >= 30
     for name in digests:
         assert recorded_digest(FIGURES_DIR / name) is None, name
+        assert _atomic.recorded_mode(FIGURES_DIR / name) is False, name  # a full run made them
+    _, kept = _atomic._read_record(FIGURES_DIR / _atomic.LEDGER_DIGESTS)
+    claims = {f"claims/{p.name}" for p in (FIGURES_DIR / "claims").glob("*.csv")}
+    assert claims | {"runtimes.csv"} == set(kept)
+    for name in kept:
+        assert _atomic.ledger_file_problem(FIGURES_DIR / name) is None, name
 
 
 def test_record_digest_is_what_write_csv_records(tmp_path):
@@ -82,6 +88,9 @@ def test_record_digest_is_what_write_csv_records(tmp_path):
     _frame().to_csv(path, index=False)
     record_digest(path)
     assert (tmp_path / DIGESTS).read_text().splitlines()[1] == f"{content_digest(path)}  toy.csv"
+    record_digest(path, quick=True)
+    assert (tmp_path / DIGESTS).read_text().splitlines()[1] == f"{content_digest(path)}  toy.csv  quick"
+    assert _atomic.recorded_mode(path) is True
 
 
 #: a time or an amount of memory as the checks write them ("0.01 s", "29 s", "568 MB")

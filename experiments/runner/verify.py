@@ -616,12 +616,18 @@ def cmd_verify(args) -> int:
 
 
 def _run_is_quick(run: Path, stems: list[str]) -> bool | None:
-    """Whether the folder's claims files of ``stems`` say quick (True), full (False); None when they do
-    not say (no claims file); raises :class:`BadReference` when they mix the two."""
+    """Whether the folder's results of ``stems`` are of a quick run (True) or a full one (False), as
+    recorded with them (``results.sha256``; the claims files for a record that does not say); None when
+    nothing says; raises :class:`BadReference` when they mix the two."""
     import pandas as pd
+
+    from ._atomic import recorded_mode
 
     kinds = set()
     for n in stems:
+        if (mode := recorded_mode(run / f"{n}.csv")) is not None:
+            kinds.add(mode)
+            continue
         path = run / "claims" / f"{n}.csv"
         with contextlib.suppress(OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError):
             df = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=["quick"])
@@ -635,12 +641,13 @@ def _run_is_quick(run: Path, stems: list[str]) -> bool | None:
 
 def _run_file_problem(run: Path, name: str) -> str | None:
     """Why ``run``'s files of ``name`` cannot be compared (missing, cut off, damaged), or None."""
-    from ._atomic import csv_problem, recorded_digest
+    from ._atomic import csv_problem, ledger_file_problem, recorded_digest
 
     for path in (run / f"{name}.csv", run / "claims" / f"{name}.csv"):
         if not path.is_file():
             return f"{path} is missing: the run did not write it (`repro run {name} --out {run}`)"
-        if problem := csv_problem(path) or (recorded_digest(path) if path.parent == run else None):
+        check = recorded_digest if path.parent == run else ledger_file_problem
+        if problem := csv_problem(path) or check(path):
             return f"{path} {problem}"
     return None
 
