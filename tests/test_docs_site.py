@@ -157,6 +157,13 @@ def test_every_public_name_and_experiment_has_its_page(site):
     assert not missing, f"pages missing from the site: {missing}"
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """The site's server, without an access line on stderr per request (pytest's output stays quiet)."""
+
+    def log_message(self, format, *args):
+        pass
+
+
 @pytest.fixture(scope="session")
 def browser_page(site):
     chromium = os.environ.get("REPRO_CHROMIUM") or shutil.which("chromium")
@@ -166,8 +173,7 @@ def browser_page(site):
         )
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a, **k: None
+    handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -285,7 +291,8 @@ def test_reproduction_page_reads_like_the_paper(layout_page, name):
       const table = document.querySelector('table.repro-claims');
       const r = img.getBoundingClientRect();
       return {width: r.width, bottom: r.bottom + window.scrollY, natural: img.naturalWidth,
-              column: img.closest('figure').parentElement.getBoundingClientRect().width,
+              column: (f => f.clientWidth - parseFloat(getComputedStyle(f).paddingLeft)
+                                          - parseFloat(getComputedStyle(f).paddingRight))(img.closest('figure')),
               href: a ? a.href : null,
               table: table ? table.getBoundingClientRect().top + window.scrollY : null,
               published: table ? Array.from(table.querySelectorAll('tbody tr'))
