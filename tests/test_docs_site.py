@@ -292,7 +292,7 @@ def test_reproduction_page_reads_like_the_paper(layout_page, name):
       const r = img.getBoundingClientRect();
       return {width: r.width, bottom: r.bottom + window.scrollY, natural: img.naturalWidth,
               column: (f => f.clientWidth - parseFloat(getComputedStyle(f).paddingLeft)
-                                          - parseFloat(getComputedStyle(f).paddingRight))(img.closest('figure')),
+                            - parseFloat(getComputedStyle(f).paddingRight))(img.closest('figure')),
               href: a ? a.href : null,
               table: table ? table.getBoundingClientRect().top + window.scrollY : null,
               published: table ? Array.from(table.querySelectorAll('tbody tr'))

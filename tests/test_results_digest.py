@@ -37,6 +37,16 @@ def test_runs_with_the_same_numbers_have_the_same_record(tmp_path):
     assert content_digest(a / "roweis1997_claims.csv") == first
 
 
+def test_a_declared_timing_column_is_left_out_as_the_file_is_written(tmp_path):
+    """The digest follows the experiment's rule (its declared timing columns), not the temporary's name."""
+    path = write_csv(
+        pd.DataFrame({"k": [1, 2], "ratio": [0.5, 0.7]}), tmp_path / "bench_em_pca.csv", quick=True
+    )
+    assert recorded_digest(path) is None and _atomic.recorded_mode(path) is True
+    path.write_text(path.read_text().replace("0.7", "0.9"))  # a measured ratio: not a result
+    assert recorded_digest(path) is None
+
+
 def test_a_file_cut_or_edited_is_still_refused(tmp_path):
     path = write_csv(_frame(), tmp_path / "toy.csv")
     assert recorded_digest(path) is None

@@ -335,9 +335,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def content_digest(path: str | os.PathLike) -> str:
-    """The sha256 of the CSV ``path`` without its timing columns (``repro verify``'s rule for the
-    experiment named by the file's stem), the other cells as written.
+def content_digest(path: str | os.PathLike, experiment: str | None = None) -> str:
+    """The sha256 of the CSV ``path`` without its timing columns (``repro verify``'s rule for
+    ``experiment``, by default the one named by the file's stem), the other cells as written.
 
     Examples
     --------
@@ -359,7 +359,7 @@ def content_digest(path: str | os.PathLike) -> str:
     with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = csv.reader(f)
         header = next(rows, [])
-        keep = [i for i, c in enumerate(header) if not is_timing(path.stem, c)]
+        keep = [i for i, c in enumerate(header) if not is_timing(experiment or path.stem, c)]
         h = hashlib.sha256()
         buf = io.StringIO()
         out = csv.writer(buf, lineterminator="\n")
@@ -474,7 +474,7 @@ def recorded_path(
     mode = "" if quick is None else MODES[bool(quick)]
 
     def commit(tmp: Path) -> None:
-        digest = _sha256(tmp) if ledger else content_digest(tmp)
+        digest = _sha256(tmp) if ledger else content_digest(tmp, path.stem)  # the target's rule, not tmp's
         with contextlib.nullcontext() if locked else folder_lock(folder):
             _commit(tmp, path, record, name, digest, mode, header)
 
