@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.runner._atomic import recorded_digest
+from experiments.runner._common import read_result
 from experiments.runner.claims import ERROR, VERDICTS
 from experiments.runner.verify import QUICK_REFERENCES, compare_experiment
 
@@ -64,7 +65,7 @@ def quick_run(module, tmp_path) -> Path:
 def check_outputs(out, name: str, module, min_png_bytes: int = 5_000) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Assert the PNG, CSV, ledger rows and CLAIMS.md of ``name`` in ``out``; return the CSV and rows."""
     assert (out / f"{name}.png").stat().st_size > min_png_bytes
-    df = pd.read_csv(out / f"{name}.csv")
+    df = read_result(out, name)  # as the runner reads it: whole, matching its digest, no dtype guessing
     rows = pd.read_csv(out / "claims" / f"{name}.csv")
     assert set(rows.id) == {c.id for c in module.CLAIMS}
     assert set(rows.verdict) <= set(VERDICTS) - {ERROR}, rows.to_dict("records")

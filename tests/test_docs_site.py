@@ -157,6 +157,13 @@ def test_every_public_name_and_experiment_has_its_page(site):
     assert not missing, f"pages missing from the site: {missing}"
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """The site's server, without an access line on stderr per request (pytest's output stays quiet)."""
+
+    def log_message(self, format, *args):
+        pass
+
+
 @pytest.fixture(scope="session")
 def browser_page(site):
     chromium = os.environ.get("REPRO_CHROMIUM") or shutil.which("chromium")
@@ -166,8 +173,7 @@ def browser_page(site):
         )
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a, **k: None
+    handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -285,13 +291,20 @@ def test_reproduction_page_reads_like_the_paper(layout_page, name):
       const table = document.querySelector('table.repro-claims');
       const r = img.getBoundingClientRect();
       return {width: r.width, bottom: r.bottom + window.scrollY, natural: img.naturalWidth,
+              column: (f => f.clientWidth - parseFloat(getComputedStyle(f).paddingLeft)
+                            - parseFloat(getComputedStyle(f).paddingRight))(img.closest('figure')),
               href: a ? a.href : null,
               table: table ? table.getBoundingClientRect().top + window.scrollY : null,
               published: table ? Array.from(table.querySelectorAll('tbody tr'))
                                    .map(tr => tr.children[1].innerText.trim()) : []};
     }"""
     )
-    assert fig["width"] >= 800, f"{name}: the figure is {fig['width']:.0f} px wide at {WIDTH} px"
+    # at its natural size, never enlarged (a 678 px PNG blown up to 1,200 px is blurred), at most the column
+    want = min(fig["natural"], fig["column"])
+    assert abs(fig["width"] - want) <= 1, f"{name}: the figure is {fig['width']:.0f} px wide, not {want:.0f}"
+    assert fig["width"] >= min(fig["natural"], 600), (
+        f"{name}: the figure is {fig['width']:.0f} px at {WIDTH} px"
+    )
     assert fig["href"], f"{name}: the figure links to no full-size image"
     full = page.context.request.get(fig["href"])
     assert full.ok and full.headers["content-type"] == "image/png", (name, fig["href"])
@@ -302,6 +315,31 @@ def test_reproduction_page_reads_like_the_paper(layout_page, name):
     over = page.evaluate(_OVERFLOW_JS)
     assert over["page"] <= 0 and not over["wide"], f"{name}: wider than its column: {over}"
     assert not outside, f"{name}: requests outside the site: {outside[:3]}"
+
+
+_CODE_JS = """() => Array.from(document.querySelectorAll('.bd-article pre')).map(p => {
+  const box = p.closest('div.highlight') || p.parentElement;
+  return {text: p.innerText.slice(0, 60), scroll: p.scrollWidth, width: p.clientWidth,
+          right: p.getBoundingClientRect().right, box: box.getBoundingClientRect().right};
+})"""
+
+
+def _guide_pages() -> list[str]:
+    pages = sorted(p.stem for p in (ROOT / "docs" / "user_guide").glob("*.rst"))
+    return ["index", *(f"user_guide/{p}" for p in pages)]
+
+
+@pytest.mark.parametrize("page_name", _guide_pages())
+def test_code_blocks_wrap_inside_their_box(layout_page, page_name):
+    """No code block is wider than its box or hides text behind a scroll bar: a result in a comment
+    ("# (True, 27.06..., 13 nodes)") is read whole at 1280 px."""
+    page, base, _ = layout_page
+    _open(page, f"{base}{page_name}.html")
+    blocks = page.evaluate(_CODE_JS)
+    if page_name in ("index", "user_guide/optimal", "user_guide/certificate"):
+        assert blocks, f"{page_name}: no code block found"
+    cut = [b for b in blocks if b["scroll"] > b["width"] + 1 or b["right"] > b["box"] + 1]
+    assert not cut, f"{page_name}: code wider than its box: {cut[:3]}"
 
 
 def test_gallery_index_is_a_grid_with_verdict_counts(layout_page):

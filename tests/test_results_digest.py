@@ -37,6 +37,16 @@ def test_runs_with_the_same_numbers_have_the_same_record(tmp_path):
     assert content_digest(a / "roweis1997_claims.csv") == first
 
 
+def test_a_declared_timing_column_is_left_out_as_the_file_is_written(tmp_path):
+    """The digest follows the experiment's rule (its declared timing columns), not the temporary's name."""
+    path = write_csv(
+        pd.DataFrame({"k": [1, 2], "ratio": [0.5, 0.7]}), tmp_path / "bench_em_pca.csv", quick=True
+    )
+    assert recorded_digest(path) is None and _atomic.recorded_mode(path) is True
+    path.write_text(path.read_text().replace("0.7", "0.9"))  # a measured ratio: not a result
+    assert recorded_digest(path) is None
+
+
 def test_a_file_cut_or_edited_is_still_refused(tmp_path):
     path = write_csv(_frame(), tmp_path / "toy.csv")
     assert recorded_digest(path) is None
@@ -64,17 +74,23 @@ def test_the_earlier_whole_file_record_is_read_and_converted(tmp_path):
     assert "sha256 does not match" in recorded_digest(tmp_path / "b.csv")
     # a run writes c.csv into the folder: the record is converted, a.csv still matches, b.csv still not
     write_csv(_frame(), tmp_path / "c.csv")
-    content, digests = _atomic._read_digests(tmp_path)
+    content, digests = _atomic._read_record(tmp_path / DIGESTS)
     assert content and set(digests) == {"a.csv", "b.csv", "c.csv"}
     assert recorded_digest(tmp_path / "a.csv") is None and recorded_digest(tmp_path / "c.csv") is None
     assert "does not match" in recorded_digest(tmp_path / "b.csv")
 
 
 def test_the_committed_figures_match_their_record():
-    _, digests = _atomic._read_digests(FIGURES_DIR)
+    _, digests = _atomic._read_record(FIGURES_DIR / DIGESTS)
     assert len(digests) >= 30
     for name in digests:
         assert recorded_digest(FIGURES_DIR / name) is None, name
+        assert _atomic.recorded_mode(FIGURES_DIR / name) is False, name  # a full run made them
+    _, kept = _atomic._read_record(FIGURES_DIR / _atomic.LEDGER_DIGESTS)
+    claims = {f"claims/{p.name}" for p in (FIGURES_DIR / "claims").glob("*.csv")}
+    assert claims | {"runtimes.csv"} == set(kept)
+    for name in kept:
+        assert _atomic.ledger_file_problem(FIGURES_DIR / name) is None, name
 
 
 def test_record_digest_is_what_write_csv_records(tmp_path):
@@ -82,6 +98,9 @@ def test_record_digest_is_what_write_csv_records(tmp_path):
     _frame().to_csv(path, index=False)
     record_digest(path)
     assert (tmp_path / DIGESTS).read_text().splitlines()[1] == f"{content_digest(path)}  toy.csv"
+    record_digest(path, quick=True)
+    assert (tmp_path / DIGESTS).read_text().splitlines()[1] == f"{content_digest(path)}  toy.csv  quick"
+    assert _atomic.recorded_mode(path) is True
 
 
 #: a time or an amount of memory as the checks write them ("0.01 s", "29 s", "568 MB")

@@ -79,10 +79,11 @@ def toypkg(tmp_path, monkeypatch):
 
 
 def _snapshot(out: Path) -> dict[str, bytes]:
+    varying = ("runtimes.csv", _atomic.LEDGER_DIGESTS)  # the times, and the record of their file
     return {
         str(p.relative_to(out)): p.read_bytes()
         for p in sorted(out.rglob("*"))
-        if p.is_file() and not p.name.startswith(".") and p.name != "runtimes.csv"
+        if p.is_file() and not p.name.startswith(".") and p.name not in varying
     }
 
 
@@ -175,6 +176,7 @@ def test_two_concurrent_parallel_runs_into_one_folder(toypkg, tmp_path):
     # CLAIMS.md is exactly what the stored rows render to, and nothing temporary is left
     fresh = tmp_path / "fresh"
     shutil.copytree(out / "claims", fresh / "claims")
+    shutil.copy(out / _atomic.LEDGER_DIGESTS, fresh)  # the record that vouches for them
     ledger.render_ledger(fresh)
     assert (out / "CLAIMS.md").read_text() == (fresh / "CLAIMS.md").read_text()
     assert not list(out.rglob(".*.tmp*"))
@@ -194,3 +196,143 @@ def test_atomic_path_keeps_the_old_file_on_error_and_uses_unique_names(tmp_path)
         t2.write_text("two\n")
     assert target.read_text() == "one\n"  # the outer block renames last
     assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_atomic._UMASK)
+
+
+# --------------------------------------------------------------------------- files read back
+def _one_line(err: str) -> None:
+    """The command's complaint is short: no traceback; one line per failed experiment (after the
+    runner's "NAME FAILED:") and the run's summary."""
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err and not any(x.startswith("  File ") for x in lines), err
+    assert len(lines) <= 5, err
+
+
+def _cut_at_row_boundary(path: Path) -> None:
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+
+
+@pytest.fixture
+def quick_run(toypkg, tmp_path):
+    """A complete quick run of the two toys in ``tmp_path / "out"``."""
+    out = tmp_path / "out"
+    assert cli.main(["run", *NAMES, "--quick", "--jobs", "1", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("record", ["missing", "empty", "binary", "lacks the entry", "cut inside a line"])
+def test_redraw_refuses_a_csv_its_record_does_not_vouch_for(quick_run, record, capsys):
+    out = quick_run
+    _cut_at_row_boundary(out / "toy1.csv")  # a cut at a row boundary: the file itself looks whole
+    digests = out / _atomic.DIGESTS
+    text = digests.read_text()
+    damage = {
+        "missing": lambda: digests.unlink(),
+        "empty": lambda: digests.write_text(""),
+        "binary": lambda: digests.write_bytes(bytes(range(256))),
+        "lacks the entry": lambda: digests.write_text(
+            "".join(x for x in text.splitlines(keepends=True) if "toy1.csv" not in x)
+        ),
+        "cut inside a line": lambda: digests.write_text(text[:-20]),
+    }
+    damage[record]()
+    damaged = digests.read_bytes() if digests.exists() else None
+    ledger_before = (out / "CLAIMS.md").read_bytes()
+    capsys.readouterr()
+    assert cli.main(["redraw", *NAMES, "--jobs", "1", "--out", str(out)]) in (1, 2)
+    err = capsys.readouterr().err
+    _one_line(err)
+    assert str(out) in err and ("toy1.csv" in err or _atomic.DIGESTS in err)
+    assert (out / "CLAIMS.md").read_bytes() == ledger_before  # not rebuilt from the cut file
+    if record in ("binary", "empty", "cut inside a line"):  # a damaged record is refused, not replaced
+        assert "nothing was computed" in err and "remove it" in err
+        assert cli.main(["run", NAMES[1], "--quick", "--jobs", "1", "--out", str(out)]) == 2
+        assert digests.read_bytes() == damaged  # left for the user to restore, not overwritten
+
+
+def test_redraw_keeps_the_mode_when_the_claims_files_are_gone(quick_run, capsys):
+    out = quick_run
+    for p in (out / "claims").glob("*.csv"):
+        p.unlink()
+    (out / "claims" / "toy2.csv").write_text("damaged\n")
+    assert cli.main(["redraw", *NAMES, "--jobs", "1", "--out", str(out)]) == 0
+    rows = ledger.read_ledger(out)
+    assert rows.attrs["damaged"] == [] and len(rows) == 4
+    assert set(rows.quick) == {"True"}  # still a quick run: recorded with the results, not inferred
+    assert "(quick run)" in (out / "CLAIMS.md").read_text()
+    # a record of the earlier format says no mode: the redraw refuses rather than guess
+    digests = out / _atomic.DIGESTS
+    digests.write_text(digests.read_text().replace("  quick\n", "\n"))
+    capsys.readouterr()
+    assert cli.main(["redraw", NAMES[0], "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    _one_line(err)
+    assert "quick or a full run" in err
+
+
+@pytest.mark.parametrize("damage", ["cut at a row boundary", "verdict edited", "not recorded"])
+def test_a_claims_file_that_is_not_the_runners_is_never_shown(quick_run, damage):
+    out = quick_run
+    path = out / "claims" / "toy1.csv"
+    if damage == "cut at a row boundary":
+        _cut_at_row_boundary(path)
+    elif damage == "verdict edited":
+        path.write_text(path.read_text().replace(",reproduced,", ",not reproduced,"))
+    else:
+        record = out / _atomic.LEDGER_DIGESTS
+        record.write_text("".join(x for x in record.read_text().splitlines(True) if "toy1" not in x))
+    rows = ledger.read_ledger(out)
+    assert set(rows.experiment) == {"toy2"}
+    (why,) = rows.attrs["damaged"]
+    assert str(path) in why
+    ledger.render_ledger(out)
+    text = (out / "CLAIMS.md").read_text()
+    assert "Skipped 1 damaged claims file" in text and "not reproduced**" not in text
+    # running the experiment again restores its rows
+    assert cli.main(["run", NAMES[0], "--quick", "--jobs", "1", "--out", str(out)]) == 0
+    assert ledger.read_ledger(out).attrs["damaged"] == [] and len(ledger.read_ledger(out)) == 4
+
+
+def test_a_damaged_runtimes_file_is_set_aside_in_one_line(quick_run, capsys):
+    out = quick_run
+    (out / "runtimes.csv").write_bytes(bytes(range(256)) * 4)
+    assert _runtimes.read(out) == {}
+    capsys.readouterr()
+    assert cli.main(["run", NAMES[0], "--quick", "--jobs", "1", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if "runtimes.csv" in x]
+    assert "not used" in line and "writes it again" in line
+    assert set(_runtimes.read(out)) == {("toy1", True)}  # written anew
+    # a time edited by hand no longer matches its record
+    path = out / "runtimes.csv"
+    path.write_text(path.read_text().replace("True,", "False,"))
+    assert _runtimes.read(out) == {} and "does not match" in _runtimes.problem(out)
+
+
+@pytest.mark.parametrize("after", [0, 1, 2, 4, 6, 9, 12])
+def test_a_full_disk_ends_in_one_line_and_loses_nothing(quick_run, monkeypatch, capsys, after):
+    """The ``after``-th fsync (each write's, of the CSV, its record, the PNG, the claims, ...) finds the disk
+    full: the run stops with one line naming the file, and every output of the earlier run is intact."""
+    import errno
+
+    out = quick_run
+    baseline = _snapshot(out)
+    real = os.fsync
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) > after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    capsys.readouterr()
+    status = cli.main(["run", *NAMES, "--quick", "--jobs", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    monkeypatch.setattr(os, "fsync", real)
+    assert status == 1
+    assert "Traceback" not in err, err
+    lines = [x for x in err.splitlines() if "No space left on device" in x]
+    assert lines and all("cannot write" in x and str(out) in x for x in lines), err
+    _assert_intact(out, baseline, f"full disk after {after} writes")

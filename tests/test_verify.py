@@ -325,3 +325,85 @@ def test_round_off_columns_are_declared_with_their_tolerance():
     assert compare_frames("zass2006_fig3", old, one_sweep).ok
     assert not compare_frames("zass2006_fig3", old, old.assign(n_iter=[268, 40])).ok
     assert not compare_frames("zass2006_fig3", old, old.assign(max_coord_move=[1.2e-4, 2e-4])).ok
+
+
+def _roc(n_pos: int, n_neg: int, seed: int, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC of scores drawn from two normal classes, as roc_curve draws it (collinear points dropped)."""
+    from sklearn.metrics import roc_curve
+
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.ones(n_pos), np.zeros(n_neg)]
+    score = np.r_[rng.normal(1.5 + shift, 1, n_pos), rng.normal(0, 1, n_neg)]
+    fpr, tpr, _ = roc_curve(y, score)
+    return fpr, tpr
+
+
+def _roc_frame(curves: dict) -> pd.DataFrame:
+    rows = [
+        {"kind": "auc", "label": k, "split": 0, "auc": float(np.trapezoid(t, f))}
+        for k, (f, t) in curves.items()
+    ]
+    for k, (f, t) in curves.items():
+        rows += [
+            {"kind": "roc", "label": k, "split": 0, "fpr": a, "tpr": b} for a, b in zip(f, t, strict=True)
+        ]
+    return pd.DataFrame(rows).assign(method=lambda d: d.label, alpha=np.nan, beta=np.nan)
+
+
+def test_an_roc_is_compared_as_a_curve():
+    """zass2006_fig4's ROC rows: a curve two points shorter (a collinear point dropped, one sample ranked
+    past its neighbour by round-off) is the same curve; a changed classifier is not, nor a curve gone."""
+    fpr, tpr = _roc(1429, 2548, seed=4)
+    old = _roc_frame({"PCA": (fpr, tpr), "NMF": _roc(1429, 2548, seed=5)})
+    # two points fewer, as in two runs on two BLAS kernels: a collinear point dropped ...
+    mid = (
+        np.r_[fpr[:10], (fpr[10] + fpr[11]) / 2, fpr[10:]],
+        np.r_[tpr[:10], (tpr[10] + tpr[11]) / 2, tpr[10:]],
+    )
+    longer = _roc_frame({"PCA": mid, "NMF": _roc(1429, 2548, seed=5)})
+    # ... and a positive ranked one negative later (one step of each axis)
+    k = len(fpr) // 2
+    f2, t2 = fpr.copy(), tpr.copy()
+    t2[k] -= 1 / 1429
+    moved = _roc_frame(
+        {"PCA": (np.delete(f2, [k + 1]), np.delete(t2, [k + 1])), "NMF": _roc(1429, 2548, seed=5)}
+    )
+    for new in (longer, moved):
+        assert len(new) != len(old)
+        report = compare_frames("zass2006_fig4", old, new)
+        assert report.ok, report.text()
+    # without the curve rule the same data read as thousands of moved rows
+    assert not compare_frames("some_experiment", old, longer).ok
+    # a real change of a curve is caught: a better classifier, or a curve that one run lacks
+    better = _roc_frame({"PCA": _roc(1429, 2548, seed=4, shift=0.1), "NMF": _roc(1429, 2548, seed=5)})
+    report = compare_frames("zass2006_fig4", old, better)
+    assert not report.ok and "tpr (curve)" in [m.column for m in report.moved]
+    assert "label=PCA" in report.text() and "curves moved" in report.text()
+    gone = old[~((old.kind == "roc") & (old.label == "NMF"))]
+    assert "no such curve" in compare_frames("zass2006_fig4", old, gone).text()
+    # the other rows still compare row by row: an AUC row that moved is a moved number
+    auc = old.copy()
+    auc.loc[0, "auc"] += 1e-3
+    assert [m.column for m in compare_frames("zass2006_fig4", old, auc).moved] == ["auc"]
+
+
+def test_the_committed_roc_curves_of_two_runs_agree():
+    """The committed zass2006_fig4.csv against the one of the run before (two curves two points shorter,
+    every AUC within 8e-6): no curve moved, where row by row 7,636 of 8,104 rows did."""
+    import io
+    import subprocess
+
+    from experiments.runner._paths import FIGURES_DIR, REPO_ROOT
+
+    try:
+        old_text = subprocess.run(
+            ["git", "show", "27627d2:figures/zass2006_fig4.csv"], cwd=REPO_ROOT, capture_output=True,
+            text=True, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("needs the git history of figures/")
+    old = pd.read_csv(io.StringIO(old_text), low_memory=False)
+    new = pd.read_csv(FIGURES_DIR / "zass2006_fig4.csv", low_memory=False)
+    assert len(old) - len(new) == 4
+    report = compare_frames("zass2006_fig4", old, new)
+    assert report.ok, report.text()

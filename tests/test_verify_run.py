@@ -9,21 +9,39 @@ import time
 
 import pytest
 
-from experiments.runner import cli, environment
+from experiments.runner import _atomic, cli, environment
 from experiments.runner._paths import FIGURES_DIR
 
 NAME = "sigg2008_prop32"  # a full-run CSV of the committed figures/ (454 rows, floats, counts, text)
 
 
 def _copy(folder, names=(NAME,)):
+    """A copy of the committed files of ``names``, with the records that vouch for them."""
     (folder / "claims").mkdir(parents=True, exist_ok=True)
     for n in names:
         shutil.copy(FIGURES_DIR / f"{n}.csv", folder / f"{n}.csv")
         shutil.copy(FIGURES_DIR / "claims" / f"{n}.csv", folder / "claims" / f"{n}.csv")
+    for record in (_atomic.DIGESTS, _atomic.LEDGER_DIGESTS):
+        shutil.copy(FIGURES_DIR / record, folder / record)
     return folder
 
 
+def test_a_copy_without_its_record_is_refused(tmp_path, capsys):
+    run = _copy(tmp_path / "run")
+    (run / _atomic.DIGESTS).unlink()
+    assert cli.main(["verify", "--run", str(run)]) == 2
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith(f"{NAME}: ERROR")]
+    assert "has no digest in" in line
+    run = _copy(tmp_path / "run2")
+    (run / "claims" / f"{NAME}.csv").write_text((run / "claims" / f"{NAME}.csv").read_text().replace(
+        "reproduced", "not reproduced"))  # fmt: skip
+    assert cli.main(["verify", "--run", str(run)]) == 2
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith(f"{NAME}: ERROR")]
+    assert "claims" in line and "does not match" in line
+
+
 def _change_a_number(path):
+    """Move one number of the CSV at ``path``, as a run that computed another would (recorded anew)."""
     lines = path.read_text().splitlines(keepends=True)
     head = lines[0].rstrip("\n").split(",")
     i = head.index("final_error")
@@ -36,6 +54,7 @@ def _change_a_number(path):
     csv.writer(buf, lineterminator="\n").writerow(row)
     lines[1] = buf.getvalue()
     path.write_text("".join(lines))
+    _atomic.record_digest(path, quick=False)
 
 
 def test_a_copy_of_the_reference_compares_equal_in_seconds(tmp_path, capsys):

@@ -7,6 +7,12 @@ the target. A kill at any moment leaves either the previous version or the new o
 file; two processes writing the same output never share a temporary name. A kill between the write and
 the rename can leave a hidden ``.*.tmp`` file behind; :func:`remove_stale_temporaries` clears those.
 
+Every file the runner reads back is recorded when it is written (:func:`recorded_path`) and read only
+when it matches its record: the result CSVs by their non-timing content in ``results.sha256`` (with the
+mode, quick or full, of the run that wrote them), the claims files and ``runtimes.csv`` by their sha256 in
+``ledger.sha256``. A file missing from its record is refused like one that does not match; a damaged
+record is refused with the fix, never silently replaced.
+
 :func:`folder_lock` is an advisory ``fcntl`` lock (a file in the user's own cache, ``~/.cache/repro/locks``,
 named by the folder's real path; see :func:`lock_path`), held while the ledger is
 rebuilt and the README's scoreboard rewritten, so two runs into one folder never read a half-updated set.
@@ -26,16 +32,23 @@ from pathlib import Path
 __all__ = [
     "DIGESTS",
     "DIGESTS_HEADER",
+    "LEDGER_DIGESTS",
+    "RecordError",
     "atomic_path",
     "atomic_write_text",
     "content_digest",
     "csv_problem",
     "exit_on_termination",
     "folder_lock",
+    "ledger_file_problem",
     "lock_path",
     "record_digest",
+    "record_problem",
     "recorded_digest",
+    "recorded_mode",
+    "recorded_path",
     "remove_stale_temporaries",
+    "write_error",
 ]
 
 _TMP_SUFFIX = ".tmp"
@@ -57,27 +70,35 @@ def _fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, commit=None) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success fsync it and rename it over ``path``.
 
     The caller writes the whole content to the yielded path (``df.to_csv(tmp)``, ``fig.savefig(tmp)``).
     On an exception the temporary file is removed and ``path`` is left as it was. The temporary name keeps
     the target's suffix (``.<stem>.<pid>.<hex>.tmp.png``), so writers that infer a format from the
-    suffix still work.
+    suffix still work. ``commit(tmp)``, when given, does the rename (:func:`recorded_path`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}{path.suffix}")
     try:
-        yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # the mode a plain open() gives, whatever the writer used
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+            yield tmp
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.chmod(tmp, 0o666 & ~_UMASK)  # the mode a plain open() gives, whatever the writer used
+            if commit is not None:
+                commit(tmp)
+            else:
+                os.replace(tmp, path)
+                _fsync_dir(path.parent)
+        except OSError as exc:  # a full disk: name the file (a failed write() or fsync() does not)
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
+            raise
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -272,20 +293,36 @@ def csv_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-#: The record of an output folder's result CSVs: ``<hex>  NAME.csv`` per CSV, under a header line
-#: (:data:`DIGESTS_HEADER`). Each digest is the sha256 of the CSV's non-timing content
+#: The record of an output folder's result CSVs: ``<hex>  NAME.csv  MODE`` per CSV, under a header line
+#: (:data:`DIGESTS_HEADER`); ``MODE`` says whether the run that wrote it was ``quick`` or ``full``, so that
+#: ``repro redraw`` never has to guess. Each digest is the sha256 of the CSV's non-timing content
 #: (:func:`content_digest`: the columns ``repro verify`` compares, as written), so two runs whose numbers
-#: agree have the same record, and ``diff`` of two records names the CSVs whose results differ. Written
-#: after each CSV is in place, so a CSV it lists is one the runner wrote whole: a file cut off at a row
-#: boundary or with its numbers edited or replaced no longer matches and is refused (a file cut inside
-#: a row has no line end and is refused by :func:`csv_problem`). A measured time or memory edited by
-#: hand is not seen. A record without the header is of the earlier format, a sha256 of each whole file
-#: (``sha256sum -c`` format): it is still read and checked so, and converted when a run writes into it.
+#: agree have the same record, and ``diff`` of two records names the CSVs whose results differ. A CSV is
+#: read back only when its digest matches: one cut off at a row boundary, with its numbers edited or
+#: replaced, or missing from the record (copied without it, written before it existed) is refused (a
+#: file cut inside a row has no line end and is refused by :func:`csv_problem`). A measured time or memory
+#: edited by hand is not seen. A record without the header is of the earlier format, a sha256 of each whole
+#: file (``sha256sum -c`` format): it is still read and checked so, and converted when a run writes into it.
 DIGESTS = "results.sha256"
 DIGESTS_HEADER = (
     "# sha256 of each result CSV's non-timing columns (the ones repro verify compares), as written; "
     "timing columns left out, so runs with the same numbers have the same record"
 )
+#: The record of the files the runner keeps beside the results and reads back, ``claims/NAME.csv`` and
+#: ``runtimes.csv``: the sha256 of each whole file, in ``sha256sum`` format (``sha256sum -c ledger.sha256``
+#: in the folder checks them). Apart from :data:`DIGESTS` because they change from run to run (times).
+LEDGER_DIGESTS = "ledger.sha256"
+LEDGER_HEADER = (
+    "# sha256 of each claims file and of runtimes.csv as the runner wrote them (sha256sum -c ledger.sha256)"
+)
+MODES = {True: "quick", False: "full"}
+
+_LINE = re.compile(r"(?P<digest>[0-9a-f]{64})  (?P<name>\S.*?)(?:  (?P<mode>quick|full))?")
+
+
+class RecordError(ValueError):
+    """A digest record (:data:`DIGESTS`, :data:`LEDGER_DIGESTS`) that is damaged; the message is one line
+    naming it and the fix."""
 
 
 def _sha256(path: Path) -> str:
@@ -298,9 +335,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def content_digest(path: str | os.PathLike) -> str:
-    """The sha256 of the CSV ``path`` without its timing columns (``repro verify``'s rule for the
-    experiment named by the file's stem), the other cells as written.
+def content_digest(path: str | os.PathLike, experiment: str | None = None) -> str:
+    """The sha256 of the CSV ``path`` without its timing columns (``repro verify``'s rule for
+    ``experiment``, by default the one named by the file's stem), the other cells as written.
 
     Examples
     --------
@@ -322,7 +359,7 @@ def content_digest(path: str | os.PathLike) -> str:
     with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = csv.reader(f)
         header = next(rows, [])
-        keep = [i for i, c in enumerate(header) if not is_timing(path.stem, c)]
+        keep = [i for i, c in enumerate(header) if not is_timing(experiment or path.stem, c)]
         h = hashlib.sha256()
         buf = io.StringIO()
         out = csv.writer(buf, lineterminator="\n")
@@ -334,61 +371,210 @@ def content_digest(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def _read_digests(folder: Path) -> tuple[bool, dict[str, str]]:
-    """``(content, digests)``: whether the record is of non-timing content (its header), and its lines."""
+def _damaged(record: Path, why: str) -> RecordError:
+    return RecordError(
+        f"{record} is damaged ({why}), so nothing shows that the files it records are the runner's: restore "
+        "it (e.g. `git checkout`) or remove it, after which each file it recorded is refused until its "
+        "experiment runs again"
+    )
+
+
+def _read_record(record: Path) -> tuple[bool, dict[str, list[tuple[str, str]]]]:
+    """``(content, {name: [(digest, mode), ...]})`` of a digest record, ``(True, {})`` when there is none.
+
+    ``content`` says whether a :data:`DIGESTS` record is of non-timing content (its header). A name may
+    have two digests while its file is being replaced (:func:`_commit`). Raises :class:`RecordError`
+    when the record cannot be read, is empty, not UTF-8, cut off, or has a line that is not a digest line.
+    """
     try:
-        text = (folder / DIGESTS).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        raw = record.read_bytes()
+    except FileNotFoundError:
         return True, {}
-    out = {}
+    except OSError as exc:
+        raise _damaged(record, f"it cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _damaged(record, "not a UTF-8 text file") from None
+    if not text.strip():
+        raise _damaged(record, "empty")
+    if not text.endswith("\n"):
+        raise _damaged(record, "cut off: its last line has no line end")
+    out: dict[str, list[tuple[str, str]]] = {}
     content = False
-    for line in text.splitlines():
+    for i, line in enumerate(text.splitlines(), start=1):
         if line.startswith("#"):
             content = content or line == DIGESTS_HEADER
             continue
-        digest, _, name = line.partition("  ")
-        if len(digest) == 64 and name:
-            out[name] = digest
+        m = _LINE.fullmatch(line)
+        if m is None:
+            raise _damaged(record, f"line {i} is not a line '<sha256>  NAME'")
+        out.setdefault(m["name"], []).append((m["digest"], m["mode"] or ""))
     return content or not out, out
 
 
-def record_digest(path: str | os.PathLike) -> None:
-    """Record the digest of the result CSV ``path`` (just written) in its folder's :data:`DIGESTS`.
+def _write_record(record: Path, header: str, entries: dict[str, list[tuple[str, str]]]) -> None:
+    lines = [header]
+    for name, pairs in sorted(entries.items()):
+        lines += [f"{d}  {name}" + (f"  {m}" if m else "") for d, m in pairs]
+    atomic_write_text(record, "\n".join(lines) + "\n")
 
-    A record of the earlier format (whole files) is converted: each CSV that still matches it gets its
-    content digest; one that does not keeps its old digest, and so still reads as damaged.
+
+def _converted(record: Path, content: bool, entries: dict, name: str) -> dict:
+    """``entries`` of a record of the earlier whole-file format with each file that still matches it
+    re-digested by content; one that does not keeps its old digest, and so still reads as damaged."""
+    if not content:
+        for other_name, pairs in list(entries.items()):
+            other = record.parent / other_name
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                if other_name != name and other.is_file() and _sha256(other) == pairs[0][0]:
+                    entries[other_name] = [(content_digest(other), pairs[0][1])]
+    return entries
+
+
+def _commit(tmp: Path, path: Path, record: Path, name: str, digest: str, mode: str, header: str) -> None:
+    """Rename ``tmp`` over ``path`` and record ``digest`` for ``name`` in ``record`` (lock held).
+
+    Three steps, so that a kill at any moment leaves ``path`` matching its record: the record first lists
+    the old and the new digest, then the file is renamed, then the record lists the new digest alone.
+    """
+    content, entries = _read_record(record)
+    if header == DIGESTS_HEADER:  # LEDGER_DIGESTS has whole-file digests only
+        entries = _converted(record, content, entries, name)
+    old = entries.get(name, [])[-1:] if path.is_file() else []
+    both = list(dict.fromkeys([*old, (digest, mode)]))  # the same file again: listed once
+    if both != entries.get(name):
+        entries[name] = both
+        _write_record(record, header, entries)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    if len(both) > 1:
+        entries[name] = [(digest, mode)]
+        _write_record(record, header, entries)
+
+
+@contextlib.contextmanager
+def recorded_path(
+    path: str | os.PathLike, *, quick: bool | None = None, ledger: bool = False, locked: bool = False
+) -> Iterator[Path]:
+    """:func:`atomic_path` whose file is recorded, when it is in place, in its folder's digest record.
+
+    A result CSV (default) goes into :data:`DIGESTS` with its :func:`content_digest` and the mode of the
+    run (``quick``; None records none); a file the runner keeps beside the results (``ledger=True``:
+    ``claims/NAME.csv``, ``runtimes.csv``) into the output folder's :data:`LEDGER_DIGESTS` with its
+    sha256. The rename and the record happen under the folder's lock (``locked=True``: the caller holds
+    it). Raises :class:`RecordError` when the record is damaged (it is never silently replaced).
     """
     path = Path(path)
-    folder = path.parent
-    with folder_lock(folder):  # two runs (--jobs) record into one file
-        content, digests = _read_digests(folder)
-        if not content:
-            for name, digest in list(digests.items()):
-                other = folder / name
-                with contextlib.suppress(OSError, UnicodeDecodeError):
-                    if name != path.name and other.is_file() and _sha256(other) == digest:
-                        digests[name] = content_digest(other)
-        digests[path.name] = content_digest(path)
-        lines = [DIGESTS_HEADER, *(f"{d}  {n}" for n, d in sorted(digests.items()))]
-        atomic_write_text(folder / DIGESTS, "\n".join(lines) + "\n")
+    if ledger:
+        folder = path.parent.parent if path.parent.name == "claims" else path.parent
+        record, name, header = folder / LEDGER_DIGESTS, path.relative_to(folder).as_posix(), LEDGER_HEADER
+    else:
+        folder, record, name, header = path.parent, path.parent / DIGESTS, path.name, DIGESTS_HEADER
+    mode = "" if quick is None else MODES[bool(quick)]
+
+    def commit(tmp: Path) -> None:
+        digest = _sha256(tmp) if ledger else content_digest(tmp, path.stem)  # the target's rule, not tmp's
+        with contextlib.nullcontext() if locked else folder_lock(folder):
+            _commit(tmp, path, record, name, digest, mode, header)
+
+    with atomic_path(path, commit=commit) as tmp:
+        yield tmp
+
+
+def record_digest(path: str | os.PathLike, quick: bool | None = None) -> None:
+    """Record the digest of the result CSV ``path`` (already in place) in its folder's :data:`DIGESTS`,
+    with the run's mode (``quick``; None: none). A record of the earlier format (whole files) is
+    converted (:func:`_converted`)."""
+    path = Path(path)
+    record = path.parent / DIGESTS
+    with folder_lock(path.parent):  # two runs (--jobs) record into one file
+        entries = _converted(record, *_read_record(record), path.name)
+        entries[path.name] = [(content_digest(path), "" if quick is None else MODES[bool(quick)])]
+        _write_record(record, DIGESTS_HEADER, entries)
+
+
+def _entry_problem(path: Path, record: Path, name: str, digest_of) -> tuple[str | None, str]:
+    """``(problem, mode)`` of the file ``path`` recorded as ``name`` in ``record``."""
+    try:
+        content, entries = _read_record(record)
+    except RecordError as exc:
+        return f"cannot be checked: {exc}", ""
+    pairs = entries.get(name)
+    if not pairs:
+        return (
+            f"has no digest in {record} (copied without it, or written before the record existed), so "
+            "nothing shows it is the file the runner wrote",
+            "",
+        )
+    try:
+        got = digest_of(content)(path)
+    except (OSError, UnicodeDecodeError):
+        got = None
+    for digest, mode in pairs:
+        if got == digest:
+            return None, mode
+    what = "non-timing content" if content and digest_of is _result_digest else "sha256"
+    return (
+        f"is damaged: its {what} does not match the digest recorded in {record.name} when the runner wrote "
+        "it (cut off, edited or replaced since)",
+        "",
+    )
+
+
+def _result_digest(content: bool):
+    return content_digest if content else _sha256
 
 
 def recorded_digest(path: str | os.PathLike) -> str | None:
-    """Why the result CSV ``path`` does not match its recorded digest (None: it matches, or the folder
-    has no record of it: an output folder written before the record existed)."""
+    """Why the result CSV ``path`` is not the one the runner wrote (None: its digest matches the record):
+    a record of its folder that is damaged or does not list it, or a digest that does not match."""
     path = Path(path)
-    content, digests = _read_digests(path.parent)
-    want = digests.get(path.name)
-    if want is None:
+    return _entry_problem(path, path.parent / DIGESTS, path.name, _result_digest)[0]
+
+
+def recorded_mode(path: str | os.PathLike) -> bool | None:
+    """Whether the result CSV ``path`` came from a quick run (True) or a full one (False), as recorded
+    with its digest; None when the record does not say or the file does not match it."""
+    path = Path(path)
+    problem, mode = _entry_problem(path, path.parent / DIGESTS, path.name, _result_digest)
+    return None if problem or not mode else mode == MODES[True]
+
+
+def ledger_file_problem(path: str | os.PathLike) -> str | None:
+    """Why ``claims/NAME.csv`` or ``runtimes.csv`` at ``path`` is not the file the runner wrote (None:
+    it matches its whole-file sha256 in the output folder's :data:`LEDGER_DIGESTS`)."""
+    path = Path(path)
+    folder = path.parent.parent if path.parent.name == "claims" else path.parent
+    name = path.relative_to(folder).as_posix()
+    return _entry_problem(path, folder / LEDGER_DIGESTS, name, lambda _content: _sha256)[0]
+
+
+def record_problem(folder: str | os.PathLike) -> str | None:
+    """The first damaged digest record of the output folder ``folder`` (one line with the fix), or None.
+
+    Checked before a run or a redraw computes anything: a run would otherwise fail at its first write.
+    """
+    for record in (Path(folder) / DIGESTS, Path(folder) / LEDGER_DIGESTS):
+        try:
+            _read_record(record)
+        except RecordError as exc:
+            return f"{exc}; nothing was computed."
+    return None
+
+
+def write_error(exc: BaseException) -> str | None:
+    """One line for an error of the machine, not of the code (a full disk, a quota, a read-only or
+    forbidden folder), or for a damaged record (:class:`RecordError`); None for anything else."""
+    import errno
+
+    if isinstance(exc, RecordError):
+        return str(exc)
+    machine = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+    if not isinstance(exc, OSError) or exc.errno not in machine:
         return None
-    try:
-        got = content_digest(path) if content else _sha256(path)
-    except (OSError, UnicodeDecodeError):
-        got = None
-    if got == want:
-        return None
-    what = "non-timing content" if content else "sha256"
+    where = f" {exc.filename}" if exc.filename else ""
     return (
-        f"is damaged: its {what} does not match the digest recorded in {DIGESTS} when the runner wrote it "
-        "(cut off, edited or replaced since)"
+        f"cannot write{where}: {exc.strerror or exc}; free space (or choose another --out) and run again. "
+        "Every output is written whole or not at all: the files already there are intact"
     )

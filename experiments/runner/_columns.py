@@ -9,8 +9,10 @@ runner's other modules (both of those import this one).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 __all__ = [
+    "CURVES",
     "DECLARED",
     "DIAGNOSTIC",
     "EXACT",
@@ -18,6 +20,7 @@ __all__ = [
     "TEXT",
     "TIMING",
     "TIMING_NAME",
+    "Curve",
     "declared_rule",
     "is_timing",
 ]
@@ -74,6 +77,39 @@ DECLARED: dict[str, dict[str, object]] = {
     # imported and cached before: 79-83 bytes of 0.3-1.2 MB between two `repro run`s, but 7% of one row
     # between a pytest process and a `repro run` on the same code. A measurement, not compared
     "roweis1997_claims": {"peak_bytes": TIMING},
+}
+
+
+class Curve(NamedTuple):
+    """Rows of a result CSV that draw one curve each, compared as curves (:data:`CURVES`).
+
+    The rows where column ``kind`` equals ``value`` are points ``(x, y)`` of curves, one per value of the
+    ``keys`` columns, in the order drawn. Two runs' curves agree when their areas (trapezoid rule) are within
+    ``area_atol`` and their ``y`` interpolated at ``grid`` equally spaced ``x`` in ``[0, 1]`` within
+    ``curve_atol`` everywhere; how many points a curve has is not compared (a point collinear with its
+    neighbours, dropped or not by round-off, changes neither).
+    """
+
+    kind: str
+    value: str
+    keys: tuple[str, ...]
+    x: str
+    y: str
+    area_atol: float
+    curve_atol: float
+    grid: int = 1001
+
+
+#: Per experiment, the rows that are points of curves. Tolerances scaled to the quantity: an ROC lies in
+#: the unit square, its AUC in [0, 1]. An AUC within 1e-4 (ten times finer than the three digits papers
+#: report it with) and a curve within 5e-3 of the axis (two pixels of the figure's 3-inch axes at 150 dpi)
+#: are the same curve. Round-off in a classifier's scores can rank a test image past a neighbour: a step of
+#: 1/1429 of the true-positive axis (1/2548 of the false-positive one) at Fig. 4's 3,977 test images, so
+#: a few such swaps stay inside; a changed classifier or feature extractor does not.
+CURVES: dict[str, Curve] = {
+    "zass2006_fig4": Curve(
+        "kind", "roc", ("label", "method", "alpha", "beta", "split"), "fpr", "tpr", 1e-4, 5e-3
+    ),
 }
 
 

@@ -55,7 +55,14 @@ from tqdm.auto import tqdm
 
 from . import _args, _preflight, _runtimes
 from . import claims as ledger
-from ._atomic import atomic_path, atomic_write_text, csv_problem, record_digest, recorded_digest
+from ._atomic import (
+    atomic_path,
+    atomic_write_text,
+    csv_problem,
+    recorded_digest,
+    recorded_mode,
+    recorded_path,
+)
 from ._paths import FIGURES_DIR, REPO_ROOT, default_out, out_notice
 
 __all__ = [
@@ -185,8 +192,12 @@ def run(module_name: str, argv=None) -> int:
     mod = importlib.import_module(module_name)
     args = experiment_parser(module_name, mod).parse_args(argv)
     cfg = Config(quick=args.quick, seed=args.seed, out=args.out)
-    problem = _preflight.check_out(cfg.out) or _preflight.check_data(
-        [short], cfg.quick, {short: Path(mod.__file__)}
+    from ._atomic import record_problem
+
+    problem = (
+        _preflight.check_out(cfg.out)
+        or record_problem(cfg.out)
+        or _preflight.check_data([short], cfg.quick, {short: Path(mod.__file__)})
     )
     if problem:
         print(problem, file=sys.stderr)
@@ -197,14 +208,22 @@ def run(module_name: str, argv=None) -> int:
 
     prog = Progress([short], cfg.quick, 1, cfg.out)
     prog.start(short)
+    from . import environment
+
     try:
         summary = run_module(module_name, cfg)
+        environment.write(cfg.out, [short], quick=cfg.quick, seed=cfg.seed)  # what made its numbers
+    except (PanelDroppedError, ResultFileError, OSError) as exc:  # known failures: one line
+        from ._atomic import write_error
+
+        text = str(exc) if isinstance(exc, (PanelDroppedError, ResultFileError)) else write_error(exc)
+        if text is None:
+            raise
+        print(f"{short}: {text}", file=sys.stderr)
+        return 1
     finally:
         prog.finish(short)
         prog.close()
-    from . import environment
-
-    environment.write(cfg.out, [short], quick=cfg.quick, seed=cfg.seed)  # what made its numbers
     print(summary)
     return 0
 
@@ -256,26 +275,32 @@ def run_module(module_name: str, cfg: Config) -> str:
             raise RuntimeError(
                 f"{name}.compute returned no data; an experiment must return a non-empty frame."
             )
-        write_csv(df, cfg.out / f"{name}.csv")
+        write_csv(df, cfg.out / f"{name}.csv", quick=cfg.quick)
         summary = _render(mod, name, cfg, t0)
     _runtimes.record(cfg.out, name, cfg.quick, time.perf_counter() - t_import)
     return summary
 
 
 def redraw_module(module_name: str, cfg: Config) -> str:
-    """Redraw the figure and re-check the claims of an experiment from its CSV in ``cfg.out``, no compute."""
+    """Redraw the figure and re-check the claims of an experiment from its CSV in ``cfg.out``, no compute.
+
+    Whether the CSV came from a quick or a full run is read from its record (``results.sha256``), never
+    inferred: a CSV whose record does not say is refused.
+    """
     mod = importlib.import_module(module_name)
     name = module_name.rsplit(".", 1)[-1]
-    if not (cfg.out / f"{name}.csv").exists():
-        raise ResultFileError(f"no {cfg.out / name}.csv to redraw from; run `repro run {name}` first.")
-    stored = cfg.out / "claims" / f"{name}.csv"
-    if stored.exists():  # keep the ledger's record of whether the CSV came from a quick run
-        try:
-            quick = ledger._read_claim_file(stored)["quick"].str.lower().eq("true").any()
-            cfg = dataclasses.replace(cfg, quick=bool(quick))
-        except ValueError:  # a damaged claims file: it is rewritten below from the CSV
-            pass
-    return _render(mod, name, cfg, time.perf_counter())
+    path = cfg.out / f"{name}.csv"
+    if not path.exists():
+        raise ResultFileError(f"no {path} to redraw from; run `repro run {name}` first.")
+    read_result(cfg.out, name)  # refused (one line) unless it is the CSV the runner wrote
+    quick = recorded_mode(path)
+    if quick is None:
+        raise ResultFileError(
+            f"{path}: its record ({cfg.out / 'results.sha256'}) does not say whether a quick or a full run "
+            f"wrote it (an earlier version's record); run `repro run {name}` (with --quick for a quick run) "
+            "to write it again."
+        )
+    return _render(mod, name, dataclasses.replace(cfg, quick=quick), time.perf_counter())
 
 
 def read_result(out: Path, name: str) -> pd.DataFrame:
@@ -286,8 +311,8 @@ def read_result(out: Path, name: str) -> pd.DataFrame:
     an editor; empty; not UTF-8; rows of another length; not CSV) is refused with a
     :class:`ResultFileError` naming it, never read as fewer or partly empty rows; and a file whose
     non-timing content differs from the digest recorded when it was written (``results.sha256``,
-    :func:`_atomic.record_digest`: a file cut off at a row boundary, its numbers edited or replaced) is
-    refused too.
+    :func:`_atomic.recorded_path`: a file cut off at a row boundary, its numbers edited or replaced), or
+    that the record does not list, is refused too.
     """
     path = Path(out) / f"{name}.csv"
     fix = f"run `repro run {name}` to write it again."
@@ -328,12 +353,13 @@ def _render(mod, name: str, cfg: Config, t0: float) -> str:
 
 
 # --------------------------------------------------------------------------- writers
-def write_csv(df: pd.DataFrame, path: Path) -> Path:
-    """Tidy CSV with stable float formatting (10 significant digits) so reruns diff cleanly; atomic."""
+def write_csv(df: pd.DataFrame, path: Path, quick: bool | None = None) -> Path:
+    """Tidy CSV with stable float formatting (10 significant digits) so reruns diff cleanly; atomic, and
+    recorded with its digest (and the run's mode, ``quick``) in its folder's ``results.sha256``: what
+    :func:`read_result` checks it against."""
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with recorded_path(path, quick=quick) as tmp:
         df.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
-    record_digest(path)  # after the CSV is in place: what read_result checks it against
     return path
 
 

@@ -8,7 +8,8 @@ Checks look at the data only; they are written from the paper's sentence and nev
 After an experiment runs, its rows are written to ``<out>/claims/<experiment>.csv`` and
 ``<out>/CLAIMS.md`` is rebuilt from every such file, so running one experiment updates its rows and
 keeps the others. Every write is atomic (``experiments.runner._atomic``) and the rebuild holds the folder's
-lock; a damaged claims file is skipped and named in ``CLAIMS.md``, never fatal.
+lock; each claims file is recorded with its sha256 in ``ledger.sha256``, and one that does not match it
+(cut off, edited) or is not recorded is skipped and named in ``CLAIMS.md``, never shown, never fatal.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._atomic import atomic_path, atomic_write_text, folder_lock
+from ._atomic import atomic_write_text, folder_lock, recorded_path
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -536,7 +537,8 @@ def write_ledger(out_dir: Path, experiment: str, rows: pd.DataFrame, *, render: 
     claims_dir = out_dir / "claims"
     claims_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
-        with atomic_path(claims_dir / f"{experiment}.csv") as tmp:
+        # recorded in ledger.sha256 (read back only when it matches)
+        with recorded_path(claims_dir / f"{experiment}.csv", ledger=True, locked=True) as tmp:
             rows.to_csv(tmp, index=False)
         if render:
             return _render_ledger(out_dir)
@@ -550,9 +552,9 @@ def _claim_files(out_dir: Path) -> list[Path]:
 
 def _read_claim_file(path: Path) -> pd.DataFrame:
     """One experiment's stored rows; raises ValueError naming the file when it is damaged."""
-    from ._atomic import csv_problem
+    from ._atomic import csv_problem, ledger_file_problem
 
-    if problem := csv_problem(path):
+    if problem := csv_problem(path) or ledger_file_problem(path):
         raise ValueError(f"{path}: {problem}")
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -303,8 +303,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly, and Ctrl-C
-    with one line and exit status 130 (the worker processes stopped, no traceback)."""
+    """``repro ARGS``; output cut short by the reader (``repro claims | head``) ends quietly, Ctrl-C
+    with one line and exit status 130 (the worker processes stopped, no traceback), and a full disk or a
+    damaged digest record with one line and exit status 1."""
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -319,6 +320,13 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except (OSError, ValueError) as exc:  # a full disk, a damaged record: one line, no traceback
+        from ._atomic import write_error
+
+        if (text := write_error(exc)) is None:
+            raise
+        print(f"repro: {text}", file=sys.stderr)
+        return 1
 
 
 def _main(argv=None) -> int:

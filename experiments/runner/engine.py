@@ -77,12 +77,13 @@ def default_jobs(n_experiments: int) -> int:
 def run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
     """Run (or redraw) experiment ``name`` with ``cfg``: ``(name, succeeded, summary or error text)``.
 
-    A known failure (a dropped panel, a damaged result file) is its one-line message; any other, the
-    traceback. Runs in the calling process or in a worker of the pool.
+    A known failure (a dropped panel, a damaged result file or record, a full disk) is its one-line
+    message; any other, the traceback. Runs in the calling process or in a worker of the pool.
     """
     import traceback
 
     from . import _common
+    from ._atomic import write_error
 
     try:
         fn = _common.redraw_module if redraw else _common.run_module
@@ -90,6 +91,8 @@ def run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
     except Exception as exc:
         if isinstance(exc, (_common.PanelDroppedError, _common.ResultFileError)):  # known: one line
             return name, False, str(exc)
+        if text := write_error(exc):  # a full disk, a damaged record: one line
+            return name, False, text
         return name, False, traceback.format_exc()
 
 
@@ -128,9 +131,9 @@ def run(
             file=sys.stderr,
         )
         return 2
-    from . import _atomic, _preflight
+    from . import _atomic, _preflight, _runtimes
 
-    problem = _preflight.check_out(out)
+    problem = _preflight.check_out(out) or _atomic.record_problem(out)
     if problem is None and not redraw:
         problem = _preflight.check_data(
             [registry.stem(n) for n in names], quick, {registry.stem(n): p for n, p in sources.items()}
@@ -142,8 +145,9 @@ def run(
     from . import _common
     from . import claims as ledger
 
-    if notice := out_notice(out):
-        print(notice, file=sys.stderr)
+    for notice in (out_notice(out), _runtimes.problem(out)):
+        if notice:
+            print(notice, file=sys.stderr)
     _atomic.remove_stale_temporaries(out)  # left by a run killed between a write and its rename
     _atomic.exit_on_termination()  # a terminated run removes its temporaries as it unwinds
     cfg = _common.Config(quick=quick, seed=seed, out=out, render_ledger=False)

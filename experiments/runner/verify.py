@@ -41,6 +41,9 @@ One default rule, :func:`column_rule`, and the declarations of :data:`DECLARED` 
 * **integers**, and float columns whose values are whole numbers in both runs (counts, supports, iteration
   counts stored with NaN), compare exactly.
 * **floats** compare within ``|new - old| <= ATOL + RTOL * |old|`` (NaN equals only NaN).
+* **curves** (the rows that are points of a curve, declared in :data:`._columns.CURVES`: Fig. 4's ROC
+  curves) compare as the figure shows them: by their area and their values on a common grid, within
+  tolerances scaled to the unit square they lie in, whatever their number of points.
 
 Tolerances, measured and reasoned
 ---------------------------------
@@ -78,7 +81,7 @@ from pathlib import Path
 from . import _args, engine, registry
 
 # the rule of which columns are timing, shared with results.sha256 (DECLARED and TIMING_NAME re-exported)
-from ._columns import DECLARED, DIAGNOSTIC, EXACT, FLOAT, TEXT, TIMING, TIMING_NAME, declared_rule  # noqa: F401
+from ._columns import CURVES, DECLARED, DIAGNOSTIC, EXACT, FLOAT, TEXT, TIMING, TIMING_NAME, declared_rule  # noqa: F401
 from ._paths import FIGURES_DIR
 
 __all__ = [
@@ -101,6 +104,7 @@ QUICK_REFERENCES = Path(__file__).resolve().parents[1] / "references" / "quick"
 
 RTOL = 1e-5
 ATOL = 1e-8
+CURVE = "curve"  # the rule of the points of a curve (compare_curves)
 
 
 class BadReference(RuntimeError):
@@ -232,10 +236,12 @@ class ExperimentReport:
         for m in self.moved:
             how = m.rule if isinstance(m.rule, str) else f"rtol {m.rule[0]:g}, atol {m.rule[1]:g}"
             rel = "" if math.isnan(m.max_rel) else f", largest relative change {m.max_rel:.3g}"
-            lines.append(f"  column {m.column} ({how}): {m.n_moved} of {m.n_rows} rows moved{rel}")
+            unit = "curves" if how.startswith(CURVE) else "rows"
+            lines.append(f"  column {m.column} ({how}): {m.n_moved} of {m.n_rows} {unit} moved{rel}")
             for e in m.examples[:examples]:
                 r = "" if e["rel"] is None else f" ({e['rel']:+.3g})"  # none from 0 or NaN
-                lines.append(f"    row {e['row']} [{e['key']}]: {e['old']} -> {e['new']}{r}")
+                where = f"row {e['row']} " if e["row"] >= 0 else ""
+                lines.append(f"    {where}[{e['key']}]: {e['old']} -> {e['new']}{r}")
         for v in self.verdicts:
             lines.append(f"  verdict {v['id']}: {v['old']} -> {v['new']}")
         for v in self.timing_verdicts:
@@ -294,7 +300,8 @@ def compare_frames(name: str, old, new, reference: str = "") -> ExperimentReport
 
     Rows are matched in order (every experiment writes its rows in a fixed order); columns by name. A
     column only in the new frame is a change unless it is a timing column (the quick references leave
-    those out).
+    those out). The rows that are points of curves (:data:`._columns.CURVES`: an ROC) are compared as
+    curves instead (:func:`compare_curves`).
 
     Examples
     --------
@@ -305,6 +312,18 @@ def compare_frames(name: str, old, new, reference: str = "") -> ExperimentReport
     >>> r.ok, [m.column for m in r.moved], r.skipped
     (False, ['variance'], ['seconds'])
     """
+    curve = CURVES.get(name)
+    if curve is None or not {curve.kind, *curve.keys, curve.x, curve.y} <= {*old.columns, *new.columns}:
+        return _compare_rows(name, old, new, reference)
+    # the points of curves compared as curves (their number is not compared), the other rows row by row
+    is_old, is_new = (f[curve.kind].astype(str).eq(curve.value) for f in (old, new))
+    report = _compare_rows(name, old[~is_old], new[~is_new], reference)
+    report.moved += compare_curves(curve, old[is_old], new[is_new])
+    return report
+
+
+def _compare_rows(name: str, old, new, reference: str) -> ExperimentReport:
+    """:func:`compare_frames` on rows that are not points of curves."""
     import numpy as np
 
     report = ExperimentReport(name, reference, rows=(len(old), len(new)))
@@ -355,6 +374,62 @@ def compare_frames(name: str, old, new, reference: str = "") -> ExperimentReport
             Moved(c, rule, int(bad.sum()), n, float(finite.max()) if finite.size else math.nan, examples)
         )
     return report
+
+
+def compare_curves(curve, old, new) -> list[Moved]:
+    """The curves of two runs compared as curves (:class:`._columns.Curve`): by area and on a common
+    grid, whatever their number of points. A curve that only one run has is a moved curve.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from experiments.runner._columns import Curve
+    >>> roc = Curve("kind", "roc", ("m",), "fpr", "tpr", 1e-4, 5e-3)
+    >>> old = pd.DataFrame({"kind": "roc", "m": "a", "fpr": [0, 0.5, 1], "tpr": [0, 0.5, 1]})
+    >>> compare_curves(roc, old, old.iloc[[0, 2]])  # a collinear point fewer: the same curve
+    []
+    >>> [m.column for m in compare_curves(roc, old, old.assign(tpr=[0, 0.6, 1]))]
+    ['tpr (curve)']
+    """
+    import numpy as np
+
+    grid = np.linspace(0.0, 1.0, curve.grid)
+    keys = list(curve.keys)
+
+    def curves(df) -> dict[str, tuple]:
+        out = {}
+        for key, g in df.groupby(keys, dropna=False, sort=False):
+            key = key if isinstance(key, tuple) else (key,)
+            x, y = g[curve.x].to_numpy(dtype=float), g[curve.y].to_numpy(dtype=float)
+            label = ", ".join(f"{k}={_cell(v)}" for k, v in zip(keys, key, strict=True))
+            out[label] = (float(np.trapezoid(y, x)), np.interp(grid, x, y), len(g))
+        return out
+
+    a, b = curves(old), curves(new)
+    examples = []
+    for label in sorted(a.keys() | b.keys()):
+        if label not in a or label not in b:
+            what = "no such curve" if label not in a else f"{a[label][2]} points"
+            now = "no such curve" if label not in b else f"{b[label][2]} points"
+            examples.append({"row": -1, "key": label, "old": what, "new": now, "rel": None})
+            continue
+        (area_a, ya, na), (area_b, yb, nb) = a[label], b[label]
+        gap = float(np.max(np.abs(yb - ya)))
+        if abs(area_b - area_a) > curve.area_atol or gap > curve.curve_atol:
+            examples.append(
+                {
+                    "row": -1,
+                    "key": label,
+                    "old": f"area {area_a:.6g} ({na} points)",
+                    "new": f"area {area_b:.6g} ({nb} points), largest gap {gap:.3g}",
+                    "rel": None,
+                }
+            )
+    if not examples:
+        return []
+    rule = f"{CURVE}: area within {curve.area_atol:g}, {curve.y} within {curve.curve_atol:g} on a grid"
+    n = len(a.keys() | b.keys())
+    return [Moved(f"{curve.y} (curve)", rule, len(examples), n, math.nan, examples[:10])]
 
 
 def _verdicts(path: Path, what: str) -> dict[str, tuple[str, bool]]:
@@ -616,12 +691,18 @@ def cmd_verify(args) -> int:
 
 
 def _run_is_quick(run: Path, stems: list[str]) -> bool | None:
-    """Whether the folder's claims files of ``stems`` say quick (True), full (False); None when they do
-    not say (no claims file); raises :class:`BadReference` when they mix the two."""
+    """Whether the folder's results of ``stems`` are of a quick run (True) or a full one (False), as
+    recorded with them (``results.sha256``; the claims files for a record that does not say); None when
+    nothing says; raises :class:`BadReference` when they mix the two."""
     import pandas as pd
+
+    from ._atomic import recorded_mode
 
     kinds = set()
     for n in stems:
+        if (mode := recorded_mode(run / f"{n}.csv")) is not None:
+            kinds.add(mode)
+            continue
         path = run / "claims" / f"{n}.csv"
         with contextlib.suppress(OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError):
             df = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=["quick"])
@@ -635,12 +716,13 @@ def _run_is_quick(run: Path, stems: list[str]) -> bool | None:
 
 def _run_file_problem(run: Path, name: str) -> str | None:
     """Why ``run``'s files of ``name`` cannot be compared (missing, cut off, damaged), or None."""
-    from ._atomic import csv_problem, recorded_digest
+    from ._atomic import csv_problem, ledger_file_problem, recorded_digest
 
     for path in (run / f"{name}.csv", run / "claims" / f"{name}.csv"):
         if not path.is_file():
             return f"{path} is missing: the run did not write it (`repro run {name} --out {run}`)"
-        if problem := csv_problem(path) or (recorded_digest(path) if path.parent == run else None):
+        check = recorded_digest if path.parent == run else ledger_file_problem
+        if problem := csv_problem(path) or check(path):
             return f"{path} {problem}"
     return None
 
