@@ -701,11 +701,11 @@ def _slope_call(df: pd.DataFrame, vary: str, threshold: float = 1.5, lower_is_be
     """Call the log-log slope of the SPCA time per iteration against ``vary`` (bootstrap of the medians)."""
     sc = df[(df.part == "spca_cost") & (df.vary == vary)]
     slopes = boot_slopes(sc[vary], sc.seconds_per_iter)
-    return call_timing(slopes, threshold, lower_is_better=lower_is_better)
+    return call_timing(slopes, threshold, lower_is_better=lower_is_better, bootstrap=True)
 
 
 def _q(call) -> str:
-    return f"{call.median:.2f} (quartiles {call.low:.2f}-{call.high:.2f})"
+    return f"{call.median:.2f} (bootstrap 95% {call.low:.2f}-{call.high:.2f})"
 
 
 def _counted_slope(df: pd.DataFrame, vary: str) -> float:
@@ -744,7 +744,7 @@ def _check_spca_cost(df: pd.DataFrame) -> Outcome:
         "+/- 15 % band and required above 0.5 (else too close to call). Not counted: the k x k and p x k "
         "work "
         "between passes (O(pk^2 + k^3), smaller by a factor k / n). The measured times (process CPU time, "
-        "one BLAS thread, interleaved repeats, quartiles over 400 bootstrap resamples of the per-size "
+        "one BLAS thread, interleaved repeats, central 95% of 400 bootstrap resamples of the per-size "
         "medians) decided this row before the counts did: two full runs of the same code moved the p "
         "slope from 1.31 to 1.20 across the band edge 1.30 (under three loads the time slopes moved and "
         "the counts did not); their k slope below 1 is reported, not explained.",

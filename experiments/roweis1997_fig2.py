@@ -578,8 +578,8 @@ def _ratio_slopes(df: pd.DataFrame) -> np.ndarray:
 
 
 def _q(call) -> str:
-    """``"2.21 (quartiles 2.13-2.38)"``: median and quartiles of bootstrap slopes."""
-    return f"{call.median:.2f} (quartiles {call.low:.2f}-{call.high:.2f})"
+    """``"2.21 (bootstrap 95% 2.13-2.38)"``: median and central 95% of bootstrap slopes."""
+    return f"{call.median:.2f} (bootstrap 95% {call.low:.2f}-{call.high:.2f})"
 
 
 def _counted_slope(df: pd.DataFrame, method: str) -> tuple[float, list[int]]:
@@ -623,8 +623,10 @@ def _check_slope(method: str, expected: float, what: str):
         cov_slope = _counted_slope(df, "Sample Covariance + Diag.")[0]
         em_slope = _counted_slope(df, "EM method")[0]
         lower = expected < SLOPE_SPLIT
-        own = call_timing(_time_slopes(df, method), SLOPE_SPLIT, lower_is_better=lower, margin=SLOPE_MARGIN)
-        sep = call_timing(_ratio_slopes(df), 0.5, lower_is_better=False, margin=0.3)
+        own = call_timing(
+            _time_slopes(df, method), SLOPE_SPLIT, lower_is_better=lower, margin=SLOPE_MARGIN, bootstrap=True
+        )
+        sep = call_timing(_ratio_slopes(df), 0.5, lower_is_better=False, margin=0.3, bootstrap=True)
         tf = _timing_frame(df)
         reps = int(tf.repeat.nunique())
         sizes = ", ".join(str(p) for p in sizes_c)
@@ -642,7 +644,7 @@ def _check_slope(method: str, expected: float, what: str):
             f"slope is called against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with n = 10p; "
             f"+/- {100 * SLOPE_MARGIN:.0f} % band, too close to call inside). The measured times are "
             f"reported beside ({reps} interleaved repeats per size, process CPU time, one BLAS thread; "
-            "quartiles over 400 bootstrap resamples of the per-size medians): the method's time slope "
+            "central 95% of 400 bootstrap resamples of the per-size medians): the method's time slope "
             f"against {SLOPE_SPLIT} and the slope of the covariance/EM time ratio against 0.5 (between 1, "
             f"the paper's orders, and 0) {agree[own.state]} / {agree[sep.state]} with the counted orders. "
             "They decided this row before the counts did, and two full runs of the same code moved them "

@@ -352,26 +352,27 @@ def _check_ratio(df):
     em, ns = _means(df)
     ratio = ns.mean() / em.mean()
     boot = _boot_ratio(ns, em)
-    low, high = call_timing(boot, 30.0, lower_is_better=False), call_timing(boot, 120.0)
+    low = call_timing(boot, 30.0, lower_is_better=False, bootstrap=True)
+    high = call_timing(boot, 120.0, bootstrap=True)
     per_alpha = df[(df.kind == "time") & (df.method == "NSPCA")].groupby("alpha").seconds.mean()
     txt = (
         f"emPCA (nn) {em.mean():.3f} s (sd {em.std():.3f}), NSPCA {ns.mean():.2f} s (sd {ns.std():.2f}): "
         f"ratio {ratio:.1f}; NSPCA per alpha: " + ", ".join(f"{a:g}: {v:.2f} s" for a, v in per_alpha.items())
     )
-    txt += f"; bootstrap over K: median {low.median:.1f}, quartiles {low.low:.1f}-{low.high:.1f}"
+    txt += f"; bootstrap over K: median {low.median:.1f}, central 95% {low.low:.1f}-{low.high:.1f}"
     if low.state == "met" and high.state == "met":
         verdict = REPRODUCED
     elif low.state == "too close" or high.state == "too close":
         verdict = TOO_CLOSE
     else:
-        verdict = PARTIAL if call_timing(boot, 5.0, lower_is_better=False).state == "met" else NOT_REPRODUCED
+        five = call_timing(boot, 5.0, lower_is_better=False, bootstrap=True)
+        verdict = PARTIAL if five.state == "met" else NOT_REPRODUCED
     return Outcome(
         txt,
         verdict,
         "reproduced if the ratio of mean times is within a factor 2 of 60 (30..120), decided on its "
-        "bootstrap over K by call_timing at each end: the bootstrap median inside "
-        f"{30 * (1 + low.band):.1f}..{120 / (1 + high.band):.1f} ({low.band_text()}) "
-        "and its quartiles inside 30..120, too close to "
+        "bootstrap over K by call_timing at each end: the central 95% of the bootstrap inside "
+        f"{30 * (1 + low.band):.1f}..{120 / (1 + high.band):.1f} ({low.band_text()}), too close to "
         "call if not decided either way; partly if emPCA (nn) is clearly > 5x faster. Times are process "
         "CPU seconds (module docstring). "
         f"Our NSPCA takes {ns.mean():.2f} s per cardinality against the published 24 s of "
@@ -388,11 +389,12 @@ def _check_no_k_dependence(df):
         lo = g[g.cardinality <= half].seconds.dropna()
         hi = g[g.cardinality > half].seconds.dropna()
         boot = _boot_ratio(hi, lo)
-        up, down = call_timing(boot, 2.0), call_timing(boot, 0.5, lower_is_better=False)
+        up = call_timing(boot, 2.0, bootstrap=True)
+        down = call_timing(boot, 0.5, lower_is_better=False, bootstrap=True)
         states += [up.state, down.state]
         out.append(
             f"{method}: mean time K > {half:g} / K <= {half:g} = {hi.mean() / lo.mean():.2f} (bootstrap "
-            f"quartiles {up.low:.2f}-{up.high:.2f})"
+            f"central 95% {up.low:.2f}-{up.high:.2f})"
         )
     verdict = (
         REPRODUCED
@@ -402,7 +404,7 @@ def _check_no_k_dependence(df):
     return Outcome(
         "; ".join(out),
         verdict,
-        "no strong dependency = the ratio stays within [0.5, 2], decided on bootstrap quartiles over K "
+        "no strong dependency = the ratio stays within [0.5, 2], decided on the bootstrap over K "
         f"with {up.band_text()} around each end (inside it: too close to call)",
     )
 

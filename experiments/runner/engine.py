@@ -101,8 +101,14 @@ def run(
     seed: int = 0,
     jobs: int | None = None,
     redraw: bool = False,
+    bench: bool = False,
 ) -> int:
     """Run (``redraw=True``: redraw) the experiments ``names`` (or ``["all"]``) into ``out``.
+
+    ``all`` is the reproduction (every paper experiment, :func:`.registry.paper_names`); with
+    ``bench=True`` (``repro bench all``) the benchmarks; a redraw of ``all`` redraws every experiment,
+    paper or benchmark, that has a CSV in ``out``. Afterwards ``CLAIMS.md`` is rebuilt when an experiment
+    that writes ledger rows ran, ``BENCHMARKS.md`` when a benchmark ran.
 
     Returns the exit status of ``repro run``: 0 when every experiment succeeded (the ledger rebuilt),
     1 when one failed, 2 when nothing ran (a bad name, an unusable folder, missing data).
@@ -114,7 +120,8 @@ def run(
     if bad:
         print(f"repro: error: {bad[0]}", file=sys.stderr)
         return 2
-    selected = available if names == ["all"] else list(dict.fromkeys(names))
+    every = registry.benchmark_names() if bench else registry.paper_names()
+    selected = every if names == ["all"] else list(dict.fromkeys(names))
     if redraw and names == ["all"]:
         selected = [n for n in available if (out / f"{n}.csv").exists()]
     names = selected
@@ -195,12 +202,17 @@ def run(
             file=sys.stderr,
         )
         return 1
-    path = ledger.render_ledger(cfg.out)
-    if cfg.out.resolve() == _common.FIGURES_DIR.resolve():
-        readme = _common.REPO_ROOT / "README.md"
-        if readme.exists():
-            ledger.update_readme(readme, cfg.out, {n: registry.title(n) for n in available})
-    print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {path}")
+    written = []
+    if any("claims" in registry.verdict_folders(n) for n in names):
+        written.append(ledger.render_ledger(cfg.out))
+        if cfg.out.resolve() == _common.FIGURES_DIR.resolve():
+            readme = _common.REPO_ROOT / "README.md"
+            if readme.exists():
+                ledger.update_readme(readme, cfg.out, {n: registry.title(n) for n in available})
+    if any(registry.is_benchmark(n) for n in names):
+        written.append(ledger.render_benchmarks(cfg.out))
+    ledgers = ", ".join(map(str, written))
+    print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {ledgers}")
     return 0
 
 
