@@ -113,9 +113,9 @@ def describe(name: str, module=None) -> str:
     if module is None:
         import importlib
 
-        from . import registry
-
-        module = importlib.import_module(registry.module_name(name))
+        path = _path(name)
+        package = "experiments.benchmarks" if path.parent.name == "benchmarks" else "experiments"
+        module = importlib.import_module(f"{package}.{path.stem}")
     head = getattr(module, "TITLE", "") or name
     doc = textwrap.dedent(module.__doc__ or "").strip()
     lines = [head, "=" * min(len(head), 100), "", f"Reproduces: {head}", runtime_line(name), ""]
