@@ -529,8 +529,8 @@ def ratio_slopes(df: pd.DataFrame) -> np.ndarray:
 
 
 def slope_text(call) -> str:
-    """``"2.21 (quartiles 2.13-2.38)"``: median and quartiles of bootstrap slopes."""
-    return f"{call.median:.2f} (quartiles {call.low:.2f}-{call.high:.2f})"
+    """``"2.21 (bootstrap 95% 2.13-2.38)"``: median and central 95% of bootstrap slopes."""
+    return f"{call.median:.2f} (bootstrap 95% {call.low:.2f}-{call.high:.2f})"
 
 
 def counted_slope(df: pd.DataFrame, method: str) -> tuple[float, list[int]]:

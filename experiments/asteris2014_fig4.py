@@ -31,8 +31,8 @@ Setup and choices (the paper leaves them open)
   cardinality over ``k`` at a converged bracket, which is what "does not allow a precise control" says.
 * **Speed** (Sec. 8, rows "speed"): one component at ``k = 180`` by :class:`repro.spannogram.SpannogramPCA`
   and :class:`repro.EMSparsePCA` (non-negative), both with default settings from the data matrix,
-  interleaved, 5 samples; "similar speed" read as within 3x, decided with a band of at least 15% (two
-  run-to-run deviations of the row where more; a timing row). A fit
+  interleaved, 5 samples; "similar speed" read as within 3x, decided with a 15% band that the range of the
+  5 samples must clear (a timing row). A fit
   takes 0.02-0.1 s, so each sample is the CPU time of this process per fit over at least 0.3 s of repeated
   fits, BLAS on one thread (the numba kernels are single-threaded): with one fit per sample the verdict
   flipped between runs (4.76x too close to call, then 5.14x not reproduced). The claim is about the work

@@ -341,7 +341,7 @@ def _slope_call(df: pd.DataFrame, vary: str, threshold: float = 1.5, lower_is_be
     """Call the log-log slope of the SPCA time per iteration against ``vary`` (bootstrap of the medians)."""
     sc = df[(df.part == "spca_cost") & (df.vary == vary)]
     slopes = boot_slopes(sc[vary], sc.seconds_per_iter)
-    return call_timing(slopes, threshold, lower_is_better=lower_is_better)
+    return call_timing(slopes, threshold, lower_is_better=lower_is_better, bootstrap=True)
 
 
 def _counted_slope(df: pd.DataFrame, vary: str) -> float:

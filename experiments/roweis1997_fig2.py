@@ -32,7 +32,7 @@ Choices the paper leaves open (and why)
   (:func:`experiments._roweis.counted_cov_flops`: centring, ``Yc'Yc`` by ``syrk``, one triangle,
   ``n p (p + 1)``, and the Lanczos products ARPACK asked for) follows from the shapes and cannot fail (a
   test checks it). The log-log slope of its CPU time against p over ``p = 512, 1024, 2048``
-  (``SLOPE_MIN_P``, through the per-size medians, quartiles over 400 bootstrap resamples of the repeats) is
+  (``SLOPE_MIN_P``, through the per-size medians, central 95% of 400 bootstrap resamples of the repeats) is
   called against the same 2.5 with the same +/- 6 % band by :func:`experiments.runner.claims.call_timing`
   (the rule the time slopes were called with before the counts): ``syrk`` is compute-bound, so its time
   per flop does not depend on the cache as EM's passes do (committed full run: 2.98, quartiles 2.84-3.03).
@@ -226,8 +226,10 @@ def _check_slope(method: str, expected: float, what: str):
         cov_slope = counted_slope(df, "Sample Covariance + Diag.")[0]
         em_slope = counted_slope(df, "EM method")[0]
         lower = expected < SLOPE_SPLIT
-        own = call_timing(time_slopes(df, method), SLOPE_SPLIT, lower_is_better=lower, margin=SLOPE_MARGIN)
-        sep = call_timing(ratio_slopes(df), 0.5, lower_is_better=False, margin=0.3)
+        own = call_timing(
+            time_slopes(df, method), SLOPE_SPLIT, lower_is_better=lower, margin=SLOPE_MARGIN, bootstrap=True
+        )
+        sep = call_timing(ratio_slopes(df), 0.5, lower_is_better=False, margin=0.3, bootstrap=True)
         tf = timing_frame(df)
         reps = int(tf.repeat.nunique())
         sizes = ", ".join(str(p) for p in sizes_c)
@@ -246,7 +248,7 @@ def _check_slope(method: str, expected: float, what: str):
             f"slope is called against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with n = 10p; "
             f"+/- {100 * SLOPE_MARGIN:.0f} % band, too close to call inside). The measured times are "
             f"reported beside ({reps} interleaved repeats per size, process CPU time, one BLAS thread; "
-            "quartiles over 400 bootstrap resamples of the per-size medians): the method's time slope "
+            "central 95% of 400 bootstrap resamples of the per-size medians): the method's time slope "
             f"against {SLOPE_SPLIT} and the slope of the covariance/EM time ratio against 0.5 (between 1, "
             f"the paper's orders, and 0) {agree[own.state]} / {agree[sep.state]} with the counted orders. "
             "They decided this row before the counts did, and two full runs of the same code moved them "
@@ -262,7 +264,9 @@ def _check_cov_time(df: pd.DataFrame) -> Outcome:
     """Decided on the measured CPU time of the covariance route: is the slope of its time against p nearer
     3 = O(np^2) than 2 = O(np)? Its operation count follows from the shapes and is reported, not decisive."""
     method = "Sample Covariance + Diag."
-    call = call_timing(time_slopes(df, method), SLOPE_SPLIT, lower_is_better=False, margin=SLOPE_MARGIN)
+    call = call_timing(
+        time_slopes(df, method), SLOPE_SPLIT, lower_is_better=False, margin=SLOPE_MARGIN, bootstrap=True
+    )
     tf = timing_frame(df)
     sizes = ", ".join(str(int(p)) for p in sorted(tf.p.unique()))
     counted = counted_slope(df, method)[0]
@@ -272,7 +276,7 @@ def _check_cov_time(df: pd.DataFrame) -> Outcome:
         call.verdict,
         "Decided on the measured time: the CPU time of this process (one BLAS thread) for centring, Yc'Yc / "
         f"(n - 1) and the Lanczos step, {int(tf.repeat.nunique())} interleaved repeats per size; the log-log "
-        "slope through the per-size medians, quartiles over 400 bootstrap resamples of the repeats, called "
+        "slope through the per-size medians, central 95% of 400 bootstrap resamples of the repeats, called "
         f"against {SLOPE_SPLIT} (midway between 2 = O(np) and 3 = O(np^2) with n = 10p) with a +/- "
         f"{100 * SLOPE_MARGIN:.0f} % band: reproduced when the median is above the band and the lower "
         "quartile above the midpoint, not reproduced in the mirror case, too close to call otherwise. The "

@@ -42,8 +42,9 @@ Choices the paper leaves open (and why)
   thread (:func:`repro.set_blas_threads`, default 1). Seven repeats, each timing every method in turn
   (interleaved); the figure draws the median per ``K``. The absolute seconds depend on the machine; the
   claims are about the *shape*: the ratio ``time(K=400) / time(K=10)``, one per repeat, decided by
-  :func:`experiments.runner.claims.call_timing` (median and quartiles of the repeats, a 15% band around the
-  threshold inside which the verdict is *too close to call*). These rows are marked machine-dependent.
+  :func:`experiments.runner.claims.call_timing` (the 95% interval of the median of the repeats must clear a
+  15% band around the threshold, else the verdict is *too close to call*). These rows are marked
+  machine-dependent.
 * **EM iterations** (the bump at ``10 <= K <= 25``): K = 1 is excluded from every mean (one start from the
   first PC converges at once there: the largest loading is the whole answer). The claim is tested on the
   paper's start (the first PC) over the whole computed curve (leukemia ``K <= 150``, the counts of the time

@@ -298,7 +298,8 @@ def _check_sd(method: str):
         t = df[(df.kind == "time") & (df.method == method)].seconds.astype(float)
         pub = PUBLISHED_SD[method] / PUBLISHED[method]
         boot = boot_cv(t)
-        low, high = call_timing(boot, pub / 2, lower_is_better=False), call_timing(boot, 2 * pub)
+        low = call_timing(boot, pub / 2, lower_is_better=False, bootstrap=True)
+        high = call_timing(boot, 2 * pub, bootstrap=True)
         if low.state == "met" and high.state == "met":
             verdict = REPRODUCED
         elif "too close" in (low.state, high.state):
@@ -307,13 +308,13 @@ def _check_sd(method: str):
             verdict = NOT_REPRODUCED
         return Outcome(
             f"{method}: mean {t.mean():.3g} s, sd {t.std():.3g} s over {len(t)} cardinalities: sd / mean "
-            f"{t.std() / t.mean():.2f} (bootstrap over K: median {low.median:.2f}, quartiles {low.low:.2f}-"
+            f"{t.std() / t.mean():.2f} (bootstrap over K: median {low.median:.2f}, central 95% {low.low:.2f}-"
             f"{low.high:.2f}); published {PUBLISHED_SD[method]:g} s / {PUBLISHED[method]:g} s = {pub:.2f}",
             verdict,
             "reproduced if the coefficient of variation sd / mean of the per-cardinality times is within a "
             f"factor 2 of the published one ({pub / 2:.2f}..{2 * pub:.2f}; the factor of nn-time-ratio), "
             f"decided on its bootstrap over K by call_timing at each end ({low.band_text()}): the median "
-            "inside the band and the quartiles inside the range, too close to call if not decided either "
+            "inside the band and its central 95% inside the range, too close to call if not decided either "
             "way, else not reproduced. The seconds themselves (another implementation, language and "
             "machine) are not compared; process CPU seconds (module docstring)",
         )
@@ -332,26 +333,27 @@ def _check_ratio(df):
     em, ns = _means(df)
     ratio = ns.mean() / em.mean()
     boot = boot_ratio(ns, em)
-    low, high = call_timing(boot, 30.0, lower_is_better=False), call_timing(boot, 120.0)
+    low = call_timing(boot, 30.0, lower_is_better=False, bootstrap=True)
+    high = call_timing(boot, 120.0, bootstrap=True)
     per_alpha = df[(df.kind == "time") & (df.method == "NSPCA")].groupby("alpha").seconds.mean()
     txt = (
         f"emPCA (nn) {em.mean():.3f} s (sd {em.std():.3f}), NSPCA {ns.mean():.2f} s (sd {ns.std():.2f}): "
         f"ratio {ratio:.1f}; NSPCA per alpha: " + ", ".join(f"{a:g}: {v:.2f} s" for a, v in per_alpha.items())
     )
-    txt += f"; bootstrap over K: median {low.median:.1f}, quartiles {low.low:.1f}-{low.high:.1f}"
+    txt += f"; bootstrap over K: median {low.median:.1f}, central 95% {low.low:.1f}-{low.high:.1f}"
     if low.state == "met" and high.state == "met":
         verdict = REPRODUCED
     elif low.state == "too close" or high.state == "too close":
         verdict = TOO_CLOSE
     else:
-        verdict = PARTIAL if call_timing(boot, 5.0, lower_is_better=False).state == "met" else NOT_REPRODUCED
+        five = call_timing(boot, 5.0, lower_is_better=False, bootstrap=True)
+        verdict = PARTIAL if five.state == "met" else NOT_REPRODUCED
     return Outcome(
         txt,
         verdict,
         "reproduced if the ratio of mean times is within a factor 2 of 60 (30..120), decided on its "
-        "bootstrap over K by call_timing at each end: the bootstrap median inside "
-        f"{30 * (1 + low.band):.1f}..{120 / (1 + high.band):.1f} ({low.band_text()}) "
-        "and its quartiles inside 30..120, too close to "
+        "bootstrap over K by call_timing at each end: the central 95% of the bootstrap inside "
+        f"{30 * (1 + low.band):.1f}..{120 / (1 + high.band):.1f} ({low.band_text()}), too close to "
         "call if not decided either way; partly if emPCA (nn) is clearly > 5x faster. Times are process "
         "CPU seconds (module docstring). "
         f"Our NSPCA takes {ns.mean():.2f} s per cardinality against the published 24 s of "
@@ -368,11 +370,12 @@ def _check_no_k_dependence(df):
         lo = g[g.cardinality <= half].seconds.dropna()
         hi = g[g.cardinality > half].seconds.dropna()
         boot = boot_ratio(hi, lo)
-        up, down = call_timing(boot, 2.0), call_timing(boot, 0.5, lower_is_better=False)
+        up = call_timing(boot, 2.0, bootstrap=True)
+        down = call_timing(boot, 0.5, lower_is_better=False, bootstrap=True)
         states += [up.state, down.state]
         out.append(
             f"{method}: mean time K > {half:g} / K <= {half:g} = {hi.mean() / lo.mean():.2f} (bootstrap "
-            f"quartiles {up.low:.2f}-{up.high:.2f})"
+            f"central 95% {up.low:.2f}-{up.high:.2f})"
         )
     verdict = (
         REPRODUCED
@@ -382,7 +385,7 @@ def _check_no_k_dependence(df):
     return Outcome(
         "; ".join(out),
         verdict,
-        "no strong dependency = the ratio stays within [0.5, 2], decided on bootstrap quartiles over K "
+        "no strong dependency = the ratio stays within [0.5, 2], decided on the bootstrap over K "
         f"with {up.band_text()} around each end (inside it: too close to call)",
     )
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.runner import registry
 from experiments.runner._atomic import recorded_digest
 from experiments.runner._common import read_result
-from experiments.runner.claims import ERROR, VERDICTS
+from experiments.runner.claims import ERROR, GOAL_VERDICTS, VERDICTS
 from experiments.runner.verify import QUICK_REFERENCES, compare_experiment
 
 QUICK_OUT_ENV = "REPRO_QUICK_OUT"
@@ -37,7 +38,9 @@ def finished_quick_run(name: str, environ=os.environ) -> Path | None:
     if not folder:
         return None
     out = Path(folder)
-    files = [out / f"{name}.png", out / f"{name}.csv", out / "claims" / f"{name}.csv", out / "CLAIMS.md"]
+    folders = registry.verdict_folders(name)
+    pages = [out / ("BENCHMARKS.md" if f == "goals" else "CLAIMS.md") for f in folders]
+    files = [out / f"{name}.png", out / f"{name}.csv", *(out / f / f"{name}.csv" for f in folders), *pages]
     if not all(f.is_file() for f in files) or recorded_digest(out / f"{name}.csv") is not None:
         return None
     if min(f.stat().st_mtime for f in files[:3]) <= _newest_code_change():
@@ -54,7 +57,7 @@ def quick_run(module, tmp_path) -> Path:
     same either way. Tests that change anything before running (monkeypatched settings, a damaged input)
     must run the experiment themselves.
     """
-    name = module.__name__.rsplit(".", 1)[-1]
+    name = registry.stem(module.__name__)
     done = finished_quick_run(name)
     if done is not None:
         return done
@@ -63,15 +66,20 @@ def quick_run(module, tmp_path) -> Path:
 
 
 def check_outputs(out, name: str, module, min_png_bytes: int = 5_000) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Assert the PNG, CSV, ledger rows and CLAIMS.md of ``name`` in ``out``; return the CSV and rows."""
+    """Assert the PNG, CSV, ledger rows and CLAIMS.md (a benchmark's goal rows and BENCHMARKS.md) of
+    ``name`` in ``out``; return the CSV and the rows (of a benchmark: its goals, then its claims)."""
     assert (out / f"{name}.png").stat().st_size > min_png_bytes
     df = read_result(out, name)  # as the runner reads it: whole, matching its digest, no dtype guessing
-    rows = pd.read_csv(out / "claims" / f"{name}.csv")
-    assert set(rows.id) == {c.id for c in module.CLAIMS}
-    assert set(rows.verdict) <= set(VERDICTS) - {ERROR}, rows.to_dict("records")
-    assert name in (out / "CLAIMS.md").read_text()
+    frames = []
+    for folder in registry.verdict_folders(name):
+        rows = pd.read_csv(out / folder / f"{name}.csv")
+        checks, verdicts = (module.GOALS, GOAL_VERDICTS) if folder == "goals" else (module.CLAIMS, VERDICTS)
+        assert set(rows.id) == {c.id for c in checks}
+        assert set(rows.verdict) <= set(verdicts) - {ERROR}, rows.to_dict("records")
+        assert name in (out / ("BENCHMARKS.md" if folder == "goals" else "CLAIMS.md")).read_text()
+        frames.append(rows)
     check_reference(out, name)
-    return df, rows
+    return df, pd.concat(frames, ignore_index=True)
 
 
 def check_reference(out, name: str) -> None:

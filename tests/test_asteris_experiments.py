@@ -12,9 +12,9 @@ from experiments import (
     asteris2014_fig4,
     asteris2014_fig5,
     asteris2014_fig6,
-    bench_spannogram,
 )
 from experiments._asteris import OPTIMUM_COMPARED, OPTIMUM_METHOD, add_optimum_ratio
+from experiments.benchmarks import spannogram as bench_spannogram
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
 
 CBCL = "cbcl_faces/CBCL_Face.mat"

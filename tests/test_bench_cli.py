@@ -2,7 +2,7 @@
 
 from quickrun import check_outputs, quick_run
 
-from experiments import bench_cli
+from experiments.benchmarks import cli as bench_cli
 
 
 def test_bench_cli_quick(tmp_path):

@@ -8,25 +8,19 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
 import pandas as pd
 import pytest
 
-import experiments
 from experiments.runner import claims as ledger
+from experiments.runner import registry
 
 
-def _modules():
-    for m in pkgutil.iter_modules(experiments.__path__):
-        if not m.name.startswith("_") and m.name != "runner":
-            yield m.name
-
-
-@pytest.mark.parametrize("name", sorted(_modules()))
+@pytest.mark.parametrize("name", registry.experiment_names())
 def test_no_two_rows_test_one_sentence(name):
-    mod = importlib.import_module(f"experiments.{name}")
+    mod = importlib.import_module(registry.module_name(name))
     ledger.check_one_verdict_per_sentence(name, getattr(mod, "CLAIMS", []))
+    ledger.check_one_verdict_per_sentence(name, getattr(mod, "GOALS", []))
 
 
 def _ok(df):

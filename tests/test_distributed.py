@@ -205,7 +205,7 @@ def test_a_persisted_pass_runs_one_task_per_worker_thread_with_the_same_sums(cli
 def test_bench_dask_cluster_quick(client, tmp_path):
     from quickrun import check_outputs, quick_run
 
-    from experiments import bench_dask_cluster
+    from experiments.benchmarks import dask_cluster as bench_dask_cluster
 
     # a fresh run uses the module's client (``client``); the CI's quick run, reused when there, its own
     out = quick_run(bench_dask_cluster, tmp_path)
@@ -218,14 +218,14 @@ def test_bench_dask_cluster_quick(client, tmp_path):
 
 
 def _claim(module, claim_id, df):
-    (claim,) = [c for c in module.CLAIMS if c.id == claim_id]
+    (claim,) = [c for c in module.GOALS if c.id == claim_id]
     return claim.check(df).verdict
 
 
 def test_bench_dask_cluster_claims_can_fail():
     import pandas as pd
 
-    from experiments import bench_dask_cluster as b
+    from experiments.benchmarks import dask_cluster as b
     from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 
     def passes(ratios, curve=(5.0, 5.0)):

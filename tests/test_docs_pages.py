@@ -55,18 +55,25 @@ def test_api_kinds_are_what_the_objects_are():
 
 def test_every_experiment_has_a_gallery_page_with_its_figure_and_claims():
     exps = repro_gallery.experiments()
-    modules = sorted(
-        p.stem
-        for p in (ROOT / "experiments").glob("*.py")
-        if not p.name.startswith("_") and re.search(r"^TITLE\s*=", p.read_text(encoding="utf-8"), flags=re.M)
-    )
+    def titled(folder, prefix=""):
+        return [
+            prefix + p.stem
+            for p in folder.glob("*.py")
+            if not p.name.startswith("_")
+            and re.search(r"^TITLE\s*=", p.read_text(encoding="utf-8"), flags=re.M)
+        ]
+
+    modules = sorted(titled(ROOT / "experiments") + titled(ROOT / "experiments" / "benchmarks", "bench_"))
     assert sorted(e["name"] for e in exps) == modules
     times = repro_gallery.read_runtimes(repro_gallery.FIGURES)
     for e in exps:
         page = repro_gallery.render_page(e, times)
-        assert f".. figure:: /../figures/{e['name']}.png" in page, e["name"]
-        assert f"`experiments/{e['name']}.py <source/{e['name']}>`" in page
-        assert f"``repro run {e['name']}``" in page
+        name, bench = e["name"], e["name"].startswith("bench_")
+        module = f"benchmarks/{name.removeprefix('bench_')}" if bench else name
+        source = f"experiments/{module}.py"
+        assert f".. figure:: /../figures/{name}.png" in page, name
+        assert f"`{source} <source/{name}>`" in page
+        assert f"``repro {'bench' if bench else 'run'} {name}``" in page
         if repro_gallery.read_claims(e["name"]):
             assert f".. repro-claims:: {e['name']}" in page
 

@@ -98,7 +98,7 @@ def test_the_wheel_carries_every_file_the_packages_track(wheel):
     missing = [f for f in packaged if f not in names]
     assert not missing, f"not in the wheel (pyproject.toml's package-data): {missing}"
     # the files the runner reads by name, whatever git says
-    for f in ("data_fetch/registry.txt", "experiments/runner/timing_noise.csv",
+    for f in ("data_fetch/registry.txt",
               "experiments/runner/recorded_runtimes.csv", f"experiments/references/quick/{QUICK}.csv",
               f"experiments/references/quick/claims/{QUICK}.csv",
               "experiments/references/library_defaults.csv"):  # fmt: skip

@@ -8,13 +8,13 @@ import pytest
 from quickrun import check_outputs, quick_run
 
 from experiments import (
-    bench_gsppca,
     mattei2016_fig1,
     mattei2016_fig2,
     mattei2016_fig3,
     mattei2016_table1,
     mattei2016_table2,
 )
+from experiments.benchmarks import gsppca as bench_gsppca
 from repro.metrics import adjusted_variance
 
 GOLUB = "leukemia_golub/golub.RData"

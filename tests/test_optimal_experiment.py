@@ -6,7 +6,7 @@ import pytest
 from quickrun import check_outputs, quick_run
 
 from data_fetch._needs import LOADER_FILES
-from experiments import bench_optimal
+from experiments.benchmarks import optimal as bench_optimal
 
 DATA = (
     LOADER_FILES["load_spca_optimal"] + LOADER_FILES["load_spca_optimal_results"] + LOADER_FILES["load_lrs"]

@@ -7,7 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import _peers, bench_em_sparse_pca, bench_spannogram
+from experiments import _peers
+from experiments.benchmarks import em_sparse_pca as bench_em_sparse_pca
+from experiments.benchmarks import spannogram as bench_spannogram
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import _peers, bench_gsppca
+from experiments import _peers
+from experiments.benchmarks import gsppca as bench_gsppca
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
 from repro.gsppca import evidence_path, make_globally_sparse
 

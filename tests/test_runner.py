@@ -136,6 +136,17 @@ def test_experiment_names_order():
     assert names[0] == "data_overview"
     benches = [i for i, n in enumerate(names) if n.startswith("bench_")]
     assert all(i > j for i in benches for j, n in enumerate(names) if not n.startswith("bench_"))
+    # `repro run all` is the reproduction, `repro bench all` the benchmarks: each experiment in one
+    papers, bench = registry.paper_names(), registry.benchmark_names()
+    assert names == papers + bench and not any(n.startswith("bench_") for n in papers)
+    assert len(bench) == 9 and all(registry.is_benchmark(n) for n in bench)
+    for n in bench:
+        module = registry.module_name(n)
+        assert module == f"experiments.benchmarks.{n.removeprefix('bench_')}"
+        assert registry.stem(module) == n and registry.source(n).parent == registry.BENCH_DIR
+        assert registry.verdict_folders(n)[0] == "goals"
+    assert registry.verdict_folders("bench_optimal") == ("goals", "claims")  # the published optima
+    assert registry.source("bench_no_such") is None and registry.source("em_pca") is None
 
 
 def test_preprocess_named_steps():
@@ -173,7 +184,7 @@ def test_call_timing_decides_with_a_margin():
     # higher is better mirrors it
     assert ledger.call_timing([30.0, 25.0, 28.0], 20.0, lower_is_better=False).state == "met"
     assert ledger.call_timing([10.0, 12.0], 20.0, lower_is_better=False).state == "missed"
-    assert "quartiles" in ledger.call_timing([1.0, 2.0, 3.0], 10.0).text()
+    assert "range" in ledger.call_timing([1.0, 2.0, 3.0], 10.0).text()
     with pytest.raises(ValueError, match="samples"):
         ledger.call_timing([np.nan], 1.0)
 

@@ -48,7 +48,8 @@ def test_each_experiment_help_names_its_figure_claims_and_time(name, capsys):
     title = _describe.title(name)
     assert title and f"Reproduces: {title}" in text
     assert "Typical time:" in text
-    assert "Claims checked" in text and "--quick" in text
+    assert ("Goals measured" if registry.is_benchmark(name) else "Claims checked") in text
+    assert "--quick" in text
     assert _describe.docstring(name).splitlines()[0] in text
 
 
@@ -91,6 +92,36 @@ def test_list_shows_recorded_times(capsys):
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     assert "full" in out and "--quick" in out and "sigg2008_fig2" in out
+
+
+def test_run_all_is_the_reproduction_and_bench_all_the_benchmarks():
+    args = cli._parser().parse_args(["bench", "all", "--quick", "--jobs", "1"])
+    assert (args.command, args.bench, args.quick, args.jobs) == ("bench", True, True, 1)
+    assert cli._parser().parse_args(["run", "all"]).bench is False
+    assert engine.select(["all"], FIGURES_DIR) == registry.paper_names()
+    assert engine.select(["all"], FIGURES_DIR, bench=True) == registry.benchmark_names()
+    assert engine.select(["bench_nspca", "sigg2008_fig2", "bench_nspca"], FIGURES_DIR) == [
+        "bench_nspca",
+        "sigg2008_fig2",
+    ]
+
+
+def test_a_benchmark_writes_its_goals_apart_and_its_published_numbers_to_the_ledger(tmp_path, capsys):
+    """bench_optimal redrawn from its committed CSV: the node-count goal in goals/ and BENCHMARKS.md, the
+    published optima in claims/ and CLAIMS.md."""
+    import shutil
+
+    for f in ("bench_optimal.csv", "results.sha256"):
+        shutil.copy(FIGURES_DIR / f, tmp_path / f)
+    assert cli.main(["redraw", "bench_optimal", "--out", str(tmp_path), "--jobs", "1"]) == 0
+    goals = ledger.read_ledger(tmp_path, "goals")
+    claims = ledger.read_ledger(tmp_path)
+    assert list(goals.id) == ["communities-nodes"] and set(goals.verdict) <= set(ledger.GOAL_VERDICTS)
+    assert list(claims.id) == ["pitprops-optima", "bb-asserted-optima", "lixie-proven"]
+    assert "communities-nodes" in (tmp_path / "BENCHMARKS.md").read_text()
+    ledger_md = (tmp_path / "CLAIMS.md").read_text()
+    assert "pitprops-optima" in ledger_md and "communities-nodes" not in ledger_md
+    assert "BENCHMARKS.md" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------- claims queries

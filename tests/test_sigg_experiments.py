@@ -9,12 +9,12 @@ from quickrun import check_outputs, quick_run
 
 from experiments import (
     _sigg,
-    bench_em_sparse_pca,
     sigg2008_fig2,
     sigg2008_fig3,
     sigg2008_fig4,
     sigg2008_timing,
 )
+from experiments.benchmarks import em_sparse_pca as bench_em_sparse_pca
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, TOO_CLOSE
 

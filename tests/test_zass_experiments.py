@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from quickrun import check_outputs, quick_run
 
-from experiments import _zass, bench_nspca, zass2006_fig2, zass2006_fig3, zass2006_fig4
+from experiments import _zass, zass2006_fig2, zass2006_fig3, zass2006_fig4
+from experiments.benchmarks import nspca as bench_nspca
 
 
 @pytest.mark.data("cbcl_faces/CBCL_Face.mat")

@@ -23,7 +23,7 @@ from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive
 from docutils.utils import Reporter
 
-from experiments.runner import _describe
+from experiments.runner import _describe, registry
 from experiments.runner._runtimes import fmt_seconds
 from experiments.runner._runtimes import read as read_runtimes
 from experiments.runner.registry import experiment_names
@@ -56,7 +56,8 @@ PAPERS = {
     ),
     "bench": (
         "Benchmarks",
-        "Performance goals of this implementation, as ratios against a reference measured in the same run.",
+        "The project's own goals, as ratios against a reference measured in the same run, met or missed in "
+        "figures/BENCHMARKS.md; their claims are the published numbers they check.",
     ),
 }
 # "untestable here": a claim this repository cannot test, counted in its own column, never as not reproduced
@@ -203,15 +204,17 @@ def render_page(exp: dict, times) -> str:
         ]
     else:
         lines += ["This experiment checks no claim.", ""]
+    if registry.is_benchmark(name):
+        lines += ["Its goals, each met or missed, are in ``figures/BENCHMARKS.md`` (``repro bench``).", ""]
     lines += [
         "Paper, command and cost",
         "-----------------------",
         "",
         f":Paper: {_esc(reference)}",
-        f":Command: ``repro run {name}`` (a quick look that leaves ``figures/`` alone: "
-        f"``repro run {name} --quick --out /tmp/repro``)",
+        f":Command: ``repro {command(name)} {name}`` (a quick look that leaves ``figures/`` alone: "
+        f"``repro {command(name)} {name} --quick --out /tmp/repro``)",
         f":Recorded cost: {_cost(name, times)}",
-        f":Source: :doc:`experiments/{name}.py <source/{name}>`",
+        f":Source: :doc:`{source_path(name)} <source/{name}>`",
         f":Data: :download:`{name}.csv </../figures/{name}.csv>` (the tidy table the figure is drawn from)"
         if (FIGURES / f"{name}.csv").exists()
         else "",
@@ -219,7 +222,7 @@ def render_page(exp: dict, times) -> str:
         "Protocol and choices",
         "--------------------",
         "",
-        f"From the module docstring (``repro run {name} --help`` shows the same):",
+        f"From the module docstring (``repro {command(name)} {name} --help`` shows the same):",
         "",
     ]
     doc = exp["doc"].strip()
@@ -230,9 +233,19 @@ def render_page(exp: dict, times) -> str:
     return "\n".join(lines)
 
 
+def source_path(name: str) -> str:
+    """``experiments/<name>.py``; a benchmark's ``experiments/benchmarks/<module>.py``."""
+    return str(registry.source(name).relative_to(registry.PKG_DIR.parent))
+
+
+def command(name: str) -> str:
+    """The runner's command of experiment ``name``: ``run``, or ``bench`` for a benchmark."""
+    return "bench" if registry.is_benchmark(name) else "run"
+
+
 def render_source(exp: dict) -> str:
     name = exp["name"]
-    head = f"experiments/{name}.py"
+    head = source_path(name)
     return "\n".join(
         [
             ":orphan:",
@@ -242,7 +255,7 @@ def render_source(exp: dict) -> str:
             "",
             f"Back to :ref:`exp-{name}`.",
             "",
-            f".. literalinclude:: /../experiments/{name}.py",
+            f".. literalinclude:: /../{source_path(name)}",
             "   :language: python",
             "   :linenos:",
             "",

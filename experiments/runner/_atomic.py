@@ -138,7 +138,7 @@ def remove_stale_temporaries(folder: str | os.PathLike, older_than_s: float = 36
     """
     removed = []
     now = time.time()
-    for sub in (Path(folder), Path(folder) / "claims"):
+    for sub in (Path(folder), Path(folder) / "claims", Path(folder) / "goals"):
         if not sub.is_dir():
             continue
         for p in sub.glob(f".*{_TMP_SUFFIX}*"):
@@ -467,7 +467,7 @@ def recorded_path(
     """
     path = Path(path)
     if ledger:
-        folder = path.parent.parent if path.parent.name == "claims" else path.parent
+        folder = path.parent.parent if path.parent.name in ("claims", "goals") else path.parent
         record, name, header = folder / LEDGER_DIGESTS, path.relative_to(folder).as_posix(), LEDGER_HEADER
     else:
         folder, record, name, header = path.parent, path.parent / DIGESTS, path.name, DIGESTS_HEADER
@@ -545,7 +545,7 @@ def ledger_file_problem(path: str | os.PathLike) -> str | None:
     """Why ``claims/NAME.csv`` or ``runtimes.csv`` at ``path`` is not the file the runner wrote (None:
     it matches its whole-file sha256 in the output folder's :data:`LEDGER_DIGESTS`)."""
     path = Path(path)
-    folder = path.parent.parent if path.parent.name == "claims" else path.parent
+    folder = path.parent.parent if path.parent.name in ("claims", "goals") else path.parent
     name = path.relative_to(folder).as_posix()
     return _entry_problem(path, folder / LEDGER_DIGESTS, name, lambda _content: _sha256)[0]
 

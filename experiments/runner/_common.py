@@ -5,7 +5,11 @@ An experiment module (``experiments/<paper><year>_<fig|table><n>.py``) defines
 ``TITLE``
     One line: the paper and the figure or table it regenerates.
 ``CLAIMS``
-    A list of :class:`experiments.runner.claims.Claim` checked on its CSV.
+    A list of :class:`experiments.runner.claims.Claim` checked on its CSV: the published sentences and
+    numbers it tests (the ledger, ``CLAIMS.md``).
+``GOALS`` (a benchmark, ``experiments/benchmarks/``)
+    The same for the project's own goals, met or missed (``BENCHMARKS.md``); a benchmark has ``CLAIMS``
+    only for a published number it checks on what it measures.
 ``compute(cfg: Config) -> pandas.DataFrame``
     All the work, returning one tidy frame (one row per method x setting x seed). ``cfg.quick`` asks
     for small sizes that finish in seconds (the test suite runs every experiment that way).
@@ -53,7 +57,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import _args, _preflight, _runtimes
+from . import _args, _preflight, _runtimes, registry
 from . import claims as ledger
 from ._atomic import (
     atomic_path,
@@ -172,11 +176,11 @@ def experiment_parser(module_name: str, module=None, prog: str | None = None) ->
     ``prog`` is the command shown in the usage line (default ``python -m experiments.NAME``; ``repro run
     NAME`` passes its own).
     """
-    short = module_name.rsplit(".", 1)[-1]
+    short = registry.stem(module_name)
     from ._describe import describe
 
     parser = _args.OneLineParser(
-        prog=prog or f"python -m experiments.{short}",
+        prog=prog or f"python -m {registry.module_name(short)}",
         description=describe(short, module),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -188,7 +192,7 @@ def run(module_name: str, argv=None) -> int:
     if module_name == "__main__":  # `python -m experiments.NAME`: use the real module name
         spec = sys.modules["__main__"].__spec__
         module_name = spec.name if spec is not None else module_name
-    short = module_name.rsplit(".", 1)[-1]
+    short = registry.stem(module_name)
     mod = importlib.import_module(module_name)
     args = experiment_parser(module_name, mod).parse_args(argv)
     cfg = Config(quick=args.quick, seed=args.seed, out=args.out)
@@ -266,7 +270,7 @@ def run_module(module_name: str, cfg: Config) -> str:
     """
     t_import = time.perf_counter()
     mod = importlib.import_module(module_name)
-    name = module_name.rsplit(".", 1)[-1]
+    name = registry.stem(module_name)
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     with experiment_threads(mod):
@@ -288,17 +292,18 @@ def redraw_module(module_name: str, cfg: Config) -> str:
     inferred: a CSV whose record does not say is refused.
     """
     mod = importlib.import_module(module_name)
-    name = module_name.rsplit(".", 1)[-1]
+    name = registry.stem(module_name)
     path = cfg.out / f"{name}.csv"
+    command = "bench" if registry.is_benchmark(name) else "run"
     if not path.exists():
-        raise ResultFileError(f"no {path} to redraw from; run `repro run {name}` first.")
+        raise ResultFileError(f"no {path} to redraw from; run `repro {command} {name}` first.")
     read_result(cfg.out, name)  # refused (one line) unless it is the CSV the runner wrote
     quick = recorded_mode(path)
     if quick is None:
         raise ResultFileError(
             f"{path}: its record ({cfg.out / 'results.sha256'}) does not say whether a quick or a full run "
-            f"wrote it (an earlier version's record); run `repro run {name}` (with --quick for a quick run) "
-            "to write it again."
+            f"wrote it (an earlier version's record); run `repro {command} {name}` (with --quick for a quick "
+            "run) to write it again."
         )
     return _render(mod, name, dataclasses.replace(cfg, quick=quick), time.perf_counter())
 
@@ -345,8 +350,14 @@ def _render(mod, name: str, cfg: Config, t0: float) -> str:
             f"{', '.join(map(str, df.columns[:8]))}{', ...' if len(df.columns) > 8 else ''}): a foreign or "
             f"damaged result file; run `repro run {name}` to write it again."
         ) from exc
-    rows = ledger.evaluate(name, getattr(mod, "CLAIMS", []), df, quick=cfg.quick)
-    ledger.write_ledger(cfg.out, name, rows, render=cfg.render_ledger)
+    claims, goals = getattr(mod, "CLAIMS", []), getattr(mod, "GOALS", [])
+    rows = ledger.evaluate(name, claims, df, quick=cfg.quick)
+    if claims or not goals:  # a benchmark's ledger rows: only the published numbers it checks
+        ledger.write_ledger(cfg.out, name, rows, render=cfg.render_ledger)
+    if goals:
+        goal_rows = ledger.evaluate(name, goals, df, quick=cfg.quick, goals=True)
+        ledger.write_ledger(cfg.out, name, goal_rows, render=cfg.render_ledger, folder="goals")
+        rows = pd.concat([rows, goal_rows], ignore_index=True)
     counts = rows["verdict"].value_counts().to_dict()
     verdicts = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no claims"
     return f"{name}: {len(df)} rows, {time.perf_counter() - t0:.1f} s, claims: {verdicts}"

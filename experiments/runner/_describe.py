@@ -12,15 +12,22 @@ from pathlib import Path
 
 from . import _runtimes
 
-__all__ = ["defines", "describe", "docstring", "runs_alone", "runtime_line", "title"]
+__all__ = ["assigns", "defines", "describe", "docstring", "runs_alone", "runtime_line", "title"]
 
 _PKG_DIR = Path(__file__).resolve().parents[1]  # experiments/: the experiment modules
 FIGURES_DIR = _PKG_DIR.parent / "figures"
 
 
+def _path(name: str) -> Path:
+    """The source of experiment ``name``: ``experiments/NAME.py``, a benchmark's
+    ``experiments/benchmarks/<name without bench_>.py``."""
+    bench = _PKG_DIR / "benchmarks" / f"{name.removeprefix('bench_')}.py"
+    return bench if name.startswith("bench_") and bench.is_file() else _PKG_DIR / f"{name}.py"
+
+
 def _tree(name: str | Path) -> ast.Module:
     """The parsed source of experiment ``name`` (a stem in this package) or of the file ``name``."""
-    path = name if isinstance(name, Path) else _PKG_DIR / f"{name}.py"
+    path = name if isinstance(name, Path) else _path(name)
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
@@ -44,6 +51,18 @@ def defines(name: str | Path, function: str) -> bool:
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return False
     return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in body)
+
+
+def assigns(name: str | Path, attr: str) -> bool:
+    """Whether experiment ``name`` assigns ``attr`` at module level (``CLAIMS = [...]``)."""
+    try:
+        body = _tree(name).body
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return False
+    return any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in n.targets)
+        for n in body
+    )
 
 
 def title(name: str) -> str:
@@ -94,7 +113,9 @@ def describe(name: str, module=None) -> str:
     if module is None:
         import importlib
 
-        module = importlib.import_module(f"experiments.{name}")
+        path = _path(name)
+        package = "experiments.benchmarks" if path.parent.name == "benchmarks" else "experiments"
+        module = importlib.import_module(f"{package}.{path.stem}")
     head = getattr(module, "TITLE", "") or name
     doc = textwrap.dedent(module.__doc__ or "").strip()
     lines = [head, "=" * min(len(head), 100), "", f"Reproduces: {head}", runtime_line(name), ""]
@@ -108,6 +129,20 @@ def describe(name: str, module=None) -> str:
             text = f"- {c.id}{mark}: {c.sentence}" + (f" Published: {c.published}." if c.published else "")
             lines += textwrap.wrap(text, 100, subsequent_indent="  ")
         lines.append("")
+    goals = list(getattr(module, "GOALS", []) or [])
+    if goals:
+        lines += [f"Goals measured ({len(goals)}; met or missed in BENCHMARKS.md):"]
+        for g in goals:
+            text = f"- {g.id}: {g.sentence}" + (f" Goal: {g.published}." if g.published else "")
+            lines += textwrap.wrap(text, 100, subsequent_indent="  ")
+        lines.append("")
+    if goals:
+        lines += [
+            "Outputs in --out (default figures/ in a source checkout, ./repro-figures outside one): "
+            f"{name}.csv, {name}.png, goals/{name}.csv, BENCHMARKS.md, runtimes.csv"
+            + (f", claims/{name}.csv, CLAIMS.md." if claims else "."),
+        ]
+        return "\n".join(lines)
     lines += [
         f"Outputs in --out (default figures/ in a source checkout, ./repro-figures outside one): {name}.csv, "
         f"{name}.png, claims/{name}.csv, CLAIMS.md, runtimes.csv.",

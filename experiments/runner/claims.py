@@ -6,7 +6,8 @@ tidy CSV (a ``pandas.DataFrame``) that returns an :class:`Outcome` with the repr
 Checks look at the data only; they are written from the paper's sentence and never tuned to pass.
 
 After an experiment runs, its rows are written to ``<out>/claims/<experiment>.csv`` and
-``<out>/CLAIMS.md`` is rebuilt from every such file, so running one experiment updates its rows and
+``<out>/CLAIMS.md`` is rebuilt from every such file (a benchmark's ``GOALS``: ``<out>/goals/`` and
+``<out>/BENCHMARKS.md``), so running one experiment updates its rows and
 keeps the others. Every write is atomic (``experiments.runner._atomic``) and the rebuild holds the folder's
 lock; each claims file is recorded with its sha256 in ``ledger.sha256``, and one that does not match it
 (cut off, edited) or is not recorded is skipped and named in ``CLAIMS.md``, never shown, never fatal.
@@ -14,9 +15,6 @@ lock; each claims file is recorded with its sha256 in ``ledger.sha256``, and one
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import functools
 import math
 import re
 import traceback
@@ -30,6 +28,7 @@ import pandas as pd
 from ._atomic import atomic_write_text, folder_lock, recorded_path
 
 __all__ = [
+    "GOAL_VERDICTS",
     "NOT_REPRODUCED",
     "PARTIAL",
     "REPRODUCED",
@@ -40,14 +39,12 @@ __all__ = [
     "Outcome",
     "TimingCall",
     "call_paired",
-    "call_paired_or_timing",
     "call_timing",
     "evaluate",
     "median_ci",
     "read_ledger",
-    "run_noise",
+    "render_benchmarks",
     "sentence_key",
-    "timing_row",
     "write_ledger",
 ]
 
@@ -61,6 +58,11 @@ UNTESTABLE = "untestable here"
 ERROR = "check failed"
 VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE, UNTESTABLE, ERROR)
 TESTED_VERDICTS = (REPRODUCED, PARTIAL, NOT_REPRODUCED, TOO_CLOSE)
+
+# A benchmark's goal is met or missed, never reproduced: its check's verdict in the words of a goal.
+MET, PARTLY_MET, MISSED = "met", "partly met", "missed"
+GOAL_WORDS = {REPRODUCED: MET, PARTIAL: PARTLY_MET, NOT_REPRODUCED: MISSED}
+GOAL_VERDICTS = (MET, PARTLY_MET, MISSED, TOO_CLOSE, UNTESTABLE, ERROR)
 
 COLUMNS = [
     "experiment",
@@ -122,8 +124,9 @@ class Claim:
         ``check(df) -> Outcome`` on the experiment's tidy DataFrame.
     machine_dependent : bool
         True when the verdict rests on a measured time (a speed ratio, a slope of seconds): the ledger
-        marks such rows and counts them apart from the mathematical ones. Their checks should decide
-        with :func:`call_timing`, so the verdict does not flip between two runs on the same machine.
+        marks such rows and counts them apart from the mathematical ones. Their checks decide with
+        :func:`call_timing` (the band stated in the check, the run's own interval of the median), so the
+        verdict does not flip between two runs on the same machine.
     case : str
         The data set, setting or method on which this row tests its sentence, when one sentence is
         tested on several (``"spiked spectrum"``, ``"CBCL"``). Two rows of one experiment never test one
@@ -204,13 +207,12 @@ def verdict_from(ok: bool, partial: bool = False) -> str:
 
 @dataclass(frozen=True)
 class TimingCall:
-    """A timing compared with a threshold, decided with a margin so that reruns agree.
+    """A timing compared with a threshold, decided on the run's own interval so that reruns agree.
 
-    ``state`` is ``"met"``, ``"missed"`` or ``"too close"``; ``median``, ``low`` and ``high`` are the
-    median and the quartiles of the repeated measurements; ``band`` the relative band used around
-    ``threshold`` (the default margin or the row's run-to-run noise, :func:`call_timing`). A call made by
-    :func:`call_paired` has ``interval = "ci"``: ``low`` and ``high`` are then the ends of the 95%
-    confidence interval of the median instead of the quartiles.
+    ``state`` is ``"met"``, ``"missed"`` or ``"too close"``; ``median`` is the median of the repeated
+    measurements and ``low``, ``high`` the ends of the within-run interval that decided
+    (:func:`call_timing`); ``coverage`` is that interval's coverage of the median; ``band`` the relative
+    band around ``threshold``, stated by the claim before the run.
     """
 
     median: float
@@ -220,160 +222,33 @@ class TimingCall:
     threshold: float
     state: str
     band: float = 0.15
-    noise: float = 0.0
-    interval: str = "quartiles"
+    interval: str = "ci"
+    coverage: float = 0.95
 
     @property
     def verdict(self) -> str:
         return {"met": REPRODUCED, "missed": NOT_REPRODUCED}.get(self.state, TOO_CLOSE)
 
     def band_text(self) -> str:
-        """The band in words for a note: ``"a 26% band (2 run-to-run sd of this row)"`` or ``"a 15% band"``.
+        """The rule in words for a note: ``"a 15% band and the 95% interval of the median of 9"``.
 
         Examples
         --------
-        >>> TimingCall(0.8, 0.7, 0.9, 3, 1.0, "met").band_text()
-        'a 15% band'
+        >>> call_timing([0.8, 0.7, 0.9], 1.0).band_text()
+        'a 15% band and the range of the 3 repeats (75% interval of the median)'
         """
-        words = f"a {100 * self.band:.0f}% band"
-        if self.interval == "ci":
-            return words + f" and the 95% confidence interval of the median of the {self.n} interleaved pairs"
-        if self.noise > 0 and math.expm1(NOISE_Z * self.noise) >= self.band - 1e-12:
-            words += f" ({NOISE_Z:g} run-to-run sd of this row)"
-        return words
+        words = f"a {100 * self.band:.0f}% band and "
+        if self.interval == "bootstrap":
+            return words + f"the central 95% of the {self.n} bootstrap replicates"
+        if self.interval == "range":
+            cover = f"{100 * self.coverage:.0f}%"
+            return words + f"the range of the {self.n} repeats ({cover} interval of the median)"
+        return words + f"the 95% confidence interval of the median of the {self.n} repeats"
 
     def text(self, fmt: str = ".3g", unit: str = "") -> str:
-        """``"0.86x (quartiles 0.80-0.91 of 7)"``: the median and quartiles of the measurements.
-
-        For a paired call (:func:`call_paired`): ``"0.86x (95% CI 0.82-0.90, 15 pairs)"``.
-        """
-        if self.interval == "ci":
-            return f"{self.median:{fmt}}{unit} (95% CI {self.low:{fmt}}-{self.high:{fmt}}, {self.n} pairs)"
-        return f"{self.median:{fmt}}{unit} (quartiles {self.low:{fmt}}-{self.high:{fmt}} of {self.n})"
-
-
-# The noise band of a timing call: NOISE_Z run-to-run standard deviations of the row's log value, measured
-# on the committed full runs (experiments/runner/timing_noise.py, its table timing_noise.csv).
-NOISE_Z = 2.0
-_ROW: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("timing_row", default=None)
-
-
-@functools.lru_cache(maxsize=1)
-def _noise_table() -> dict[tuple[str, str], float]:
-    from .timing_noise import TABLE
-
-    if not TABLE.exists():
-        return {}
-    t = pd.read_csv(TABLE, dtype={"experiment": str, "id": str}, keep_default_na=False)
-    return {(e, i): float(s) for e, i, s in zip(t.experiment, t.id, t.sigma, strict=True)}
-
-
-def run_noise(experiment: str, row_id: str) -> float:
-    """The run-to-run standard deviation of a timing row's log value, measured on past full runs.
-
-    From the committed table ``experiments/runner/timing_noise.csv`` (made by
-    ``python -m experiments.runner.timing_noise`` from the ledgers of the full runs in the history);
-    ``0.0`` for a row the table does not list (a new row: its band is the default margin until it has
-    runs).
-
-    Examples
-    --------
-    >>> run_noise("no_such_experiment", "no-such-row")
-    0.0
-    """
-    return _noise_table().get((str(experiment), str(row_id)), 0.0)
-
-
-@contextlib.contextmanager
-def timing_row(experiment: str, row_id: str):
-    """Within this block, :func:`call_timing` widens its band to the row's measured run-to-run noise.
-
-    :func:`evaluate` runs every check inside ``timing_row(experiment, claim.id)``, so each timing call
-    of a ledger row gets that row's band without the check naming it.
-
-    Examples
-    --------
-    >>> with timing_row("no_such_experiment", "no-such-row"):
-    ...     call_timing([0.5, 0.6, 0.55], 1.0).state
-    'met'
-    """
-    token = _ROW.set((str(experiment), str(row_id)))
-    try:
-        yield
-    finally:
-        _ROW.reset(token)
-
-
-def call_timing(
-    samples,
-    threshold: float,
-    *,
-    lower_is_better: bool = True,
-    margin: float = 0.15,
-    noise: float | None = None,
-) -> TimingCall:
-    """Decide a timing claim from repeated measurements, with a band around the threshold.
-
-    The goal is *met* when the median is better than the threshold by more than the band (a relative
-    factor: beyond ``threshold / (1 + band)`` for lower-is-better) and the worse quartile is still on
-    the good side of the threshold; *missed* in the mirror case; otherwise it is *too close to call*,
-    and the verdict says so instead of flipping with the machine's load. Measure ratios against a
-    reference timed in the same run, interleaved, with several repeats (``samples``).
-
-    The band is the larger of ``margin`` and the row's run-to-run noise: ``exp(NOISE_Z * noise) - 1``
-    with ``noise`` the standard deviation of the log of the row's value between full runs. The quartiles
-    of one run do not show that noise (load, memory state and the neighbour move a whole run), so it is
-    measured on the committed full runs (:func:`run_noise`); ``noise=None`` takes it for the ledger row
-    being evaluated (:func:`timing_row`), none outside a row.
-
-    Parameters
-    ----------
-    samples : array-like
-        The repeated measurements (ratios, seconds); non-finite values are dropped.
-    threshold : float
-        The goal, > 0.
-    lower_is_better : bool
-        True when the goal is to stay below ``threshold``.
-    margin : float
-        The smallest relative band (default 15%).
-    noise : float, optional
-        Run-to-run standard deviation of ``log(value)``; default: the evaluated row's (:func:`run_noise`).
-
-    Returns
-    -------
-    TimingCall
-        Median, quartiles, count, threshold, the band used and the state.
-
-    Examples
-    --------
-    >>> call_timing([0.80, 0.82, 0.84], 1.0).state  # 18% better than the goal, quartiles below it
-    'met'
-    >>> call_timing([0.80, 0.82, 0.84], 1.0, noise=0.1).state  # inside 2 run-to-run sd (22%) of it
-    'too close'
-    """
-    x = np.asarray(samples, dtype=float).ravel()
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        raise ValueError("samples holds no finite timing; measure at least one repeat.")
-    if not threshold > 0 or margin < 0:
-        raise ValueError(f"threshold must be > 0 and margin >= 0; got {threshold!r}, {margin!r}.")
-    if noise is None:
-        row = _ROW.get()
-        noise = run_noise(*row) if row else 0.0
-    if not (noise >= 0 and math.isfinite(noise)):
-        raise ValueError(f"noise must be a finite standard deviation >= 0; got {noise!r}.")
-    band = max(float(margin), math.expm1(NOISE_Z * float(noise)))
-    med = float(np.median(x))
-    lo, hi = (float(v) for v in np.percentile(x, [25, 75]))
-    band_lo, band_hi = threshold / (1.0 + band), threshold * (1.0 + band)
-    if lower_is_better:
-        met = med < band_lo and hi < threshold
-        missed = med > band_hi and lo > threshold
-    else:
-        met = med > band_hi and lo > threshold
-        missed = med < band_lo and hi < threshold
-    state = "met" if met else ("missed" if missed else "too close")
-    return TimingCall(med, lo, hi, int(x.size), float(threshold), state, band, float(noise))
+        """``"0.86x (95% CI 0.82-0.90 of 15)"``: the median and the interval that decided."""
+        what = {"ci": "95% CI", "range": "range", "bootstrap": "bootstrap 95%"}[self.interval]
+        return f"{self.median:{fmt}}{unit} ({what} {self.low:{fmt}}-{self.high:{fmt}} of {self.n})"
 
 
 #: The fewest interleaved pairs :func:`call_paired` decides on: with 9 the 95% interval of the median
@@ -420,35 +295,86 @@ def median_ci(samples, level: float = 0.95) -> tuple[float, float]:
     return float(x[j - 1]), float(x[n - j])
 
 
-def call_paired(
-    ratios, threshold: float, *, lower_is_better: bool = True, margin: float = 0.15
+def call_timing(
+    samples,
+    threshold: float,
+    *,
+    lower_is_better: bool = True,
+    margin: float = 0.15,
+    bootstrap: bool = False,
 ) -> TimingCall:
-    """Decide a timing claim from many short interleaved pairs, on the run's own uncertainty.
+    """Decide a timing claim on the run's own interval: the one timing rule of the ledger.
 
-    ``ratios`` are per-pair ratios, each of a measurement and its reference timed next to each other
-    (A B, B A, ...: the order alternating), so that what moves a whole run (load, memory state) moves
-    both sides of a pair. The goal is *met* when the whole 95% confidence interval of the median ratio
-    (:func:`median_ci`) lies beyond the threshold by the ``margin`` (below ``threshold / (1 + margin)``
-    for lower-is-better); *missed* when it lies beyond it on the other side; otherwise *too close to
-    call*. The run-to-run band of :func:`call_timing` (the row's history) does not enter: the interval
-    is this run's uncertainty of the median, and docs/notes/2026-11-28-timing-rules.md records the
-    repeated runs that checked that it covers the spread between runs of the rows decided so.
+    The goal is *met* when the whole within-run interval of the median lies beyond the threshold by the
+    band ``margin`` (below ``threshold / (1 + margin)`` for lower-is-better), *missed* when it lies beyond
+    it on the other side (above ``threshold * (1 + margin)``), and *too close to call* otherwise. The
+    band is stated by the claim, fixed before the run; the interval is this run's uncertainty:
+
+    * at least 6 repeats: the distribution-free 95% confidence interval of the median
+      (:func:`median_ci`); the repeats are ratios against a reference timed in the same run, best in
+      short interleaved pairs (:func:`call_paired`), so that what moves a whole run moves both sides;
+    * 1 to 5 repeats: their range, whose coverage of the median is ``1 - 2**(1 - n)`` (a single value
+      is its own interval: a counted or analytic number is decided on the band alone);
+    * ``bootstrap=True``: ``samples`` are bootstrap replicates of one statistic, and the interval is
+      their central 95% (the 2.5% and 97.5% percentiles).
 
     Parameters
     ----------
-    ratios : array-like
-        At least ``MIN_PAIRS`` (9) per-pair ratios; non-finite values are dropped.
+    samples : array-like
+        The repeated measurements (ratios, seconds) or bootstrap replicates; non-finite values dropped.
     threshold : float
         The goal, > 0.
     lower_is_better : bool
         True when the goal is to stay below ``threshold``.
     margin : float
-        The relative band around the threshold (default 15%).
+        The relative band around the threshold (default 15%), stated in the claim.
+    bootstrap : bool
+        ``samples`` are bootstrap replicates (the interval is their central 95%).
 
     Returns
     -------
     TimingCall
-        Median, the interval's ends (``interval = "ci"``), count, threshold, band and state.
+        Median, the interval's ends, count, threshold, the band and the state.
+
+    Examples
+    --------
+    >>> call_timing([0.80, 0.82, 0.84], 1.0).state  # the whole range below 1 / 1.15 = 0.87
+    'met'
+    >>> call_timing([0.80, 0.82, 0.90], 1.0).state  # the range reaches into the band
+    'too close'
+    """
+    x = np.asarray(samples, dtype=float).ravel()
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        raise ValueError("samples holds no finite timing; measure at least one repeat.")
+    if not threshold > 0 or not margin >= 0:
+        raise ValueError(f"threshold must be > 0 and margin >= 0; got {threshold!r}, {margin!r}.")
+    n = int(x.size)
+    if bootstrap:
+        lo, hi = (float(v) for v in np.percentile(x, [2.5, 97.5]))
+        interval, coverage = "bootstrap", 0.95
+    elif n >= 6:
+        (lo, hi), interval, coverage = median_ci(x), "ci", 0.95
+    else:
+        lo, hi, interval, coverage = float(x.min()), float(x.max()), "range", 1.0 - 2.0 ** (1 - n)
+    band_lo, band_hi = threshold / (1.0 + margin), threshold * (1.0 + margin)
+    if lower_is_better:
+        met, missed = hi < band_lo, lo > band_hi
+    else:
+        met, missed = lo > band_hi, hi < band_lo
+    state = "met" if met else ("missed" if missed else "too close")
+    med = float(np.median(x))
+    return TimingCall(med, lo, hi, n, float(threshold), state, float(margin), interval, coverage)
+
+
+def call_paired(
+    ratios, threshold: float, *, lower_is_better: bool = True, margin: float = 0.15
+) -> TimingCall:
+    """:func:`call_timing` on many short interleaved pairs: at least ``MIN_PAIRS`` per-pair ratios.
+
+    ``ratios`` are per-pair ratios, each of a measurement and its reference timed next to each other
+    (A B, B A, ...: the order alternating), so that what moves a whole run (load, memory state) moves
+    both sides of a pair; the 95% confidence interval of their median decides against the band.
 
     Examples
     --------
@@ -458,53 +384,28 @@ def call_paired(
     'too close'
     """
     x = np.asarray(ratios, dtype=float).ravel()
-    x = x[np.isfinite(x)]
-    if x.size < MIN_PAIRS:
+    if int(np.isfinite(x).sum()) < MIN_PAIRS:
         raise ValueError(
-            f"ratios holds {x.size} finite pairs; call_paired needs at least {MIN_PAIRS} interleaved pairs "
-            "(measure more pairs, or decide with call_timing)."
+            f"ratios holds {int(np.isfinite(x).sum())} finite pairs; call_paired needs at least {MIN_PAIRS} "
+            "interleaved pairs (measure more pairs, or decide with call_timing)."
         )
-    if not threshold > 0 or margin < 0:
-        raise ValueError(f"threshold must be > 0 and margin >= 0; got {threshold!r}, {margin!r}.")
-    lo, hi = median_ci(x)
-    band_lo, band_hi = threshold / (1.0 + margin), threshold * (1.0 + margin)
-    if lower_is_better:
-        met, missed = hi < band_lo, lo > band_hi
-    else:
-        met, missed = lo > band_hi, hi < band_lo
-    state = "met" if met else ("missed" if missed else "too close")
-    med = float(np.median(x))
-    return TimingCall(med, lo, hi, int(x.size), float(threshold), state, float(margin), 0.0, "ci")
+    return call_timing(x, threshold, lower_is_better=lower_is_better, margin=margin)
 
 
-def call_paired_or_timing(samples, threshold: float, *, lower_is_better: bool = True) -> TimingCall:
-    """:func:`call_paired` on a row of at least ``MIN_PAIRS`` finite interleaved pairs, else
-    :func:`call_timing` (the row's run-to-run band): for experiments whose rows have different repeats.
-
-    Examples
-    --------
-    >>> call_paired_or_timing([0.95, 1.0, 1.0, 1.02, 1.05, 1.0, 0.98, 1.01, 0.99], 1.3).interval
-    'ci'
-    >>> call_paired_or_timing([0.80, 0.82, 0.84], 1.0, lower_is_better=True).state
-    'met'
-    """
-    x = np.asarray(samples, dtype=float).ravel()
-    if np.isfinite(x).sum() >= MIN_PAIRS:
-        return call_paired(x, threshold, lower_is_better=lower_is_better)
-    return call_timing(x, threshold, lower_is_better=lower_is_better)
-
-
-def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool) -> pd.DataFrame:
+def evaluate(
+    experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quick: bool, goals: bool = False
+) -> pd.DataFrame:
     """Run every check on ``df`` and return the ledger rows of this experiment.
 
-    A check that raises is recorded with verdict ``"check failed"`` and the error, never dropped.
+    A check that raises is recorded with verdict ``"check failed"`` and the error, never dropped. With
+    ``goals=True`` the rows are a benchmark's goals: their verdicts read *met*, *partly met*, *missed*
+    (:data:`GOAL_WORDS`), for ``BENCHMARKS.md``.
     """
     check_one_verdict_per_sentence(experiment, claims)
     rows = []
     for claim in claims:
         try:
-            with timing_row(experiment, claim.id):
-                out = claim.check(df)
+            out = claim.check(df)
             if not isinstance(out, Outcome):
                 raise TypeError(f"check returned {type(out).__name__}, expected Outcome")
         except Exception as exc:  # a broken check is reported, not hidden
@@ -517,7 +418,7 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
                 "claim": claim.sentence,
                 "published": claim.published,
                 "reproduced": out.reproduced,
-                "verdict": out.verdict,
+                "verdict": GOAL_WORDS.get(out.verdict, out.verdict) if goals else out.verdict,
                 "note": out.note,
                 "quick": bool(quick),
                 "machine_dependent": bool(claim.machine_dependent),
@@ -527,27 +428,31 @@ def evaluate(experiment: str, claims: Sequence[Claim], df: pd.DataFrame, *, quic
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def write_ledger(out_dir: Path, experiment: str, rows: pd.DataFrame, *, render: bool = True) -> Path:
+def write_ledger(
+    out_dir: Path, experiment: str, rows: pd.DataFrame, *, render: bool = True, folder: str = "claims"
+) -> Path:
     """Store one experiment's rows (atomically) and, unless ``render=False``, rebuild ``CLAIMS.md``.
 
-    The claims file and the rebuild happen under the folder's lock, so two runs into one folder never
-    rebuild the ledger from a set of files another run is changing.
+    ``folder="goals"`` stores a benchmark's goal rows and rebuilds ``BENCHMARKS.md`` instead. The file
+    and the rebuild happen under the folder's lock, so two runs into one folder never rebuild the ledger
+    from a set of files another run is changing.
     """
     out_dir = Path(out_dir)
-    claims_dir = out_dir / "claims"
+    claims_dir = out_dir / folder
     claims_dir.mkdir(parents=True, exist_ok=True)
+    render_fn = _render_benchmarks if folder == "goals" else _render_ledger
     with folder_lock(out_dir):
         # recorded in ledger.sha256 (read back only when it matches)
         with recorded_path(claims_dir / f"{experiment}.csv", ledger=True, locked=True) as tmp:
             rows.to_csv(tmp, index=False)
         if render:
-            return _render_ledger(out_dir)
-    return out_dir / "CLAIMS.md"
+            return render_fn(out_dir)
+    return out_dir / ("BENCHMARKS.md" if folder == "goals" else "CLAIMS.md")
 
 
-def _claim_files(out_dir: Path) -> list[Path]:
+def _claim_files(out_dir: Path, folder: str = "claims") -> list[Path]:
     # hidden files are the atomic writer's temporaries (".<name>.<pid>.<hex>.tmp.csv"), never rows
-    return sorted(p for p in (Path(out_dir) / "claims").glob("*.csv") if not p.name.startswith("."))
+    return sorted(p for p in (Path(out_dir) / folder).glob("*.csv") if not p.name.startswith("."))
 
 
 def _read_claim_file(path: Path) -> pd.DataFrame:
@@ -573,15 +478,16 @@ def _read_claim_file(path: Path) -> pd.DataFrame:
     return df[COLUMNS]
 
 
-def read_ledger(out_dir: Path) -> pd.DataFrame:
-    """All stored claim rows under ``out_dir/claims``, ordered by experiment.
+def read_ledger(out_dir: Path, folder: str = "claims") -> pd.DataFrame:
+    """All stored claim rows under ``out_dir/claims`` (``folder="goals"``: the benchmarks' goal rows),
+    ordered by experiment.
 
     A damaged file (empty, unparsable, without the ledger's columns) is skipped, never fatal: its path
     and the reason are listed in ``df.attrs["damaged"]`` (and in ``CLAIMS.md``); rerun that experiment
     to restore its rows.
     """
     frames, damaged = [], []
-    for f in _claim_files(out_dir):
+    for f in _claim_files(out_dir, folder):
         try:
             frames.append(_read_claim_file(f))
         except ValueError as exc:
@@ -654,6 +560,47 @@ def _render_ledger(out_dir: Path) -> Path:
     return path
 
 
+def render_benchmarks(out_dir: Path) -> Path:
+    """Write ``out_dir/BENCHMARKS.md`` (atomically, under the folder's lock) from the goal rows in
+    ``out_dir/goals``: for every goal, what was measured against its reference in the same run, with its
+    within-run interval, the goal, met or missed, and the benchmark's plot."""
+    with folder_lock(out_dir):
+        return _render_benchmarks(out_dir)
+
+
+def _render_benchmarks(out_dir: Path) -> Path:
+    df = read_ledger(out_dir, "goals")
+    path = Path(out_dir) / "BENCHMARKS.md"
+    counts = df["verdict"].value_counts() if len(df) else pd.Series(dtype=int)
+    summary = ", ".join(f"{int(counts[v])} {v}" for v in GOAL_VERDICTS if v in counts) or "none yet"
+    lines = [
+        "# Benchmarks",
+        "",
+        "The project's own goals, apart from the reproduction (`figures/CLAIMS.md`): each ratio is measured",
+        "against its reference in the same run; its interval is the run's own (the 95% confidence interval",
+        "of the median, or the range of the repeats where there are fewer than 6, as the text says); a goal",
+        "is met or missed when the whole interval clears the goal's band, else too close to call.",
+        "Generated by `repro bench`; do not edit by hand.",
+        "",
+        f"{len(df)} goals: {summary}.",
+        "",
+    ]
+    if df.attrs.get("damaged"):
+        lines += [f"**Skipped damaged goals file(s):** {_cell('; '.join(df.attrs['damaged']))}", ""]
+    lines += [
+        "| benchmark | goal | target | measured (interval) | verdict | plot | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in df.itertuples(index=False):
+        quick = " (quick run)" if str(r.quick).lower() == "true" else ""
+        note = f"{r.note} (measured in this run: {r.measured})".strip() if r.measured else r.note
+        plot = f"[{r.experiment}.png]({r.experiment}.png)"
+        cells = [r.experiment, f"{r.id}: {r.claim}", r.published, r.reproduced, f"**{r.verdict}**{quick}"]
+        lines.append("| " + " | ".join(_cell(c) for c in [*cells, plot, note]) + " |")
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
 README_START = "<!-- scoreboard: written by `repro run` from the claims ledger -->"
 README_END = "<!-- end of scoreboard -->"
 
@@ -665,7 +612,7 @@ PAPER_LABELS = {
     "zass2006": "Zass & Shashua (2006)",
     "asteris2014": "Asteris et al. (2014)",
     "mattei2016": "Mattei et al. (2016)",
-    "bench": "Benchmarks (the project's own goals)",
+    "bench": "Published numbers the benchmarks check",
 }
 
 

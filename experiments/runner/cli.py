@@ -2,7 +2,8 @@
 
 repro list                          the experiments, one line each, with their recorded run times
 repro run NAME... [--quick] [--out DIR] [--seed S] [--jobs N]   (--jobs: default the machine's cores)
-repro run all [--quick] ...         every figure, table and benchmark, then figures/CLAIMS.md
+repro run all [--quick] ...         every paper figure and table, then figures/CLAIMS.md
+repro bench NAME...|all [--quick] ...  the benchmarks (the project's goals), then figures/BENCHMARKS.md
 repro run NAME --help               what the experiment reproduces, its choices, claims and run time
 repro redraw NAME...|all            figures and claims again from the CSVs, no compute
 repro claims [NAME...] [--verdict V] [--paper P] [--timing|--no-timing] [--markdown] [--out DIR]
@@ -34,7 +35,13 @@ __all__ = ["main"]
 def cmd_run(args) -> int:
     """``repro run`` and ``repro redraw``: the run engine with the parsed arguments."""
     return engine.run(
-        args.names, out=args.out, quick=args.quick, seed=args.seed, jobs=args.jobs, redraw=args.redraw
+        args.names,
+        out=args.out,
+        quick=args.quick,
+        seed=args.seed,
+        jobs=args.jobs,
+        redraw=args.redraw,
+        bench=args.bench,
     )
 
 
@@ -69,15 +76,22 @@ def cmd_list(_args) -> int:
             break_on_hyphens=False,
         )
         print(head + "\n".join([lines[0] if lines else "", *(indent + line for line in lines[1:])]))
-    totals = []
-    for quick, label in ((False, "full"), (True, "--quick")):
-        got = [times[(n, quick)][0] for n in names if (n, quick) in times]
-        if got:
-            partial = "" if len(got) == len(names) else f" ({len(got)} of {len(names)} recorded)"
-            totals.append(f"{_runtimes.fmt_seconds(sum(got))} {label}{partial}")
+    groups = []
+    for command, group in (
+        ("repro run all", registry.paper_names()),
+        ("repro bench all", registry.benchmark_names()),
+    ):
+        totals = []
+        for quick, label in ((False, "full"), (True, "--quick")):
+            got = [times[(n, quick)][0] for n in group if (n, quick) in times]
+            if got:
+                partial = "" if len(got) == len(group) else f" ({len(got)} of {len(group)} recorded)"
+                totals.append(f"{_runtimes.fmt_seconds(sum(got))} {label}{partial}")
+        groups.append(f"`{command}` {', '.join(totals) or 'none yet'}")
     footer = (
-        f"Run times recorded in {_recorded_where()}, one after the other: "
-        f"{'; '.join(totals) or 'none yet'}. `repro run NAME --help` explains one experiment."
+        f"Run times recorded in {_recorded_where()}, one after the other: {'; '.join(groups)}. The "
+        "bench_* experiments are the benchmarks (`repro bench`). `repro run NAME --help` explains one "
+        "experiment."
     )
     print("\n" + textwrap.fill(footer, columns, break_long_words=False, break_on_hyphens=False))
     return 0
@@ -99,7 +113,8 @@ def _experiment_help(names: list[str]) -> int:
     for i, name in enumerate(names):
         if i:
             print("\n" + "-" * 100 + "\n")
-        _common.experiment_parser(f"experiments.{name}", prog=f"repro run {name}").print_help()
+        command = "bench" if registry.is_benchmark(name) else "run"
+        _common.experiment_parser(registry.module_name(name), prog=f"repro {command} {name}").print_help()
     return 0
 
 
@@ -227,7 +242,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=(
             "Examples: `repro list`; `repro run sigg2008_fig2 --help`; `repro run all --quick --out /tmp/q`; "
             "`repro run all` (full run into figures/ in a checkout, ./repro-figures elsewhere, one "
-            "experiment per core; --jobs 1 for one process); "
+            "experiment per core; --jobs 1 for one process); `repro bench all` (the benchmarks); "
             "`repro claims --verdict 'not reproduced'`. "
             f"Environment: REPRO_DATA_MIRROR (read-only data folder), REPRO_DATA_DIR (cache), "
             f"REPRO_OFFLINE=1 (never download), {PROGRESS_ENV} (seconds between progress lines in logs, "
@@ -238,34 +253,47 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the experiments with their recorded run times")
     p_run = sub.add_parser(
         "run",
-        help="run experiments by name, or `all`",
+        help="run experiments by name, or `all` (every paper figure and table)",
         description=(
             "Run experiments: compute, write <out>/NAME.csv and .png, check the claims, record the run "
             "time; then rebuild <out>/CLAIMS.md (and README.md when --out is figures/) if every selected "
             "experiment succeeded. `repro run NAME --help` explains one experiment."
         ),
     )
-    p_run.add_argument("names", nargs="+", help="experiment names, or `all`")
-    p_run.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
-    p_run.add_argument(
-        "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
+    p_bench = sub.add_parser(
+        "bench",
+        help="run benchmarks by name, or `all` (the project's goals, apart from the reproduction)",
+        description=(
+            "Run benchmarks: compute, write <out>/NAME.csv and .png, measure every goal against its "
+            "reference in the same run, record the run time; then rebuild <out>/BENCHMARKS.md (and "
+            "CLAIMS.md for the published numbers a benchmark checks) if every selected benchmark succeeded."
+        ),
     )
-    p_run.add_argument(
-        "--out", type=_args.folder, default=default_out(),
-        help="output folder (default figures/, the committed outputs, in a source checkout; ./repro-figures "
-        "outside one; use another to keep them)",
-    )  # fmt: skip
-    p_run.add_argument(
-        "--jobs", type=int, default=None,
-        help="experiments run in parallel processes (default: the machine's cores, at most one per "
-        "experiment; each experiment is seeded on its own, so N changes no number)",
-    )  # fmt: skip
-    p_run.set_defaults(redraw=False)
+    for p, what in ((p_run, "experiment"), (p_bench, "benchmark")):
+        p.add_argument("names", nargs="+", help=f"{what} names, or `all`")
+        p.add_argument("--quick", action="store_true", help="small sizes, seconds (used by the tests)")
+        p.add_argument(
+            "--seed", type=_args.seed, default=0, help=f"root random seed, 0..{_args.SEED_MAX} (default 0)"
+        )
+        p.add_argument(
+            "--out", type=_args.folder, default=default_out(),
+            help="output folder (default figures/, the committed outputs, in a source checkout; "
+            "./repro-figures outside one; use another to keep them)",
+        )  # fmt: skip
+        p.add_argument(
+            "--jobs", type=int, default=None,
+            help=f"{what}s run in parallel processes (default: the machine's cores, at most one per "
+            f"{what}; each is seeded on its own, so N changes no number)",
+        )  # fmt: skip
+    p_run.set_defaults(redraw=False, bench=False)
+    p_bench.set_defaults(redraw=False, bench=True)
     p_redraw = sub.add_parser("redraw", help="redraw figures and re-check claims from the CSVs, no compute")
-    p_redraw.add_argument("names", nargs="+", help="experiment names, or `all` (those with a CSV)")
+    p_redraw.add_argument(
+        "names", nargs="+", help="experiment or benchmark names, or `all` (every one with a CSV)"
+    )
     p_redraw.add_argument("--out", type=_args.folder, default=default_out())
     p_redraw.add_argument("--jobs", type=int, default=None, help="parallel processes (default: the cores)")
-    p_redraw.set_defaults(redraw=True, quick=False, seed=0)
+    p_redraw.set_defaults(redraw=True, quick=False, seed=0, bench=False)
     p_claims = sub.add_parser(
         "claims",
         help="query the claims ledger",
@@ -331,7 +359,7 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["run"] and ({"-h", "--help"} & set(argv)):
+    if argv[:1] in (["run"], ["bench"]) and ({"-h", "--help"} & set(argv)):
         available = registry.experiment_names()
         names = [a for a in argv[1:] if a in available]
         if names:
@@ -346,9 +374,10 @@ def _main(argv=None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "verify":
         return verify.cmd_verify(args)
-    if args.command in ("run", "redraw") and (problem := _args.jobs_problem(args.jobs)):
+    if args.command in ("run", "bench", "redraw") and (problem := _args.jobs_problem(args.jobs)):
         parser.error(problem)
-    return {"list": cmd_list, "run": cmd_run, "redraw": cmd_run, "claims": cmd_claims}[args.command](args)
+    commands = {"list": cmd_list, "run": cmd_run, "bench": cmd_run, "redraw": cmd_run, "claims": cmd_claims}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

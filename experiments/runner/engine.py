@@ -23,7 +23,7 @@ from . import _describe, registry
 from ._paths import out_notice
 from ._progress import Progress
 
-__all__ = ["default_jobs", "longest_first", "run", "run_one", "split_alone"]
+__all__ = ["default_jobs", "longest_first", "run", "run_one", "select", "split_alone"]
 
 
 def longest_first(names: list[str], expected: dict) -> list[str]:
@@ -74,6 +74,26 @@ def default_jobs(n_experiments: int) -> int:
     return max(1, min(cores, n_experiments))
 
 
+def select(names: list[str], out: Path, *, redraw: bool = False, bench: bool = False) -> list[str]:
+    """The experiments ``names`` stands for: ``["all"]`` is every paper experiment (``repro run all``),
+    every benchmark with ``bench`` (``repro bench all``), every experiment with a CSV in ``out`` for a
+    redraw; other names are kept in their order, once each.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> any(n.startswith("bench_") for n in select(["all"], Path(".")))
+    False
+    >>> all(n.startswith("bench_") for n in select(["all"], Path("."), bench=True))
+    True
+    """
+    if names != ["all"]:
+        return list(dict.fromkeys(names))
+    if redraw:
+        return [n for n in registry.experiment_names() if (Path(out) / f"{n}.csv").exists()]
+    return registry.benchmark_names() if bench else registry.paper_names()
+
+
 def run_one(name: str, cfg, redraw: bool = False) -> tuple[str, bool, str]:
     """Run (or redraw) experiment ``name`` with ``cfg``: ``(name, succeeded, summary or error text)``.
 
@@ -104,8 +124,14 @@ def run(
     seed: int = 0,
     jobs: int | None = None,
     redraw: bool = False,
+    bench: bool = False,
 ) -> int:
     """Run (``redraw=True``: redraw) the experiments ``names`` (or ``["all"]``) into ``out``.
+
+    ``all`` is the reproduction (every paper experiment, :func:`.registry.paper_names`); with
+    ``bench=True`` (``repro bench all``) the benchmarks; a redraw of ``all`` redraws every experiment,
+    paper or benchmark, that has a CSV in ``out``. Afterwards ``CLAIMS.md`` is rebuilt when an experiment
+    that writes ledger rows ran, ``BENCHMARKS.md`` when a benchmark ran.
 
     Returns the exit status of ``repro run``: 0 when every experiment succeeded (the ledger rebuilt),
     1 when one failed, 2 when nothing ran (a bad name, an unusable folder, missing data).
@@ -117,10 +143,7 @@ def run(
     if bad:
         print(f"repro: error: {bad[0]}", file=sys.stderr)
         return 2
-    selected = available if names == ["all"] else list(dict.fromkeys(names))
-    if redraw and names == ["all"]:
-        selected = [n for n in available if (out / f"{n}.csv").exists()]
-    names = selected
+    names = select(names, out, redraw=redraw, bench=bench)
     sources = {n: registry.source(n) for n in names}
     unknown = [n for n, path in sources.items() if path is None]
     if unknown:
@@ -199,12 +222,17 @@ def run(
             file=sys.stderr,
         )
         return 1
-    path = ledger.render_ledger(cfg.out)
-    if cfg.out.resolve() == _common.FIGURES_DIR.resolve():
-        readme = _common.REPO_ROOT / "README.md"
-        if readme.exists():
-            ledger.update_readme(readme, cfg.out, {n: registry.title(n) for n in available})
-    print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {path}")
+    written = []
+    if any("claims" in registry.verdict_folders(n) for n in names):
+        written.append(ledger.render_ledger(cfg.out))
+        if cfg.out.resolve() == _common.FIGURES_DIR.resolve():
+            readme = _common.REPO_ROOT / "README.md"
+            if readme.exists():
+                ledger.update_readme(readme, cfg.out, {n: registry.title(n) for n in available})
+    if any(registry.is_benchmark(n) for n in names):
+        written.append(ledger.render_benchmarks(cfg.out))
+    ledgers = ", ".join(map(str, written))
+    print(f"{len(names)}/{len(names)} experiments ran in {took:.0f} s; ledger: {ledgers}")
     return 0
 
 

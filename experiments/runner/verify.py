@@ -463,9 +463,20 @@ def compare_experiment(name: str, out: Path, reference: Path) -> ExperimentRepor
         old = _read_csv(reference / f"{name}.csv", "reference")
         new = _read_csv(out / f"{name}.csv", "new CSV")
         report = compare_frames(name, old, new, str(reference))
-        ref_claims = reference / "claims" / f"{name}.csv"
-        old_v = _verdicts(ref_claims, "reference claims file")
-        new_v = _verdicts(out / "claims" / f"{name}.csv", "new claims file")
+        old_v, new_v = {}, {}
+        for folder in registry.verdict_folders(name):
+            tag = "" if folder == "claims" else f"{folder}/"  # a goal's id beside a claim's of one module
+            old_v.update(
+                {
+                    tag + k: v
+                    for k, v in _verdicts(
+                        reference / folder / f"{name}.csv", f"reference {folder} file"
+                    ).items()
+                }
+            )
+            new_v.update(
+                {tag + k: v for k, v in _verdicts(out / folder / f"{name}.csv", f"new {folder} file").items()}
+            )
     except BadReference as exc:
         return ExperimentReport(name, str(reference), error=f"{exc}; {_make_it(name, reference)}")
     for cid in sorted(old_v.keys() | new_v.keys()):
@@ -503,16 +514,16 @@ def reference_problem(stems: list[str], reference: Path, update: bool = False) -
         return None
     if not reference.is_dir():
         return f"the reference folder {reference} does not exist; nothing was run."
-    missing = [
-        n
-        for n in stems
-        if not (reference / f"{n}.csv").is_file() or not (reference / "claims" / f"{n}.csv").is_file()
-    ]
+
+    def absent(n: str) -> Path | None:
+        paths = [reference / f"{n}.csv", *(reference / f / f"{n}.csv" for f in registry.verdict_folders(n))]
+        return next((p for p in paths if not p.is_file()), None)
+
+    missing = [n for n in stems if absent(n) is not None]
     if not missing:
         return None
     first = missing[0]
-    what = reference / f"{first}.csv"
-    what = what if not what.is_file() else reference / "claims" / f"{first}.csv"
+    what = absent(first)
     make = _make_it(" ".join(missing), reference)
     return f"no reference for {', '.join(missing)} in {reference} (no {what}); {make}; nothing was run."
 
@@ -531,19 +542,20 @@ def write_reference(name: str, out: Path, reference: Path = QUICK_REFERENCES) ->
     df = _read_csv(Path(out) / f"{name}.csv", "new CSV")
     df = df[[c for c in df.columns if column_rule(name, c) != TIMING]]
     df = _keep_within_tolerance(name, df, Path(reference) / f"{name}.csv")
-    (reference / "claims").mkdir(parents=True, exist_ok=True)
     write_csv(df, reference / f"{name}.csv")
-    claims = _read_csv(Path(out) / "claims" / f"{name}.csv", "new claims file")
-    timing = claims["machine_dependent"].astype(str).str.lower().eq("true")
-    rows = pd.DataFrame(
-        {
-            "experiment": claims["experiment"],
-            "id": claims["id"],
-            "machine_dependent": timing,
-            "verdict": claims["verdict"].where(~timing, "(timing)"),
-        }
-    )
-    write_csv(rows, reference / "claims" / f"{name}.csv")
+    for folder in registry.verdict_folders(name):
+        (reference / folder).mkdir(parents=True, exist_ok=True)
+        claims = _read_csv(Path(out) / folder / f"{name}.csv", f"new {folder} file")
+        timing = claims["machine_dependent"].astype(str).str.lower().eq("true")
+        rows = pd.DataFrame(
+            {
+                "experiment": claims["experiment"],
+                "id": claims["id"],
+                "machine_dependent": timing,
+                "verdict": claims["verdict"].where(~timing, "(timing)"),
+            }
+        )
+        write_csv(rows, reference / folder / f"{name}.csv")
 
 
 def _keep_within_tolerance(name: str, df, path: Path):
@@ -664,7 +676,7 @@ def cmd_verify(args) -> int:
         if status == 2:
             return 2
         stems = [registry.stem(n) for n in names]
-        ran = [n for n in stems if (out / f"{n}.csv").is_file() and (out / "claims" / f"{n}.csv").is_file()]
+        ran = [n for n in stems if _run_file_problem(out, n) is None]
         reports = [compare_experiment(n, out, reference) for n in ran]
         failed = [n for n in stems if n not in ran]
         defaults = _library_defaults() if args.names == ["all"] else None
@@ -703,7 +715,7 @@ def _run_is_quick(run: Path, stems: list[str]) -> bool | None:
         if (mode := recorded_mode(run / f"{n}.csv")) is not None:
             kinds.add(mode)
             continue
-        path = run / "claims" / f"{n}.csv"
+        path = run / registry.verdict_folders(n)[0] / f"{n}.csv"
         with contextlib.suppress(OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError):
             df = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=["quick"])
             kinds |= set(df["quick"].str.lower().eq("true"))
@@ -718,9 +730,10 @@ def _run_file_problem(run: Path, name: str) -> str | None:
     """Why ``run``'s files of ``name`` cannot be compared (missing, cut off, damaged), or None."""
     from ._atomic import csv_problem, ledger_file_problem, recorded_digest
 
-    for path in (run / f"{name}.csv", run / "claims" / f"{name}.csv"):
+    command = "bench" if registry.is_benchmark(name) else "run"
+    for path in (run / f"{name}.csv", *(run / f / f"{name}.csv" for f in registry.verdict_folders(name))):
         if not path.is_file():
-            return f"{path} is missing: the run did not write it (`repro run {name} --out {run}`)"
+            return f"{path} is missing: the run did not write it (`repro {command} {name} --out {run}`)"
         check = recorded_digest if path.parent == run else ledger_file_problem
         if problem := csv_problem(path) or check(path):
             return f"{path} {problem}"

@@ -90,7 +90,7 @@ isolated), and the row's verdict changed. The benchmark therefore sets ``RUN_ALO
 runs it first, with nothing beside it. The recorded fallback times are wall times of an idle-machine run,
 where the two clocks agree for single-threaded code. The speed claim
 is decided per cell by :func:`experiments.runner.claims.call_timing` on the 5 same-run
-ratios (its band around 20x: at least 15%, two run-to-run deviations of the row's value, docs/design.md);
+ratios (a 15% band around 20x, which the range of the 5 ratios must clear, docs/design.md);
 the verdict combines the 12 calls (all met: reproduced; any missed with any met: partly).
 Without R (CI, the tests, ``--quick``) its times are the recorded ones of the last side-by-side run
 (``experiments/peers_recorded/nsprcomp.csv``; ``nsprcomp_source = "recorded"``), with its recorded variance
@@ -805,7 +805,7 @@ def _check_vs_plain(df):
     )
 
 
-CLAIMS = [
+GOALS = [
     Claim(
         "iteration-cost",
         "Project goal (DESIGN.md): one emPCA iteration costs at most 1.3x the two BLAS "
@@ -831,7 +831,7 @@ CLAIMS = [
     ),
     Claim(
         "nsprcomp-variance",
-        "Issues 12 and 23: the default EMSparsePCA (first component) reaches at least the variance of "
+        "Project goal: the default EMSparsePCA (first component) reaches at least the variance of "
         "nsprcomp at its defaults in each of the 12 cells (CBCL faces and leukemia, K = 10 / 50 / 100, "
         "sparse and non-negative)",
         ">= 1",
@@ -839,7 +839,7 @@ CLAIMS = [
     ),
     Claim(
         "nsprcomp-speed",
-        "Issues 12 and 23 goal: like for like (renormalize=True, nsprcomp's 5 restarts), each of the 12 "
+        "Project goal: like for like (renormalize=True, nsprcomp's 5 restarts), each of the 12 "
         "cells at least 20x faster than nsprcomp",
         ">= 20x",
         _check_nsprcomp_speed,

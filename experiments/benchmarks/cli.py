@@ -10,8 +10,8 @@ on how fast the machine starts Python. Goal: each at most a quarter of the libra
 The bare start is recorded for scale, not judged.
 
 Choices: 15 rounds (2 with ``--quick``); wall-clock time of the child process (it is what a user waits for),
-decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios with its band
-(at least 15%; two run-to-run deviations of the row's value where that is more, docs/design.md).
+decided by :func:`experiments.runner.claims.call_timing` on the per-round ratios (a 15% band, which the
+95% confidence interval of their median must clear, docs/design.md).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _check(command: str):
     return check
 
 
-CLAIMS = [
+GOALS = [
     Claim(
         "help-fast",
         "Project goal (newcomer's first hour): `repro --help` answers well under a second: at most a quarter "

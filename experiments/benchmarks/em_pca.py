@@ -122,12 +122,13 @@ Choices (and why)
   ``fit-vs-randomized-decaying`` read 1.36x and 1.60x in two quiet full runs, across the 1.41x edge of
   its history band, which mixed a code change with noise; randomized PCA runs first in the pair's first
   round, and its accuracy there is the target EM is stopped at, the same in every round with
-  ``random_state=0``, where an untimed fit gave it before). The svds rows keep 3 rounds and the
-  history band: EMPCA and svds next to each other in alternating order in all 9 rounds (one run,
+  ``random_state=0``, where an untimed fit gave it before). The svds rows keep 3 rounds (their range
+  decides against the 15% band): EMPCA and svds next to each other in alternating order in all 9 rounds
+  (one run,
   both cores busy) gave svds/EMPCA 0.82x (95% CI 0.77-0.88x) on the
   spiked spectrum and 1.03x (0.91-1.15x) on the decaying one: at parity the pairs' window between the
   margin's edges (0.87x-1.15x) is narrower than the rows' history bands (0.71x-1.40x and 0.82x-1.22x),
-  so the spiked row would sit 0.01 from *not reproduced* where the history band calls it too close,
+  so the spiked row would sit 0.01 from *not reproduced* where the history band called it too close,
   and the 24 more fits cost about 50 s; Roweis' EM on k columns, information
   beside the goal, runs in the first round only and on the spiked spectrum only (on the decaying one it
   needs 125 iterations to tol 1e-6 and 60 to randomized PCA's accuracy, 4x to 10x the EMPCA default's
@@ -154,8 +155,8 @@ Choices (and why)
   :func:`experiments.runner.claims.call_paired` where a row has at least 9 interleaved pairs (Part A's
   two small shapes, 21; the randomized rows, 9: the 95% interval of the median pair ratio must clear a
   15% margin; 100000 x 1000, 20) and :func:`experiments.runner.claims.call_timing` otherwise (the svds
-  rows, 3 rounds: a band of at least 15%, two run-to-run deviations of the row where its value
-  moved more between full runs), on the per-repeat ratios (Part A: each repeat's iteration cost over
+  rows, 3 rounds: the range of the 3 ratios must clear the 15% band), on the per-repeat ratios (Part A:
+  each repeat's iteration cost over
   the same repeat's products; Part B: each round's solver time over the same round's EMPCA time),
   reported as "too close to call" instead of flipping between runs (docs/design.md).
 """
@@ -173,7 +174,7 @@ from sklearn.decomposition import PCA
 from threadpoolctl import threadpool_limits
 
 from experiments.runner import _common
-from experiments.runner.claims import MIN_PAIRS, Claim, Outcome, call_paired_or_timing
+from experiments.runner.claims import MIN_PAIRS, Claim, Outcome, call_timing
 from repro import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 
@@ -565,7 +566,7 @@ def _check_per_iter(idx: int):
             if len(default)
             else "not measured at this size or in --quick, see the module docstring"
         )
-        call = call_paired_or_timing(_samples(a1.ratio_samples), GOAL_PER_ITER)
+        call = call_timing(_samples(a1.ratio_samples), GOAL_PER_ITER)
         return Outcome(
             f"{call.text('.2f', 'x')} on {a1['shape']} with 1 BLAS thread (default threads: {other})",
             call.verdict,
@@ -620,7 +621,7 @@ def _check_vs(spectrum: str, other: str):
         r_def, t_def = _versus(df, spectrum, other, EM, EM_MATCH)
         _, t_roweis = _versus(df, spectrum, other, ROWEIS, ROWEIS_MATCH)
         em = _row(df, spectrum, EM)
-        call = call_paired_or_timing(r_def, 1.0, lower_is_better=False)
+        call = call_timing(r_def, 1.0, lower_is_better=False)
         how = "pairs, EMPCA and it next to each other in alternating order" if other == RSVD else "rounds"
         return Outcome(
             f"{other} time / EMPCA time: {call.text('.2f', 'x')}; EMPCA default {t_def}; Roweis EM (k "
@@ -635,7 +636,7 @@ def _check_vs(spectrum: str, other: str):
     return check
 
 
-CLAIMS = [
+GOALS = [
     Claim(
         f"per-iteration-{name}",
         f"Goal: one EM iteration (k = 1) on a C-contiguous float64 {name} matrix costs at most 1.3x the two "

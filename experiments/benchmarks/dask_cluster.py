@@ -65,8 +65,8 @@ run). This replaced a search from ``q = 0`` (63 passes over the 732 MiB file bef
 the repeats went from 3 to 1: the ratio was 0.41-0.44 over three repeats against a goal of 1, far outside
 its band (on a quiet machine; see the ledger's note for the run's own value).
 
-The check decides each goal with :func:`experiments.runner.claims.call_timing` (a band around the
-threshold of at least 15%, two run-to-run deviations of the row where more; quartiles on the right side),
+The check decides each goal with :func:`experiments.runner.claims.call_timing` (a 15% band around the
+threshold, which the run's own interval of the median must clear; else too close to call),
 so a verdict does not flip with the machine's load; a repeat whose accuracy misses the target makes the
 tall claim not reproduced.
 """
@@ -492,7 +492,7 @@ def _check_tall(df):
     return Outcome(call.text(unit="x"), _verdict(call), note)
 
 
-CLAIMS = [
+GOALS = [
     Claim(
         "pass-distributed-1.5x",
         "Project goal: one EM pass on dask.distributed (two worker processes, the array persisted) within "

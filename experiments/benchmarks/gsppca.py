@@ -612,7 +612,7 @@ def _check_r_evidence(df):
     )
 
 
-CLAIMS = [
+GOALS = [
     Claim(
         "gsppca-r-selection",
         "Project goal: on Golub (d = 1, 30) the default selection within 5% of the authors' GSPPCA.R "
@@ -629,15 +629,15 @@ CLAIMS = [
     ),
     Claim(
         "fit-10x-plain",
-        "Issue goal: the whole GSPPCA fit at least 10x faster than a plain NumPy implementation of the same "
-        "algorithm (Golub d = 30, MNIST d = 100)",
+        "Project goal: the whole GSPPCA fit at least 10x faster than a plain NumPy implementation of the "
+        "same algorithm (Golub d = 30, MNIST d = 100)",
         ">= 10x",
         _check_fit,
         machine_dependent=True,
     ),
     Claim(
         "path-reuses-work",
-        "Issue goal: the evidence over every q = 1..p in one pass, far cheaper than p separate evaluations",
+        "Project goal: the evidence over every q = 1..p in one pass, far cheaper than p separate evaluations",
         "< 1/10 of p evaluations",
         _check_path,
         machine_dependent=True,
