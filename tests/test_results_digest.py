@@ -87,8 +87,8 @@ def test_the_committed_figures_match_their_record():
         assert recorded_digest(FIGURES_DIR / name) is None, name
         assert _atomic.recorded_mode(FIGURES_DIR / name) is False, name  # a full run made them
     _, kept = _atomic._read_record(FIGURES_DIR / _atomic.LEDGER_DIGESTS)
-    claims = {f"claims/{p.name}" for p in (FIGURES_DIR / "claims").glob("*.csv")}
-    assert claims | {"runtimes.csv"} == set(kept)
+    ledger = {f"{d}/{p.name}" for d in ("claims", "goals") for p in (FIGURES_DIR / d).glob("*.csv")}
+    assert ledger | {"runtimes.csv"} == set(kept)
     for name in kept:
         assert _atomic.ledger_file_problem(FIGURES_DIR / name) is None, name
 
