@@ -279,3 +279,15 @@ def test_a_reference_cut_inside_a_row_is_a_bad_reference(tmp_path):
     csv.write_text(csv.read_text().rstrip("\n").rsplit(",", 1)[0] + "\n")  # "2,0.25" -> "2"
     report = compare_experiment("toy", tmp_path / "new", tmp_path / "ref")
     assert "is malformed (row 2 has 1 of 2 fields)" in report.error and not report.ok
+
+
+def test_a_missing_reference_names_the_command_that_makes_it(tmp_path):
+    """A paper experiment's reference is made by `repro run`, a benchmark's by `repro bench`."""
+    from experiments.runner.verify import _make_it
+
+    got = _make_it("bench_cli sigg2008_fig2 bench_nspca", tmp_path)
+    assert got == (
+        f"make it with `repro run sigg2008_fig2 --out {tmp_path}` and "
+        f"`repro bench bench_cli bench_nspca --out {tmp_path}`"
+    )
+    assert _make_it("sigg2008_fig2", tmp_path) == f"make it with `repro run sigg2008_fig2 --out {tmp_path}`"

@@ -497,7 +497,15 @@ def _make_it(names: str, reference: Path) -> str:
     if reference.resolve() == QUICK_REFERENCES.resolve():
         return f"regenerate it with `repro verify {names} --quick --update`"
     out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
-    return f"make it with `repro run {names}{out_flag}`"
+    split = {True: [], False: []}
+    for n in names.split():
+        split[registry.is_benchmark(n)].append(n)
+    commands = [
+        f"`repro {cmd} {' '.join(split[bench])}{out_flag}`"
+        for cmd, bench in (("run", False), ("bench", True))
+        if split[bench]
+    ]
+    return "make it with " + " and ".join(commands)
 
 
 def reference_problem(stems: list[str], reference: Path, update: bool = False) -> str | None:
