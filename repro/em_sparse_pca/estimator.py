@@ -137,17 +137,12 @@ class CardinalityPath:
 class EMSparsePCA(ProjectionMixin, BaseEstimator):
     """Sparse and/or non-negative PCA by constrained EM (Sigg & Buhmann 2008).
 
-    The restarts of a component run together as one block (:func:`_em_block`): on a ``D x D`` covariance,
-    or through the data (screened when there are few samples), every restart's whole EM run
-    (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
-    (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`, :func:`repro.em_sparse_pca._kernels.em_rows_data`);
-    otherwise each iteration is one matrix-matrix
-    product with the covariance operator for all active restarts, then the kernel
-    :func:`repro.em_sparse_pca._kernels.em_update_block` per restart.
-
-    ``X`` may hold missing values (NaN), handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in
-    the zero-noise limit; see :class:`_ObservedData`), or be a ``dask.array`` (one pass over the data
-    per EM iteration, or one pass to form the covariance when the cost model prefers it).
+    Finds ``n_components`` loadings, one after another, each with at most ``cardinality`` non-zeros
+    and, with ``nonneg=True``, no negative entry; used like scikit-learn's PCA: ``fit(X)``, then
+    ``components_``, ``explained_variance_``, ``transform``. ``certify=True`` (or a number of seconds)
+    also proves how far each component is from the best one of its cardinality (``certified_gap_``).
+    ``X`` may hold missing values (NaN), be a ``dask.array``, or be a :class:`repro.linalg.Covariance`
+    (a given covariance matrix: ``Covariance.from_matrix(C)``).
 
     Parameters
     ----------
@@ -284,6 +279,18 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     em_sparse_pca_path : the first component for every cardinality.
     repro.EMPCA : the unconstrained EM (Roweis 1997).
     repro.NSPCA, repro.SpannogramPCA : the non-negative sparse methods it is compared with.
+
+    Notes
+    -----
+    The restarts of a component run together as one block (:func:`repro.em_sparse_pca.solvers._em_block`):
+    on a ``D x D`` covariance, or through the data (screened when there are few samples), every restart's
+    whole EM run (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
+    (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`, :func:`repro.em_sparse_pca._kernels.em_rows_data`);
+    otherwise each iteration is one matrix-matrix product with the covariance operator for all active
+    restarts, then the kernel :func:`repro.em_sparse_pca._kernels.em_update_block` per restart. Missing
+    values are handled by Roweis' generalized E-step (Roweis 1998, Sec. 4, in the zero-noise limit); a
+    ``dask.array`` costs one pass over the data per EM iteration, or one pass to form the covariance when
+    the cost model prefers it.
 
     References
     ----------
