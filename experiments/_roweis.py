@@ -14,6 +14,7 @@ import numba
 import numpy as np
 import pandas as pd
 import scipy.sparse.linalg
+from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from experiments._opcount import count_data_passes
@@ -254,9 +255,7 @@ def peak_bytes(n: int, p: int, k: int, rows: int = 100) -> int:
     blocks = _block_factory(n, p, rows, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        EMPCA(k, tol=0.0, max_iter=2, random_state=0, n_oversamples=0).fit_blocks(
-            _block_factory(min(n, 2 * rows), p, rows, 1)
-        )
+        clone(model).fit_blocks(_block_factory(min(n, 2 * rows), p, rows, 1))
         tracemalloc.start()
         try:
             model.fit_blocks(blocks)

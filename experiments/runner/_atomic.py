@@ -138,7 +138,7 @@ def remove_stale_temporaries(folder: str | os.PathLike, older_than_s: float = 36
     """
     removed = []
     now = time.time()
-    for sub in (Path(folder), Path(folder) / "claims", Path(folder) / "goals"):
+    for sub in (Path(folder), *(Path(folder) / f for f in LEDGER_FOLDERS)):
         if not sub.is_dir():
             continue
         for p in sub.glob(f".*{_TMP_SUFFIX}*"):
@@ -312,6 +312,8 @@ DIGESTS_HEADER = (
 #: ``runtimes.csv``: the sha256 of each whole file, in ``sha256sum`` format (``sha256sum -c ledger.sha256``
 #: in the folder checks them). Apart from :data:`DIGESTS` because they change from run to run (times).
 LEDGER_DIGESTS = "ledger.sha256"
+#: The subfolders of an output folder that hold ledger files (the claims and the benchmarks' goals).
+LEDGER_FOLDERS = ("claims", "goals")
 LEDGER_HEADER = (
     "# sha256 of each claims file and of runtimes.csv as the runner wrote them (sha256sum -c ledger.sha256)"
 )
@@ -467,7 +469,7 @@ def recorded_path(
     """
     path = Path(path)
     if ledger:
-        folder = path.parent.parent if path.parent.name in ("claims", "goals") else path.parent
+        folder = _output_folder(path)
         record, name, header = folder / LEDGER_DIGESTS, path.relative_to(folder).as_posix(), LEDGER_HEADER
     else:
         folder, record, name, header = path.parent, path.parent / DIGESTS, path.name, DIGESTS_HEADER
@@ -541,11 +543,16 @@ def recorded_mode(path: str | os.PathLike) -> bool | None:
     return None if problem or not mode else mode == MODES[True]
 
 
+def _output_folder(path: Path) -> Path:
+    """The output folder of a file it holds: ``<out>`` for ``<out>/claims/NAME.csv`` and ``<out>/X.csv``."""
+    return path.parent.parent if path.parent.name in LEDGER_FOLDERS else path.parent
+
+
 def ledger_file_problem(path: str | os.PathLike) -> str | None:
     """Why ``claims/NAME.csv`` or ``runtimes.csv`` at ``path`` is not the file the runner wrote (None:
     it matches its whole-file sha256 in the output folder's :data:`LEDGER_DIGESTS`)."""
     path = Path(path)
-    folder = path.parent.parent if path.parent.name in ("claims", "goals") else path.parent
+    folder = _output_folder(path)
     name = path.relative_to(folder).as_posix()
     return _entry_problem(path, folder / LEDGER_DIGESTS, name, lambda _content: _sha256)[0]
 

@@ -294,7 +294,7 @@ def redraw_module(module_name: str, cfg: Config) -> str:
     mod = importlib.import_module(module_name)
     name = registry.stem(module_name)
     path = cfg.out / f"{name}.csv"
-    command = "bench" if registry.is_benchmark(name) else "run"
+    command = registry.command(name)
     if not path.exists():
         raise ResultFileError(f"no {path} to redraw from; run `repro {command} {name}` first.")
     read_result(cfg.out, name)  # refused (one line) unless it is the CSV the runner wrote

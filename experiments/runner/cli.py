@@ -113,8 +113,8 @@ def _experiment_help(names: list[str]) -> int:
     for i, name in enumerate(names):
         if i:
             print("\n" + "-" * 100 + "\n")
-        command = "bench" if registry.is_benchmark(name) else "run"
-        _common.experiment_parser(registry.module_name(name), prog=f"repro {command} {name}").print_help()
+        prog = f"repro {registry.command(name)} {name}"
+        _common.experiment_parser(registry.module_name(name), prog=prog).print_help()
     return 0
 
 

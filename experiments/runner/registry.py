@@ -66,6 +66,11 @@ def is_benchmark(name: str) -> bool:
     return stem(name) in benchmark_names()
 
 
+def command(name: str) -> str:
+    """The ``repro`` command that runs ``name``: ``"bench"`` for a benchmark, ``"run"`` for the rest."""
+    return "bench" if is_benchmark(name) else "run"
+
+
 def verdict_folders(name: str) -> tuple[str, ...]:
     """The folders of ``<out>`` that hold experiment ``name``'s rows: ``claims`` (the ledger) for a paper
     experiment; ``goals`` (BENCHMARKS.md) for a benchmark, and ``claims`` too when it checks a published

@@ -497,14 +497,10 @@ def _make_it(names: str, reference: Path) -> str:
     if reference.resolve() == QUICK_REFERENCES.resolve():
         return f"regenerate it with `repro verify {names} --quick --update`"
     out_flag = "" if reference.resolve() == FIGURES_DIR.resolve() else f" --out {reference}"
-    split = {True: [], False: []}
+    by_command: dict[str, list[str]] = {"run": [], "bench": []}
     for n in names.split():
-        split[registry.is_benchmark(n)].append(n)
-    commands = [
-        f"`repro {cmd} {' '.join(split[bench])}{out_flag}`"
-        for cmd, bench in (("run", False), ("bench", True))
-        if split[bench]
-    ]
+        by_command[registry.command(n)].append(n)
+    commands = [f"`repro {cmd} {' '.join(ns)}{out_flag}`" for cmd, ns in by_command.items() if ns]
     return "make it with " + " and ".join(commands)
 
 
@@ -738,7 +734,7 @@ def _run_file_problem(run: Path, name: str) -> str | None:
     """Why ``run``'s files of ``name`` cannot be compared (missing, cut off, damaged), or None."""
     from ._atomic import csv_problem, ledger_file_problem, recorded_digest
 
-    command = "bench" if registry.is_benchmark(name) else "run"
+    command = registry.command(name)
     for path in (run / f"{name}.csv", *(run / f / f"{name}.csv" for f in registry.verdict_folders(name))):
         if not path.is_file():
             return f"{path} is missing: the run did not write it (`repro {command} {name} --out {run}`)"
