@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from numbers import Integral
 
+from sklearn.utils._param_validation import Interval, validate_params
 from threadpoolctl import ThreadpoolController
-
-from ._validation import check_int
 
 __all__ = ["blas_limit", "blas_limited", "get_blas_threads", "set_blas_threads"]
 
 _BLAS_THREADS: int | None = 1
 
 
+@validate_params(
+    {"n": [Interval(Integral, 1, None, closed="left"), None]}, prefer_skip_nested_validation=True
+)
 def set_blas_threads(n: int | None) -> None:
     """Set the BLAS threads the library's iterative methods use (``None``: no limit).
 
@@ -54,9 +57,10 @@ def set_blas_threads(n: int | None) -> None:
     >>> set_blas_threads(previous)
     """
     global _BLAS_THREADS
-    _BLAS_THREADS = None if n is None else check_int(n, "n", low=1)
+    _BLAS_THREADS = None if n is None else int(n)
 
 
+@validate_params({}, prefer_skip_nested_validation=True)
 def get_blas_threads() -> int | None:
     """The current limit (``None``: no limit).
 

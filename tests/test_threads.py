@@ -31,7 +31,8 @@ def test_set_blas_threads_none_removes_limit_and_validates():
         assert repro.get_blas_threads() is None
         with blas_limit():
             pass
-        with pytest.raises(ValueError, match="n must be"):
-            repro.set_blas_threads(0)
+        for bad in (0, 2.0, "2"):
+            with pytest.raises(ValueError, match="'n' parameter of set_blas_threads"):
+                repro.set_blas_threads(bad)
     finally:
         repro.set_blas_threads(1)
