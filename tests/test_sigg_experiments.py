@@ -176,17 +176,17 @@ def test_timing_ratio_claim_thresholds():
             ]
         )
 
-    assert sigg2008_timing._check_ratio(frame(0.1, 6.0)).verdict == REPRODUCED  # 60x
-    assert sigg2008_timing._check_ratio(frame(0.1, 1.0)).verdict == "partly reproduced"  # 10x
-    assert sigg2008_timing._check_ratio(frame(0.1, 0.2)).verdict == NOT_REPRODUCED  # 2x
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 6.0))[0] == REPRODUCED  # 60x
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 1.0))[0] == "partly reproduced"  # 10x
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 0.2))[0] == NOT_REPRODUCED  # 2x
     # the band at the upper end: 120 / 1.15 = 104.3; constant times, so the bootstrap median is the ratio
-    assert sigg2008_timing._check_ratio(frame(0.1, 10.3)).verdict == REPRODUCED  # 103x
-    assert sigg2008_timing._check_ratio(frame(0.1, 10.5)).verdict == TOO_CLOSE  # 105x, inside the band
-    assert sigg2008_timing._check_ratio(frame(0.1, 13.5)).verdict == TOO_CLOSE  # 135x, inside 120 * 1.15
-    assert sigg2008_timing._check_ratio(frame(0.1, 14.0)).verdict == "partly reproduced"  # 140x: missed
-    assert sigg2008_timing._check_ratio(frame(0.1, 3.4)).verdict == TOO_CLOSE  # 34x < 30 * 1.15 = 34.5
-    note = sigg2008_timing._check_ratio(frame(0.1, 10.5)).note
-    assert "34.5..104.3" in note  # the band edges the note states are the ones applied
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 10.3))[0] == REPRODUCED  # 103x
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 10.5))[0] == TOO_CLOSE  # 105x, inside the band
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 13.5))[0] == TOO_CLOSE  # 135x, inside 120 * 1.15
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 14.0))[0] == "partly reproduced"  # 140x: missed
+    assert sigg2008_timing._ratio_of_means(frame(0.1, 3.4))[0] == TOO_CLOSE  # 34x < 30 * 1.15 = 34.5
+    note = sigg2008_timing._ratio_of_means(frame(0.1, 10.5))[1]
+    assert "34.5..104.3" in note  # the band edges the value states are the ones applied
 
 
 def test_iteration_claim_one_verdict_at_the_figures_tolerance():
