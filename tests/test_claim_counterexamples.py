@@ -395,7 +395,7 @@ def test_sparse_iteration_cost_interval_too_wide_is_too_close():
 def _em_pca_fit_pairs(ratio, spectrum: str = "decaying", other: str = "randomized") -> pd.DataFrame:
     """The committed CSV with 9 EMPCA / other solver pairs at ``ratio`` (EMPCA to randomized accuracy with
     randomized PCA, EMPCA to tol with svds): a number (jittered by 2%) or the 9 per-pair ratios."""
-    from experiments.benchmarks import em_pca as m
+    from experiments.benchmarks import _em_pca as m
 
     df = _csv("bench_em_pca")
     em, solver = (m.EM_MATCH, m.RSVD) if other == "randomized" else (m.EM, m.SVDS)
@@ -423,7 +423,7 @@ def test_em_pca_fit_vs_randomized_is_decided_on_the_pairs_interval(spectrum):
 @pytest.mark.parametrize("spectrum", ["decaying", "spiked"])
 def test_em_pca_fit_vs_svds_is_decided_on_the_range_of_its_rounds(spectrum):
     """Goal: svds / EMPCA >= 1.0x on 3 rounds (fewer than 6): call_timing on their range, a 15% band."""
-    from experiments.benchmarks import em_pca as m
+    from experiments.benchmarks import _em_pca as m
 
     row = f"fit-vs-svds-{spectrum}"
     band = 0.15

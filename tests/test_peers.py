@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from experiments import _peers
+from experiments.benchmarks import _em_sparse_pca as esp_measure
 from experiments.benchmarks import em_sparse_pca as bench_em_sparse_pca
 from experiments.benchmarks import spannogram as bench_spannogram
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
@@ -82,7 +83,7 @@ def test_spanpc_verdicts():
 
 def _nsprcomp_frame(speedup, source):
     rows = []
-    for name, K, nonneg in bench_em_sparse_pca.NSPRCOMP_ROWS:
+    for name, K, nonneg in esp_measure.NSPRCOMP_ROWS:
         for r in range(5):
             rows.append({"part": "nsprcomp", "dataset": name, "cardinality": K, "nonneg": nonneg, "repeat": r,
                          "speedup_nsprcomp": speedup, "nsprcomp_source": source, "seconds": 0.01,

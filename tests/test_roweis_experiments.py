@@ -12,6 +12,7 @@ from experiments import (
     roweis1997_missing_data,
     roweis1997_sensible_pca,
 )
+from experiments.benchmarks import _em_scale as scale_measure
 from experiments.benchmarks import em_pca as bench_em_pca
 from experiments.benchmarks import em_scale as bench_em_scale
 from experiments.runner import registry
@@ -116,7 +117,7 @@ def test_bench_scale_quick(tmp_path):
     # every ratio is one EM iteration over its neighbouring reference; the sparse fit went through the data
     for r in a.itertuples():
         samples = [float(v) for v in r.ratio_samples.split()]
-        pairs = bench_em_scale.ROWEIS_PAIRS if r.method.startswith("Roweis") else 4
+        pairs = scale_measure.ROWEIS_PAIRS if r.method.startswith("Roweis") else 4
         assert len(samples) == r.repeats == pairs and r.ratio == pytest.approx(np.median(samples), rel=1e-3)
     sp = a[a.method.str.startswith("EMSparsePCA")].iloc[0]
     assert sp.operator == "data" and {sp.auto_one_start, sp.auto_default_starts} <= {"data", "covariance"}
@@ -180,7 +181,7 @@ def test_bench_scale_pairs_alternate_their_order(monkeypatch, n_timed):
             callback(t, None, None)
 
     monkeypatch.setattr(bench_em_scale, "em_pca", fake_em_pca)
-    iters, refs = bench_em_scale._interleaved_em(Data(), np.eye(2), 0, n_timed)
+    iters, refs = scale_measure.interleaved_em(Data(), np.eye(2), 0, n_timed)
     assert len(iters) == len(refs) == n_timed
     want = "".join("RRI" if j % 2 == 0 else "IRR" for j in range(n_timed))
     assert "".join(log) == want
