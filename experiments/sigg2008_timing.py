@@ -249,10 +249,10 @@ def _check_iterations(df):
     )
 
 
-def _parts_verdict(parts: dict[str, tuple[str, str]]) -> tuple[str, str]:
-    """One verdict for a sentence of several parts, each ``(verdict, value)``: reproduced when every part
-    is, too close to call when none fails and one is undecided, partly when a part fails and another holds
-    (in full or in part), else not reproduced; and the note's list of the parts that fail, with values."""
+def _parts_outcome(parts: dict[str, tuple[str, str]], note: str) -> Outcome:
+    """One row for a sentence of several parts, each ``(verdict, value)``: reproduced when every part is,
+    too close to call when none fails and one is undecided, partly when a part fails and another holds (in
+    full or in part), else not reproduced; the note begins with the parts that fail, with their values."""
     verdicts = [v for v, _ in parts.values()]
     failing = {name: part for name, part in parts.items() if part[0] not in (REPRODUCED, TOO_CLOSE)}
     if not failing:
@@ -260,7 +260,11 @@ def _parts_verdict(parts: dict[str, tuple[str, str]]) -> tuple[str, str]:
     else:
         verdict = PARTIAL if {REPRODUCED, PARTIAL} & set(verdicts) else NOT_REPRODUCED
     named = "; ".join(f"{name} {v} ({value})" for name, (v, value) in failing.items())
-    return verdict, (f"fails at: {named}. " if failing else "")
+    return Outcome(
+        "; ".join(f"{name}: {value}" for name, (_, value) in parts.items()),
+        verdict,
+        (f"fails at: {named}. " if failing else "") + note,
+    )
 
 
 def _weak_in_k(df) -> tuple[str, str]:
@@ -296,11 +300,9 @@ def _weak_in_d(df) -> tuple[str, str]:
 
 def _check_weak(df):
     parts = {"in K": _weak_in_k(df), "in D": _weak_in_d(df)}
-    verdict, failing = _parts_verdict(parts)
-    return Outcome(
-        "; ".join(f"{name}: {value}" for name, (_, value) in parts.items()),
-        verdict,
-        failing + "One sentence of two parts, each decided by one rule: weak = |log-log slope| <= 0.3 "
+    return _parts_outcome(
+        parts,
+        "One sentence of two parts, each decided by one rule: weak = |log-log slope| <= 0.3 "
         "(sub-linear: slope < 1; a part sub-linear but not weak holds in part); reproduced when both parts "
         "are, partly when one fails. In K: the slope of the iterations against K on each data set (K >= "
         f"2). In D: the mean EM iterations (first-PC start, tol {CLAIM_TOL:g}) over the cardinalities both "
@@ -362,13 +364,11 @@ def _check_times(df):
         "ratio of the means": _ratio_of_means(df),
         **{f"{m} sd / mean": _spread(df, m) for m in PUBLISHED},
     }
-    verdict, failing = _parts_verdict(parts)
     _, ns = _means(df)
     pub = {m: PUBLISHED_SD[m] / PUBLISHED[m] for m in PUBLISHED}
-    return Outcome(
-        "; ".join(f"{name}: {value}" for name, (_, value) in parts.items()),
-        verdict,
-        failing + "One sentence of three parts, each a relative quantity (the seconds are MATLAB on a 2008 "
+    return _parts_outcome(
+        parts,
+        "One sentence of three parts, each a relative quantity (the seconds are MATLAB on a 2008 "
         "machine; another implementation, language and machine here), each decided on its bootstrap over "
         "K by call_timing at both ends of a factor-2 range (reproduced: the median inside the range and "
         "its central 95% clear of the band; too close to call if not decided either way): the ratio of "
