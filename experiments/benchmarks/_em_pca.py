@@ -20,41 +20,17 @@ from repro import ConvergenceWarning
 from repro.em_pca import EMPCA, em_pca, subspace_sin
 
 K = 10
-
-
 N_FIT = 50000  # rows of the Part B data (a timing-only size, see "Data")
-
-
 ROUNDS = 3  # interleaved rounds of Part B
-
-
 BIG_PAIRS = 40  # single EM iterations and reference pairs of the 100000 x 1000 row (A B, B A, ...)
-
-
 PAIRS = 9  # rounds of EMPCA to randomized accuracy and randomized PCA, in alternating order (call_paired)
-
-
 EQUAL_SIN = 1e-5  # equal accuracy with svds: sine to the exact subspace at most this, for both
-
-
 SVDS_TOLS = (1e-2, 1e-3, 0.0)  # ARPACK tol for svds: the first (loosest) that reaches EQUAL_SIN
-
-
 EM = "EMPCA default: block EM + Rayleigh-Ritz (tol 1e-6)"
-
-
 EM_MATCH = "EMPCA default, to randomized accuracy"
-
-
 ROWEIS = "Roweis EM, k columns (tol 1e-6)"
-
-
 ROWEIS_MATCH = "Roweis EM, to randomized accuracy"
-
-
 RSVD = "randomized PCA (sklearn)"
-
-
 SVDS = "svds (ARPACK)"
 
 
@@ -67,8 +43,9 @@ def per_iteration_rows(cfg: _common.Config) -> list[dict]:
         X = rng.standard_normal((n, p))
         w, y = rng.standard_normal(p), rng.standard_normal(n)
         big = (n, p) == shapes[-1]  # the large shape (its --quick stand-in: 5000 x 200)
-        # iterations of the two fits differenced, reference pairs per block, samples (docstring: "Repeats");
-        # the large shape: samples of single iterations within one fit, one reference pair each
+        # iterations of the two fits differenced, reference pairs per block, samples (the benchmark's
+        # docstring, "Repeats"); the large shape: samples of single iterations within one fit, one
+        # reference pair each
         if big:
             T1, T2, n_ref, reps = 0, 0, 1, BIG_PAIRS
         else:
@@ -184,7 +161,7 @@ def _accuracy(W: np.ndarray, S: np.ndarray, exact) -> tuple[float, float]:
 
 
 #: Bytes touched just before each timed fit (more than any solver here allocates: a centred copy of the
-#: 800 MB matrix and some columns), see "Clock" in the module docstring.
+#: 800 MB matrix and some columns), see "Clock" in the benchmark's docstring.
 WARM_BYTES = 2**30
 
 
@@ -202,7 +179,7 @@ def _interleaved(fns: dict, rounds: int, cap: float = 10.0, warm=(), once=(), pa
     every round (A B, B A, ...).
 
     Returns ``{label: (last output, [process CPU seconds per round])}`` (every solver runs single-threaded
-    here; see "Clock" in the module docstring).
+    here; see "Clock" in the benchmark's docstring).
     """
     out = {label: (None, []) for label in fns}
     labels = list(fns)
@@ -254,7 +231,7 @@ def fit_rows(cfg: _common.Config) -> list[dict]:
             _, _, Vt = scipy.sparse.linalg.svds(Xc, k=K, random_state=0, tol=tol)
             return Vt.T, 0
 
-        # svds at the loosest ARPACK tol that reaches the equal accuracy (untimed; see the docstring)
+        # svds at the loosest ARPACK tol that reaches the equal accuracy (untimed; bench docstring)
         svds_tol = next(t for t in SVDS_TOLS if t == 0 or _accuracy(svds(tol=t)[0], S, exact)[0] <= EQUAL_SIN)
 
         # randomized PCA's accuracy, so EM can be stopped at it: that of randomized PCA's first timed run,
@@ -287,7 +264,7 @@ def fit_rows(cfg: _common.Config) -> list[dict]:
             ROWEIS: roweis,
             ROWEIS_MATCH: lambda: em_to_target(0),
         }
-        if spectrum == "decaying":  # Roweis' EM at rate 0.91: information only, not timed (docstring)
+        if spectrum == "decaying":  # Roweis' EM at rate 0.91: information only, untimed (bench docstring)
             del fns[ROWEIS], fns[ROWEIS_MATCH]
         results = _interleaved(
             fns,

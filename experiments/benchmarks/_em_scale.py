@@ -25,23 +25,11 @@ from repro.em_pca import EMPCA, em_pca, subspace_sin
 from repro.linalg import Covariance
 
 K = 10
-
-
 MISSING_FRAC = 0.05
-
-
 N_LATENT = 32
-
-
 SPARSE_K = 25  # cardinality of the EMSparsePCA fit in (a): below D / 32, the support path
-
-
 N_TIMED = 3  # timed EM iterations (each next to its products) of the block EM and EMSparsePCA in (a)
-
-
 ROWEIS_PAIRS = MIN_PAIRS  # Roweis' iteration in (a): 9 interleaved pairs, decided by call_paired
-
-
 DISK_TOL = 1e-5  # tol of the reference EM fit from disk (its own error ~ 0.24 * tol, far below 2.8e-2)
 
 

@@ -19,11 +19,7 @@ from repro.em_sparse_pca import DEFAULT_STARTS, em_sparse_pca, em_sparse_pca_pat
 from repro.linalg import Covariance
 
 K_ITER = 50
-
-
 SKLEARN_MAX_ITER = 100
-
-
 # Part D: the rows of the first nsprcomp table (dataset, K, nonneg), and its variance ratio
 # (EMSparsePCA at the time / nsprcomp), used for --quick only
 NSPRCOMP_ROWS = tuple(
@@ -32,8 +28,6 @@ NSPRCOMP_ROWS = tuple(
     for K in (10, 50, 100)
     for nonneg in (False, True)
 )  # the 12 cells of the side-by-side table (../shared/peers/compare_empca.sh)
-
-
 NSPRCOMP_ROWS_QUICK = (  # --quick (reduced data, no peer): the first table's rows, variance ratio known
     ("CBCL faces", 10, False),
     ("CBCL faces", 10, True),
@@ -41,11 +35,7 @@ NSPRCOMP_ROWS_QUICK = (  # --quick (reduced data, no peer): the first table's ro
     ("leukemia", 50, True),
     ("leukemia", 100, True),
 )
-
-
 PEER_DATASET = {"CBCL faces": "cbcl", "leukemia": "mll"}  # names in experiments/peers_recorded/
-
-
 NSPRCOMP_VARIANCE_RATIO = {
     ("CBCL faces", 10, False): 1.010,
     ("CBCL faces", 10, True): 1.000,
@@ -53,8 +43,6 @@ NSPRCOMP_VARIANCE_RATIO = {
     ("leukemia", 50, True): 0.9995,
     ("leukemia", 100, True): 0.9999,
 }
-
-
 N_STARTS = DEFAULT_STARTS  # the default block of starts
 
 
@@ -82,7 +70,7 @@ def sklearn_alpha_search(
     K : int
         Wanted number of non-zero loadings.
     max_fits : int
-        The search stops after this many fits (a count, not a time: see the module docstring).
+        The search stops after this many fits (a count, not a time: see the benchmark's docstring).
     max_iter, random_state : passed to ``SparsePCA``.
 
     Returns

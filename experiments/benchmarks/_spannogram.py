@@ -19,20 +19,10 @@ from repro.linalg import Covariance
 from repro.spannogram import all_k_pass, rank2_sweep, spannogram_exact
 
 K_ONE = 50
-
-
 FIG5_KMAX = 1000  # the curve of experiments.asteris2014_fig5 (its KMAX)
-
-
 PEER_KS = (10, 50, 180)
-
-
 PEER_REPEATS = 3  # our fits per k, around one spanpc call
-
-
 MIN_SECONDS = 0.3  # CPU time per timing sample (calls repeated until then)
-
-
 SWEEP_GENES = 4000
 
 
