@@ -119,6 +119,14 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 # --------------------------------------------------------------------------- figure and claims
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(8.0, 3.2))
+    _plot_pass(ax, df)
+    _plot_tall(bx, df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_pass(ax, df):
+    """Part A: one EM pass on the cluster against the threaded scheduler, over the chunk size."""
     g = df[df.part == "pass"]
     curve = g[g.role != "issue setting"]
     med = curve.groupby("chunk_mib").ratio.median()
@@ -135,6 +143,10 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("one EM pass: distributed / threads")
     ax.set_title("one EM pass, persisted on 2 worker processes", fontsize=8)
     ax.legend(fontsize=6)
+
+
+def _plot_tall(bx, df):
+    """Part B: EMPCA against svd_compressed at equal accuracy."""
     t = df[df.part == "tall"].ratio
     bx.plot(np.zeros(t.size), t, "o", color="tab:blue", alpha=0.6)
     bx.plot([-0.2, 0.2], [t.median()] * 2, color="black")
@@ -144,8 +156,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     bx.set_title("EMPCA / svd_compressed, equal accuracy", fontsize=8)
     bx.set_ylabel("time ratio")
     bx.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def _verdict(call) -> str:

@@ -199,10 +199,17 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 # --------------------------------------------------------------------------- plot
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 2, figsize=(13.0, 5.2), gridspec_kw={"width_ratios": [1, 2.2]})
+    _plot_per_iteration(axes[0], df)
+    _plot_fits(axes[1], df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_per_iteration(ax, df):
+    """Part A: one EM iteration in units of its two products, per shape and BLAS threads."""
     per = df[df.part == "per_iteration"]
     a = per[_threads(per) == "default"]
     a1 = per[_threads(per) == "1"]
-    ax = axes[0]
     x = np.arange(len(a1))
     ax.bar(x - 0.2, a1["ratio"], 0.4, color="tab:blue", label="1 BLAS thread")
     if len(a):  # default threads: measured on the small shapes only (full mode)
@@ -215,8 +222,11 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("EM iteration / (X @ w + X.T @ y)", fontsize=11)
     ax.set_title("Per-iteration cost, k = 1", fontsize=12)
     ax.legend(loc="lower right", framealpha=0.9, fontsize=9)
+
+
+def _plot_fits(ax, df):
+    """Part B: each method's time to its accuracy in units of the default EMPCA's, per spectrum."""
     b = df[df.part == "fit"]
-    ax = axes[1]
     methods = [EM, EM_MATCH, ROWEIS, ROWEIS_MATCH, RSVD, SVDS]
     short = ["EMPCA", "EMPCA to rand. acc.", "Roweis EM", "Roweis to rand. acc.", "randomized PCA", "svds"]
     colors = ["tab:blue", "lightskyblue", "tab:purple", "plum", "tab:orange", "tab:gray"]
@@ -247,8 +257,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.legend(loc="upper left", fontsize=9, ncol=3)
     lo, hi = b.ratio.min(), b.ratio.max()
     ax.set_ylim(lo / 2, hi * 40)
-    fig.tight_layout()
-    return fig
 
 
 def table(df: pd.DataFrame, cfg: _common.Config) -> str:

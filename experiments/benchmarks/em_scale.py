@@ -131,8 +131,16 @@ def _short(method: str) -> str:
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 3, figsize=(14.0, 4.4))
+    _plot_in_memory(axes[0], df)
+    _plot_disk(axes[1], df)
+    _plot_memory(axes[2], df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_in_memory(ax, df):
+    """(a) an EM iteration in units of its two products, with quartiles and peak memory."""
     a = df[df.part == "in_memory"]
-    ax = axes[0]
     ax.bar(range(len(a)), a.ratio, color=["tab:purple", "tab:blue", "tab:green"][: len(a)])
     for x, r in enumerate(a.itertuples()):
         q = np.percentile([float(v) for v in str(r.ratio_samples).split()], [25, 75])
@@ -155,8 +163,11 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("EM iteration / its two products", fontsize=10)
     ax.set_title(f"(a) in memory, {a['shape'].iloc[0]} float64, 1 thread", fontsize=11)
     ax.legend(fontsize=9)
+
+
+def _plot_disk(ax, df):
+    """(b, c) the EM fit's accuracy over time from disk, and svd_compressed's point."""
     d = df[df.part == "disk"]
-    ax = axes[1]
     tl = d[d.method == "EM timeline"].sort_values("seconds").iloc[:-1]  # the last iterate is the reference
     ax.semilogy(tl.seconds, tl.sin_to_reference, "o-", color="tab:blue", label="EMPCA(10)")
     t_svd, t_em, s_svd = _em_match(df)
@@ -167,7 +178,11 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel(f"sin to the final (tol {DISK_TOL:g}) subspace", fontsize=10)
     ax.set_title(f"(b, c) {d['shape'].iloc[0]} from disk via Dask", fontsize=11)
     ax.legend(fontsize=9)
-    ax = axes[2]
+
+
+def _plot_memory(ax, df):
+    """(b) memory: the array on disk against the peak RSS of the fit and of the whole process."""
+    d = df[df.part == "disk"]
     main = d[d.method.str.startswith("EMPCA(10)")].iloc[0]
     vals = [main.array_mb, main.rss_after_em_mb, main.peak_rss_mb]
     ax.bar([0, 1, 2], vals, color=["lightgray", "tab:green", "tab:olive"])
@@ -177,8 +192,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_title("(b) memory", fontsize=11)
     for x, v in enumerate(vals):
         ax.text(x, v, f"{v:.0f} MB", ha="center", va="bottom", fontsize=10)
-    fig.tight_layout()
-    return fig
 
 
 def table(df: pd.DataFrame, cfg: _common.Config) -> str:

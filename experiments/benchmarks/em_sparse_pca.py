@@ -175,6 +175,16 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 # --------------------------------------------------------------------------- plot
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, (ax1, ax2, ax3, ax4) = plt.subplots(1, 4, figsize=(14.5, 3.4))
+    _plot_cost(ax1, df)
+    _plot_sklearn(ax2, df, "ratio", "time sklearn search / emPCA")
+    _plot_sklearn(ax3, df, "variance_ratio", "variance sklearn / emPCA")
+    _plot_nsprcomp(ax4, df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_cost(ax1, df):
+    """Parts A and B: an iteration and a whole path in units of the two BLAS products."""
     a = df[df.part.isin(["per_iteration", "path"])].reset_index(drop=True)
     labels = [f"{r.dataset}\n{r.method.replace('emPCA ', '')}" for r in a.itertuples()]
     ax1.barh(
@@ -185,22 +195,26 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax1.axvline(GOAL_PATH, color="gray", ls=":", lw=0.8, label=f"goal {GOAL_PATH} (path)")
     ax1.set_xlabel("time / two BLAS products per iteration")
     ax1.legend(fontsize=6.5, loc="lower right")
-    s = df[df.part == "sklearn"]
-    for name, g in s.groupby("dataset"):
-        ax2.plot(g.cardinality, g.ratio, marker="o", label=name)
-        ax3.plot(g.cardinality, g.variance_ratio, marker="o", label=name)
+
+
+def _plot_sklearn(ax, df, column, ylabel):
+    """Part C: scikit-learn's search against emPCA per K, in time (log scale) or in variance."""
+    for name, g in df[df.part == "sklearn"].groupby("dataset"):
+        ax.plot(g.cardinality, g[column], marker="o", label=name)
         for r in g.itertuples():
             if not r.exact:
-                for ax, v in ((ax2, r.ratio), (ax3, r.variance_ratio)):
-                    ax.annotate(f"nnz {int(r.nnz)}", (r.cardinality, v), fontsize=6)
-    ax2.set_yscale("log")
-    ax2.set_xlabel("Cardinality K")
-    ax2.set_ylabel("time sklearn search / emPCA")
-    ax2.legend(fontsize=7)
-    ax3.axhline(1.0, color="black", ls="--", lw=0.8)
-    ax3.set_xlabel("Cardinality K")
-    ax3.set_ylabel("variance sklearn / emPCA")
-    ax3.legend(fontsize=7)
+                ax.annotate(f"nnz {int(r.nnz)}", (r.cardinality, getattr(r, column)), fontsize=6)
+    if column == "ratio":
+        ax.set_yscale("log")
+    else:
+        ax.axhline(1.0, color="black", ls="--", lw=0.8)
+    ax.set_xlabel("Cardinality K")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+
+
+def _plot_nsprcomp(ax4, df):
+    """Part D: the default fit's speed-up over nsprcomp and over the plain NumPy emPCA, per cell."""
     d = df[df.part == "nsprcomp"]
     if len(d):
         g = d.groupby(["dataset", "cardinality", "nonneg"], sort=False).median(numeric_only=True)
@@ -222,8 +236,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         ax4.set_ylim(-0.6, len(g) + 0.9)
         ax4.set_xlabel("speed-up of the default fit")
         ax4.legend(fontsize=6, loc="upper right", ncol=1)
-    fig.tight_layout()
-    return fig
 
 
 # --------------------------------------------------------------------------- claims

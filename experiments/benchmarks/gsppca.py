@@ -106,25 +106,30 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
         "fit": "plain NumPy fit / GSPPCA fit",
     }
     for ax, (part, title) in zip(axes, titles.items(), strict=True):
-        g = df[df.part == part]
-        names = sorted(g.dataset.unique())
-        for i, name in enumerate(names):
-            v = g[g.dataset == name].ratio
-            ax.plot(np.full(v.size, i), v, "o", color="tab:blue", alpha=0.6)
-            ax.plot([i - 0.2, i + 0.2], [v.median()] * 2, color="black")
-        ax.set_xticks(range(len(names)), names)
-        ax.set_xlim(-0.6, len(names) - 0.4)
-        ax.set_title(title, fontsize=8)
-        ax.set_yscale("log")
-        if part == "fit":
-            ax.axhline(GOAL_FIT, color="gray", ls="--", lw=0.8, label=f"goal {GOAL_FIT:g}x")
-            ax.legend(fontsize=7)
-        if part == "path":
-            ax.axhline(1 / GOAL_PATH, color="gray", ls="--", lw=0.8, label=f"goal 1/{GOAL_PATH:g}")
-            ax.legend(fontsize=7)
+        _plot_part(ax, df, part, title)
     axes[0].set_ylabel("ratio (repeats; bar: median)")
     fig.tight_layout()
     return fig
+
+
+def _plot_part(ax, df, part, title):
+    """One part's ratios per data set, each repeat a point, the median a bar, with its goal."""
+    g = df[df.part == part]
+    names = sorted(g.dataset.unique())
+    for i, name in enumerate(names):
+        v = g[g.dataset == name].ratio
+        ax.plot(np.full(v.size, i), v, "o", color="tab:blue", alpha=0.6)
+        ax.plot([i - 0.2, i + 0.2], [v.median()] * 2, color="black")
+    ax.set_xticks(range(len(names)), names)
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_title(title, fontsize=8)
+    ax.set_yscale("log")
+    if part == "fit":
+        ax.axhline(GOAL_FIT, color="gray", ls="--", lw=0.8, label=f"goal {GOAL_FIT:g}x")
+        ax.legend(fontsize=7)
+    if part == "path":
+        ax.axhline(1 / GOAL_PATH, color="gray", ls="--", lw=0.8, label=f"goal 1/{GOAL_PATH:g}")
+        ax.legend(fontsize=7)
 
 
 def _combine(calls) -> str:

@@ -141,7 +141,15 @@ def _exponent(df: pd.DataFrame, part: str) -> np.ndarray:
 
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, axes = plt.subplots(1, 3, figsize=(12.0, 3.2))
-    ax = axes[0]
+    _plot_allk(axes[0], df)
+    _plot_scaling(axes[1], df)
+    _plot_exact(axes[2], df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_allk(ax, df):
+    """Parts A and B: the all-k pass against one k and against NumPy's Algorithm 3."""
     labels, vals = [], []
     for (part, name), g in df[df.part.isin(["allk", "numpy"])].groupby(["part", "dataset"]):
         labels.append(f"{name}: all k / one k" if part == "allk" else f"{name}: NumPy one k / ours all k")
@@ -155,7 +163,10 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.axvline(1, color="k", lw=0.6)
     ax.set_xlabel("ratio (same run, median)")
     ax.set_title("All-k pass (d = 3)")
-    ax = axes[1]
+
+
+def _plot_scaling(ax, df):
+    """Part C: time per sample over n."""
     sc = df[df.part == "scaling"].groupby("n").seconds.median()
     ax.loglog(sc.index, sc.values, "o-", color="tab:red", label="Alg. 3, time per sample")
     ax.loglog(sc.index, sc.values[0] * (sc.index / sc.index[0]), "k--", lw=0.7, label="slope 1")
@@ -163,7 +174,10 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("seconds per sample")
     ax.set_title("Near-linear in n (d = 3, k = 50)")
     ax.legend()
-    ax = axes[2]
+
+
+def _plot_exact(ax, df):
+    """Part D: the exact rank-2 sweep's time over n."""
     ex = df[(df.part == "exact_time")]
     ex = ex[ex.dataset.isna()] if "dataset" in ex else ex
     et = ex.groupby("n").seconds.median()
@@ -175,8 +189,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("seconds")
     ax.set_title("Exact rank 2, k <= 50")
     ax.legend()
-    fig.tight_layout()
-    return fig
 
 
 # --------------------------------------------------------------------------- claims
