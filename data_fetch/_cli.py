@@ -121,13 +121,14 @@ def cli(argv: list[str] | None = None, prog: str = "repro data") -> int:
     except (DataUnavailableError, ValueError) as exc:
         print(f"error: {exc}")
         return 1
-    bad = [n for n, s in states.items() if s in ("missing", "corrupt") and not entries[n].optional]
+    bad = [n for n, s in states.items() if s in ("missing", "corrupt", "folder") and not entries[n].optional]
     print(f"\n{MIRROR_ENV}={os.environ.get(MIRROR_ENV, '') or '(unset)'}  {CACHE_ENV}={cache_dir()}")
     if bad:
         print(
             f"{len(bad)} required file(s) missing or corrupt: {', '.join(bad)}. Set {MIRROR_ENV} to a "
             f"folder that holds them (e.g. ../shared/data) or run `{prog} --fetch` online; "
-            f"delete a corrupt cached file first."
+            f"delete a corrupt cached file first, and remove or rename a folder (state 'folder') that "
+            f"stands where a file belongs."
         )
         return 1
     print("all required files present.")

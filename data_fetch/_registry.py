@@ -446,6 +446,9 @@ def fetch(name: str, *, registry: RegistryLike = None) -> Path:
     for where, path in _locations(entry):
         if path.is_file():
             return _check_copy(path, entry, where)
+    folder = _folder_in_place(entry)
+    if folder is not None and (offline() or folder == cache_dir() / entry.name):
+        raise _unavailable(entry, f"{folder} is a folder, not the file; remove or rename that folder")
     return _download(entry)
 
 
@@ -462,8 +465,9 @@ def file_state(name: str, *, registry: RegistryLike = None) -> str:
     Returns
     -------
     str
-        ``"mirror"`` or ``"cached"`` (a verified copy there), ``"missing"`` (no copy), or ``"corrupt"``
-        (the first copy found has the wrong hash, so :func:`fetch` would refuse it).
+        ``"mirror"`` or ``"cached"`` (a verified copy there), ``"missing"`` (no copy), ``"corrupt"``
+        (the first copy found has the wrong hash, so :func:`fetch` would refuse it), or ``"folder"`` (no
+        copy, and a folder stands where the file belongs: :func:`folder_in_place` names it).
 
     See Also
     --------
@@ -483,7 +487,17 @@ def file_state(name: str, *, registry: RegistryLike = None) -> str:
             if not _hash_ok(path, entry):
                 return "corrupt"
             return "mirror" if where == MIRROR_ENV else "cached"
-    return "missing"
+    return "missing" if _folder_in_place(entry) is None else "folder"
+
+
+def _folder_in_place(entry: Entry) -> Path | None:
+    return next((path for _, path in _locations(entry) if path.is_dir()), None)
+
+
+def folder_in_place(name: str, *, registry: RegistryLike = None) -> Path | None:
+    """The first folder that stands where a copy of registry file ``name`` belongs (mirror, then cache),
+    or None: a folder is never taken for the file, and a download cannot write over it."""
+    return _folder_in_place(_lookup(name, registry))
 
 
 def locate(name: str, *, registry: RegistryLike = None) -> Path | None:

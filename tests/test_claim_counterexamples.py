@@ -150,13 +150,14 @@ def _timing_k_dependent(df):
     return df
 
 
-def _iterations_grow_with_d(power: float):
-    """Iterations proportional to D^power on every data set (K kept): the dependence on D as given."""
+def _iterations_grow(d_power: float, k_power: float = 0.0):
+    """Iterations proportional to D^d_power K^k_power on every data set: the dependence as given."""
 
     def f(df):
         df = df.copy()
         it = (df.kind == "iterations") & (df.method == "emPCA")
-        df.loc[it, "n_iter"] = 0.05 * df.loc[it, "n_features"].to_numpy(float) ** power
+        d = df.loc[it, "n_features"].to_numpy(float) / 361.0
+        df.loc[it, "n_iter"] = 20.0 * d**d_power * df.loc[it, "cardinality"].to_numpy(float) ** k_power
         return df
 
     return f
@@ -173,6 +174,18 @@ def _timing_spread(method: str, cv: float):
         sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
         df.loc[t, "seconds"] = mean * (1.0 + cv * math.sqrt((n - 1) / n) * sign)
         return df
+
+    return f
+
+
+def _times_at(ratio: float, cv_em: float, cv_nspca: float):
+    """emPCA (nn) at 0.4 s, NSPCA at ``ratio`` times that, each spread to its sd / mean ``cv_*``."""
+
+    def f(df):
+        df = df.copy()
+        t = df.kind == "time"
+        df.loc[t, "seconds"] = np.where(df.loc[t, "method"] == "NSPCA", 0.4 * ratio, 0.4)
+        return _timing_spread("NSPCA", cv_nspca)(_timing_spread("emPCA (nn)", cv_em)(df))
 
     return f
 
@@ -229,14 +242,11 @@ NOT_REPRODUCED_CASES = [
     ("sigg2008_fig2", "iterations-bump-10-25", _set("n_iter", 20)),
     ("sigg2008_fig2", "iterations-bump-other-data", _set("n_iter", 20)),
     ("sigg2008_timing", "em-iterations-below-10", _set("n_iter", 30.0)),
-    ("sigg2008_timing", "nn-time-ratio", _timing_equal),
+    ("sigg2008_timing", "nn-average-times", _timing_equal),
     ("sigg2008_timing", "nn-time-no-K-dependence", _timing_k_dependent),
-    ("sigg2008_timing", "iterations-weak-in-D", _iterations_grow_with_d(1.0)),  # linear in D
-    ("sigg2008_timing", "iterations-weak-in-D", _iterations_grow_with_d(0.6)),  # sub-linear, not weak
-    ("sigg2008_timing", "nn-time-sd-empca", _timing_spread("emPCA (nn)", 0.05)),  # 7x tighter than 0.38
-    ("sigg2008_timing", "nn-time-sd-empca", _timing_spread("emPCA (nn)", 1.5)),  # 4x wider
-    ("sigg2008_timing", "nn-time-sd-nspca", _timing_spread("NSPCA", 0.1)),
-    ("sigg2008_timing", "nn-time-sd-nspca", _timing_spread("NSPCA", 2.0)),
+    ("sigg2008_timing", "iterations-weak-in-D-and-K", _iterations_grow(1.5)),  # super-linear in D
+    ("sigg2008_timing", "iterations-weak-in-D-and-K", _iterations_grow(0.6)),  # sub-linear, not weak
+    ("sigg2008_timing", "iterations-weak-in-D-and-K", _iterations_grow(0.0, 1.5)),  # super-linear in K
     ("sigg2008_prop32", "pc-start-best", _prop32_pc_worse),
     ("sigg2008_fig4", "nn-70-genes-beat-all", _fig4_all_genes_better),
     ("data_overview", "cbcl-faces", _overview_shape),
@@ -250,9 +260,8 @@ REPRODUCED_CASES = [
     ("sigg2008_fig2", "iterations-bump-10-25", _fig2_bump),
     ("sigg2008_fig2", "iterations-bump-other-data", _fig2_bump),
     ("sigg2008_timing", "em-iterations-below-10", _set("n_iter", 5.0)),
-    ("sigg2008_timing", "iterations-weak-in-D", _iterations_grow_with_d(0.0)),
-    ("sigg2008_timing", "nn-time-sd-empca", _timing_spread("emPCA (nn)", 0.375)),  # the published 0.15 / 0.4
-    ("sigg2008_timing", "nn-time-sd-nspca", _timing_spread("NSPCA", 0.6125)),  # the published 14.7 / 24
+    ("sigg2008_timing", "iterations-weak-in-D-and-K", _iterations_grow(0.0)),
+    ("sigg2008_timing", "nn-average-times", _times_at(60.0, 0.375, 0.6125)),  # the published numbers
     ("sigg2008_prop32", "pc-start-best", _prop32_pc_best),
     ("sigg2008_prop32", "error-never-increases", _prop32_increases),
 ]
@@ -272,6 +281,59 @@ def test_check_rejects_contradicting_data(name, claim_id, transform):
 )
 def test_check_accepts_supporting_data(name, claim_id, transform):
     assert _verdict(name, claim_id, transform(_csv(name))) == ledger.REPRODUCED
+
+
+# --------------------------------------------------------------------------- one row, several parts
+def _failing_parts(out, names) -> set[str]:
+    """The parts the note's "fails at:" names (each followed by its own verdict and value)."""
+    failing = out.note.split(". One sentence")[0] if out.note.startswith("fails at: ") else ""
+    return {n for n in names if any(f"{n} {v} (" in failing for v in (ledger.PARTIAL, ledger.NOT_REPRODUCED))}
+
+
+def _sigg_timing_outcome(claim_id: str, transform):
+    (claim,) = [c for c in importlib.import_module("experiments.sigg2008_timing").CLAIMS if c.id == claim_id]
+    return claim.check(transform(_csv("sigg2008_timing")))
+
+
+@pytest.mark.parametrize(
+    ("d_power", "k_power", "want", "fails"),
+    [
+        (0.0, 0.0, ledger.REPRODUCED, set()),
+        (1.5, 0.0, ledger.PARTIAL, {"in D"}),  # super-linear in D, weak in K
+        (0.6, 0.0, ledger.PARTIAL, {"in D"}),  # sub-linear in D but not weak
+        (0.0, 1.5, ledger.PARTIAL, {"in K"}),  # super-linear in K, weak in D
+        (1.5, 1.5, ledger.NOT_REPRODUCED, {"in D", "in K"}),  # both parts fail
+    ],
+)
+def test_iterations_row_fails_with_each_part(d_power, k_power, want, fails):
+    """Sec. 3.1's one sentence (weak in D and K) is one row; each of its parts can fail it."""
+    out = _sigg_timing_outcome("iterations-weak-in-D-and-K", _iterations_grow(d_power, k_power))
+    assert out.verdict == want
+    assert _failing_parts(out, ("in D", "in K")) == fails
+
+
+@pytest.mark.parametrize(
+    ("ratio", "cv_em", "cv_nspca", "want", "fails"),
+    [
+        (60.0, 0.375, 0.6125, ledger.REPRODUCED, set()),  # the published 24 / 0.4, 0.15 / 0.4, 14.7 / 24
+        (2.0, 0.375, 0.6125, ledger.PARTIAL, {"ratio of the means"}),
+        (60.0, 0.05, 0.6125, ledger.PARTIAL, {"emPCA (nn) sd / mean"}),  # 7x tighter than published
+        (60.0, 0.375, 0.1, ledger.PARTIAL, {"NSPCA sd / mean"}),
+        (
+            2.0,
+            0.05,
+            0.1,
+            ledger.NOT_REPRODUCED,
+            {"ratio of the means", "emPCA (nn) sd / mean", "NSPCA sd / mean"},
+        ),
+    ],
+)
+def test_average_times_row_fails_with_each_part(ratio, cv_em, cv_nspca, want, fails):
+    """Sec. 5.2's one sentence (the two means and their standard deviations) is one row of three parts;
+    each can fail it (partly, naming the part), all three give not reproduced."""
+    out = _sigg_timing_outcome("nn-average-times", _times_at(ratio, cv_em, cv_nspca))
+    assert out.verdict == want
+    assert _failing_parts(out, ("ratio of the means", "emPCA (nn) sd / mean", "NSPCA sd / mean")) == fails
 
 
 # --------------------------------------------------------------------------- bench_spannogram vs-numpy
@@ -333,7 +395,7 @@ def test_sparse_iteration_cost_interval_too_wide_is_too_close():
 def _em_pca_fit_pairs(ratio, spectrum: str = "decaying", other: str = "randomized") -> pd.DataFrame:
     """The committed CSV with 9 EMPCA / other solver pairs at ``ratio`` (EMPCA to randomized accuracy with
     randomized PCA, EMPCA to tol with svds): a number (jittered by 2%) or the 9 per-pair ratios."""
-    from experiments.benchmarks import em_pca as m
+    from experiments.benchmarks import _em_pca as m
 
     df = _csv("bench_em_pca")
     em, solver = (m.EM_MATCH, m.RSVD) if other == "randomized" else (m.EM, m.SVDS)
@@ -361,7 +423,7 @@ def test_em_pca_fit_vs_randomized_is_decided_on_the_pairs_interval(spectrum):
 @pytest.mark.parametrize("spectrum", ["decaying", "spiked"])
 def test_em_pca_fit_vs_svds_is_decided_on_the_range_of_its_rounds(spectrum):
     """Goal: svds / EMPCA >= 1.0x on 3 rounds (fewer than 6): call_timing on their range, a 15% band."""
-    from experiments.benchmarks import em_pca as m
+    from experiments.benchmarks import _em_pca as m
 
     row = f"fit-vs-svds-{spectrum}"
     band = 0.15

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import csv
+import importlib
 import io
 import os
 import re
@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from experiments.runner import _describe, registry
 
 REPO = Path(__file__).resolve().parent.parent
 FIGURES = REPO / "figures"
@@ -41,11 +43,25 @@ def _experiment_names() -> list[str]:
 
 
 def _title(name: str) -> str:
-    tree = ast.parse((REPO / "experiments" / f"{name}.py").read_text(encoding="utf-8"))
-    node = next(
-        n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TITLE"
-    )
-    return ast.literal_eval(node.value)
+    """The experiment's ``TITLE`` as an import leaves it (the whole title, however it is written)."""
+    return importlib.import_module(registry.module_name(name)).TITLE
+
+
+@pytest.mark.parametrize("name", registry.experiment_names())
+def test_title_read_without_import_is_the_whole_title(name):
+    """``repro --help``, ``repro list`` and the site read titles from the source (ast, no import): what they
+    read is the title the imported module has, also where it is built with ``+=``."""
+    assert registry.title(name) == _title(name)
+
+
+def test_title_reading_follows_augmented_assignments(tmp_path):
+    src = tmp_path / "toy.py"
+    src.write_text('TITLE = "a, "\nTITLE += "b"\nRUN_ALONE = True\n', encoding="utf-8")
+    assert _describe._constant(src, "TITLE", "") == "a, b"
+    src.write_text('TITLE = "a"\nTITLE += name\n', encoding="utf-8")  # not a literal: not read
+    assert _describe._constant(src, "TITLE", "") == ""
+    src.write_text("N = 2\nN *= 3\n", encoding="utf-8")  # only += is followed
+    assert _describe._constant(src, "N", None) is None
 
 
 def _ledger_rows() -> list[dict]:

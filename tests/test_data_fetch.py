@@ -176,6 +176,24 @@ def test_cache_bad_hash_is_refused(fake):
     assert fake.calls == []
 
 
+def test_a_folder_in_place_of_the_file_is_reported_as_a_folder(fake, monkeypatch):
+    folder = fake.cache / "b/two.bin"
+    folder.mkdir(parents=True)
+    assert file_state("b/two.bin") == "folder"
+    assert reg.folder_in_place("b/two.bin") == folder
+    with pytest.raises(DataUnavailableError, match=re.escape(f"{folder} is a folder, not the file")):
+        fetch("b/two.bin")  # a download could not write over it: refused, not attempted
+    assert fake.calls == [] and folder.is_dir()
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    mirror_folder = fake.mirror / "a/one.txt"
+    mirror_folder.mkdir(parents=True)
+    assert file_state("a/one.txt") == "folder"
+    with pytest.raises(DataUnavailableError, match="is a folder, not the file; remove or rename"):
+        fetch("a/one.txt")
+    _put(fake.cache, "a/one.txt", fake.content["a/one.txt"])  # a good copy elsewhere is used
+    assert file_state("a/one.txt") == "cached" and reg.folder_in_place("a/one.txt") == mirror_folder
+
+
 def test_cached_file_is_used(fake):
     _put(fake.cache, "b/two.bin", fake.content["b/two.bin"])
     assert fetch("b/two.bin") == fake.cache / "b/two.bin"

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 from experiments import _peers
+from experiments.benchmarks import _em_sparse_pca as esp_measure
+from experiments.benchmarks import _spannogram as sp_measure
 from experiments.benchmarks import em_sparse_pca as bench_em_sparse_pca
 from experiments.benchmarks import spannogram as bench_spannogram
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED, TOO_CLOSE
@@ -59,7 +61,7 @@ def test_recorded_tables():
 
 def _spanpc_frame(speedup, source, variance_ratio=1.0):
     rows = []
-    for k in bench_spannogram.PEER_KS:
+    for k in sp_measure.PEER_KS:
         for r in range(3):
             rows.append({"part": "spanpc", "cardinality": k, "repeat": r, "speedup": speedup,
                          "peer_source": source, "variance_ratio": variance_ratio, "curve_over_one_k": 3.0,
@@ -76,13 +78,13 @@ def test_spanpc_verdicts():
     assert check(_spanpc_frame(40.0, "live", variance_ratio=0.99)).verdict != REPRODUCED
     # one k inside the 15% band around 20x: too close to call, whatever the other k give
     d = _spanpc_frame(40.0, "live")
-    d.loc[d.cardinality == bench_spannogram.PEER_KS[-1], "speedup"] = 20.4
+    d.loc[d.cardinality == sp_measure.PEER_KS[-1], "speedup"] = 20.4
     assert check(d).verdict == TOO_CLOSE
 
 
 def _nsprcomp_frame(speedup, source):
     rows = []
-    for name, K, nonneg in bench_em_sparse_pca.NSPRCOMP_ROWS:
+    for name, K, nonneg in esp_measure.NSPRCOMP_ROWS:
         for r in range(5):
             rows.append({"part": "nsprcomp", "dataset": name, "cardinality": K, "nonneg": nonneg, "repeat": r,
                          "speedup_nsprcomp": speedup, "nsprcomp_source": source, "seconds": 0.01,

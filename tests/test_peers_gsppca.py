@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from experiments import _peers
+from experiments.benchmarks import _gsppca as gs_measure
 from experiments.benchmarks import gsppca as bench_gsppca
 from experiments.runner.claims import NOT_REPRODUCED, PARTIAL, REPRODUCED
 from repro.gsppca import evidence_path, make_globally_sparse
@@ -22,8 +23,8 @@ def test_run_gsppca_unavailable_when_turned_off(monkeypatch):
 
 
 def test_r_rows_fall_back_to_the_recorded_values():
-    for d, (q, ev, s, times, q_ml) in bench_gsppca.R_RECORDED.items():
-        row, u = bench_gsppca._r_rows(d, None, live=False)
+    for d, (q, ev, s, times, q_ml) in gs_measure.R_RECORDED.items():
+        row, u = gs_measure._r_rows(d, None, live=False)
         assert row == {
             "R_source": "recorded",
             "R_q": q,
@@ -34,7 +35,7 @@ def test_r_rows_fall_back_to_the_recorded_values():
         }
         assert u.shape == (3051,) and np.all((u > 0) & (u <= 1))  # R clips u to [1e-200, 1]
     rec = _peers.recorded("gsppca").set_index("d")
-    for d, (q, ev, s, _, _) in bench_gsppca.R_RECORDED.items():  # the table and the module agree
+    for d, (q, ev, s, _, _) in gs_measure.R_RECORDED.items():  # the table and the module agree
         assert rec.loc[d, "q"] == q and rec.loc[d, "max_log_evidence"] == pytest.approx(ev, abs=1e-6)
         assert rec.loc[d, "sigma"] == pytest.approx(s, rel=1e-12)
 
@@ -48,27 +49,27 @@ def test_recorded_r_rankings_give_r_selection_and_evidence():
 
     X = load_leukemia_golub().X
     p = X.shape[1]
-    for d, (q, ev, s, _, _) in bench_gsppca.R_RECORDED.items():
-        table = pd.read_csv(_peers.RECORDED_DIR / bench_gsppca.R_RANKINGS.format(d=d))
-        u = bench_gsppca._r_recorded_u(d)
+    for d, (q, ev, s, _, _) in gs_measure.R_RECORDED.items():
+        table = pd.read_csv(_peers.RECORDED_DIR / gs_measure.R_RANKINGS.format(d=d))
+        u = gs_measure._r_recorded_u(d)
         order = np.argsort(-u, kind="stable")
         np.testing.assert_array_equal(order, table["R_end"])  # R's order(u, decreasing = TRUE), 0-based
         for col in table.columns.drop("R_u_final"):  # every checkpoint a permutation
             assert np.array_equal(np.sort(table[col]), np.arange(p))
         path = evidence_path(X, order, n_components=d, sigma1=s)
-        got, got_q = bench_gsppca._best(path, d, p - 1)
+        got, got_q = gs_measure._best(path, d, p - 1)
         assert got_q == q and got == pytest.approx(ev, abs=5e-5)
 
 
 def test_ranking_facts_on_a_small_model():
-    """bench_gsppca._ranking_facts (issue 36) against direct computations: the variance order's evidence,
+    """gs_measure._ranking_facts (issue 36) against direct computations: the variance order's evidence,
     the gains' prediction of an evidence gap, R's ranking scored (here our own end's u), the noise held."""
     from repro import GSPPCA
 
     X, _ = make_globally_sparse(60, 40, 3, 12, sigma=0.3, random_state=1)
     d, p = 3, X.shape[1]
     m = GSPPCA(d, random_state=0).fit(X)
-    f = bench_gsppca._ranking_facts(X, d, m, m.vem_.u)
+    f = gs_measure._ranking_facts(X, d, m, m.vem_.u)
     Xc = X - X.mean(axis=0)
     var_order = np.argsort(-(Xc**2).sum(axis=0), kind="stable")
     ev = evidence_path(X, var_order, n_components=d).log_evidence
@@ -94,7 +95,7 @@ def test_ranking_facts_on_a_small_model():
 def _frame(q=(595, 2803), ev_gain=(0.5, 10.0), source=("live", "recorded"), noise=(0.0, 0.0)):
     rows = []
     for i, d in enumerate((1, 30)):
-        q_r, ev_r, s_r, _, q_ml = bench_gsppca.R_RECORDED[d]
+        q_r, ev_r, s_r, _, q_ml = gs_measure.R_RECORDED[d]
         facts = dict(var_max_logev=ev_r + 60, var_q=q_r, w_min=11.0, w_max=12.1,
                      w_order_max_logev=ev_r + 60.3,
                      final_q=q_r, sqnorm_left_out=5.5, sqnorm_left_out_final=27.6, logev_gap_predicted=57.0,

@@ -12,6 +12,8 @@ from experiments import (
     roweis1997_missing_data,
     roweis1997_sensible_pca,
 )
+from experiments.benchmarks import _em_pca as pca_measure
+from experiments.benchmarks import _em_scale as scale_measure
 from experiments.benchmarks import em_pca as bench_em_pca
 from experiments.benchmarks import em_scale as bench_em_scale
 from experiments.runner import registry
@@ -78,7 +80,7 @@ def test_bench_quick(tmp_path):
     a = df[df.part == "per_iteration"]
     assert len(a) == 3 and (a.ratio > 0).all()
     b = df[df.part == "fit"]
-    m = bench_em_pca
+    m = pca_measure  # the method names and repeat counts the rows carry
     every = {m.EM, m.EM_MATCH, m.ROWEIS, m.ROWEIS_MATCH, m.RSVD, m.SVDS}
     assert set(b[b.spectrum == "spiked"].method) == every
     # Roweis' EM is not timed on the decaying spectrum (over 100 iterations at rate 0.91)
@@ -90,7 +92,7 @@ def test_bench_quick(tmp_path):
     assert set(b[b.method.isin([m.EM_MATCH, m.RSVD])].repeats) == {m.PAIRS}
     # every per-iteration shape, the large one too: at least MIN_PAIRS samples, decided on their interval
     assert (a.ratio_samples.str.split().str.len() >= 9).all()
-    assert all(c.machine_dependent for c in m.GOALS)
+    assert all(c.machine_dependent for c in bench_em_pca.GOALS)
     # Every solver finds the spiked subspace.
     assert (b[b.spectrum == "spiked"].sin_to_exact < 1e-4).all()
 
@@ -116,7 +118,7 @@ def test_bench_scale_quick(tmp_path):
     # every ratio is one EM iteration over its neighbouring reference; the sparse fit went through the data
     for r in a.itertuples():
         samples = [float(v) for v in r.ratio_samples.split()]
-        pairs = bench_em_scale.ROWEIS_PAIRS if r.method.startswith("Roweis") else 4
+        pairs = scale_measure.ROWEIS_PAIRS if r.method.startswith("Roweis") else 4
         assert len(samples) == r.repeats == pairs and r.ratio == pytest.approx(np.median(samples), rel=1e-3)
     sp = a[a.method.str.startswith("EMSparsePCA")].iloc[0]
     assert sp.operator == "data" and {sp.auto_one_start, sp.auto_default_starts} <= {"data", "covariance"}
@@ -179,8 +181,8 @@ def test_bench_scale_pairs_alternate_their_order(monkeypatch, n_timed):
                 log.append("I")
             callback(t, None, None)
 
-    monkeypatch.setattr(bench_em_scale, "em_pca", fake_em_pca)
-    iters, refs = bench_em_scale._interleaved_em(Data(), np.eye(2), 0, n_timed)
+    monkeypatch.setattr(scale_measure, "em_pca", fake_em_pca)
+    iters, refs = scale_measure.interleaved_em(Data(), np.eye(2), 0, n_timed)
     assert len(iters) == len(refs) == n_timed
     want = "".join("RRI" if j % 2 == 0 else "IRR" for j in range(n_timed))
     assert "".join(log) == want

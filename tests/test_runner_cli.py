@@ -235,6 +235,20 @@ def test_missing_data_stops_before_compute_with_one_message(toys, tmp_path, caps
     assert not (tmp_path / "computed").exists()  # nothing was computed, not even the others
 
 
+def test_a_folder_in_place_of_a_data_file_is_named_as_a_folder(toys, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TOY_MARKER", str(tmp_path / "computed"))
+    folder = tmp_path / "mirror" / "cbcl_faces" / "CBCL_Face.mat"
+    folder.mkdir(parents=True)  # a folder where the file belongs
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    assert cli.main(["run", "toycli.needy", "--quick", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    line = next(ln for ln in err.splitlines() if "cbcl_faces/CBCL_Face.mat (" in ln)
+    assert f"a folder, not a file, at {folder}: remove or rename it" in line and "missing" not in line
+    assert "Traceback" not in err and not (tmp_path / "computed").exists()
+
+
 def test_declared_data_falls_back_to_the_loaders_a_module_uses():
     assert _preflight.declared_data("sigg2008_fig4", quick=False) == ["load_leukemia_armstrong"]
     overview = set(_preflight.declared_data("data_overview", quick=True))

@@ -7,7 +7,8 @@ suite's, is used instead; the workers' real memory limit is recorded): part A wi
 640 MiB a worker holding 160 MiB of data next to its own ~230 MiB spilled chunks and read them back in the
 timed passes), part B with :data:`MEMORY_LIMIT`. Every time is a wall-clock ratio against a reference
 timed in the same run, interleaved repeat by repeat, BLAS limited to one thread in the client process (the
-workers have one by distributed's default) so both sides use two cores.
+workers have one by distributed's default) so both sides use two cores. The clusters log nothing: no
+spilling (the memory limits above), no port taken, no worker killed at close (``_dask_cluster.py``).
 
 Part A, one EM pass (``part == "pass"``): the pass of the EM iteration (:meth:`repro.sources.DaskSource.
 products`, ``Y'YQ`` and ``(YQ)'(YQ)`` for a ``p x k`` block ``Q``; ``k = 10``, ``p = 100``) on the cluster,
@@ -73,16 +74,23 @@ tall claim not reproduced.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
+from experiments.benchmarks._dask_cluster import (
+    MAX_POWER_ITER,
+    MEMORY_LIMIT,
+    PASS_MEMORY_LIMIT,
+    TARGET,
+    pass_rows,
+    run_part,
+    sizes,
+    tall_rows,
+)
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, Claim, Outcome, call_timing
 
@@ -92,295 +100,14 @@ TITLE = (
 
 GOAL_PASS = 1.5
 GOAL_TALL = 1.0
-TARGET = 1e-4  # see the module docstring: 1e-6 cost 90 calibration passes and svd_compressed stalled above it
-MEMORY_LIMIT = 640 * 2**20  # bytes per worker: above the ~330 MB a worker holds once repro is imported
-K_PASS = 10
-K_TALL = 5
-TALL_VARIANCES = (20.0, 12.0, 8.0, 5.0, 3.0)
-MAX_POWER_ITER = 8
-#: Rows of one chunk at the verdict's size: ``p = 100`` columns of float64 in chunks of 128 MiB, Dask's
-#: default ``array.chunk-size`` (the chunk size ``dask.array`` picks for a large array), 8 chunks (4 per
-#: worker, 1 GiB in all). Chosen before any measurement at that size; see the module docstring.
-VERDICT_ROWS = 128 * 2**20 // (8 * 100)
-#: Passes of each side per repeat of part A (interleaved); a repeat's time is the fastest of them.
-INNER = 3
-#: Memory limit of each worker of part A's cluster: its 512 MiB of data, a chunk's centred copy and the
-#: worker's own ~230 MiB, with room to spare (no spilling: a spilled chunk would be read from disk).
-PASS_MEMORY_LIMIT = 3 * 2**30
-
-
-def _sizes(quick: bool) -> dict:
-    if quick:
-        return dict(
-            curve_rows=(1_000, 5_000),
-            chunks_curve=4,
-            issue=(20_000, 8),
-            p_pass=50,
-            rep_curve=2,
-            rep_verdict=3,
-            n_tall=100_000,
-            p_tall=16,
-            rows=25_000,
-            rep_tall=1,
-        )
-    return dict(
-        curve_rows=(2_500, 12_500, 50_000, VERDICT_ROWS),
-        chunks_curve=8,
-        issue=(400_000, 16),
-        p_pass=100,
-        rep_curve=3,
-        rep_verdict=5,
-        n_tall=1_500_000,
-        p_tall=64,
-        rows=50_000,
-        rep_tall=1,
-    )
-
-
-def _normal_rows(seed: int, i: int, m: int, p: int) -> np.ndarray:
-    """Chunk ``i`` (``m x p`` standard normal) of part A's array: made where it is needed (a worker, or
-    the client for the threaded reference), so no array travels in a task graph."""
-    return np.random.default_rng([seed, i]).standard_normal((m, p))
-
-
-# --------------------------------------------------------------------------- the tall array on disk
-def _read_rows(path: str, start: int, stop: int) -> np.ndarray:
-    """Rows ``start:stop`` of the ``.npy`` file at ``path`` (read inside the task, on the worker)."""
-    return np.array(np.load(path, mmap_mode="r")[start:stop])
-
-
-def _write_tall(path: str, n: int, p: int, rows: int, seed: int) -> None:
-    """Five components of variances TALL_VARIANCES over unit noise, shifted by 3, written block by block."""
-    rng = np.random.default_rng(seed)
-    W = np.linalg.qr(rng.standard_normal((p, K_TALL)))[0].T * np.sqrt(TALL_VARIANCES)[:, None]
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, p))
-    for i in range(0, n, rows):
-        m = min(rows, n - i)
-        out[i : i + m] = rng.standard_normal((m, K_TALL)) @ W + rng.standard_normal((m, p)) + 3.0
-    out.flush()
-    del out
-
-
-def _disk_array(path: str, n: int, p: int, rows: int):
-    """The file as a Dask array of row chunks, each read from disk by its task (public API only)."""
-    import dask
-    import dask.array as da
-
-    read = dask.delayed(_read_rows, pure=True)
-    parts = [
-        da.from_delayed(read(path, i, min(i + rows, n)), shape=(min(rows, n - i), p), dtype=np.float64)
-        for i in range(0, n, rows)
-    ]
-    return da.concatenate(parts, axis=0)
-
-
-def _sin_angle(V: np.ndarray, W: np.ndarray) -> float:
-    """Sine of the largest principal angle between the column spans of orthonormal ``V`` and any ``W``."""
-    Q = np.linalg.qr(W)[0]
-    return float(np.linalg.norm(Q - V @ (V.T @ Q), 2))
-
-
-# --------------------------------------------------------------------------- the two parts
-def _time(f):
-    t0 = time.perf_counter()
-    out = f()
-    return time.perf_counter() - t0, out
-
-
-def _pass_point(client, n, p, nc, reps, role, seed) -> list[dict]:
-    """One point of part A: ``n x p`` in ``nc`` chunks, ``reps`` interleaved repeats of one pass each."""
-    import dask
-    import dask.array as da
-    from distributed import wait
-
-    from repro.sources import DaskSource
-
-    m = n // nc
-    local = da.from_array(np.concatenate([_normal_rows(seed, i, m, p) for i in range(nc)]), chunks=(m, p))
-    make = dask.delayed(_normal_rows, pure=True)
-    parts = [da.from_delayed(make(seed, i, m, p), shape=(m, p), dtype=np.float64) for i in range(nc)]
-    on_cluster = client.persist(da.concatenate(parts, axis=0))
-    wait(on_cluster)
-    Q = np.linalg.qr(np.random.default_rng(seed).standard_normal((p, K_PASS)))[0]
-    with dask.config.set(scheduler="threads", num_workers=2):
-        src_threads = DaskSource(local)
-        want = src_threads.products(Q)  # warm-up and the reference answer
-    src_cluster = DaskSource(on_cluster)
-    got = src_cluster.products(Q)  # warm-up (and the chunks' placement, asked once)
-    err = max(float(np.max(np.abs(a - b)) / np.max(np.abs(b))) for a, b in zip(got, want, strict=True))
-    rows = []
-    for r in range(reps):
-        t_thr = t_dist = np.inf
-        for _ in range(INNER):  # interleaved; the fastest of each side (timeit's reading)
-            with dask.config.set(scheduler="threads", num_workers=2):
-                t_thr = min(t_thr, _time(lambda: src_threads.products(Q))[0])
-            t_dist = min(t_dist, _time(lambda: src_cluster.products(Q))[0])
-        rows.append(
-            dict(
-                part="pass",
-                role=role,
-                repeat=r,
-                ratio=t_dist / t_thr,
-                ours_s=t_dist,
-                ref_s=t_thr,
-                n=n,
-                p=p,
-                k=K_PASS,
-                n_chunks=nc,
-                chunk_mib=m * p * 8 / 2**20,
-                max_rel_diff=err,
-            )
-        )
-    client.cancel(on_cluster)
-    return rows
-
-
-def _bench_pass(client, sz, seed) -> list[dict]:
-    """The curve over chunk sizes (its largest point is the verdict's size), then the issue's setting."""
-    rows = []
-    curve = sz["curve_rows"]
-    for j, m in enumerate(curve):
-        last = j == len(curve) - 1
-        rep = sz["rep_verdict"] if last else sz["rep_curve"]
-        rows += _pass_point(
-            client,
-            m * sz["chunks_curve"],
-            sz["p_pass"],
-            sz["chunks_curve"],
-            rep,
-            "verdict" if last else "curve",
-            seed,
-        )
-    n, nc = sz["issue"]
-    return rows + _pass_point(client, n, sz["p_pass"], nc, sz["rep_curve"], "issue setting", seed)
-
-
-def _bench_tall(client, sz, seed, folder) -> list[dict]:
-    import dask.array as da
-
-    from repro import EMPCA
-    from repro.sources import dask_covariance
-
-    n, p, rows_per = sz["n_tall"], sz["p_tall"], sz["rows"]
-    path = os.path.join(folder, "tall.npy")
-    _write_tall(path, n, p, rows_per, seed)
-    X = _disk_array(path, n, p, rows_per)
-    _, _, A = dask_covariance(X)  # the exact answer, untimed
-    vals, vecs = np.linalg.eigh(A)
-    V = vecs[:, ::-1][:, :K_TALL]
-    gap = float(vals[::-1][K_TALL] / vals[::-1][K_TALL - 1])
-
-    def empca():
-        hist = []
-
-        def stop(t, C, lam):
-            hist.append(_sin_angle(V, C))
-            return hist[-1] <= TARGET
-
-        est = EMPCA(K_TALL, random_state=seed, max_iter=500, tol=0.0, callback=stop).fit(X)
-        return est, len(hist)
-
-    def svdc(q):
-        mean = X.mean(axis=0).compute()
-        _, _, v = da.linalg.svd_compressed(X - mean, K_TALL, n_power_iter=q, seed=seed, compute=True)
-        return np.asarray(v.compute())
-
-    # The cheapest n_power_iter that reaches the target, searched from the value that the randomized
-    # subspace iteration's rate predicts from the exact spectrum, (lambda_{l+1} / lambda_k)^(q + 1) for
-    # the right singular vectors (q power iterations and the final projection) with l = k + 10
-    # oversamples (Dask's default): down while q - 1 still reaches the target, up while q does not. Every
-    # run is timed; the run at the q found is the reference's time.
-    lam = vals[::-1] / vals[::-1][0]
-    rate = lam[min(K_TALL + 10, p - 1)] / lam[K_TALL - 1]
-    q = int(np.clip(np.ceil(np.log(TARGET) / np.log(rate) - 1), 0, MAX_POWER_ITER)) if rate < 1 else 0
-    runs = {}
-
-    def svd_run(q):
-        if q not in runs:
-            t, v = _time(lambda: svdc(q))
-            runs[q] = (t, v, _sin_angle(V, v.T))
-        return runs[q][2] <= TARGET
-
-    if svd_run(q):
-        while q > 0 and svd_run(q - 1):
-            q -= 1
-    else:
-        while q < MAX_POWER_ITER and not svd_run(q + 1):
-            q += 1
-        q = min(q + 1, MAX_POWER_ITER)
-    svd_run(q)
-    t_svd, v, svd_sin = runs[q]
-    out = []
-    for r in range(sz["rep_tall"]):
-        t_em, (est, passes) = _time(empca)
-        if r:  # further repeats time the reference again, interleaved
-            t_svd, v = _time(lambda: svdc(q))
-            svd_sin = _sin_angle(V, v.T)
-        out.append(
-            dict(
-                part="tall",
-                role="tall",
-                repeat=r,
-                ratio=t_em / t_svd,
-                ours_s=t_em,
-                ref_s=t_svd,
-                n=n,
-                p=p,
-                k=K_TALL,
-                n_chunks=-(-n // rows_per),
-                nbytes=8 * n * p,
-                em_passes=passes,
-                em_sin=_sin_angle(V, est.components_.T),
-                power_iter=q,
-                power_iter_tried=len(runs),
-                svd_sin=svd_sin,
-                eig_gap=gap,
-            )
-        )
-    return out
-
-
-def _cluster(memory_limit: int):
-    from distributed import LocalCluster
-
-    return LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        host="127.0.0.1",
-        memory_limit=memory_limit,
-    )
-
-
-def _run_part(bench, memory_limit: int, *args) -> tuple[list[dict], int, int]:
-    """``bench(client, *args)`` on a client already running in the process (the test suite's), else on
-    a fresh two-process cluster with ``memory_limit`` per worker; the rows, the workers' real smallest
-    memory limit and their number."""
-    from distributed import Client
-
-    try:
-        client, cluster = Client.current(), None
-    except ValueError:
-        cluster = _cluster(memory_limit)
-        client = Client(cluster)
-    try:
-        workers = client.scheduler_info()["workers"].values()
-        limit = min(int(w.get("memory_limit") or 0) or 2**62 for w in workers)
-        with threadpool_limits(limits=1, user_api="blas"):
-            return bench(client, *args), limit, len(workers)
-    finally:
-        if cluster is not None:
-            client.close()
-            cluster.close()
 
 
 def compute(cfg: _common.Config) -> pd.DataFrame:
-    sz = _sizes(cfg.quick)
+    sz = sizes(cfg.quick)
     folder = tempfile.mkdtemp(prefix="repro-bench-dask-")
     try:
-        rows_pass, _, n_workers = _run_part(_bench_pass, PASS_MEMORY_LIMIT, sz, cfg.seed)
-        rows_tall, limit, _ = _run_part(_bench_tall, MEMORY_LIMIT, sz, cfg.seed, folder)
+        rows_pass, _, n_workers = run_part(pass_rows, PASS_MEMORY_LIMIT, sz, cfg.seed)
+        rows_tall, limit, _ = run_part(tall_rows, MEMORY_LIMIT, sz, cfg.seed, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     df = pd.DataFrame(rows_pass + rows_tall)
@@ -392,6 +119,14 @@ def compute(cfg: _common.Config) -> pd.DataFrame:
 # --------------------------------------------------------------------------- figure and claims
 def plot(df: pd.DataFrame, cfg: _common.Config):
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(8.0, 3.2))
+    _plot_pass(ax, df)
+    _plot_tall(bx, df)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_pass(ax, df):
+    """Part A: one EM pass on the cluster against the threaded scheduler, over the chunk size."""
     g = df[df.part == "pass"]
     curve = g[g.role != "issue setting"]
     med = curve.groupby("chunk_mib").ratio.median()
@@ -408,6 +143,10 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     ax.set_ylabel("one EM pass: distributed / threads")
     ax.set_title("one EM pass, persisted on 2 worker processes", fontsize=8)
     ax.legend(fontsize=6)
+
+
+def _plot_tall(bx, df):
+    """Part B: EMPCA against svd_compressed at equal accuracy."""
     t = df[df.part == "tall"].ratio
     bx.plot(np.zeros(t.size), t, "o", color="tab:blue", alpha=0.6)
     bx.plot([-0.2, 0.2], [t.median()] * 2, color="black")
@@ -417,8 +156,6 @@ def plot(df: pd.DataFrame, cfg: _common.Config):
     bx.set_title("EMPCA / svd_compressed, equal accuracy", fontsize=8)
     bx.set_ylabel("time ratio")
     bx.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def _verdict(call) -> str:

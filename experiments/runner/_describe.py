@@ -32,15 +32,23 @@ def _tree(name: str | Path) -> ast.Module:
 
 
 def _constant(name: str | Path, attr: str, default):
-    """The module-level literal ``attr`` of experiment ``name`` (read from its source), or ``default``."""
+    """The module-level literal ``attr`` of experiment ``name`` (read from its source), or ``default``:
+    its value after every module-level ``attr = literal`` and ``attr += literal`` in turn, as an import
+    leaves it (``default`` when one of them is not a literal)."""
+    value = default
     for node in _tree(name).body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-            try:
-                return ast.literal_eval(node.value)
-            except ValueError:
-                return default
-    return default
+        target = node.target if isinstance(node, ast.AugAssign) else None
+        targets = node.targets if isinstance(node, ast.Assign) else [target]
+        if not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+            continue
+        if target is not None and not isinstance(node.op, ast.Add):
+            return default
+        try:
+            literal = ast.literal_eval(node.value)
+            value = literal if target is None else value + literal
+        except (ValueError, TypeError):
+            return default
+    return value
 
 
 def defines(name: str | Path, function: str) -> bool:

@@ -95,7 +95,7 @@ def check_data(names: Iterable[str], quick: bool, paths: dict[str, Path] | None 
     """
     import data_fetch
     from data_fetch._needs import files_for
-    from data_fetch._registry import CACHE_ENV, MIRROR_ENV, OFFLINE_ENV, offline
+    from data_fetch._registry import CACHE_ENV, MIRROR_ENV, OFFLINE_ENV, folder_in_place, offline
 
     names = list(names)
     users: dict[str, list[str]] = {}
@@ -127,7 +127,12 @@ def check_data(names: Iterable[str], quick: bool, paths: dict[str, Path] | None 
         u = users[f]
         return ", ".join(u) if len(u) <= 3 else f"{', '.join(u[:3])} and {len(u) - 3} more"
 
-    listing = "\n".join(f"  {f} ({s}; needed by {who(f)})" for f, s in bad.items())
+    def state(f: str, s: str) -> str:
+        if s != "folder":
+            return s
+        return f"a folder, not a file, at {folder_in_place(f, registry=entries)}: remove or rename it"
+
+    listing = "\n".join(f"  {f} ({state(f, s)}; needed by {who(f)})" for f, s in bad.items())
     corrupt = " Delete a corrupt cached copy first." if "corrupt" in bad.values() else ""
     return (
         f"{len(bad)} data file(s) needed by the selected experiments cannot be had; nothing was computed:\n"
