@@ -39,4 +39,4 @@ def test_bench_optimal_quick(tmp_path):
 
     for p in (30, 40):
         w = np.linalg.eigvalsh(wishart(p, 0))
-        np.testing.assert_allclose(front[front.p == p].lambda_max, w[-1], rtol=1e-12)
+        np.testing.assert_allclose(front[front.p == p].lambda_max, w[-1], rtol=1e-9)  # 10 digits in the CSV
