@@ -23,6 +23,14 @@ imports :mod:`repro.optimal.search` when it runs (not when it is imported), so t
 one order.
 """
 
+from .dnn import DNN_MAX_FEATURES, dnn_bound
 from .estimator import OptimalResult, OptimalSparsePCA, optimal_sparse_pca, optimal_sparse_pca_wide
 
-__all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca", "optimal_sparse_pca_wide"]
+__all__ = [
+    "DNN_MAX_FEATURES",
+    "OptimalResult",
+    "OptimalSparsePCA",
+    "dnn_bound",
+    "optimal_sparse_pca",
+    "optimal_sparse_pca_wide",
+]
