@@ -655,7 +655,8 @@ def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
     ``DM`` is ``fl(C - U)`` for a symmetric ``U`` with zero diagonal in the l1 bound's cone (from
     :func:`repro.optimal.l1_dual.l1_dual_bound` at the root) and ``add`` is that point's
     ``rho (k - 1)`` plus an allowance for the rounding of ``DM`` (at least ``u ||DM||_F``: the error of
-    the matrix is at most that in the 2-norm, and a principal submatrix's error is a submatrix of it).
+    the matrix is at most that in the 2-norm, and a principal submatrix's error is a submatrix of it);
+    or the perspective point's ``M`` and constant (:mod:`repro.optimal.perspective`: the same form).
     A support ``S`` inside the allowed set ``A`` has ``x'Cx <= lambda_max((C - U)_S) + rho (k - 1)
     <= lambda_max((C - U)_A) + rho (k - 1)`` (the l1 bound's argument, then interlacing), so the value
     bounds every support of the node. Lanczos from ``v`` (unchanged) estimates it; only when the
