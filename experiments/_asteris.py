@@ -194,12 +194,12 @@ def optimum_rows(X, ks, *, dataset: str, lam1: float, max_nodes: int, root_em: b
     the centred ``X`` as in :func:`curves`) at each ``k`` of ``ks``, each search capped at ``max_nodes``
     nodes (not seconds: the rows do not depend on the machine's load). ``proven`` says whether the cap
     was enough; otherwise ``bound`` is the certified upper bound where the search stopped. A ``k`` above
-    one whose optimum reaches the DNN bound (:func:`repro.optimal.dnn.dnn_bound`, valid at every ``k``)
+    one whose optimum reaches the DNN bound (:func:`repro.optimal.dnn_bound`, valid at every ``k``)
     takes that optimum, proven, with no search (0 nodes): the optimum cannot fall as ``k`` grows and cannot
     exceed the bound. Wide data (``n < p``) go through :func:`repro.optimal_sparse_pca_wide` once for
     ``k = 1..max(ks)`` (each cardinality's search capped), never forming the ``p x p`` covariance."""
     from repro import optimal_sparse_pca, optimal_sparse_pca_wide
-    from repro.optimal.dnn import DNN_MAX_FEATURES, dnn_bound
+    from repro.optimal import DNN_MAX_FEATURES, dnn_bound
 
     ks = sorted(int(k) for k in ks)
     X = np.asarray(X, dtype=np.float64)

@@ -55,6 +55,32 @@ def test_dnn_bound_is_exact_up_to_four_features(seed):
     assert b == pytest.approx(_nonneg_opt(C), rel=1e-6)
 
 
+def test_dnn_bound_door_refuses_bad_input_by_name():
+    """The public door checks its matrix and parameters; on a good matrix it returns what the root's
+    unchecked room returns."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from repro.optimal import dnn_bound as public
+    from repro.optimal.dnn import _dnn_bound
+
+    C = _mixed(1, 5)
+    b, N = public(C)
+    b0, N0 = _dnn_bound(C)
+    assert b == b0 and np.array_equal(N, N0)
+    for bad, word in (
+        (C[:, :4], "square"),
+        (C + np.triu(np.ones((5, 5)), 1), "symmetric"),
+        (np.where(np.eye(5, dtype=bool), np.nan, C), "NaN"),
+    ):
+        with pytest.raises(ValueError, match=word) as err:
+            public(bad)
+        assert "C" in str(err.value)
+    with pytest.raises(ValueError, match="betas"):
+        public(C, betas=(10.0, -1.0))
+    with pytest.raises(InvalidParameterError, match="max_iter"):
+        public(C, max_iter=0)
+
+
 def test_certified_lambda_max_rounds_upward():
     rng = np.random.default_rng(3)
     for _ in range(10):
@@ -95,8 +121,8 @@ def test_dnn_bound_is_skipped_where_the_cardinality_binds(monkeypatch):
     from repro.optimal import roots
 
     calls = []
-    real = roots.dnn_bound
-    monkeypatch.setattr(roots, "dnn_bound", lambda C: calls.append(1) or real(C))
+    real = roots._dnn_bound
+    monkeypatch.setattr(roots, "_dnn_bound", lambda C: calls.append(1) or real(C))
     rng = np.random.default_rng(2)
     A = np.abs(rng.standard_normal((9, 2)))  # a positive factor: the non-negative optimum is dense
     C = A @ A.T + 0.05 * np.eye(9)

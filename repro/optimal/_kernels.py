@@ -38,8 +38,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit, objmode
+from numba import objmode
 
+from .._jit import njit
 from .._linalg_kernels import lanczos_top
 
 # Prune counters (indices into ``counts``); names in BOUND_NAMES.
@@ -84,17 +85,18 @@ BOUND_NAMES = (
 )
 
 
-@njit(cache=True)
+@njit(nogil=False)
 def now():
     """``time.perf_counter()`` from compiled code (about 0.5 us a call): the kernels that can run long
     (the node loop, a leaf's enumeration, the Cholesky certificate) compare it with their ``deadline``,
-    a ``perf_counter`` reading, so that a ``time_limit`` holds inside one call."""
+    a ``perf_counter`` reading, so that a ``time_limit`` holds inside one call. It holds the GIL (an
+    object-mode block reads the clock), so it is the one kernel here compiled without ``nogil``."""
     with objmode(t="float64"):
         t = time.perf_counter()
     return t
 
 
-@njit(cache=True)
+@njit
 def top_sum(v, t):
     """Sum of the ``t`` largest entries of ``v`` (all of them when ``t >= len(v)``, 0 when ``t <= 0``).
 
@@ -105,7 +107,7 @@ def top_sum(v, t):
     return _top_sum_skip(v, -1, t)
 
 
-@njit(cache=True)
+@njit
 def _top_sum_skip(v, skip, t):
     """:func:`top_sum` of ``v`` without its entry ``skip`` (``-1``: none), with no copy of ``v``."""
     n = v.shape[0] - (1 if 0 <= skip < v.shape[0] else 0)
@@ -148,7 +150,7 @@ def _top_sum_skip(v, skip, t):
     return buf.sum()
 
 
-@njit(cache=True)
+@njit
 def _kth_largest(v, t):
     """The ``t``-th largest entry of ``v`` (``-inf`` when ``t`` is out of ``1..len(v)``)."""
     n = v.shape[0]
@@ -157,7 +159,7 @@ def _kth_largest(v, t):
     return np.sort(v)[n - t]
 
 
-@njit(cache=True)
+@njit
 def trace_bound(diag, I, F, r):
     """``sum_I C_ii`` plus the ``r`` largest free diagonal entries: bounds ``tr C_S >= lambda_max(C_S)``."""
     s = 0.0
@@ -166,13 +168,13 @@ def trace_bound(diag, I, F, r):
     return s + top_sum(diag[F], r)
 
 
-@njit(cache=True)
+@njit
 def lixie_bound(lam1, diag, F, r):
     """Li & Xie's cut: ``lambda_max(C_I)`` plus the ``r`` largest free diagonal entries (``C`` PSD)."""
     return lam1 + top_sum(diag[F], r)
 
 
-@njit(cache=True)
+@njit
 def gershgorin_bound(W, I, F, r):
     """Largest row sum of ``W_S`` over every ``S`` of the node (``W = |C|``, or ``max(C, 0)`` when x >= 0).
 
@@ -213,7 +215,7 @@ def eigen_tables(w, V):
     return lam, V2T
 
 
-@njit(cache=True)
+@njit
 def knapsack_bound(lam, V2T, I, F, r, thr, max_terms=32):
     """The eigen-knapsack bound on ``x'Cx`` over unit ``x`` supported on ``I`` plus ``r`` of ``F``.
 
@@ -255,13 +257,13 @@ def knapsack_bound(lam, V2T, I, F, r, thr, max_terms=32):
     return b + (1.0 - P) * lam[d] + slack
 
 
-@njit(cache=True)
+@njit
 def lam_max_2x2(a, b, d):
     """Largest eigenvalue of the symmetric ``[[a, b], [b, d]]``."""
     return 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + b * b)
 
 
-@njit(cache=True)
+@njit
 def split_along(C, diag, I, F, u1, lam1):
     """``a_j^2``, ``|a_j| b_j``, ``b_j^2`` of each free feature: its part along the top direction of ``C_I``.
 
@@ -275,13 +277,13 @@ def split_along(C, diag, I, F, u1, lam1):
     return a2, ab, b2
 
 
-@njit(cache=True)
+@njit
 def two_by_two_bound(lam1, lam2, a2, ab, b2, r):
     """``lambda_max [[lam1 + A, B], [B, lam2 + D]]`` with A, B, D the ``r`` largest of a2, ab, b2."""
     return lam_max_2x2(lam1 + top_sum(a2, r), top_sum(ab, r), lam2 + top_sum(b2, r))
 
 
-@njit(cache=True)
+@njit
 def multi_bound(C, diag, I, F, wI, VI, r):
     """The 2 x 2 bound along every direction of ``C_I`` at once: ``lambda_max(D + T)``, ``(q+1) x (q+1)``.
 
@@ -333,7 +335,7 @@ def multi_bound(C, diag, I, F, wI, VI, r):
     return np.linalg.eigvalsh(E)[q]
 
 
-@njit(cache=True)
+@njit
 def _theta_piece(l1, l2, a, b, r, ca, sb, buf):
     """``l1 ca^2 + l2 sb^2 + (sum of the r largest (a_j ca + b_j sb)^2)``."""
     for t in range(a.shape[0]):
@@ -342,7 +344,7 @@ def _theta_piece(l1, l2, a, b, r, ca, sb, buf):
     return l1 * ca * ca + l2 * sb * sb + top_sum(buf, r)
 
 
-@njit(cache=True)
+@njit
 def angle_bound(l1, l2, a, b, r, thr, budget=64):
     """The 2 x 2 bound with the same ``r`` features along both directions: a certified maximum over the angle.
 
@@ -390,7 +392,7 @@ def angle_bound(l1, l2, a, b, r, thr, budget=64):
     return best * (1.0 + 1e-12)
 
 
-@njit(cache=True)
+@njit
 def signed_along(C, I, F, u1, lam1):
     """The signed ``a_j = C_{j,I} u1 / sqrt(lam1)`` of each free feature."""
     nf = F.shape[0]
@@ -405,7 +407,7 @@ def signed_along(C, I, F, u1, lam1):
     return a
 
 
-@njit(cache=True)
+@njit
 def residual_bound(C, F, a, a2, b2, lam1, lam2, r):
     """The 2 x 2 bound with the residuals taken together: ``lambda_max [[l1 + al^2, al be], [., l2 + be^2]]``.
 
@@ -433,7 +435,7 @@ def residual_bound(C, F, a, a2, b2, lam1, lam2, r):
     return lam_max_2x2(lam1 + al2, np.sqrt(al2 * be2), lam2 + be2)
 
 
-@njit(cache=True)
+@njit
 def _top_minus(v, r, sorted_top, kth):
     """Per entry ``j``: the sum of the ``r - 1`` largest of ``v`` without ``v_j`` (from the top-r sum)."""
     n = v.shape[0]
@@ -450,7 +452,7 @@ def _top_minus(v, r, sorted_top, kth):
     return out
 
 
-@njit(cache=True)
+@njit
 def forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r):
     """For each free ``j``: a bound on every support of the node that contains ``j``.
 
@@ -477,7 +479,7 @@ def forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r):
     return out
 
 
-@njit(cache=True)
+@njit
 def chain_bounds(C, W, R, k, U):
     """For each feature ``j`` of ``R``: a bound on every support ``S`` in ``R`` with ``|S| <= k`` that holds
     ``j``, given a certified bound ``U`` on the optimum at ``k - 1`` (the cardinality chain).
@@ -508,7 +510,7 @@ def chain_bounds(C, W, R, k, U):
 _EPS = np.finfo(np.float64).eps
 
 
-@njit(cache=True)
+@njit
 def l1_matrix(C, A, rho, nonneg):
     """``C_A - U_A`` for the l1 bound: ``U`` is ``C`` clipped to ``[-rho, rho]`` off the diagonal, 0 on it
     (``min(C, rho)`` off the diagonal when ``nonneg``), so the off-diagonal entries of the result are
@@ -530,7 +532,7 @@ def l1_matrix(C, A, rho, nonneg):
     return M
 
 
-@njit(cache=True)
+@njit
 def below(M, t, deadline=NO_DEADLINE):
     """True when ``lambda_max(M) <= t`` is certified: a Cholesky factorization of ``(t - delta) I - M``
     completes with positive pivots (stopped at the first pivot that is not).
@@ -567,7 +569,7 @@ def below(M, t, deadline=NO_DEADLINE):
     return True
 
 
-@njit(cache=True)
+@njit
 def _l1_estimate(C, A, rho, k, nonneg, v, steps):
     """Lanczos's largest Ritz value of ``l1_matrix(C, A, rho)`` from ``v`` (overwritten with the Ritz
     vector) plus ``rho (k - 1)``: at most the bound at ``rho`` (a Ritz value is at most ``lambda_max``)."""
@@ -578,7 +580,7 @@ def _l1_estimate(C, A, rho, k, nonneg, v, steps):
     return theta + rho * (k - 1), M
 
 
-@njit(cache=True)
+@njit
 def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30, deadline=NO_DEADLINE):
     """The l1 (DSPCA-dual) bound over the allowed features ``A``, with ``rho`` searched from ``rho0``.
 
@@ -646,14 +648,15 @@ def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30, deadline=NO_DEADL
     return np.inf, rho
 
 
-@njit(cache=True)
+@njit
 def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
     """The root's optimized l1 dual point at a node: ``lambda_max(DM_A) + add``, certified.
 
     ``DM`` is ``fl(C - U)`` for a symmetric ``U`` with zero diagonal in the l1 bound's cone (from
     :func:`repro.optimal.l1_dual.l1_dual_bound` at the root) and ``add`` is that point's
     ``rho (k - 1)`` plus an allowance for the rounding of ``DM`` (at least ``u ||DM||_F``: the error of
-    the matrix is at most that in the 2-norm, and a principal submatrix's error is a submatrix of it).
+    the matrix is at most that in the 2-norm, and a principal submatrix's error is a submatrix of it);
+    or the perspective point's ``M`` and constant (:mod:`repro.optimal.perspective`: the same form).
     A support ``S`` inside the allowed set ``A`` has ``x'Cx <= lambda_max((C - U)_S) + rho (k - 1)
     <= lambda_max((C - U)_A) + rho (k - 1)`` (the l1 bound's argument, then interlacing), so the value
     bounds every support of the node. Lanczos from ``v`` (unchanged) estimates it; only when the
@@ -669,7 +672,7 @@ def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
     return np.inf
 
 
-@njit(cache=True)
+@njit
 def dual_value(DM, add, A, deadline=NO_DEADLINE):
     """:func:`dual_bound`'s value certified at the level of the full spectrum (no threshold): for a node
     re-bounded when a search stops; ``inf`` when the certificate fails."""
@@ -681,14 +684,14 @@ def dual_value(DM, add, A, deadline=NO_DEADLINE):
     return np.inf
 
 
-@njit(cache=True)
+@njit
 def split_shift(m, r, theta):
     """The diagonal shifts ``(a - 1, b - 1)`` of the split l1 bound at ``theta``: ``a = m / theta`` on the
     fixed-in features, ``b = r / (1 - theta)`` on the free ones (``m / a + r / b = 1``)."""
     return m / theta - 1.0, r / (1.0 - theta) - 1.0
 
 
-@njit(cache=True)
+@njit
 def _split_estimate(M, m, r, rho, theta, v, steps):
     """Lanczos's largest Ritz value of ``M + rho diag(a - 1 on the first m, b - 1 after)`` from ``v``
     (overwritten with the Ritz vector): at most the split bound at ``theta``."""
@@ -703,7 +706,7 @@ def _split_estimate(M, m, r, rho, theta, v, steps):
     return theta_r, Ms
 
 
-@njit(cache=True)
+@njit
 def split_reachable(C, A, m, k, rho, nonneg, v, thr):
     """False when :func:`l1_split_bound` cannot reach ``thr`` at any ``theta``: a test of ``O(|A|^2)``.
 
@@ -738,7 +741,7 @@ def split_reachable(C, A, m, k, rho, nonneg, v, thr):
     return lb <= thr * (1.0 + 1e-9) + 1e-12 * abs(thr)
 
 
-@njit(cache=True)
+@njit
 def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=True, deadline=NO_DEADLINE):
     """The l1 bound with the fixed-in features apart: ``A`` lists the ``m`` fixed-in features first.
 
@@ -807,7 +810,7 @@ def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=T
     return np.inf, theta
 
 
-@njit(cache=True)
+@njit
 def _sub(C, S):
     m = S.shape[0]
     M = np.empty((m, m))
@@ -817,14 +820,14 @@ def _sub(C, S):
     return M
 
 
-@njit(cache=True)
+@njit
 def signed_value(C, S):
     """``lambda_max(C_S)`` and its unit eigenvector (on ``S``)."""
     w, V = np.linalg.eigh(_sub(C, S))
     return w[-1], V[:, -1].copy()
 
 
-@njit(cache=True)
+@njit
 def _subset_value(C, S, keep, best, bx):
     """One subset of :func:`nonneg_value`: ``S[keep]``'s one-signed eigenvector of largest eigenvalue above
     ``best`` (Perron's first), recorded in ``bx`` (on ``S``). Returns ``(best, expand)``: ``expand`` is False
@@ -868,7 +871,7 @@ def _subset_value(C, S, keep, best, bx):
     return best, not perron and n > 1
 
 
-@njit(cache=True)
+@njit
 def nonneg_value(C, S, floor, budget=200_000, deadline=NO_DEADLINE):
     """``max x'Cx`` over unit ``x >= 0`` supported in ``S``, exactly, when it exceeds ``floor``.
 
@@ -923,7 +926,7 @@ def nonneg_value(C, S, floor, budget=200_000, deadline=NO_DEADLINE):
     return best, bx, True
 
 
-@njit(cache=True)
+@njit
 def nonneg_lower(C, S, n_iter=30):
     """A feasible non-negative value on ``S``: projected power steps from the clipped top eigenvector."""
     M = _sub(C, S)
@@ -947,7 +950,7 @@ def nonneg_lower(C, S, n_iter=30):
     return x @ M @ x, x
 
 
-@njit(cache=True)
+@njit
 def _evaluate(C, S, nonneg, exact, inc_val, inc_x, deadline=NO_DEADLINE):
     """Evaluate support ``S``; update the incumbent (``inc_val[0]``, full-length ``inc_x``) when it improves.
 
@@ -972,7 +975,7 @@ def _evaluate(C, S, nonneg, exact, inc_val, inc_x, deadline=NO_DEADLINE):
             inc_x[S[t]] = x[t]
 
 
-@njit(cache=True)
+@njit
 def bnb_run(
     C,
     W,
@@ -1196,7 +1199,7 @@ def bnb_run(
     return nodes
 
 
-@njit(cache=True)
+@njit
 def greedy_support(C, k, nonneg, deadline=NO_DEADLINE):
     """Forward selection: add the feature that raises the value most (``lambda_max``, or the non-negative
     lower bound), ``k`` times, or until ``deadline``. Returns the support."""
@@ -1224,7 +1227,7 @@ def greedy_support(C, k, nonneg, deadline=NO_DEADLINE):
     return S
 
 
-@njit(cache=True)
+@njit
 def swap_search(C, S, nonneg, max_passes=3, deadline=NO_DEADLINE):
     """Local search: swap one feature of ``S`` for one outside while the value rises (first improvement).
 
@@ -1284,7 +1287,7 @@ def swap_search(C, S, nonneg, max_passes=3, deadline=NO_DEADLINE):
     return S
 
 
-@njit(cache=True)
+@njit
 def node_bound(
     C,
     W,

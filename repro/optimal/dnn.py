@@ -20,6 +20,10 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
+
+from .._base import POSITIVE_INT
+from .._validation import check_symmetric
 
 __all__ = ["DNN_MAX_FEATURES", "certified_lambda_max", "dnn_bound"]
 
@@ -67,19 +71,28 @@ def certified_lambda_max(M: np.ndarray) -> float:
     return lam + 8.0 * p * np.finfo(float).eps * float(np.linalg.norm(M))
 
 
-def dnn_bound(
-    C: np.ndarray, *, betas=(10.0, 1e2, 1e3, 1e4, 1e5), max_iter: int = 300
-) -> tuple[float, np.ndarray]:
+@validate_params(
+    {
+        "C": ["array-like"],
+        "betas": ["array-like"],
+        "max_iter": [POSITIVE_INT],
+    },
+    prefer_skip_nested_validation=True,
+)
+def dnn_bound(C, *, betas=(10.0, 1e2, 1e3, 1e4, 1e5), max_iter: int = 300) -> tuple[float, np.ndarray]:
     """An upper bound on ``max x'Cx`` over unit ``x >= 0`` (any support): ``lambda_max(C + N)``, ``N >= 0``.
+
+    The door of :func:`_dnn_bound` (module docstring): ``C`` is checked (a finite, symmetric, square
+    matrix; a ``ValueError`` names it otherwise), and so are the smoothing parameters (positive, finite).
 
     Parameters
     ----------
-    C : ndarray (p, p)
-        Symmetric matrix.
-    betas : sequence of float
+    C : array_like (p, p)
+        Symmetric matrix (a covariance, or any symmetric matrix: the bound needs no semi-definiteness).
+    betas : sequence of float, default (10, 1e2, 1e3, 1e4, 1e5)
         The smoothing parameters, in turn (each warm-started from the last).
     max_iter : int, default 300
-        L-BFGS-B iterations in all.
+        L-BFGS-B iterations in all (at least one per smoothing parameter).
 
     Returns
     -------
@@ -91,12 +104,24 @@ def dnn_bound(
     Examples
     --------
     >>> import numpy as np
-    >>> from repro.optimal.dnn import dnn_bound
+    >>> from repro.optimal import dnn_bound
     >>> C = np.array([[1.0, -1.0], [-1.0, 1.0]])  # lambda_max 2; with x >= 0 the optimum is 1 (x = e_1)
     >>> b, N = dnn_bound(C)
     >>> bool(abs(b - 1.0) < 1e-6), bool((N >= 0).all())
     (True, True)
     """
+    C = check_symmetric(C, "C")
+    b = np.asarray(betas, dtype=float).ravel()
+    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
+        raise ValueError(f"betas must be a non-empty sequence of positive finite numbers; got {betas!r}.")
+    return _dnn_bound(C, betas=tuple(float(v) for v in b), max_iter=int(max_iter))
+
+
+def _dnn_bound(
+    C: np.ndarray, *, betas=(10.0, 1e2, 1e3, 1e4, 1e5), max_iter: int = 300
+) -> tuple[float, np.ndarray]:
+    """:func:`dnn_bound` on a matrix the library checked (the root's: unchecked here), cached for one
+    matrix (the figures solve one matrix at many ``k``)."""
     from scipy.optimize import minimize
 
     C = np.asarray(C, dtype=float)

@@ -41,7 +41,13 @@ The bounds (kernels in :mod:`repro.optimal._kernels`), cheapest first:
    accelerated projected gradient on the smoothed ``lambda_max``, the dual of d'Aspremont et al.'s
    relaxation; ``rho`` is the largest ``|U_ij|`` of the ``U`` found, so any iterate is a valid point),
    and every node bounds its allowed features with that one ``U``: ``lambda_max((C - U)_A) + rho (k -
-   1)`` bounds every support inside ``A`` by the same argument and interlacing.
+   1)`` bounds every support inside ``A`` by the same argument and interlacing. (The semidefinite
+   relaxation of d'Aspremont et al. itself adds nothing: its value is this dual's minimum.)
+7. **the perspective (Boolean) bound** (Bertsimas, Cory-Wright & Pauphilet 2022; derivation in
+   :mod:`repro.optimal.perspective`), with ``root_perspective``: the l1 dual plus the multipliers of
+   the perspective constraints, ``lambda_max(C - V - W_s + diag(a)) + rho (k - 1) + topk(||w_i||^2 /
+   (4 a_i))``, minimized from the l1 dual's ``U``; its point replaces the l1 one at the nodes (the same
+   form: ``lambda_max(M_A)`` plus a constant).
 
 At the root the spannogram certificate (:func:`repro.spannogram_bound`, Asteris et al. 2014) is a further
 bound, and the incumbent is the best of a greedy forward selection, the truncated leading eigenvector and
@@ -97,6 +103,7 @@ _SEARCH_CONSTRAINTS = {
     "root_spannogram": ["boolean"],
     "verbose": ["boolean"],
     "root_dual": [IntInterval(0, None, closed="left")],
+    "root_perspective": [IntInterval(0, None, closed="left")],
 }
 
 
@@ -198,7 +205,8 @@ def optimal_sparse_pca(
     root_em: bool = True,
     root_spannogram: bool = True,
     verbose: bool = False,
-    root_dual: int = 0,
+    root_dual: int = 300,
+    root_perspective: int = 0,
 ) -> OptimalResult:
     """The optimal ``k``-sparse principal component, proven: ``max x'Cx``, ``||x|| = 1``, ``|x|_0 <= k``.
 
@@ -230,11 +238,17 @@ def optimal_sparse_pca(
         Use EMSparsePCA as a root incumbent, and the spannogram certificate as a root bound.
     verbose : bool, default False
         Print a progress line (nodes, open nodes, value, bound, gap) to stderr about every second.
-    root_dual : int, default 0
+    root_dual : int, default 300
         Iterations (one ``eigh`` of the ``p x p`` matrix each) of the l1 bound with its ``U`` optimized
-        (:func:`repro.optimal.l1_dual.l1_dual_bound`) at the root; every node then also bounds its
-        allowed features with that ``U``. 0: not used. On unstructured covariances it closes most of the
-        root gap that the clipped ``U`` leaves (300 iterations: Wishart p = 200, k = 5 from 7.8% to 0.9%).
+        (:func:`repro.optimal.l1_dual.l1_dual_bound`) at the root, run only when the cheaper root bounds
+        leave a gap, and within a quarter of ``time_limit`` (``repro.optimal.search.ROOT_DUAL_SHARE``);
+        every node then also bounds its allowed features with that ``U``. 0: not used. On unstructured
+        covariances it closes most of the root gap that the clipped ``U`` leaves (300 iterations:
+        Wishart p = 200, k = 5 from 7.8% to 0.9%).
+    root_perspective : int, default 0
+        Iterations of the perspective (Boolean) bound (:mod:`repro.optimal.perspective`) after the l1
+        dual, from its ``U``; where it ends lower, the nodes use its point instead. 0: not used (it
+        lowered the l1 dual's root bound by 0.3% of it on Arrhythmia, k = 20, for 200 more ``eigh``).
 
     Returns
     -------
@@ -295,7 +309,8 @@ def optimal_sparse_pca(
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
     kw = _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose)
-    res = _solve(C0, wide, k, t0=t0, root_dual=int(root_dual), **kw)
+    duals = {"root_dual": int(root_dual), "root_perspective": int(root_perspective)}
+    res = _solve(C0, wide, k, t0=t0, **duals, **kw)
     return _unscaled(res, s, power)
 
 
@@ -327,7 +342,8 @@ def optimal_sparse_pca_wide(
     root_em: bool = True,
     root_spannogram: bool = True,
     verbose: bool = False,
-    root_dual: int = 0,
+    root_dual: int = 300,
+    root_perspective: int = 0,
 ) -> dict[int, OptimalResult]:
     """The certified optimum at every cardinality ``1..k`` of wide data (fewer samples than features),
     never forming the ``p x p`` covariance.
@@ -348,8 +364,8 @@ def optimal_sparse_pca_wide(
         As in :func:`optimal_sparse_pca` (defaults False, True, True, False).
     gap : float, default 1e-6
         Relative tolerance of each cardinality's proof.
-    eig_limit, root_dual : int
-        As in :func:`optimal_sparse_pca` (defaults 40 and 0); ``root_dual`` at ``k`` only.
+    eig_limit, root_dual, root_perspective : int
+        As in :func:`optimal_sparse_pca` (defaults 40, 300 and 0); the last two at ``k`` only.
     time_limit : float, optional
         Seconds for the whole chain; past it the cardinalities below ``k`` are skipped and the search at
         ``k`` stops with its certified gap (``status`` "time_limit").
@@ -396,19 +412,21 @@ def optimal_sparse_pca_wide(
     k = check_int(k, "k", low=1, high=p)
     kw = _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose)
     levels: dict[int, OptimalResult] = {}
-    last = solve_wide(data, k, t0=t0, levels=levels, root_dual=int(root_dual), **kw)
+    duals = {"root_dual": int(root_dual), "root_perspective": int(root_perspective)}
+    last = solve_wide(data, k, t0=t0, levels=levels, **duals, **kw)
     levels.setdefault(k, last)  # Ctrl-C before the search at k ended: the result for k is the route's
     return {j: _unscaled(r, s, 2) for j, r in levels.items()}
 
 
 def _solve(C, D, k, *, nonneg, gap, time_limit, max_nodes=None, eig_limit=40, root_em=True,
-           root_spannogram=True, verbose=False, t0=None, root_dual=0) -> OptimalResult:  # fmt: skip
+           root_spannogram=True, verbose=False, t0=None, root_dual=0,
+           root_perspective=0) -> OptimalResult:  # fmt: skip
     """The search on a covariance ``C`` or centred wide data ``D`` (the other None) that the library checked
     or derived itself (a deflation): no validation here, so a deflated covariance whose round-off leaves an
     eigenvalue of -1e-16 is solved, not refused as a user's matrix would be."""
     t0 = time.perf_counter() if t0 is None else t0
     kw = dict(nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=max_nodes, eig_limit=eig_limit)
-    kw["root_dual"] = root_dual
+    kw["root_dual"], kw["root_perspective"] = root_dual, root_perspective
     if D is not None:
         return solve_wide(
             D, k, root_em=root_em, root_spannogram=root_spannogram, verbose=verbose, t0=t0, **kw

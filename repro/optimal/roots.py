@@ -12,7 +12,7 @@ import numpy as np
 from ..em_sparse_pca import em_sparse_pca
 from ..linalg import Covariance
 from ..spannogram import spannogram_bound
-from .dnn import DNN_MAX_FEATURES, dnn_bound
+from .dnn import DNN_MAX_FEATURES, _dnn_bound
 
 
 def _own(C: np.ndarray) -> Covariance:
@@ -53,7 +53,7 @@ def _spannogram_root(C: np.ndarray, k: int, nonneg: bool, incumbent: np.ndarray 
     except Exception:
         b = np.inf
     if nonneg and k > 1 and C.shape[0] <= DNN_MAX_FEATURES and _global_kkt(C, incumbent):
-        b = min(b, dnn_bound(C)[0])
+        b = min(b, _dnn_bound(C)[0])
     return b
 
 

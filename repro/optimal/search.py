@@ -15,11 +15,14 @@ from .._threads import blas_limited
 from ..linalg import canonical_sign
 from . import _kernels as _k
 from .l1_dual import l1_dual_bound
+from .perspective import perspective_bound
 
 __all__ = ["OptimalResult", "search"]
 
 _EPS = np.finfo(np.float64).eps
 CHAIN_BUDGET = 4  # the chain's searches at k - 1, k - 2, ... may spend this many times the nodes before it
+#: The root's optimized l1 dual (``root_dual`` iterations) may spend at most this share of a time limit.
+ROOT_DUAL_SHARE = 0.25
 
 
 @dataclass
@@ -141,6 +144,7 @@ def search(
     chain_after: int | None = 1500,
     chain_frac: float = 0.25,
     root_dual: int = 0,
+    root_perspective: int = 0,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
@@ -151,8 +155,11 @@ def search(
     the search at ``k - 1`` bounds every support holding a feature; ``None``: never), when
     :func:`_chain_pays` (at most ``chain_frac`` of the features would survive). ``root_dual``: iterations
     of :func:`~repro.optimal.l1_dual.l1_dual_bound` (the l1 bound with its ``U`` optimized, one
-    ``eigh`` each) at the root when the cheaper root bounds leave a gap (0: not used); every node then
-    also tries that ``U`` over its allowed features (:func:`~repro.optimal._kernels.dual_bound`)."""
+    ``eigh`` each, at most ``ROOT_DUAL_SHARE`` of ``time_limit``) at the root when the cheaper root bounds
+    leave a gap (0: not used); every node then also tries that ``U`` over its allowed features
+    (:func:`~repro.optimal._kernels.dual_bound`). ``root_perspective``: iterations of
+    :func:`~repro.optimal.perspective.perspective_bound` from that ``U`` after it (0: not used); where it
+    ends lower, its point replaces the l1 one at the nodes."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -185,8 +192,13 @@ def search(
         if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
             root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro.optimal.roots
         if root_dual > 0 and k > 1 and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
-            left = None if time_limit is None else max(t0 + time_limit - time.perf_counter(), 0.0)
-            bd, U, rho = l1_dual_bound(C, k, nonneg=nonneg, iters=root_dual, time_limit=left)
+            # both duals within ROOT_DUAL_SHARE of a time limit: the nodes get the rest
+            end = None if time_limit is None else time.perf_counter() + ROOT_DUAL_SHARE * time_limit
+
+            def left():
+                return None if end is None else max(min(end, t0 + time_limit) - time.perf_counter(), 0.0)
+
+            bd, U, rho = l1_dual_bound(C, k, nonneg=nonneg, iters=root_dual, time_limit=left())
             root_bound = min(root_bound, bd)
             dual_M = np.ascontiguousarray(C - U)
             # rho (k - 1) and the rounding of C - U (module docstring of repro.optimal.l1_dual) and of
@@ -194,6 +206,13 @@ def search(
             dual_add = rho * (k - 1) + _EPS * (
                 2.0 * float(np.linalg.norm(dual_M)) + 8.0 * (bd + rho * (k - 1))
             )
+            if root_perspective > 0 and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
+                bp, M, add = perspective_bound(
+                    C, k, U, nonneg=nonneg, iters=root_perspective, time_limit=left()
+                )
+                if bp < bd:  # its point replaces the l1 one at the nodes (the same kernel: M_A plus add)
+                    root_bound = min(root_bound, bp)
+                    dual_M, dual_add = np.ascontiguousarray(M), add + 8.0 * _EPS * (bp + add)
     except KeyboardInterrupt:
         status = "interrupted"
     if lam is None or status == "interrupted":  # stopped at the root: its incumbent and bound
@@ -253,8 +272,9 @@ def search(
                         C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
                         eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,
                         l1_evals=l1_evals, branch_l1=branch_l1, l1_split=l1_split, chain_after=0,
-                        chain_frac=chain_frac, root_dual=root_dual,
-                    )  # fmt: skip
+                        chain_frac=chain_frac,
+                    )  # fmt: skip (no root dual: every level of the chain would spend its own, and on
+                    # Arrhythmia k = 15 and 20 with 300 iterations the levels' roots took the whole 300 s)
                     chain["U"] = sub.upper_bound / scale  # exact: scale is a power of 2
                     counts[_k.CHAIN_NODES] += sub.n_nodes
                     n_nodes += sub.n_nodes

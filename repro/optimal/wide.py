@@ -280,14 +280,16 @@ def solve_wide(
     t0: float,
     max_candidates: int = MAX_CANDIDATES,
     levels: dict | None = None,
-    root_dual: int = 0,
+    root_dual: int = 300,
+    root_perspective: int = 0,
 ) -> OptimalResult:
     """The wide route on data ``X`` (n, p) that the door checked and scaled, ``n < p``: the cardinalities
     ``1..k`` in turn, each screened with the bounds of the module docstring (and the previous one's upper
     bound), then searched over its candidates (``C_R`` only). ``max_nodes`` limits each cardinality's
     search; ``time_limit`` the whole. ``levels``, when a dict, receives each cardinality's result
     (``levels[j]``; a cardinality skipped for the time limit is not there).
-    ``root_dual``: the optimized l1 dual's iterations at the root of the last cardinality's search."""
+    ``root_dual``, ``root_perspective``: the optimized l1 dual's and the perspective bound's iterations
+    at the root of the last cardinality's search."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     G = (X - X.mean(axis=0)) / np.sqrt(n - 1)  # C = G'G is Covariance.from_data(X) (ddof = 1)
@@ -305,7 +307,7 @@ def solve_wide(
             res = _one_cardinality(
                 G, d, lam, V, cov, j, nonneg, gap, time_limit, max_nodes, eig_limit, root_em and j == k,
                 root_spannogram and j == k, verbose, t0, max_candidates, ub_prev, prev,
-                root_dual if j == k else 0,
+                root_dual if j == k else 0, root_perspective if j == k else 0,
             )  # fmt: skip
             total_nodes += res.n_nodes
             if levels is not None:
@@ -335,7 +337,7 @@ def _interrupted(G, d, lam, V, k, nonneg, gap, res, n_nodes, t0) -> OptimalResul
 
 def _one_cardinality(
     G, d, lam, V, cov, k, nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose,
-    t0, max_candidates, ub_prev, prev, root_dual=0,
+    t0, max_candidates, ub_prev, prev, root_dual=300, root_perspective=0,
 ) -> OptimalResult:  # fmt: skip
     """One cardinality of :func:`solve_wide`; ``ub_prev`` bounds the optimum at ``k - 1``, so
     ``U_i <= ub_prev + C_ii`` (``||G_S||^2 <= ||G_{S - i}||^2 + ||g_i||^2``)."""
@@ -400,6 +402,7 @@ def _one_cardinality(
             verbose=verbose,
             t0=time.perf_counter(),
             root_dual=root_dual,
+            root_perspective=root_perspective,
         )
         n_nodes = res.n_nodes
         for name, c in res.prunes.items():
