@@ -179,3 +179,9 @@ def test_the_installed_list_is_shown_compactly_and_compared_by_verify():
     assert any(line.startswith("  * installed.scipy") and "1.16.0" in line for line in pair)
     assert not any("installed.numpy" in line for line in pair)  # equal ones are counted, not listed
     assert pair[-1].strip() == "(and 1 installed distribution(s) of the same version on both sides)"
+    older = {k: v for k, v in env.items() if k != "installed"}  # a record from before the list: unknown
+    assert environment.differences(older, other) == []
+    pair = environment.render_pair(older, other, "reference", "this run").splitlines()
+    assert pair[0] == "environments: 0 field(s) differ (marked *)"
+    assert not any("installed." in line for line in pair)
+    assert pair[-1].strip() == "(installed distributions not compared: one side records them, this run)"

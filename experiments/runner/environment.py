@@ -327,9 +327,17 @@ def markdown(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _comparable(old: dict, new: dict) -> tuple[dict[str, str], dict[str, str]]:
+    """Both records flat, without the installed distributions when one side has no list of them (a
+    record written before the runner recorded them): unknown there, not different."""
+    if not (old.get("installed") and new.get("installed")):
+        old, new = ({k: v for k, v in e.items() if k != "installed"} for e in (old, new))
+    return _flat(old), _flat(new)
+
+
 def differences(old: dict, new: dict) -> list[str]:
     """The fields (``packages.numpy``, ``blas[0].architecture``...) whose values differ."""
-    a, b = _flat(old), _flat(new)
+    a, b = _comparable(old, new)
     return [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
 
 
@@ -345,7 +353,7 @@ def render_pair(old: dict | None, new: dict | None, old_label: str, new_label: s
         width = max(len(k) for k in flat)
         lines = [f"environment of {label} ({other} has no {JSON_NAME}, so nothing to compare it with):"]
         return "\n".join(lines + [f"    {k:<{width}}  {v}" for k, v in flat.items()])
-    a, b = _flat(old), _flat(new)
+    a, b = _comparable(old, new)
     keys = list(dict.fromkeys([*a, *b]))
     differ = [k for k in keys if a.get(k) != b.get(k)]
     # the installed distributions are listed only where they differ: the dependencies are under packages.*
@@ -363,6 +371,9 @@ def render_pair(old: dict | None, new: dict | None, old_label: str, new_label: s
         lines.append(f"  {mark} {k:<{width}}  {a.get(k, '-'):<{vw}}  {b.get(k, '-')}")
     if n_installed:
         lines.append(f"    (and {n_installed} installed distribution(s) of the same version on both sides)")
+    elif bool(old.get("installed")) != bool(new.get("installed")):
+        side = old_label if old.get("installed") else new_label
+        lines.append(f"    (installed distributions not compared: one side records them, {side})")
     return "\n".join(lines)
 
 
