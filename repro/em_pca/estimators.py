@@ -315,6 +315,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
         # ("auto" falls back to Roweis' iteration when X has missing values).
         oversampled = isinstance(self.n_oversamples, numbers.Integral) and self.n_oversamples > 0
         tags.input_tags.allow_nan = not oversampled
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
         if oversampled:
             why = (
                 "fit refuses NaN with n_oversamples > 0 (complete data only), but transform still takes "
@@ -730,6 +731,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (fit, transform and score)
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
         return tags
 
     def _check_X(self, X):

@@ -376,6 +376,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (Roweis' generalized E-step)
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
         return tags
 
     def transform(self, X):
