@@ -126,6 +126,7 @@ def test_empca_equals_the_dense_fit(fmt, k):
     np.testing.assert_allclose(est.explained_variance_ratio_, dense.explained_variance_ratio_, rtol=1e-10)
     np.testing.assert_allclose(est.mean_, dense.mean_, atol=1e-14)
     np.testing.assert_allclose(est.transform(FORMATS[fmt](X)), dense.transform(X), atol=1e-9)
+    assert est.score(FORMATS[fmt](X)) == pytest.approx(dense.score(X), rel=1e-10)
 
 
 def test_empca_converges_to_the_eigenvectors_of_the_covariance():
@@ -161,6 +162,7 @@ def test_em_sparse_pca_equals_the_dense_fit(operator, nonneg):
     np.testing.assert_allclose(est.explained_variance_, dense.explained_variance_, rtol=1e-10)
     np.testing.assert_array_equal(est.cardinality_, dense.cardinality_)
     np.testing.assert_allclose(est.transform(sp.csr_matrix(X)), dense.transform(X), atol=1e-9)
+    assert est.score(sp.csc_matrix(X)) == pytest.approx(dense.score(X), rel=1e-10)
     for h, g in zip(est.history_, dense.history_, strict=True):
         np.testing.assert_allclose(h, g, rtol=1e-9, atol=1e-12)
 
