@@ -52,18 +52,43 @@ BLOCK_BYTES = 4 * 2**20
 DENSE_EIGH_MAX = 2048
 
 
-def _column_of_entries(X) -> np.ndarray:
-    """The column index of every stored value of a CSR or CSC matrix, in storage order."""
-    if X.format == "csr":
-        return X.indices
-    return np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
+#: The per-column sums over the stored entries run over this many entries at a time, so their temporaries
+#: (column indices, deviations) stay at a few MiB instead of a multiple of the matrix.
+ENTRY_CHUNK = 2**19
+
+
+def _entry_chunks(X):
+    """``(columns, values)`` of the stored entries of a CSR or CSC matrix, :data:`ENTRY_CHUNK` at a time."""
+    for a in range(0, X.nnz, ENTRY_CHUNK):
+        b = min(a + ENTRY_CHUNK, X.nnz)
+        if X.format == "csr":
+            cols = X.indices[a:b]
+        else:  # the column of entry e is the last c with indptr[c] <= e
+            cols = np.searchsorted(X.indptr, np.arange(a, b), side="right") - 1
+        yield cols, X.data[a:b]
+
+
+def _per_column(X, fn) -> np.ndarray:
+    """``sum over the stored entries of column j of fn(columns, values)``, for every column j."""
+    p = X.shape[1]
+    out = np.zeros(p)
+    for cols, vals in _entry_chunks(X):
+        out += np.bincount(cols, weights=fn(cols, vals), minlength=p)
+    return out
+
+
+def _stored(X) -> np.ndarray:
+    """The stored entries per column (counted in chunks: ``np.bincount`` of all the int32 indices at once
+    would make an int64 copy of them)."""
+    if X.format == "csc":
+        return np.diff(X.indptr)
+    return _per_column(X, lambda cols, vals: np.ones(vals.size))
 
 
 def column_stats(X) -> tuple[np.ndarray, np.ndarray]:
     """``(mean, m2)``: the column means and centred sums of squares (:func:`centred_ss`) of a sparse ``X``
     (CSR or CSC)."""
-    n, p = X.shape
-    mean = np.bincount(_column_of_entries(X), weights=X.data, minlength=p) / n
+    mean = _per_column(X, lambda cols, vals: vals) / X.shape[0]
     return mean, centred_ss(X, mean)
 
 
@@ -71,11 +96,27 @@ def centred_ss(X, mean: np.ndarray) -> np.ndarray:
     """``m2_j = sum over the stored entries of (x - mean_j)^2 + (n - stored_j) mean_j^2``: the sums of
     squares of the dense columns centred at ``mean``, without cancellation (stored zeros count as stored
     entries, correctly)."""
+    stored = _stored(X)
+    m2 = _per_column(X, lambda cols, vals: (vals - mean[cols]) ** 2)
+    return m2 + (X.shape[0] - stored) * mean * mean
+
+
+def _all_constant(X) -> bool:
+    """Whether every column of a sparse ``X`` is constant (its unstored entries are zeros): a column is
+    when it stores nothing, or stores one value only and that value is 0 or fills the column."""
     n, p = X.shape
-    cols = _column_of_entries(X)
-    dev = X.data - mean[cols]
-    stored = np.bincount(cols, minlength=p)
-    return np.bincount(cols, weights=dev * dev, minlength=p) + (n - stored) * mean * mean
+    first = np.zeros(p)
+    for cols, vals in _entry_chunks(X):  # some stored value of each column (the last write wins)
+        first[cols] = vals
+    mismatch = _per_column(X, lambda cols, vals: (vals != first[cols]).astype(np.float64))
+    stored = _stored(X)
+    constant = (stored == 0) | ((mismatch == 0) & ((stored == n) | (first == 0)))
+    return bool(constant.all())
+
+
+def _max_abs_values(X) -> float:
+    """``max |stored value|`` without an ``|X.data|`` temporary (0 when nothing is stored)."""
+    return max(float(X.data.max()), -float(X.data.min())) if X.nnz else 0.0
 
 
 def sparse_door(X, method: str, name: str = "X", *, min_samples: int = 2, min_features: int = 1):
@@ -83,12 +124,9 @@ def sparse_door(X, method: str, name: str = "X", *, min_samples: int = 2, min_fe
     without variance, and the power of two ``s`` to divide it by (1.0 for ordinarily scaled data, as
     :func:`repro._validation.check_scale` for arrays). Returns ``(X, s)``."""
     X = check_sparse(X, name, min_samples=min_samples, min_features=min_features)
-    if X.shape[0] >= 2:
-        top = np.asarray(X.max(axis=0).todense()).ravel()
-        low = np.asarray(X.min(axis=0).todense()).ravel()  # implicit zeros count (scipy's max / min)
-        if np.all(top == low):
-            check_has_variance(np.zeros((2, 1)), method, name)  # the one wording of that refusal
-    s = _scale_for(float(np.max(np.abs(X.data)))) if X.nnz else 1.0
+    if X.shape[0] >= 2 and _all_constant(X):
+        check_has_variance(np.zeros((2, 1)), method, name)  # the one wording of that refusal
+    s = _scale_for(_max_abs_values(X))
     return (X if s == 1.0 else X / s), s
 
 
@@ -246,8 +284,7 @@ class CentredSparse:
 
     def max_abs(self) -> float:
         """The largest magnitude of the data and its means (what the scale of the products depends on)."""
-        top = float(np.max(np.abs(self.X.data))) if self.X.nnz else 0.0
-        return max(top, float(np.max(np.abs(self.mean))) if self.mean.size else 0.0)
+        return max(_max_abs_values(self.X), float(np.max(np.abs(self.mean))) if self.mean.size else 0.0)
 
     # ----- deflation
     def deflate(self, w, method: str = "projection") -> CentredSparse:
@@ -315,10 +352,16 @@ def row_centred_ss(X, mean: np.ndarray) -> np.ndarray:
     """``|x_i - mean|^2`` of every sparse row: the stored entries' ``(x - mean_j)^2`` plus ``mean_j^2``
     over the row's unstored columns (``|mean|^2`` minus those of its stored columns)."""
     X = X.tocsr() if X.format != "csr" else X
-    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    dev = X.data - mean[X.indices]
-    stored = np.bincount(rows, weights=mean[X.indices] ** 2, minlength=X.shape[0])
-    return np.bincount(rows, weights=dev * dev, minlength=X.shape[0]) + (float(mean @ mean) - stored)
+    n = X.shape[0]
+    dev2, mu2 = np.zeros(n), np.zeros(n)
+    step = max(1, ENTRY_CHUNK * n // max(X.nnz, 1))  # rows of about ENTRY_CHUNK stored entries
+    for a in range(0, n, step):
+        B = X[a : a + step]
+        rows = np.repeat(np.arange(B.shape[0]), np.diff(B.indptr))
+        m = mean[B.indices]
+        dev2[a : a + B.shape[0]] = np.bincount(rows, weights=(B.data - m) ** 2, minlength=B.shape[0])
+        mu2[a : a + B.shape[0]] = np.bincount(rows, weights=m * m, minlength=B.shape[0])
+    return dev2 + (float(mean @ mean) - mu2)
 
 
 def centred_rows(X, mean: np.ndarray, W: np.ndarray) -> np.ndarray:
