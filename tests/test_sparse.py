@@ -95,6 +95,28 @@ def test_centred_sums_of_squares_have_no_cancellation():
     np.testing.assert_allclose(row_centred_ss(X, mean), ((D - mean) ** 2).sum(axis=1), rtol=1e-12)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_the_sums_over_chunks_of_entries_equal_the_dense_sums(monkeypatch, fmt):
+    """Chunks of 7 stored entries (columns and rows split across chunks): means, centred sums of squares,
+    row norms and the constant-column test against the dense array."""
+    import repro._sparse as rs
+
+    monkeypatch.setattr(rs, "ENTRY_CHUNK", 7)
+    D = _counts(40, 9, density=0.5)
+    D[:, 3] = 2.5  # a constant column that stores every entry
+    X = FORMATS[fmt](D)
+    mean, m2 = rs.column_stats(X)
+    np.testing.assert_allclose(mean, D.mean(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(m2, ((D - D.mean(axis=0)) ** 2).sum(axis=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(row_centred_ss(X, mean), ((D - mean) ** 2).sum(axis=1), rtol=1e-12)
+    assert not rs._all_constant(X)
+    C = np.zeros((30, 4))
+    C[:, 1], C[:, 2] = 3.0, 0.0
+    assert rs._all_constant(FORMATS[fmt](C))
+    C[5, 0] = 1.0
+    assert not rs._all_constant(FORMATS[fmt](C))
+
+
 def test_the_source_products_equal_the_dense_ones():
     X = _counts(80, 12)
     src = SparseSource(sp.csr_matrix(X))
