@@ -31,8 +31,8 @@ Two parts:
 Sizes: full (a) ``5 10^4 x 2 10^4`` at about 1% (1.2 10^7 stored entries, a 140 MB CSR; the dense
 array would be 8 GB). A large single-cell atlas is ``10^6 x 2 10^4``: that CSR (2.4 GB) fits in memory,
 but the benchmark would not fit in about 10 minutes on two cores: one ``EMPCA(20)`` fit there is
-extrapolated (not measured) at 15-20 minutes single-threaded, 20 times this size's fit (the cost of an
-iteration is linear in the stored entries, about 60 iterations here), and the goal's timing needs
+extrapolated (not measured) at about 25 minutes single-threaded, 20 times this size's fit (78 s, 78
+iterations; the cost of an iteration is linear in the stored entries), and the goal's timing needs
 repeats. (b) ``5000 x 1500``. ``--quick``: (a) ``4000 x 1000``, (b) ``1000 x 300``; at these sizes the
 fixed terms of the fits (``p x p`` matrices of the start, ``N x 30`` products) outweigh the tiny CSR, so
 the memory goals are missed there by construction: they are goals of the full size.
