@@ -12,7 +12,7 @@ from sklearn.utils import Tags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_latent, check_n_features, is_dask, unscale
+from ._validation import check_latent, check_n_features, is_dask, is_sparse, unscale
 
 __all__ = [
     "NONNEG_REAL",
@@ -207,7 +207,10 @@ class VarianceScoreMixin:
         from .linalg import Covariance, span_variances  # linalg sits above this module
 
         check_is_fitted(self, "components_")
-        X = check_n_features(self, X, allow_nan=True)
+        X = check_n_features(self, X, allow_nan=True, sparse=True)
+        if is_sparse(X):  # the centring implicit in the operator, never densified
+            cov = Covariance._from_sparse(X, ddof=0, mean=np.asarray(self.mean_, dtype=np.float64))
+            return max(float(span_variances(self.components_, cov)[-1]), 0.0)
         if np.isnan(X).any():
             raise ValueError(
                 "X holds NaN: score needs complete rows (the variance of missing entries is not defined); "

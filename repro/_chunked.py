@@ -13,6 +13,8 @@ once (in :mod:`repro.em_pca` and :mod:`repro.em_sparse_pca`, beside their method
   another 8 GB). With missing values the completed data are kept between passes (``cache``), so the
   e-step starts from the previous fills.
 * :class:`BlockSource`, row blocks produced again by a callable for every pass (``fit_blocks``).
+* :class:`repro._sparse.SparseSource`, a scipy sparse matrix (CSR or CSC), its centring implicit in the
+  products (``Y Q = X Q - 1 (mu' Q)``), never densified.
 * :class:`DaskSource`, a ``dask.array`` (and so anything Dask wraps: ``numpy.memmap``, Zarr, HDF5), on any
   scheduler (threads, processes, a ``dask.distributed`` cluster; the array persisted or not). A pass is
   built on Dask's public API only: the array's blocks as ``dask.delayed`` objects (``X.to_delayed()``,
@@ -56,7 +58,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ._validation import _head, is_dask
+from ._sparse import SparseSource
+from ._validation import _head, is_dask, is_sparse
 
 __all__ = [
     "BLOCK_BYTES",
@@ -65,6 +68,7 @@ __all__ = [
     "BlockSource",
     "DaskSource",
     "DenseSource",
+    "SparseSource",
     "as_source",
     "check_client_matrix",
     "check_dask_array",
@@ -573,6 +577,13 @@ def check_dask_array(X, name: str = "X") -> None:
             f"{name} is a Dask array of dtype {X.dtype} ({what}); these methods need real numbers: pass "
             f"{name}.astype('float64')" + (f" or {name}.real" if kind == "c" else "") + "."
         )
+    if is_sparse(getattr(X, "_meta", None)):
+        raise ValueError(
+            f"{name} is a Dask array of scipy.sparse chunks, which these methods do not read chunk by "
+            f"chunk. Pass {name}.compute() (one scipy sparse matrix: EMPCA, SensiblePCA and EMSparsePCA "
+            f"fit it without a dense copy) if it fits in memory, or dense chunks "
+            f"({name}.map_blocks(lambda b: b.toarray(), dtype='float64'))."
+        )
     if np.isnan(X.shape[1]):
         raise ValueError(
             f"{name} has an unknown number of features (chunks {X.chunks[1]}, e.g. after boolean "
@@ -929,10 +940,15 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
 
 
 def as_source(X, name: str = "X", *, min_samples: int = 2, min_features: int = 1):
-    """A :class:`DaskSource` for a Dask array, else a :class:`DenseSource` of the validated array (NaN
-    allowed: missing entries; at least ``min_samples`` rows and ``min_features`` columns)."""
+    """A :class:`DaskSource` for a Dask array, a :class:`SparseSource` for a scipy sparse matrix, else a
+    :class:`DenseSource` of the validated array (NaN allowed: missing entries; at least ``min_samples``
+    rows and ``min_features`` columns)."""
     if is_dask(X):
         return DaskSource(X, name, min_samples=min_samples, min_features=min_features)
+    if is_sparse(X):
+        from ._validation import check_sparse
+
+        return SparseSource(check_sparse(X, name, min_samples=min_samples, min_features=min_features), name)
     from ._validation import check_array
 
     return DenseSource(

@@ -11,13 +11,13 @@ import functools
 
 import numpy as np
 
-from ._validation import _max_abs, _scale_for, check_array, check_has_variance, is_dask
+from ._validation import _max_abs, _scale_for, check_array, check_has_variance, is_dask, is_sparse
 from .linalg import Covariance
 
 __all__ = ["rescaled"]
 
 
-def rescaled(unscale_result, method: str | None = None, *, check=None, covariance: bool = False):
+def rescaled(unscale_result, method: str | None = None, *, check=None, covariance: bool = False, sparse=None):
     """Decorate a function of data ``X`` (first argument) so badly scaled data are fitted as ``X / s``.
 
     The wrapper validates ``X`` (NaN allowed; the function applies its own rules; a
@@ -35,6 +35,10 @@ def rescaled(unscale_result, method: str | None = None, *, check=None, covarianc
     ``covariance``: a :class:`repro.linalg.Covariance` backed by data is rescaled too (the function gets
     :meth:`repro.linalg.Covariance.rescaled`'s operator on the data ``/ s``; ``shape`` is then None): its
     dense form or products would overflow for data near 1e160. A given matrix is passed through.
+
+    ``sparse``: the function's check of a scipy sparse ``X`` (``sparse(X)`` returns ``(X, s)``, e.g.
+    :func:`repro._sparse.sparse_door`), for the functions that fit sparse matrices without densifying;
+    without it a sparse ``X`` goes to ``check``, which refuses it with the reason.
     """
 
     def deco(func):
@@ -46,6 +50,10 @@ def rescaled(unscale_result, method: str | None = None, *, check=None, covarianc
                     return unscale_result(func(op, *args, **kwargs), s, None)
             if isinstance(X, Covariance) or is_dask(X):  # chunked data: read by the function
                 return func(X, *args, **kwargs)
+            if sparse is not None and is_sparse(X):  # checked, never densified; X / s exactly
+                arr, s = sparse(X)
+                out = func(arr, *args, **kwargs)
+                return out if s == 1.0 else unscale_result(out, s, arr.shape)
             if check is not None:  # the function's validation, once, here
                 arr = check(X)
             else:  # a float64 array is checked by the function itself (no second pass here)

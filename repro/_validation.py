@@ -5,7 +5,8 @@ Each check returns a clean value (float64 arrays, ints, a ``np.random.Generator`
 wrapper calls these first, then hands plain arrays to the kernel.
 
 What every array input gets (:func:`check_array`, :func:`as_float`): complex values are refused (never cut
-to their real part), scipy sparse matrices are refused with a pointer to ``.toarray()``, ``pd.NA``,
+to their real part), scipy sparse matrices are refused with the reason and what to pass (the estimators
+that fit them without a dense copy take them through :func:`check_sparse` instead), ``pd.NA``,
 pandas nullable dtypes and the masked entries of a ``numpy.ma.MaskedArray`` read as NaN (a missing value
 where the method takes them, refused with the reason where it does not), non-numeric entries raise
 :class:`NonNumericError` (a ``TypeError`` and a ``ValueError``). Shape errors use scikit-learn's
@@ -55,9 +56,11 @@ __all__ = [
     "check_random_state",
     "check_real",
     "check_scale",
+    "check_sparse",
     "check_symmetric",
     "check_vector",
     "is_dask",
+    "is_sparse",
     "refuse_dask",
     "unscale",
     "warn_not_converged",
@@ -95,8 +98,10 @@ def _as_float_array(X, name: str, *, allow_masked: bool = False) -> np.ndarray:
         )
     if _is_sparse(X):
         raise ValueError(
-            f"{name} is a scipy sparse matrix ({type(X).__name__}); sparse input is not supported by this "
-            f"method. Pass a dense array, e.g. {name}.toarray()."
+            f"{name} is a scipy sparse matrix ({type(X).__name__}), which this method does not take: it "
+            f"reads the entries of a dense array (or a dense covariance) directly. Pass {name}.toarray() if "
+            "it fits in memory, or fit EMPCA, SensiblePCA or EMSparsePCA, which take sparse matrices "
+            f"without a dense copy (and repro.Covariance.from_data({name}) as the covariance operator)."
         )
     pd = sys.modules.get("pandas")  # pandas objects only exist if pandas was imported
     if pd is not None and isinstance(X, (pd.DataFrame, pd.Series)):
@@ -160,6 +165,86 @@ def is_dask(X) -> bool:
 def _is_sparse(X) -> bool:
     sp = sys.modules.get("scipy.sparse")
     return sp is not None and sp.issparse(X)
+
+
+def is_sparse(X) -> bool:
+    """Whether ``X`` is a scipy sparse matrix or array (without importing scipy.sparse when it is not
+    loaded)."""
+    return _is_sparse(X)
+
+
+def check_sparse(X, name: str = "X", *, min_samples: int = 1, min_features: int = 1):
+    """``X``, a scipy sparse matrix, as a CSR or CSC matrix of float64 values, never densified.
+
+    CSR and CSC are kept in their format (the products of the EM read either); every other format (COO,
+    LIL, DOK, BSR, DIA) is converted to CSR once, duplicate entries of a COO summed as scipy does. Integer
+    and boolean values are cast to float64 (a copy of the stored values only); float64 input is used as
+    it is, not copied. Stored zeros are entries like any other (they change no product). The unstored
+    entries are zeros, not missing values, so NaN among the stored values is refused (missing entries are
+    supported in dense input only, as NaN); infinite values are refused; complex values too. Duplicate
+    entries of a non-canonical CSR or CSC matrix are summed on a copy (what its products mean).
+
+    Parameters
+    ----------
+    X : scipy sparse matrix or array, shape (n_samples, n_features)
+    name : str
+        The argument's name, used in error messages.
+    min_samples, min_features : int
+        Smallest accepted shape.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix or csc_matrix (or the ``*_array`` forms)
+        Float64 values, canonical format (sorted indices, no duplicates).
+    """
+    import scipy.sparse as sp
+
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got a sparse array of shape {X.shape}")
+    if X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    kind = X.dtype.kind
+    if kind == "c":
+        raise ValueError(
+            f"{name} is a sparse matrix of complex values. Complex data not supported: these methods are "
+            f"defined for real data. Pass {name}.real if the imaginary part is round-off."
+        )
+    if kind not in "biuf":
+        raise NonNumericError(f"{name} is a sparse matrix of dtype {X.dtype}; pass real numbers.")
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if not X.has_canonical_format:  # duplicate entries summed, on a copy (never the caller's matrix)
+        X = X.copy()
+        X.sum_duplicates()
+    n, p = X.shape
+    if n < min_samples:
+        raise ValueError(
+            f"{name} has {n} sample(s) (shape={X.shape}) while a minimum of {min_samples} is required; "
+            "pass more samples."
+        )
+    if p < min_features:
+        raise ValueError(
+            f"{name} has {p} feature(s) (shape={X.shape}) while a minimum of {min_features} is required; "
+            "pass more features."
+        )
+    values = X.data
+    if not _all_finite(values):
+        coo = sp.coo_matrix(X)
+        bad = ~np.isfinite(coo.data)
+        rows, cols = coo.row[bad], coo.col[bad]
+        if np.isnan(coo.data[bad]).any():
+            raise ValueError(
+                f"{name} is a sparse matrix with NaN among its stored values (rows {_head(rows)}, columns "
+                f"{_head(cols)}). Missing values are supported in dense input only (NaN in a NumPy array; "
+                "in a sparse matrix the entries not stored are zeros, not missing): impute the NaN (e.g. "
+                f"set {name}.data[np.isnan({name}.data)] = 0 if they mean zero), or pass "
+                f"{name}.toarray() to EMPCA, SensiblePCA or EMSparsePCA, which fit NaN as missing."
+            )
+        raise ValueError(
+            f"{name} holds infinite values (rows {_head(rows)}, columns {_head(cols)}); "
+            "remove or replace them before fitting."
+        )
+    return X
 
 
 def _refuse_complex(X: np.ndarray, name: str) -> None:
@@ -248,9 +333,10 @@ def _check_array(X, name, *, allow_nan, min_samples, min_features=1, copy=False)
     return np.ascontiguousarray(arr), finite
 
 
-def check_n_features(estimator, X, name: str = "X", **check_array_kwargs) -> np.ndarray:
+def check_n_features(estimator, X, name: str = "X", *, sparse: bool = False, **check_array_kwargs):
     """``X`` for a method of a fitted estimator: its columns checked as scikit-learn checks them, its
-    values converted by :func:`check_array` (keywords passed on).
+    values converted by :func:`check_array` (keywords passed on), or with ``sparse=True`` a scipy sparse
+    ``X`` by :func:`check_sparse` (kept sparse).
 
     The column names of a DataFrame against ``feature_names_in_`` first (renamed, reordered, missing or
     unseen columns are refused naming them, as scikit-learn's own estimators do), then the conversion,
@@ -261,7 +347,10 @@ def check_n_features(estimator, X, name: str = "X", **check_array_kwargs) -> np.
     from sklearn.utils.validation import _check_feature_names, _check_n_features
 
     _check_feature_names(estimator, X, reset=False)
-    arr = check_array(X, name, **check_array_kwargs)
+    if sparse and _is_sparse(X):
+        arr = check_sparse(X, name)
+    else:
+        arr = check_array(X, name, **check_array_kwargs)
     _check_n_features(estimator, arr, reset=False)
     return arr
 

@@ -25,6 +25,11 @@ read through the one data layer of the EM methods, :mod:`repro._chunked`: a sour
 in one task per chunk and sums the results (one pass per iteration); the ``D x D`` covariance of chunked
 data is formed in one such pass (:func:`repro._chunked.gram_chunk`) and wrapped here with
 ``Covariance(matrix=...)``.
+
+A scipy sparse ``X`` (CSR or CSC) backs the operator without a dense copy: ``data`` is then a
+:class:`repro._sparse.CentredSparse`, the centring implicit in every product (``X W - 1 (mu' W)``), the
+``D x D`` matrix formed only when a method asks for it (:meth:`Covariance.dense`), eigenpairs by Lanczos
+on the operator above :data:`repro._sparse.DENSE_EIGH_MAX`.
 """
 
 from __future__ import annotations
@@ -35,15 +40,19 @@ import scipy.linalg.lapack
 
 from ._dense import center, projection_deflate, schur_deflate, standardize
 from ._linalg_kernels import centred_scaled, lanczos_top, support_matvec
+from ._sparse import DENSE_EIGH_MAX, CentredSparse
 from ._validation import (
     _max_abs,
+    _scale_for,
     check_array,
     check_bool,
     check_covariance_args,
     check_int,
     check_scale,
+    check_sparse,
     check_symmetric,
     check_vector,
+    is_sparse,
     unscale,
 )
 
@@ -84,7 +93,12 @@ SPARSE_DATA_FRACTION = 32
 
 
 def choose_operator(
-    n_samples: int, n_features: int, *, n_vectors: int = 1, n_iter: int = DEFAULT_ITERATIONS
+    n_samples: int,
+    n_features: int,
+    *,
+    n_vectors: int = 1,
+    n_iter: int = DEFAULT_ITERATIONS,
+    nnz: int | None = None,
 ) -> str:
     """The cheaper way to apply a sample covariance ``n_iter`` times to ``n_vectors`` vectors.
 
@@ -94,7 +108,9 @@ def choose_operator(
     * ``"covariance"``: ``N D^2 / BLAS3_GAIN + T * D^2 R`` (form ``C`` once, then ``C w``).
 
     The covariance wins when ``D < 2N`` and the iterations amortize its formation; ``N < D`` always
-    keeps the data (``C`` would be larger than ``X`` and each product dearer).
+    keeps the data (``C`` would be larger than ``X`` and each product dearer). Sparse data (``nnz``
+    stored entries) cost ``T * 2 nnz R`` through the data, and forming ``C`` from their densified row
+    blocks costs what it costs for dense data.
 
     Parameters
     ----------
@@ -104,6 +120,8 @@ def choose_operator(
         Vectors per product (``R``; the number of components updated together).
     n_iter : int, default DEFAULT_ITERATIONS
         Expected number of products (``T``).
+    nnz : int, optional
+        The stored entries of sparse data (``None``: dense, ``N D``).
 
     Returns
     -------
@@ -123,7 +141,7 @@ def choose_operator(
     'data'
     """
     N, D, R, T = float(n_samples), float(n_features), float(max(n_vectors, 1)), float(max(n_iter, 1))
-    cost_data = T * 2.0 * N * D * R
+    cost_data = T * 2.0 * (N * D if nnz is None else float(nnz)) * R
     cost_cov = N * D * D / BLAS3_GAIN + T * D * D * R
     return "covariance" if cost_cov < cost_data else "data"
 
@@ -216,6 +234,10 @@ class Covariance:
     ) -> Covariance:
         """Sample covariance of ``X`` (rows are samples), centred unless ``center=False``.
 
+        ``X`` may be a scipy sparse matrix (CSR, CSC; other formats converted to CSR once): the operator
+        then goes through ``X`` itself with the centring implicit, never a dense copy of it
+        (``operator="covariance"`` forms the ``D x D`` matrix from densified row blocks).
+
         Parameters
         ----------
         operator : {"data", "covariance", "auto"}
@@ -228,8 +250,17 @@ class Covariance:
         """
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
-        X = check_array(X, name, min_samples=ddof + 1)
         center = check_bool(center, "center")
+        if is_sparse(X):
+            return cls._from_sparse(
+                check_sparse(X, name, min_samples=ddof + 1),
+                center=center,
+                ddof=ddof,
+                operator=operator,
+                n_vectors=n_vectors,
+                n_iter=n_iter,
+            )
+        X = check_array(X, name, min_samples=ddof + 1)
         return cls._from_valid(
             X, center=center, ddof=ddof, operator=operator, n_vectors=n_vectors, n_iter=n_iter, name=name
         )
@@ -276,6 +307,23 @@ class Covariance:
         op = cls._trusted(data=A, n_samples=n)
         op._diag = diag
         return op
+
+    @classmethod
+    def _from_sparse(
+        cls, X, *, center=True, ddof=1, operator="data", n_vectors=1, n_iter=DEFAULT_ITERATIONS, mean=None
+    ) -> Covariance:
+        """:meth:`from_data` on a validated sparse matrix (CSR or CSC float64): through the implicit
+        factor :class:`repro._sparse.CentredSparse`, or its ``D x D`` matrix (``"covariance"``; ``"auto"``
+        by :func:`choose_operator` with the stored entries ``nnz``)."""
+        n, d = X.shape
+        if mean is None:
+            mean = np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / n if center else np.zeros(d)
+        factor = CentredSparse(X, mean, float(np.sqrt(n - ddof)))
+        if operator == "auto":
+            operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter, nnz=X.nnz)
+        if operator == "covariance":
+            return cls._trusted(matrix=factor.gram(), n_samples=n)
+        return cls._trusted(data=factor, n_samples=n)
 
     @classmethod
     def from_matrix(cls, C, *, n_samples: int | None = None, name: str = "C") -> Covariance:
@@ -362,10 +410,13 @@ class Covariance:
         ``F = None``, without the ``N D`` product ``X'y`` per row."""
         W = np.asarray(W, dtype=np.float64)
         R = W.shape[0]
-        if R >= BLOCK_MIN_ROWS:
+        if R >= BLOCK_MIN_ROWS or isinstance(self.data, CentredSparse):  # sparse data: one product
             if self.matrix is not None:
                 F = W @ self.matrix
                 return F, np.einsum("ij,ij->i", W, F)
+            if isinstance(self.data, CentredSparse):  # Y = A W', F = (A'Y)'
+                Y = self.data @ W.T
+                return (self.data.rmatvec(Y).T if want_F else None), np.einsum("ij,ij->j", Y, Y)
             Y = W @ self.data.T
             return (Y @ self.data if want_F else None), np.einsum("ij,ij->i", Y, Y)
         D = self.n_features
@@ -510,6 +561,8 @@ class Covariance:
             return Covariance._trusted(
                 matrix=np.ascontiguousarray(self.matrix[np.ix_(idx, idx)]), n_samples=self.n_samples
             )
+        if isinstance(self.data, CentredSparse):  # still sparse: X[:, idx]
+            return Covariance._trusted(data=self.data.restrict(idx), n_samples=self.n_samples)
         return Covariance._trusted(data=self._gather(idx), n_samples=self.n_samples)
 
     def _gather(self, idx) -> np.ndarray:
@@ -545,7 +598,10 @@ class Covariance:
         if self.matrix is not None:
             return np.diag(self.matrix).copy()
         if getattr(self, "_diag", None) is None:
-            self._diag = np.einsum("ij,ij->j", self.data, self.data)
+            if isinstance(self.data, CentredSparse):
+                self._diag = self.data.column_ss()
+            else:
+                self._diag = np.einsum("ij,ij->j", self.data, self.data)
         return self._diag.copy()
 
     def trace(self) -> float:
@@ -575,6 +631,10 @@ class Covariance:
             2 when the data back the operator, 1 for a given matrix.
         """
         what = "data" if self.data is not None else "matrix"  # the data when both: the matrix may be inf
+        if isinstance(self.data, CentredSparse):
+            s = _scale_for(self.data.max_abs())
+            op = self if s == 1.0 else Covariance._trusted(data=self.data.scaled(s), n_samples=self.n_samples)
+            return op, s, 2
         backing = self.data if self.data is not None else self.matrix
         s = check_scale(backing, what) if backing.size else 1.0
         if s == 1.0:
@@ -614,7 +674,9 @@ class Covariance:
         # Products of entries beyond 1e154 overflow and below 1e-154 underflow: decompose the operator
         # of data / s (or matrix / s), s a power of two (exact), and scale the eigenvalues back.
         op, s, power = self.rescaled()
-        if op.matrix is not None or op.data.shape[0] >= D:
+        if op.matrix is None and isinstance(op.data, CentredSparse) and min(op.data.shape) > DENSE_EIGH_MAX:
+            values, vectors = op.data.top_eigh(k, start)  # Lanczos on the operator: no N x N, no D x D
+        elif op.matrix is not None or op.data.shape[0] >= D:
             M = op.dense()
             values, vectors = _top_eigh(M, k) if start is None else _top_eigvec(M, start)
         else:
@@ -652,6 +714,8 @@ class Covariance:
         w = check_vector(w, "w", self.n_features)
         if method not in ("projection", "schur"):
             raise ValueError(f"method must be 'projection' or 'schur'; got {method!r}.")
+        if isinstance(self.data, CentredSparse):  # one more rank-one correction of the implicit factor
+            return Covariance._trusted(data=self.data.deflate(w, method), n_samples=self.n_samples)
         if self.matrix is not None and self.data is None:
             fn = projection_deflate if method == "projection" else schur_deflate
             return Covariance._derived(fn(self.matrix, w), n_samples=self.n_samples)

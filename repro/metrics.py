@@ -499,7 +499,7 @@ def _as_index_set(v, n_features, name) -> set[int]:
 
 @validate_params(
     {
-        "X": ["array-like", Covariance],
+        "X": ["array-like", "sparse matrix", Covariance],
         "components": ["array-like"],
         "cardinality": [None, POSITIVE_INT, "array-like"],
         "rank": [POSITIVE_INT],
@@ -520,8 +520,9 @@ def certified_fraction(
 
     Parameters
     ----------
-    X : array (n_samples, n_features) or Covariance
-        The data (centred inside) or covariance ``A`` the components were fitted on.
+    X : array or scipy sparse matrix (n_samples, n_features), or Covariance
+        The data (centred inside; a sparse matrix through :meth:`repro.Covariance.from_data`, never
+        densified) or covariance ``A`` the components were fitted on.
     components : ndarray (n_components, n_features) or (n_features,)
         Unit-norm loadings (rows); with ``nonneg=True`` they must be non-negative (or non-positive).
     cardinality : int, sequence of int, or None

@@ -5,7 +5,8 @@ A source runs a chunk function ``fn(chunk, cache, *args)`` on every row chunk of
 tuples it returns (``map_sum``): one pass over the data per EM iteration. :class:`DenseSource` reads an
 in-memory array (centred once into a copy up to 64 MiB, else centred one row block at a time in every
 pass); :class:`DaskSource` reads a ``dask.array`` on any scheduler, the data staying where the scheduler
-keeps them and only the small sums of a pass reaching the client; :func:`dask_covariance` forms the
+keeps them and only the small sums of a pass reaching the client; :class:`SparseSource` reads a scipy
+sparse matrix with the centring implicit in its products (never densified); :func:`dask_covariance` forms the
 column means and the scatter matrix of a Dask array in one distributed pass. The implementation, with the
 input policy for Dask arrays, is :mod:`repro._chunked`.
 
@@ -21,6 +22,6 @@ Examples
 
 from __future__ import annotations
 
-from ._chunked import DaskSource, DenseSource, dask_covariance
+from ._chunked import DaskSource, DenseSource, SparseSource, dask_covariance
 
-__all__ = ["DaskSource", "DenseSource", "dask_covariance"]
+__all__ = ["DaskSource", "DenseSource", "SparseSource", "dask_covariance"]

@@ -28,6 +28,7 @@ from .._base import (
 )
 from .._chunked import DaskSource, DenseSource, is_dask
 from .._rescale import rescaled
+from .._sparse import SparseSource, centred_rows, row_centred_ss, sparse_door
 from .._threads import blas_limited
 from .._validation import (
     _head,
@@ -37,6 +38,7 @@ from .._validation import (
     check_latent,
     check_n_features,
     check_random_state,
+    is_sparse,
     unscale,
 )
 from ..linalg import Covariance
@@ -72,10 +74,23 @@ def _valid_complete(X) -> np.ndarray:
     return check_array(X, "X", min_samples=2, min_features=2)
 
 
+def _valid_sparse(X):
+    """The check of a scipy sparse ``X`` for EM PCA: ``(X, s)``, kept sparse (no missing entries)."""
+    return sparse_door(X, "EMPCA")
+
+
+def _valid_sparse_spca(X):
+    """The check of a scipy sparse ``X`` for sensible PCA (two features at least)."""
+    return sparse_door(X, "SensiblePCA", min_features=2)
+
+
 def _source_of(X, min_features: int = 1):
-    """The data source of a validated array, or of a Dask array (checked in its first pass)."""
+    """The data source of a validated array or sparse matrix, or of a Dask array (checked in its first
+    pass)."""
     if is_dask(X):
         return DaskSource(X, "X", min_samples=2, min_features=min_features)
+    if is_sparse(X):  # the centring implicit in the products, never densified
+        return SparseSource(X, "X")
     return DenseSource(X, "X")
 
 
@@ -85,9 +100,11 @@ def _unscale_ppca(res, s: float, shape):
     return unscale(C, s, 1, "loadings"), eps, unscale(mean, s, 1, "means")
 
 
-@validate_params({"X": ["array-like"], **EM_PCA_PARAMS}, prefer_skip_nested_validation=True)
+@validate_params(
+    {"X": ["array-like", "sparse matrix"], **EM_PCA_PARAMS}, prefer_skip_nested_validation=True
+)
 @blas_limited
-@rescaled(_unscale_empca, "EMPCA", check=_valid_data)
+@rescaled(_unscale_empca, "EMPCA", check=_valid_data, sparse=_valid_sparse)
 def em_pca(
     X,
     n_components: int = 1,
@@ -298,6 +315,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
         # ("auto" falls back to Roweis' iteration when X has missing values).
         oversampled = isinstance(self.n_oversamples, numbers.Integral) and self.n_oversamples > 0
         tags.input_tags.allow_nan = not oversampled
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
         if oversampled:
             why = (
                 "fit refuses NaN with n_oversamples > 0 (complete data only), but transform still takes "
@@ -363,6 +381,8 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
         check_is_fitted(self, "components_")
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
+        if is_sparse(X):  # X W' - 1 (mean_' W'), never densified
+            return centred_rows(check_n_features(self, X, sparse=True), self.mean_, self.components_.T)
         X = check_n_features(self, X, allow_nan=True)
         mask = np.isnan(X)
         if not mask.any():
@@ -446,9 +466,11 @@ def ppca_closed_form(X, n_components: int) -> tuple[np.ndarray, float, np.ndarra
     return C, float(eps), X.mean(axis=0)
 
 
-@validate_params({"X": ["array-like"], **SENSIBLE_PCA_PARAMS}, prefer_skip_nested_validation=True)
+@validate_params(
+    {"X": ["array-like", "sparse matrix"], **SENSIBLE_PCA_PARAMS}, prefer_skip_nested_validation=True
+)
 @blas_limited
-@rescaled(_unscale_spca, "SensiblePCA", check=_valid_spca)
+@rescaled(_unscale_spca, "SensiblePCA", check=_valid_spca, sparse=_valid_sparse_spca)
 def sensible_pca(
     X,
     n_components: int = 1,
@@ -709,6 +731,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (fit, transform and score)
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
         return tags
 
     def _check_X(self, X):
@@ -744,6 +767,10 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             check_is_fitted(self, "C_")
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
+        if is_sparse(X):  # sparse rows (complete): the centring implicit, never densified
+            check_is_fitted(self, "C_")
+            T = centred_rows(check_n_features(self, X, sparse=True), self.mean_, self.C_)
+            return scipy.linalg.cho_solve(_chol(self._M(), "C'C + eps I"), T.T).T
         X = self._check_X(X)
         holes = self._observed(X)
         D = np.where(np.isnan(X), 0.0, X - self.mean_)
@@ -792,16 +819,22 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             check_is_fitted(self, "C_")
             return DaskSource(X, "X", first_pass=False).map_rows(self.score_samples)
-        X = self._check_X(X)
+        sparse = is_sparse(X)
+        if sparse:  # sparse rows (complete): |x - mean_|^2 and (x - mean_)'C without a dense copy
+            check_is_fitted(self, "C_")
+            X = check_n_features(self, X, sparse=True)
+        else:
+            X = self._check_X(X)
         p = X.shape[1]
         k = self.C_.shape[1]
         eps = self.noise_variance_
         cf = _chol(self._M(), "C'C + eps I")
-        holes = self._observed(X)
-        D = np.where(np.isnan(X), 0.0, X - self.mean_)
-        T = D @ self.C_
+        holes = [] if sparse else self._observed(X)
+        D = None if sparse else np.where(np.isnan(X), 0.0, X - self.mean_)
+        T = centred_rows(X, self.mean_, self.C_) if sparse else D @ self.C_
         MT = scipy.linalg.cho_solve(cf, T.T).T
-        quad = (np.einsum("ij,ij->i", D, D) - np.einsum("ij,ij->i", T, MT)) / eps
+        dd = row_centred_ss(X, self.mean_) if sparse else np.einsum("ij,ij->i", D, D)
+        quad = (dd - np.einsum("ij,ij->i", T, MT)) / eps
         logdet = (p - k) * math.log(eps) + 2.0 * float(np.log(np.diag(cf[0])).sum())
         out = -0.5 * (p * _LOG_2PI + logdet + quad)
         for i, obs in holes:  # the marginal density of the observed entries, N(mean_o, C_o C_o' + eps I)

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
+from .._sparse import centred_rows, sparse_door
 from .._threads import blas_limited
 from .._validation import (
     _check_array,
@@ -31,6 +32,7 @@ from .._validation import (
     check_random_state,
     check_real,
     check_scale,
+    is_sparse,
     warn_not_converged,
 )
 from ..linalg import OPERATORS, Covariance
@@ -374,6 +376,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (Roweis' generalized E-step)
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
         return tags
 
     def transform(self, X):
@@ -400,6 +403,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         if is_dask(X):  # a lazy Dask array, computed chunk by chunk where the data are
             return DaskSource(X, "X", first_pass=False).map_rows(self.transform)
+        if is_sparse(X):  # X W' - 1 (mean_' W'), never densified
+            return centred_rows(check_n_features(self, X, sparse=True), self.mean_, self.components_.T)
         X = check_n_features(self, X, allow_nan=True)
         W = self.components_
         Xc = X - self.mean_
@@ -433,6 +438,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         s, finite, power = 1.0, None, 2
         if isinstance(X, Covariance):  # its backing array / s, s a power of two: C = s**power op (exact)
             X, s, power = X.rescaled()
+        elif is_sparse(X):  # kept sparse: the centring implicit in the operator (X / s exactly)
+            X, s = sparse_door(X, "EMSparsePCA")
         elif not is_dask(X):
             X, finite = _check_array(X, "X", min_samples=2, allow_nan=True)  # as _valid_data, NaN found out
             check_has_variance(X, "EMSparsePCA")
@@ -559,13 +566,18 @@ def _check_renormalize(renormalize):
     return bool(renormalize)
 
 
+def _valid_sparse(X):
+    """The check of a scipy sparse ``X`` for the sparse EM: ``(X, s)``, kept sparse."""
+    return sparse_door(X, "em_sparse_pca_path")
+
+
 def _valid_data(X) -> np.ndarray:
     """The one check of an array ``X`` in a public call (NaN: missing entries)."""
     return check_array(X, "X", min_samples=2, allow_nan=True)
 
 
 @validate_params(
-    {"X": ["array-like", Covariance], "n_components": [POSITIVE_INT]},
+    {"X": ["array-like", "sparse matrix", Covariance], "n_components": [POSITIVE_INT]},
     prefer_skip_nested_validation=False,  # the estimator validates the other parameters
 )
 def em_sparse_pca(X, n_components=1, **params):
@@ -625,7 +637,7 @@ def em_sparse_pca(X, n_components=1, **params):
 
 @validate_params(
     {
-        "X": ["array-like", Covariance],
+        "X": ["array-like", "sparse matrix", Covariance],
         "cardinalities": ["array-like", Integral],
         "nonneg": ["boolean"],
         "renormalize": ["boolean", StrOptions({"refine"})],
@@ -639,7 +651,7 @@ def em_sparse_pca(X, n_components=1, **params):
     prefer_skip_nested_validation=True,
 )
 @blas_limited
-@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data, covariance=True)
+@rescaled(unscale_path, "em_sparse_pca_path", check=_valid_data, covariance=True, sparse=_valid_sparse)
 def em_sparse_pca_path(
     X,
     cardinalities,

@@ -16,7 +16,8 @@ import scipy.linalg
 
 from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
 from .._linalg_kernels import centred_float32, centred_scaled, lanczos_top
-from .._validation import _all_finite, check_array
+from .._sparse import DENSE_EIGH_MAX, CentredSparse, column_stats
+from .._validation import _all_finite, check_array, is_sparse
 from ..linalg import OPERATORS, SPARSE_FRACTION, Covariance, canonical_sign, choose_operator
 from .missing import _ObservedData
 from .screening import SCREEN_RANK
@@ -269,6 +270,10 @@ def _prepare(
             return Covariance._derived(0.5 * (G + G.T) / (N - 1), n_samples=N), src.mean, N
         op = _ObservedData(src)
         return op, op.obs_mean, N
+    if is_sparse(X):  # validated at the door: the implicit centred operator, never a dense copy
+        mean = column_stats(X)[0]
+        op = Covariance._from_sparse(X, operator=operator, n_vectors=n_vectors, mean=mean)
+        return op, mean, X.shape[0]
     if not checked:
         X = check_array(X, name, min_samples=2, allow_nan=True)
     N, D = X.shape
@@ -301,6 +306,13 @@ def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
         op = op.imputed_covariance()
     if op.matrix is not None and not need_rank and op.n_features > 50:
         return _top_pc_lanczos(op.matrix)
+    if isinstance(op.data, CentredSparse) and min(op.data.shape) > DENSE_EIGH_MAX:
+        # Lanczos on the operator (neither A'A nor AA' formed); the rank is then its bound
+        # min(N - 1, D): a deflation past the true rank is refused when no variance is left
+        vals, V = op.data.top_eigh(1)
+        N, D = op.data.shape
+        rank = (min(N - 1, D) if need_rank else 1) if vals[0] > 0 else 0
+        return rank, canonical_sign(V[:, 0])
     if op.matrix is not None:
         vals, V = np.linalg.eigh(op.matrix)
         v = V[:, -1].copy()

@@ -16,6 +16,7 @@ from .._validation import (
     check_real,
     check_scale,
     is_dask,
+    is_sparse,
     unscale,
 )
 from ..linalg import Covariance
@@ -66,6 +67,8 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram", *, check_inp
 
         n, _, A = dask_covariance(X, name)
         X = Covariance._derived(A / (n - 1), n_samples=n)
+    if is_sparse(X):  # the covariance operator of the sparse data, never densified
+        X = Covariance.from_data(X, name=name)
     if isinstance(X, Covariance):
         cov, s, power = _as_cov(X, name).rescaled()
         if not np.any(cov.diag() > 0):

@@ -408,7 +408,7 @@ def spannogram_path(
 
 @validate_params(
     {
-        "X": ["array-like", Covariance],
+        "X": ["array-like", "sparse matrix", Covariance],
         "cardinality": [POSITIVE_INT, "array-like"],
         **_PASS_CONSTRAINTS,
         "spectral_only": ["boolean"],
@@ -439,8 +439,9 @@ def spannogram_bound(
 
     Parameters
     ----------
-    X : array (n_samples, n_features) or Covariance
-        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
+    X : array or scipy sparse matrix (n_samples, n_features), or Covariance
+        Data (centred here; a sparse matrix through :meth:`repro.Covariance.from_data`, never densified)
+        or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinality : int or sequence of int
         One ``k`` (returns a float) or several (returns an array); all come from one pass.
     rank, n_samples, nonneg, net, random_state, failure_probability : int, int, bool, str, int, float
