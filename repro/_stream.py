@@ -31,6 +31,7 @@ matrix sketching. SIAM J. Computing 45(5), 2016.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -144,9 +145,11 @@ def stream_batch(est, X, sample_weight, min_features: int = 1) -> RunningScatter
     """Check a batch (complete rows, the columns of the first batch) and merge it into ``est``'s stream."""
     stream = getattr(est, "_stream", None)
     if stream is None and hasattr(est, "n_features_in_"):
-        raise ValueError(
-            f"{type(est).__name__}.partial_fit after fit: fit keeps no running statistics to continue from. "
-            "Call partial_fit on every batch (the first included) of a new estimator (sklearn.base.clone)."
+        warnings.warn(
+            f"{type(est).__name__}.partial_fit after fit: fit keeps no running statistics, so this call "
+            "starts a new stream and the rows given to fit do not count; pass every batch to partial_fit.",
+            UserWarning,
+            stacklevel=3,
         )
     if stream is None:
         check_features(est, X)

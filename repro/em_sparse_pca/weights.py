@@ -63,7 +63,7 @@ def fit_sparse_weighted(est, X, sample_weight, weights):
             "a cardinality)."
         )
     op, mean, m, s = weighted_covariance(X, sample_weight, est.operator, _n_vectors(est.n_restarts))
-    est._fit_op(op, mean, m - 1, shape=np.shape(X))
+    est._fit_op(op, mean, m - 1, shape=(m, op.n_features))
     unscale_fitted(est, s, 2)
     return est
 
