@@ -135,7 +135,9 @@ def test_memory_does_not_grow_with_the_rows():
     X = _data(n=2000)
     small = EMPCA(2).partial_fit(X[:100])
     big = _stream(EMPCA(2), X, np.array_split(np.arange(2000), 20))
-    size = [sum(v.nbytes for v in vars(e._stream).values() if isinstance(v, np.ndarray)) for e in (small, big)]
+    size = [
+        sum(v.nbytes for v in vars(e._stream).values() if isinstance(v, np.ndarray)) for e in (small, big)
+    ]
     assert size[0] == size[1] == 8 * (8 * 8 + 8)
 
 

@@ -102,12 +102,14 @@ def _brute_force_J(X, w, k, starts=20, seed=0):
         mu, C, Z = theta[:p], theta[p : p + p * k].reshape(p, k), theta[p + p * k :].reshape(n, k)
         R = w * (X0 - mu - Z @ C.T)
         g_mu = -2 * R.sum(axis=0)
-        return float((R * (X0 - mu - Z @ C.T)).sum()), np.r_[g_mu, (-2 * R.T @ Z).ravel(), (-2 * R @ C).ravel()]
+        grad = np.r_[g_mu, (-2 * R.T @ Z).ravel(), (-2 * R @ C).ravel()]
+        return float((R * (X0 - mu - Z @ C.T)).sum()), grad
 
     best = np.inf
     for _ in range(starts):
         theta = rng.standard_normal(p + p * k + n * k)
-        r = scipy.optimize.minimize(f, theta, jac=True, method="L-BFGS-B", options={"maxiter": 20000, "gtol": 1e-12})
+        options = {"maxiter": 20000, "gtol": 1e-12}
+        r = scipy.optimize.minimize(f, theta, jac=True, method="L-BFGS-B", options=options)
         best = min(best, r.fun)
     return best
 
@@ -188,7 +190,7 @@ def test_sample_weight_with_nan_in_x_points_to_entry_weights():
     X, w = _data()
     X[0, 0] = np.nan
     for est in (EMPCA(), SensiblePCA(), EMSparsePCA()):
-        with pytest.raises(ValueError, match="sample_weight with missing values.*weights="):
+        with pytest.raises(ValueError, match=r"sample_weight with missing values.*weights="):
             est.fit(X, sample_weight=w + 1)
 
 
