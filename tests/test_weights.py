@@ -2,6 +2,8 @@
 per-entry weights against an independent optimizer on small problems and, with 0/1 weights, against the
 missing-value fits; bad weights refused naming the argument."""
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -108,7 +110,7 @@ def _brute_force_J(X, w, k, starts=20, seed=0):
     best = np.inf
     for _ in range(starts):
         theta = rng.standard_normal(p + p * k + n * k)
-        options = {"maxiter": 20000, "gtol": 1e-12}
+        options = {"maxiter": 5000, "gtol": 1e-10}
         r = scipy.optimize.minimize(f, theta, jac=True, method="L-BFGS-B", options=options)
         best = min(best, r.fun)
     return best
@@ -165,6 +167,41 @@ def test_row_constant_entry_weights_equal_sample_weights():
     np.testing.assert_allclose(fitted[0], fitted[1], atol=1e-8)
     Z = (X - b.mean_) @ b.components_.T
     assert a.weighted_error_ == pytest.approx(weighted_objective(X, W, b.mean_, Z, b.components_), rel=1e-10)
+
+
+def test_sparse_entry_weights_unit_weights_are_the_sparse_pca_optimum():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 10)) * np.linspace(3, 1, 10)
+    X[:, :4] += 2 * rng.standard_normal((100, 1))
+    a = EMSparsePCA(cardinality=3, tol=1e-12).fit(X, weights=np.ones_like(X))
+    b = EMSparsePCA(cardinality=3, random_state=0).fit(X)
+    C = np.cov(X, rowvar=False)
+    best = max(np.linalg.eigvalsh(C[np.ix_(S, S)])[-1] for S in itertools.combinations(range(10), 3))
+    np.testing.assert_allclose(a.components_, b.components_, atol=1e-6)
+    assert float(a.components_[0] @ C @ a.components_[0]) == pytest.approx(best, rel=1e-10)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_sparse_entry_weights_reach_the_brute_force_optimum(nonneg):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((15, 5)) * [3, 2.5, 1, 0.7, 0.5]
+    X[:, :2] += 2 * np.abs(rng.standard_normal((15, 1)))
+    w = rng.uniform(0.2, 2.0, X.shape)
+    w[rng.random(X.shape) < 0.15] = 0.0
+    est = EMSparsePCA(cardinality=2, nonneg=nonneg, tol=1e-12, max_iter=3000).fit(X, weights=w)
+    assert est.cardinality_[0] <= 2 and (not nonneg or (est.components_ >= 0).all())
+    assert (np.diff(est.history_[0]) <= 1e-12 * est.history_[0][0]).all()  # J never increases
+    if nonneg:
+        return  # the brute force below is over unconstrained signs
+    X0 = np.where(w > 0, X, 0.0)
+    wmean = (w * X0).sum(axis=0) / w.sum(axis=0)
+    outside = (w * (X0 - wmean) ** 2).sum(axis=0)  # a column off the support: its mean only
+    best = min(
+        _brute_force_J(X[:, list(S)], w[:, list(S)], 1, starts=3)
+        + outside[[j for j in range(5) if j not in S]].sum()
+        for S in itertools.combinations(range(5), 2)
+    )
+    assert est.weighted_error_ <= best * (1 + 1e-8)
 
 
 # --------------------------------------------------------------------------- bad input
@@ -225,5 +262,5 @@ def test_entry_weights_refused_where_the_model_has_none():
     X, _ = _data()
     with pytest.raises(ValueError, match="SensiblePCA takes sample_weight, not per-entry weights"):
         SensiblePCA().fit(X, weights=np.ones_like(X))
-    with pytest.raises(ValueError, match="per-entry weights are not implemented for the sparse EM"):
-        EMSparsePCA().fit(X, weights=np.ones_like(X))
+    with pytest.raises(ValueError, match="weights is all zero"):
+        EMSparsePCA().fit(X, weights=np.zeros_like(X))

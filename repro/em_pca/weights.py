@@ -38,43 +38,11 @@ import math
 import numpy as np
 
 from .._chunked import DenseSource, is_dask
-from .._validation import _head, check_array, check_scale, unscale, warn_not_converged
-from .._weights import check_sample_weight, refuse_nan
+from .._validation import check_array, check_scale, unscale, warn_not_converged
+from .._weights import check_entry_weights, check_sample_weight, refuse_nan
 from ..linalg import canonical_sign
 from ._common import EMPCAResult, _check_common, _sin_orth, _unscale_empca, _unscale_spca
 from .blocks import _em_pca_on, _sensible_pca_on
-
-
-# --------------------------------------------------------------------------- checks
-def check_entry_weights(weights, X: np.ndarray, name: str = "weights") -> tuple[np.ndarray, np.ndarray]:
-    """``(X0, w)``: per-entry ``weights`` checked against ``X`` (same shape, finite, >= 0, a positive weight
-    in every row and column; NaN in ``X`` only where the weight is 0) and ``X`` with those entries at 0."""
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers the shape of X.") from None
-    if w.shape != X.shape:
-        raise ValueError(
-            f"{name} has shape {w.shape}; expected {X.shape}, the shape of X (one weight per entry)."
-        )
-    if not np.isfinite(w).all():
-        raise ValueError(f"{name} holds NaN or infinite values; give 0 for a missing entry.")
-    if (w < 0).any():
-        raise ValueError(f"{name} holds negative entries; weights are >= 0 (0 = missing).")
-    if not w.any():
-        raise ValueError(f"{name} is all zero: no entry of X would count.")
-    nan = np.isnan(X)
-    bad = nan & (w > 0)
-    if bad.any():
-        raise ValueError(
-            f"X holds NaN at entries of positive weight (rows {_head(np.flatnonzero(bad.any(axis=1)))}); "
-            f"give those entries weight 0 in {name} (a missing entry) or fill them."
-        )
-    for axis, what in ((1, "row"), (0, "column")):
-        empty = np.flatnonzero(~(w > 0).any(axis=axis))
-        if empty.size:
-            raise ValueError(f"{name} is 0 on every entry of {what}(s) {_head(empty)} of X; drop them.")
-    return np.where(nan, 0.0, X), w
 
 
 # --------------------------------------------------------------------------- sample weights

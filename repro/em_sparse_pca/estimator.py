@@ -427,8 +427,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         sample_weight : array_like, shape (n_samples,), optional
             Frequency weights of the rows: the fit on the weighted covariance (in-memory X without NaN;
             see :mod:`repro.em_sparse_pca.weights`).
-        weights : None
-            Per-entry weights are refused with the alternatives.
+        weights : array_like, shape (n_samples, n_features), optional
+            Per-entry weights, 0 = missing: each component minimizes the weighted squared error of its
+            rank-one fit under the cardinality (see :mod:`repro.em_sparse_pca.weights`).
 
         Returns
         -------
