@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_latent, check_n_features, is_dask, is_sparse, unscale
+from ._weights import check_sample_weight
 
 __all__ = [
     "NONNEG_REAL",
@@ -188,7 +189,7 @@ class VarianceScoreMixin:
     models (``SensiblePCA``, ``GSPPCA``) override it with their mean log-likelihood.
     """
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         """Variance of ``X`` explained by the span of the components (module docstring); ``y`` ignored.
 
         Parameters
@@ -197,6 +198,8 @@ class VarianceScoreMixin:
             Data with the fitted number of features (complete rows), e.g. a held-out fold.
         y : None
             Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights of the rows: ``sum_i w_i ||P (x_i - mean_)||^2 / sum_i w_i``.
 
         Returns
         -------
@@ -209,6 +212,11 @@ class VarianceScoreMixin:
         check_is_fitted(self, "components_")
         X = check_n_features(self, X, allow_nan=True, sparse=True)
         if is_sparse(X):  # the centring implicit in the operator, never densified
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight with a sparse X is not supported by score; pass X.toarray() for a "
+                    "weighted score, or score without weights."
+                )
             cov = Covariance._from_sparse(X, ddof=0, mean=np.asarray(self.mean_, dtype=np.float64))
             return max(float(span_variances(self.components_, cov)[-1]), 0.0)
         if np.isnan(X).any():
@@ -224,7 +232,11 @@ class VarianceScoreMixin:
                 "constant c; the score scales as c^2."
             )
         # span_variances works on the covariance scaled into the safe range of float64
-        cov = Covariance(data=Xc / np.sqrt(X.shape[0]), n_samples=X.shape[0])
+        if sample_weight is None:
+            cov = Covariance(data=Xc / np.sqrt(X.shape[0]), n_samples=X.shape[0])
+        else:
+            w = check_sample_weight(sample_weight, X.shape[0], ddof=None, min_positive=1)
+            cov = Covariance(data=Xc * np.sqrt(w / w.sum())[:, None], n_samples=X.shape[0])
         return max(float(span_variances(self.components_, cov)[-1]), 0.0)
 
 

@@ -41,6 +41,7 @@ from .._validation import (
     is_sparse,
     unscale,
 )
+from .._weights import weighted_average
 from ..linalg import Covariance
 from ._common import (
     EM_PCA_PARAMS,
@@ -56,6 +57,8 @@ from ._kernels import missing_estep as _missing_estep
 from .blocks import _em_pca_on, _sensible_pca_on, em_pca_blocks, sensible_pca_blocks
 from .missing import missing_structure as _missing_structure
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
+from .streaming import partial_fit_empca, partial_fit_spca
+from .weights import fit_empca_weighted, fit_spca_weighted
 
 
 # --------------------------------------------------------------------------- the one check of X
@@ -325,7 +328,7 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None, weights=None):
         """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
 
         Parameters
@@ -334,6 +337,12 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
             Training data; NaN marks a missing entry.
         y : None
             Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_samples,), optional
+            Frequency weights of the rows (2 counts a row twice): the eigenvectors of the weighted
+            covariance (see :mod:`repro.em_pca.weights`); in-memory X without NaN.
+        weights : array_like, shape (n_samples, n_features), optional
+            Per-entry weights, 0 = missing (e.g. inverse variances): minimizes
+            ``sum_ij w_ij (x_ij - mean_j - z_i'c_j)^2``; sets ``weighted_error_``.
 
         Returns
         -------
@@ -341,8 +350,33 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
             The fitted estimator.
         """
         check_features(self, X)
+        self._stream = None  # a later partial_fit starts a new stream
+        if sample_weight is not None or weights is not None:
+            return fit_empca_weighted(self, X, sample_weight, weights)
         res = em_pca(X, **self.get_params())  # the parameters are the function's keywords
         return self._store(res, res.components.shape[1])
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Merge a batch of rows into the running mean and scatter and refit from them (see
+        :mod:`repro.em_pca.streaming`): any order and size of batches, memory independent of the rows.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch.
+        y : None
+            Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_batch,), optional
+            Frequency weights of the rows.
+
+        Returns
+        -------
+        self
+            Fitted once the rows seen suffice for ``n_components``; ``n_samples_seen_`` and
+            ``sketch_error_bound_`` (0 while the scatter is exact) are set after every call.
+        """
+        return partial_fit_empca(self, X, sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_blocks(self, blocks):
@@ -693,7 +727,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None, weights=None):
         """Fit on ``X`` (n_samples, n_features), an array or a Dask array; NaN entries are missing values.
 
         Parameters
@@ -702,6 +736,10 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
             Training data; NaN marks a missing entry.
         y : None
             Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_samples,), optional
+            Frequency weights of the rows: the ML model of the weighted data (in-memory X without NaN).
+        weights : None
+            Per-entry weights are refused with the reason (one noise variance for every entry).
 
         Returns
         -------
@@ -709,7 +747,32 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
+        self._stream = None  # a later partial_fit starts a new stream
+        if sample_weight is not None or weights is not None:
+            return fit_spca_weighted(self, X, sample_weight, weights)
         return self._store(sensible_pca(X, **self.get_params()))  # the parameters are its keywords
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Merge a batch of rows into the running mean and scatter and refit from them (see
+        :mod:`repro.em_pca.streaming`): any order and size of batches, memory independent of the rows.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch.
+        y : None
+            Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_batch,), optional
+            Frequency weights of the rows.
+
+        Returns
+        -------
+        self
+            Fitted once the rows seen suffice for ``n_components``; ``n_samples_seen_`` and
+            ``sketch_error_bound_`` (0 while the scatter is exact) are set after every call.
+        """
+        return partial_fit_spca(self, X, sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_blocks(self, blocks):
@@ -847,7 +910,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
             out[i] = -0.5 * (po * _LOG_2PI + ld + q)
         return out
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         """Mean log-likelihood per sample of ``X``.
 
         Parameters
@@ -856,13 +919,16 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
             Data; NaN marks a missing entry.
         y : None
             Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights of the rows: the weighted mean of :meth:`score_samples`.
 
         Returns
         -------
         float
-            The mean of :meth:`score_samples`.
+            The (weighted) mean of :meth:`score_samples`.
         """
-        return float(np.mean(self.score_samples(X)))
+        values = self.score_samples(X)
+        return weighted_average(values, sample_weight, values.shape[0])
 
     def get_covariance(self):
         """The model covariance ``CC' + eps I`` (n_features x n_features; dense, O(p^2) memory).

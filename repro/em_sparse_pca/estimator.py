@@ -42,6 +42,7 @@ from .components import _check_params, _fit
 from .missing import _ObservedData
 from .operators import _prepare, _quad_rows, _rank_and_pc
 from .restarts import _INITS, DEFAULT_STARTS, _check_init, _resolve_restarts, _solve_component
+from .weights import fit_sparse_weighted, partial_fit_sparse, weighted_covariance
 
 
 @dataclass
@@ -418,7 +419,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         return Xc @ W.T
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None, weights=None):
         """Fit on ``X`` (n_samples, n_features; NaN marks a missing entry; a ``dask.array`` is read in
         chunks); returns self.
 
@@ -428,6 +429,12 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             Training data; NaN marks a missing entry.
         y : None
             Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_samples,), optional
+            Frequency weights of the rows: the fit on the weighted covariance (in-memory X without NaN;
+            see :mod:`repro.em_sparse_pca.weights`).
+        weights : array_like, shape (n_samples, n_features), optional
+            Per-entry weights, 0 = missing: each component minimizes the weighted squared error of its
+            rank-one fit under the cardinality (see :mod:`repro.em_sparse_pca.weights`).
 
         Returns
         -------
@@ -435,6 +442,9 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
+        self._stream = None  # a later partial_fit starts a new stream
+        if sample_weight is not None or weights is not None:
+            return fit_sparse_weighted(self, X, sample_weight, weights)
         s, finite, power = 1.0, None, 2
         if isinstance(X, Covariance):  # its backing array / s, s a power of two: C = s**power op (exact)
             X, s, power = X.rescaled()
@@ -458,6 +468,28 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         self._fit_op(op, mean, n - 1, shape=None if isinstance(X, Covariance) else X.shape)
         unscale_fitted(self, s, power)
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Merge a batch of rows into the running mean and scatter and refit the sparse EM on that
+        covariance (see :mod:`repro.em_sparse_pca.weights`): any order and size of batches.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch.
+        y : None
+            Ignored (scikit-learn convention).
+        sample_weight : array_like, shape (n_batch,), optional
+            Frequency weights of the rows.
+
+        Returns
+        -------
+        self
+            Fitted once two rows have been seen; ``n_samples_seen_`` and ``sketch_error_bound_``
+            (0 while the scatter is exact) are set after every call.
+        """
+        return partial_fit_sparse(self, X, sample_weight)
 
     def _fit_data(self, A, mean, rank_bound):
         """Fit on a data factor ``A`` with ``A'A = C`` (used by :func:`fit_function_form`)."""
@@ -647,6 +679,7 @@ def em_sparse_pca(X, n_components=1, **params):
         "max_iter": [POSITIVE_INT],
         "random_state": RANDOM_STATE,
         "operator": [StrOptions(set(OPERATORS))],
+        "sample_weight": [None, "array-like"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -664,6 +697,7 @@ def em_sparse_pca_path(
     max_iter=1000,
     random_state=None,
     operator="auto",
+    sample_weight=None,
 ) -> CardinalityPath:
     """The first sparse (non-negative) component for every cardinality in one call.
 
@@ -681,6 +715,8 @@ def em_sparse_pca_path(
         Each in ``1..n_features``; any order (results follow the given order).
     nonneg, n_restarts, tol, max_iter, random_state, operator
         As for :class:`EMSparsePCA`.
+    sample_weight : array_like, shape (n_samples,), optional
+        Frequency weights of the rows of a data matrix ``X``: the path of the weighted covariance.
     renormalize : {True, False, "refine"}
         Also compute the renormalized ("emPCAopt") loadings and variances; NaN otherwise. ``"refine"``:
         renormalized and refined as :class:`EMSparsePCA` does by default.
@@ -724,6 +760,8 @@ def em_sparse_pca_path(
     t0 = time.perf_counter()
     warm = isinstance(init, str) and init == "warm"
     n_vec = n_restarts if isinstance(n_restarts, (int, np.integer)) else DEFAULT_STARTS
+    if sample_weight is not None:  # the weighted covariance of the rows (an array checked by the decorator)
+        X = weighted_covariance(X, sample_weight, operator, int(n_vec))[0]
     op, _, _ = _prepare(X, operator, int(n_vec), checked=True)  # an array was checked by the decorator
     D = op.n_features
     ks = check_cardinalities(cardinalities, D)
