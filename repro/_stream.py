@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 
 from ._validation import check_array, check_features, check_n_features
-from ._weights import check_sample_weight
+from ._weights import check_sample_weight, refuse_sparse
 
 #: Largest number of features whose ``p x p`` scatter is kept exactly (128 MiB in float64); above it
 #: the scatter is sketched by Frequent Directions with :func:`sketch_rows` rows.
@@ -151,6 +151,7 @@ def stream_batch(est, X, sample_weight, min_features: int = 1) -> RunningScatter
             UserWarning,
             stacklevel=3,
         )
+    refuse_sparse(X, "partial_fit")
     if stream is None:
         check_features(est, X)
     X = (

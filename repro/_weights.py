@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import _head
+from ._validation import _head, is_sparse
+
+
+def refuse_sparse(X, what: str) -> None:
+    """A scipy sparse ``X`` is refused where weights or streams need the rows' entries, with what to pass."""
+    if is_sparse(X):
+        raise ValueError(
+            f"X is a scipy sparse matrix: {what} takes dense rows (the estimator fits a sparse X without "
+            "them). Pass X.toarray() (or dense batches), or fit the sparse X without weights."
+        )
 
 
 def check_sample_weight(

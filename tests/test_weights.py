@@ -264,3 +264,26 @@ def test_entry_weights_refused_where_the_model_has_none():
         SensiblePCA().fit(X, weights=np.ones_like(X))
     with pytest.raises(ValueError, match="weights is all zero"):
         EMSparsePCA().fit(X, weights=np.zeros_like(X))
+
+
+@pytest.mark.parametrize("make", [EMPCA, SensiblePCA, EMSparsePCA], ids=lambda c: c.__name__)
+def test_a_sparse_X_with_weights_or_batches_is_refused_saying_what_to_pass(make):
+    """A sparse X fits without weights; with sample_weight, per-entry weights, partial_fit or a weighted
+    score it is refused with the reason (never the weights silently dropped)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.5, (60, 8)).astype(float)
+    S = sp.csr_matrix(X)
+    est = make(2, random_state=0) if make is not EMSparsePCA else make(2, cardinality=3, random_state=0)
+    w = np.ones(60)
+    for call in (
+        lambda: est.fit(S, sample_weight=w),
+        lambda: est.partial_fit(S),
+        lambda: est.fit(X).score(S, sample_weight=w) if make is not SensiblePCA else est.partial_fit(S[:30]),
+    ):
+        with pytest.raises(ValueError, match="sparse"):
+            call()
+    if make is not SensiblePCA:
+        with pytest.raises(ValueError, match="X is a scipy sparse matrix: sample_weight / weights"):
+            est.fit(S, weights=np.ones_like(X))

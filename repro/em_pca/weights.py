@@ -39,7 +39,7 @@ import numpy as np
 
 from .._chunked import DenseSource, is_dask
 from .._validation import check_array, check_scale, unscale, warn_not_converged
-from .._weights import check_entry_weights, check_sample_weight, refuse_nan
+from .._weights import check_entry_weights, check_sample_weight, refuse_nan, refuse_sparse
 from ..linalg import canonical_sign
 from ._common import EMPCAResult, _check_common, _sin_orth, _unscale_empca, _unscale_spca
 from .blocks import _em_pca_on, _sensible_pca_on
@@ -204,6 +204,7 @@ def _checked(X, sample_weight, weights, min_features: int = 1):
             "sample_weight and weights take an in-memory X; for a Dask array fit without weights, or scale "
             "its rows by sqrt(sample_weight) about the weighted mean yourself."
         )
+    refuse_sparse(X, "sample_weight / weights")
     X = check_array(X, "X", allow_nan=True, min_samples=2, min_features=min_features)
     if weights is None:
         return X, None

@@ -40,7 +40,7 @@ from .._validation import (
     check_scale,
     warn_not_converged,
 )
-from .._weights import check_entry_weights, check_sample_weight, weighted_data_factor
+from .._weights import check_entry_weights, check_sample_weight, refuse_sparse, weighted_data_factor
 from ..linalg import Covariance, canonical_sign, choose_operator
 from .restarts import DEFAULT_STARTS
 
@@ -58,6 +58,7 @@ def weighted_covariance(X, sample_weight, operator: str = "auto", n_vectors: int
             "sample_weight takes an in-memory data matrix X; a Covariance or a Dask array carries no rows to "
             "weight (build the weighted covariance yourself: Covariance.from_matrix(S_w))."
         )
+    refuse_sparse(X, "sample_weight / weights")
     X = check_array(X, "X", allow_nan=True, min_samples=2)
     A, mean, m = weighted_data_factor(X, sample_weight, ddof=1)  # refuses NaN with the fix
     check_has_variance(X, "EMSparsePCA")
@@ -171,6 +172,7 @@ def fit_sparse_entry_weights(est, X, weights):
     minimizing ``J`` of the residual of the previous ones (the first with the mean)."""
     if is_dask(X) or isinstance(X, Covariance):
         raise ValueError("weights take an in-memory data matrix X (the shape of the weights).")
+    refuse_sparse(X, "sample_weight / weights")
     X = check_array(X, "X", allow_nan=True, min_samples=2)
     X0, w = check_entry_weights(weights, X)
     n, p = X.shape
