@@ -70,7 +70,7 @@ def _datasets(cfg) -> dict[str, np.ndarray]:
     grid = (np.arange(19)[:, None] % 2 == 0) & (np.arange(19)[None, :] % 2 == 0)
     faces = faces[pick][:, grid.ravel()]
     lrs = load_lrs().X
-    if cfg.quick:  # seconds: fewer rows, and every fourth pixel or band (IterativeImputer's cost is per column)
+    if cfg.quick:  # seconds: fewer rows, every fourth pixel or band (IterativeImputer costs per column)
         faces, lrs = faces[:150, ::4], lrs[:150, ::4]
     return {"CBCL faces": faces, "LRS": lrs}
 
