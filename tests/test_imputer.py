@@ -271,3 +271,13 @@ def test_inside_pipeline_and_column_transformer():
     imp = clone(PPCAImputer(2, random_state=0)).fit(frame.drop(columns="label"))
     np.testing.assert_array_equal(imp.get_feature_names_out(), [f"g{i}" for i in range(6)])
     np.testing.assert_array_equal(PPCAImputer(2).fit(Xm).get_feature_names_out(), [f"x{i}" for i in range(6)])
+
+
+def test_the_user_guide_example_runs_as_printed():
+    """docs/user_guide/imputation.rst: its example, run by doctest, prints what the page shows."""
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "imputation.rst"
+    result = doctest.testfile(str(page), module_relative=False, verbose=False)
+    assert result.attempted >= 10 and result.failed == 0
