@@ -251,8 +251,8 @@ class PPCAImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     entries (:class:`~repro.SensiblePCA` with missing values); ``transform`` replaces each missing entry by
     its conditional mean given the observed entries of its row, :meth:`posterior_std` gives its conditional
     standard deviation and :meth:`sample` draws multiple imputations from the conditional Gaussian of each
-    row (the derivation and what the intervals leave out: the module ``repro.em_pca.imputer``). Observed entries
-    are returned unchanged.
+    row (the derivation and what the intervals leave out: the module ``repro.em_pca.imputer``). Observed
+    entries are returned unchanged.
 
     Parameters
     ----------
