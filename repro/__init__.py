@@ -8,6 +8,7 @@ from . import baselines, linalg, metrics
 from ._threads import get_blas_threads, set_blas_threads
 from ._validation import ConvergenceWarning
 from .em_pca import EMPCA, SensiblePCA, em_pca, em_pca_blocks, ppca_closed_form, sensible_pca
+from .em_pca.imputer import PPCAImputer, ppca_impute
 from .em_sparse_pca import CardinalityPath, EMSparsePCA, em_sparse_pca, em_sparse_pca_path
 from .linalg import Covariance, center, leading_eigenpairs, renormalize, standardize
 from .nspca import (
@@ -38,6 +39,7 @@ __all__ = [
     "EMSparsePCA",
     "OptimalResult",
     "OptimalSparsePCA",
+    "PPCAImputer",
     "SensiblePCA",
     "SpannogramPCA",
     "baselines",
@@ -57,6 +59,7 @@ __all__ = [
     "optimal_sparse_pca",
     "optimal_sparse_pca_wide",
     "ppca_closed_form",
+    "ppca_impute",
     "rank1_solver",
     "renormalize",
     "rho_d",

@@ -11,6 +11,7 @@ reproducible test); ``n_components`` and ``cardinality`` where the estimator has
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -259,8 +260,25 @@ def test_every_public_estimator_is_pinned_here():
     # a new public estimator must get a defaults test in this file
     estimators = {n for n in repro.__all__ if hasattr(getattr(repro, n), "fit")}
     assert estimators == {
-        "EMPCA", "NSPCA", "EMSparsePCA", "SensiblePCA", "SpannogramPCA", "GSPPCA", "OptimalSparsePCA"
+        "EMPCA", "NSPCA", "EMSparsePCA", "SensiblePCA", "SpannogramPCA", "GSPPCA", "OptimalSparsePCA",
+        "PPCAImputer",
     }  # fmt: skip
+
+
+def test_ppca_imputer_defaults_fill_as_the_converged_model():
+    # default tol=1e-2: the fills' movement still to come below 1% of their posterior std; against the
+    # same EM run 2000 iterations (its fills settled), the fills differ by less than that in rms
+    X = _data(n=200, p=8, seed=4)
+    Xm = np.where(np.random.default_rng(4).random(X.shape) < 0.3, np.nan, X)
+    imp = repro.PPCAImputer(2, random_state=0).fit(Xm)
+    ref = repro.PPCAImputer(2, random_state=0, tol=0.0, max_iter=2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", repro.ConvergenceWarning)
+        ref.fit(Xm)
+    hidden = np.isnan(Xm)
+    moved = imp.transform(Xm)[hidden] - ref.transform(Xm)[hidden]
+    assert imp.converged_ and imp.n_iter_ < 1000
+    assert np.sqrt(np.mean(moved**2) / np.mean(ref.posterior_std(Xm)[hidden] ** 2)) < 1e-2
 
 
 def test_optimal_sparse_pca_defaults_reach_the_brute_force_optimum():

@@ -174,6 +174,9 @@ FITS = {
         lambda X: repro.EMPCA(n_components=2, random_state=0).fit(np.where(np.eye(*X.shape) > 0, np.nan, X)),
     ],
     "repro.SensiblePCA": [lambda X: repro.SensiblePCA(n_components=2, random_state=0).fit(X)],
+    "repro.PPCAImputer": [
+        lambda X: repro.PPCAImputer(2, random_state=0).fit(np.where(np.eye(*X.shape) > 0, np.nan, X)),
+    ],
     "repro.OptimalSparsePCA": [
         lambda X: repro.OptimalSparsePCA(n_components=2, cardinality=3).fit(X),
     ],

@@ -109,8 +109,13 @@ def _small_fit(cls):
     return est, X
 
 
+#: The decompositions (components_, a score, outputs named after the class); the imputer's outputs are its
+#: inputs, named as they are (tests/test_imputer.py).
+DECOMPOSITIONS = [cls for cls in ESTIMATOR_CLASSES if cls is not repro.PPCAImputer]
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", DECOMPOSITIONS, ids=lambda cls: cls.__name__)
 def test_score_and_feature_names_out(cls):
     est, X = _small_fit(cls)
     est.fit(X)
