@@ -139,7 +139,7 @@ def test_experiment_names_order():
     # `repro run all` is the reproduction, `repro bench all` the benchmarks: each experiment in one
     papers, bench = registry.paper_names(), registry.benchmark_names()
     assert names == papers + bench and not any(n.startswith("bench_") for n in papers)
-    assert len(bench) == 10 and all(registry.is_benchmark(n) for n in bench)
+    assert len(bench) == 11 and all(registry.is_benchmark(n) for n in bench)
     for n in bench:
         module = registry.module_name(n)
         assert module == f"experiments.benchmarks.{n.removeprefix('bench_')}"
