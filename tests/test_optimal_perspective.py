@@ -138,9 +138,9 @@ def test_small_cases_exhaustively_are_bounded():
                 assert lam <= np.linalg.eigvalsh(M[np.ix_(S, S)])[-1] + add
 
 
-def test_the_doors_default_spends_the_root_dual_and_takes_the_perspective_when_asked():
-    """``optimal_sparse_pca``'s default is ``root_dual=300`` (the same answer as asking for it), whose
-    root bound is below the one without it on a Wishart covariance; ``root_perspective`` is refused
+def test_the_root_dual_and_the_perspective_are_taken_when_asked():
+    """``optimal_sparse_pca``'s default is ``root_dual=0`` (the same answer as asking for it); with 300
+    its root bound is below the one without it on a Wishart covariance; ``root_perspective`` is refused
     below 0 by name and, when given, never leaves the root bound above the l1 dual's."""
     from sklearn.utils._param_validation import InvalidParameterError
 
@@ -151,9 +151,9 @@ def test_the_doors_default_spends_the_root_dual_and_takes_the_perspective_when_a
     default = optimal_sparse_pca(C, 4, precomputed=True, max_nodes=0)
     asked = optimal_sparse_pca(C, 4, precomputed=True, max_nodes=0, root_dual=300)
     off = optimal_sparse_pca(C, 4, precomputed=True, max_nodes=0, root_dual=0)
-    assert default.root_bound == asked.root_bound and default.value == asked.value
-    assert default.root_bound < off.root_bound * (1 - 1e-3)
-    both = optimal_sparse_pca(C, 4, precomputed=True, max_nodes=0, root_perspective=50)
-    assert both.root_bound <= default.root_bound and both.value == default.value
+    assert default.root_bound == off.root_bound and default.value == off.value
+    assert asked.root_bound < off.root_bound * (1 - 1e-3)
+    both = optimal_sparse_pca(C, 4, precomputed=True, max_nodes=0, root_dual=300, root_perspective=50)
+    assert both.root_bound <= asked.root_bound and both.value == asked.value
     with pytest.raises(InvalidParameterError, match="root_perspective"):
         optimal_sparse_pca(C, 4, precomputed=True, root_perspective=-1)

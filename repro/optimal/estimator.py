@@ -205,7 +205,7 @@ def optimal_sparse_pca(
     root_em: bool = True,
     root_spannogram: bool = True,
     verbose: bool = False,
-    root_dual: int = 300,
+    root_dual: int = 0,
     root_perspective: int = 0,
 ) -> OptimalResult:
     """The optimal ``k``-sparse principal component, proven: ``max x'Cx``, ``||x|| = 1``, ``|x|_0 <= k``.
@@ -238,13 +238,14 @@ def optimal_sparse_pca(
         Use EMSparsePCA as a root incumbent, and the spannogram certificate as a root bound.
     verbose : bool, default False
         Print a progress line (nodes, open nodes, value, bound, gap) to stderr about every second.
-    root_dual : int, default 300
+    root_dual : int, default 0
         Iterations (one ``eigh`` of the ``p x p`` matrix each) of the l1 bound with its ``U`` optimized
         (:func:`repro.optimal.l1_dual.l1_dual_bound`) at the root, run only when the cheaper root bounds
         leave a gap, and within a quarter of ``time_limit`` (``repro.optimal.search.ROOT_DUAL_SHARE``);
         every node then also bounds its allowed features with that ``U``. 0: not used. On unstructured
-        covariances it closes most of the root gap that the clipped ``U`` leaves (300 iterations:
-        Wishart p = 200, k = 5 from 7.8% to 0.9%).
+        covariances 300 closes most of the root gap that the clipped ``U`` leaves (Wishart p = 200,
+        k = 5 from 7.8% to 0.9%); on structured ones that the nodes prove quickly it costs more than it
+        saves (CBCL, x >= 0, k = 1..20: 4.4x the time for 26% fewer nodes), so it is not the default.
     root_perspective : int, default 0
         Iterations of the perspective (Boolean) bound (:mod:`repro.optimal.perspective`) after the l1
         dual, from its ``U``; where it ends lower, the nodes use its point instead. 0: not used (it
@@ -342,7 +343,7 @@ def optimal_sparse_pca_wide(
     root_em: bool = True,
     root_spannogram: bool = True,
     verbose: bool = False,
-    root_dual: int = 300,
+    root_dual: int = 0,
     root_perspective: int = 0,
 ) -> dict[int, OptimalResult]:
     """The certified optimum at every cardinality ``1..k`` of wide data (fewer samples than features),
@@ -365,7 +366,7 @@ def optimal_sparse_pca_wide(
     gap : float, default 1e-6
         Relative tolerance of each cardinality's proof.
     eig_limit, root_dual, root_perspective : int
-        As in :func:`optimal_sparse_pca` (defaults 40, 300 and 0); the last two at ``k`` only.
+        As in :func:`optimal_sparse_pca` (defaults 40, 0 and 0); the last two at ``k`` only.
     time_limit : float, optional
         Seconds for the whole chain; past it the cardinalities below ``k`` are skipped and the search at
         ``k`` stops with its certified gap (``status`` "time_limit").
