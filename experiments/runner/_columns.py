@@ -75,6 +75,11 @@ DECLARED: dict[str, dict[str, object]] = {
         "n_iter": (0.0, 2.0),
     },
     "bench_nspca": {"ratio": TIMING, "ratio_pca": TIMING},
+    # KNNImputer (scikit-learn's, a reference) breaks ties between equal nan-Euclidean distances of CBCL's
+    # quantized pixels by the round-off of its distance sums, which the BLAS kernel decides: one quick row's
+    # RMSE moved by 1.6e-4 relative under OpenBLAS SkylakeX with NumPy at its baseline; 1e-3 stays far
+    # below what the goals read (RMSE ratios against 1.01, coverage in points)
+    "bench_imputer": {"rmse": (1e-3, 1e-8), "nrmse": (1e-3, 1e-8)},
     # the frontier's searches stop at a time limit: where the clock stopped them decides these
     "bench_optimal": dict.fromkeys(
         [f"timed_{c}" for c in ("value", "upper_bound", "gap", "proven", "status", "nodes", "root_bound")],
