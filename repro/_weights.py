@@ -12,6 +12,14 @@ import numpy as np
 
 from ._validation import _head, is_sparse
 
+#: The scikit-learn check a sparse-input estimator with ``sample_weight`` fails, and why (its tags list it)
+SPARSE_WEIGHTS_FAILURE = {
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "sample_weight with a scipy sparse X is refused with the reason (the weighted sparse operator is "
+        "not built): fit dense rows with weights, or the sparse X without them"
+    )
+}
+
 
 def refuse_sparse(X, what: str) -> None:
     """A scipy sparse ``X`` is refused where weights or streams need the rows' entries, with what to pass."""
