@@ -62,7 +62,7 @@ def test_recorded_r_rankings_give_r_selection_and_evidence():
 
 
 def test_ranking_facts_on_a_small_model():
-    """gs_measure._ranking_facts (issue 36) against direct computations: the variance order's evidence,
+    """gs_measure._ranking_facts against direct computations: the variance order's evidence,
     the gains' prediction of an evidence gap, R's ranking scored (here our own end's u), the noise held."""
     from repro import GSPPCA
 
