@@ -207,7 +207,7 @@ class VarianceScoreMixin:
             ``(1/n) sum_i ||P (x_i - mean_)||^2``, between 0 and the total variance of ``X`` about
             ``mean_``; higher is better.
         """
-        from .linalg import Covariance, span_variances  # linalg sits above this module
+        from .linalg import Covariance, _span_variances  # linalg sits above this module
 
         check_is_fitted(self, "components_")
         X = check_n_features(self, X, allow_nan=True, sparse=True)
@@ -218,7 +218,7 @@ class VarianceScoreMixin:
                     "weighted score, or score without weights."
                 )
             cov = Covariance._from_sparse(X, ddof=0, mean=np.asarray(self.mean_, dtype=np.float64))
-            return max(float(span_variances(self.components_, cov)[-1]), 0.0)
+            return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
         if np.isnan(X).any():
             raise ValueError(
                 "X holds NaN: score needs complete rows (the variance of missing entries is not defined); "
@@ -237,7 +237,7 @@ class VarianceScoreMixin:
         else:
             w = check_sample_weight(sample_weight, X.shape[0], ddof=None, min_positive=1)
             cov = Covariance(data=Xc * np.sqrt(w / w.sum())[:, None], n_samples=X.shape[0])
-        return max(float(span_variances(self.components_, cov)[-1]), 0.0)
+        return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
 
 
 class ReconstructionMixin:

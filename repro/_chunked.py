@@ -55,8 +55,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_params
 
 from ._sparse import SparseSource
 from ._validation import _head, is_dask, is_sparse
@@ -874,6 +876,10 @@ def _tree(parts, combine):
             return parts[0]
 
 
+@validate_params(
+    {"X": ["array-like"], "name": [str], "min_samples": [Interval(Integral, 1, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
 def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
     """The column means and the scatter matrix ``Xc'Xc`` of a Dask array, formed in one distributed pass.
 
@@ -937,6 +943,10 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
             "constant before fitting."
         )
     return int(n), mean, 0.5 * (A + A.T)
+
+
+#: :func:`dask_covariance` without the parameter validation, for the estimators (which validated theirs).
+_dask_covariance = dask_covariance.__wrapped__
 
 
 def as_source(X, name: str = "X", *, min_samples: int = 2, min_features: int = 1):

@@ -285,7 +285,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         import dask
         import dask.array as da
 
-        from .._chunked import DaskSource, check_dask_array, dask_covariance
+        from .._chunked import DaskSource, _dask_covariance, check_dask_array
         from .._validation import _scale_for
 
         check_dask_array(X, "X")
@@ -294,7 +294,7 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         (top,) = dask.compute(da.abs(X).max())  # the largest magnitude (one pass, a scalar comes back)
         sc = _scale_for(float(top))
         Xs = X / sc if sc != 1.0 else X
-        n, mean, S = dask_covariance(Xs, "X", min_samples=2)
+        n, mean, S = _dask_covariance(Xs, "X", min_samples=2)
         d = _check_d(self.n_components, n, p)
         if not float(np.trace(S)) > 0.0:
             raise ValueError(
