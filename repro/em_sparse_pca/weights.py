@@ -42,7 +42,7 @@ from .._validation import (
 )
 from .._weights import check_entry_weights, check_sample_weight, refuse_sparse, weighted_data_factor
 from ..linalg import Covariance, canonical_sign, choose_operator
-from .restarts import DEFAULT_STARTS
+from ._common import DEFAULT_STARTS
 
 
 def _n_vectors(n_restarts) -> int:
