@@ -185,7 +185,8 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         loadings (refused with a ValueError above :data:`repro._chunked.CLIENT_LIMIT_BYTES`); the
         latent means ``vem_.Mu`` stay a lazy Dask array (``(X - mean_) G``). The answer is the in-memory
         one up to round-off (sums in another order), and the VEM's cost per iteration is ``O(p^2 d)``
-        instead of ``O(n p d)``: meant for tall data.
+        instead of ``O(n p d)``: meant for tall data. A Dask array of scipy sparse chunks is read the same
+        way, each chunk kept sparse (:mod:`repro._chunked`; its evidence passes on densified row blocks).
 
         A scipy sparse matrix (CSR or CSC; other formats converted to CSR) is fitted without a dense copy
         (:mod:`repro.gsppca.sparse`): the VEM through the centred data as an operator (two sparse
