@@ -12,6 +12,7 @@ from sklearn.utils import Tags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from ._sparse import centred_rows
 from ._validation import check_latent, check_n_features, is_dask, is_sparse, unscale
 from ._weights import check_sample_weight
 
@@ -282,11 +283,12 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMix
     def transform(self, X):
         """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components).
 
-        A ``dask.array`` gives a ``dask.array`` (lazy, computed chunk by chunk where the data are).
+        A ``dask.array`` gives a ``dask.array`` (lazy, computed chunk by chunk where the data are); scipy
+        sparse rows (and a Dask array of sparse chunks) give ``X W' - 1 (mean_' W')``, never densified.
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
+        X : array_like, scipy sparse matrix or dask.array.Array, shape (n_samples, n_features)
             Data with the features seen by ``fit``.
 
         Returns
@@ -299,5 +301,7 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMix
         lazy = dask_rows(X, self.transform)
         if lazy is not None:
             return lazy
-        X = check_n_features(self, X)
+        X = check_n_features(self, X, sparse=True)
+        if is_sparse(X):  # a projection: the centring implicit
+            return centred_rows(X, self.mean_, self.components_.T)
         return (X - self.mean_) @ self.components_.T

@@ -340,8 +340,12 @@ class Covariance:
         factor :class:`repro._sparse.CentredSparse`, or its ``D x D`` matrix (``"covariance"``; ``"auto"``
         by :func:`choose_operator` with the stored entries ``nnz``)."""
         n, d = X.shape
-        if mean is None:
-            mean = np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / n if center else np.zeros(d)
+        if mean is None and center:  # summed as X / s (s a power of two): entries near 1e308 overflow a sum
+            top = max(float(X.data.max()), -float(X.data.min())) if X.nnz else 0.0
+            s = _scale_for(top)
+            mean = np.asarray((X / s if s != 1.0 else X).sum(axis=0), dtype=np.float64).ravel() / n * s
+        elif mean is None:
+            mean = np.zeros(d)
         factor = CentredSparse(X, mean, float(np.sqrt(n - ddof)))
         if operator == "auto":
             operator = _choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter, nnz=X.nnz)
