@@ -21,14 +21,11 @@ once (in :mod:`repro.em_pca` and :mod:`repro.em_sparse_pca`, beside their method
   taken once), one task per row chunk that loads it and runs the chunk function (e-step and accumulation
   together), and a tree of small tasks adding the results, run by ``dask.compute``. When the array is
   persisted on a ``distributed`` cluster (its blocks are futures), a summing pass has one task per worker
-  thread instead, over the chunks that worker holds (``Client.who_has``, asked once per source), adding
-  its chunks' results as it goes: 16 chunks on 2 one-thread workers make 3 tasks, not 19 (fewer
-  scheduler round trips per pass, which a cluster adds to the work of a pass). The data stay where
-  the scheduler keeps them (on a cluster: on the workers); only the small sums of a pass reach the
-  client. One pass over the data per EM iteration; memory bounded by the chunks in flight plus the small
-  sums. Used by ``EMPCA``, ``SensiblePCA`` and ``EMSparsePCA`` (fit, the covariance formation and the
-  cardinality path); transform and score of a Dask array return a Dask array
-  (:meth:`DaskSource.map_rows`).
+  thread instead, over the chunks that worker holds (``Client.who_has``, asked once per source): 16 chunks
+  on 2 one-thread workers make 3 tasks, not 19. The data stay where the scheduler keeps them; only the
+  small sums of a pass reach the client, and memory is bounded by the chunks in flight. Used by ``EMPCA``,
+  ``SensiblePCA`` and ``EMSparsePCA`` (fit, the covariance formation and the cardinality path); transform
+  and score of a Dask array return a Dask array (:meth:`DaskSource.map_rows`).
 
 The covariance-based estimators (``NSPCA``, ``SpannogramPCA``) and their function forms (``nspca``,
 ``nspca_objective``, ``nspca_for_cardinality``, ``nspca_for_min_angle``, ``spannogram_exact``,

@@ -20,11 +20,8 @@ there); ``Covariance.from_data(X, operator="auto")`` applies it, ``"data"`` or `
 a choice. Methods ask :meth:`Covariance.products` for ``W C`` and the quadratic forms of the rows of a
 block, whatever the operator.
 
-Data beyond memory (a row-chunked ``dask.array``, row blocks, a large in-memory array walked by blocks) is
-read through the one data layer of the EM methods, :mod:`repro._chunked`: a source runs a per-chunk function
-in one task per chunk and sums the results (one pass per iteration); the ``D x D`` covariance of chunked
-data is formed in one such pass (:func:`repro._chunked.gram_chunk`) and wrapped here with
-``Covariance(matrix=...)``.
+Data beyond memory (Dask arrays, row blocks) is read by the EM methods' data layer, :mod:`repro._chunked`;
+the ``D x D`` covariance of chunked data is formed in one pass there and wrapped with ``Covariance(matrix=)``.
 
 A scipy sparse ``X`` (CSR or CSC) backs the operator without a dense copy: ``data`` is then a
 :class:`repro._sparse.CentredSparse`, the centring implicit in every product (``X W - 1 (mu' W)``), the
