@@ -41,7 +41,7 @@ from .._validation import (
     is_sparse,
     unscale,
 )
-from .._weights import SPARSE_WEIGHTS_FAILURE, weighted_average
+from .._weights import weighted_average
 from ..linalg import Covariance
 from ._common import (
     EM_PCA_PARAMS,
@@ -324,8 +324,8 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
                 "fit refuses NaN with n_oversamples > 0 (complete data only), but transform still takes "
                 "NaN as missing entries of new rows (least-squares coordinates), which the check forbids"
             )
-            return with_expected_failures(tags, {"check_estimators_nan_inf": why, **SPARSE_WEIGHTS_FAILURE})
-        return with_expected_failures(tags, SPARSE_WEIGHTS_FAILURE)
+            return with_expected_failures(tags, {"check_estimators_nan_inf": why})
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, weights=None):
@@ -795,7 +795,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (fit, transform and score)
         tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
-        return with_expected_failures(tags, SPARSE_WEIGHTS_FAILURE)
+        return tags
 
     def _check_X(self, X):
         check_is_fitted(self, "C_")

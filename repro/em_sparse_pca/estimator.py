@@ -16,15 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._base import (
-    POSITIVE_INT,
-    RANDOM_STATE,
-    ProjectionMixin,
-    RealInterval,
-    unscale_fitted,
-    unscale_path,
-    with_expected_failures,
-)
+from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, is_dask
 from .._rescale import rescaled
 from .._sparse import centred_rows, sparse_door
@@ -43,7 +35,6 @@ from .._validation import (
     is_sparse,
     warn_not_converged,
 )
-from .._weights import SPARSE_WEIGHTS_FAILURE
 from ..linalg import OPERATORS, Covariance
 from ._common import _ORTHOGONALITY, _Settings
 from ._kernels import MAX_ITER
@@ -387,7 +378,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (Roweis' generalized E-step)
         tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
-        return with_expected_failures(tags, SPARSE_WEIGHTS_FAILURE)
+        return tags
 
     def transform(self, X):
         """Project ``X`` on the loadings, ``(X - mean_) @ components_.T``; NaN entries are missing.
