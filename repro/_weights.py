@@ -22,15 +22,6 @@ from ._sparse import CentredSparse, sparse_door
 from ._validation import _head, is_sparse
 
 
-def refuse_sparse(X, what: str) -> None:
-    """A scipy sparse ``X`` is refused where weights or streams need the rows' entries, with what to pass."""
-    if is_sparse(X):
-        raise ValueError(
-            f"X is a scipy sparse matrix: {what} takes dense rows (the estimator fits a sparse X without "
-            "them). Pass X.toarray() (or dense batches), or fit the sparse X without weights."
-        )
-
-
 def refuse_sparse_entry_weights(X, weights) -> None:
     """Per-entry ``weights`` with a scipy sparse ``X`` are refused with the reason and the fixes."""
     if weights is not None and is_sparse(X):

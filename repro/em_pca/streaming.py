@@ -8,8 +8,14 @@ the leading eigenpairs of the covariance (``ddof=1`` for EM PCA) and the maximum
 Tipping & Bishop (1999) for sensible PCA (the fixed point the EM converges to). Where sketched, the
 covariance used is within ``sketch_error_bound_`` of the true one in spectral norm (and never above it).
 
-The batches are complete rows: missing values (NaN) need every row in every iteration of the EM and are
-refused with the fix (``fit``, ``fit_blocks`` or a Dask array); per-entry weights likewise.
+The batches are complete rows, arrays or scipy sparse matrices (CSR, CSC; dense and sparse batches may
+be mixed): a sparse batch adds its weighted mean and scatter without becoming dense more than one row
+block at a time, so the fit equals that of the dense rows. Missing values (NaN) need every row in every
+iteration of the EM and are refused with the fix (``fit``, ``fit_blocks`` or a Dask array); per-entry
+weights likewise. Above :data:`repro._stream.MAX_SCATTER_FEATURES` features the sketch grows with the
+spectrum's tail (:mod:`repro._stream`), so ``sketch_error_bound_`` stays below
+:data:`repro._stream.SKETCH_TOL` times the smallest ``explained_variance_`` unless the sketch reaches its
+memory cap.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ import math
 import numpy as np
 
 from .._stream import ready, stream_batch
+from .._threads import blas_limited
 from ..linalg import canonical_sign
 from ._common import EMPCAResult, SensiblePCAResult
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
 
+@blas_limited
 def partial_fit_empca(est, X, sample_weight=None):
     """:meth:`repro.EMPCA.partial_fit`: merge the batch, then the leading eigenpairs of the covariance."""
     stream = stream_batch(est, X, sample_weight)
@@ -45,6 +53,7 @@ def partial_fit_empca(est, X, sample_weight=None):
     return est._store(res, stream.p)
 
 
+@blas_limited
 def partial_fit_spca(est, X, sample_weight=None):
     """:meth:`repro.SensiblePCA.partial_fit`: merge the batch, then the maximum-likelihood PPCA of the
     covariance (``ddof=0``), the log-likelihood of the rows seen so far."""
