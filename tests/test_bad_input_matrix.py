@@ -157,6 +157,21 @@ def _est(est, *extra):
     return fit
 
 
+def _sparse_weighted(est, *extra):
+    """``est.fit`` on the CSR form of the data with sample weights 1, 2, 3, 1, ...: the weighted centring
+    implicit (the same answers at every scale, or a refusal naming X)."""
+    import scipy.sparse as sp
+
+    def fit(X):
+        e = est.fit(sp.csr_matrix(X), sample_weight=1.0 + np.arange(X.shape[0]) % 3)
+        return {
+            "components_": (e.components_, 0, ("rows", *extra)),
+            "explained_variance_": (e.explained_variance_, 2, ("value",)),
+        }
+
+    return fit
+
+
 def _path(fn, k_kind):
     def run(X):
         p = fn(X)
@@ -206,6 +221,11 @@ ESTIMATORS = {
     "OptimalSparsePCA(2, cardinality=3)": _est(OptimalSparsePCA(2, cardinality=3), "sparse3"),
     "OptimalSparsePCA(cardinality=3, nonneg=True)": _est(
         OptimalSparsePCA(cardinality=3, nonneg=True), "sparse3", "nonneg"
+    ),
+    "EMPCA(2).fit(csr, sample_weight)": _sparse_weighted(EMPCA(2, random_state=0)),
+    "SensiblePCA().fit(csr, sample_weight)": _sparse_weighted(SensiblePCA(random_state=0)),
+    "EMSparsePCA(2, cardinality=3).fit(csr, sample_weight)": _sparse_weighted(
+        EMSparsePCA(2, cardinality=3, random_state=0), "sparse3"
     ),
 }
 
