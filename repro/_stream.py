@@ -31,6 +31,13 @@ the ``k`` captured variances is within a factor ``1 + SKETCH_TOL`` below the str
 tail, the hard case (Frequent Directions subtracts about one tail row's energy ``~ p`` per shrink while a
 direction of variance ``l`` gains ``ell l`` between shrinks), grows the sketch until ``ell l`` dominates.
 
+Badly scaled batches (largest magnitude outside ``[2^-256, 2^256]``, where products underflow or
+overflow) are merged as ``X / s``, ``s`` a power of two (:func:`repro._validation.check_scale`; exact):
+the stream takes the first batch's ``s`` (``scale``) and then the largest of its batches', rescaling
+what it holds (the mean by ``c``, scatter, trace and bound by ``c^2``, ``c`` a power of two) when a
+larger batch comes; the fits scale their outputs back. Ordinarily scaled streams have ``s = 1`` and
+are not touched.
+
 A scipy sparse batch (CSR or CSC) gives the same statistics: its weighted mean is ``X'w / W_b`` (a sparse
 product) and its centred rows ``sqrt(w_i) (x_i - m_b)`` are formed one row block of
 :data:`repro._sparse.BLOCK_BYTES` at a time, so no more than a block is ever dense. Dense and sparse
@@ -52,7 +59,15 @@ import warnings
 import numpy as np
 
 from ._sparse import BLOCK_BYTES
-from ._validation import check_array, check_features, check_n_features, check_sparse, is_sparse
+from ._validation import (
+    _scale_for,
+    check_array,
+    check_features,
+    check_n_features,
+    check_scale,
+    check_sparse,
+    is_sparse,
+)
 from ._weights import check_sample_weight
 
 #: Largest number of features whose ``p x p`` scatter is kept exactly (128 MiB in float64); above it
@@ -92,6 +107,7 @@ class RunningScatter:
         self.trace = 0.0
         self.ell = sketch
         self.delta = 0.0  # Frequent Directions' error bound on S (0 when exact)
+        self.scale = 1.0  # the statistics are those of the rows / scale (a power of two)
         if sketch is None:
             self.S = np.zeros((p, p))
         else:
@@ -103,6 +119,19 @@ class RunningScatter:
     @property
     def exact(self) -> bool:
         return self.ell is None
+
+    def rescale(self, s: float) -> None:
+        """Hold the statistics of the rows divided by ``s`` (a power of two) instead of ``scale``."""
+        c = self.scale / s
+        if self.weight > 0.0:  # (c <= 1 here: the scale only grows once rows are held)
+            self.mean = self.mean * c
+            self.trace *= c * c
+            self.delta *= c * c
+            if self.exact:
+                self.S *= c * c
+            else:
+                self.B *= c
+        self.scale = s
 
     def add(self, X, w: np.ndarray) -> None:
         """Merge a validated batch ``X`` (rows: an array, or a CSR / CSC matrix) with weights ``w``."""
@@ -256,7 +285,10 @@ def stream_batch(est, X, sample_weight, min_features: int = 1) -> RunningScatter
         stream = RunningScatter(p, None if p <= MAX_SCATTER_FEATURES else sketch_rows(k), k)
         est.n_features_in_ = p
         est._stream = stream
-    stream.add(X, w)
+    s = _scale_for(float(abs(X).max()) if X.nnz else 0.0) if is_sparse(X) else check_scale(X)
+    if s > stream.scale or stream.weight == 0.0:  # the largest scale of the batches, the first one's at first
+        stream.rescale(s)
+    stream.add(X if stream.scale == 1.0 else X / stream.scale, w)
     return stream
 
 
@@ -266,5 +298,7 @@ def ready(est, stream: RunningScatter, ddof: int, extra: int = 0) -> bool:
     est.n_samples_seen_ = stream.n_rows
     k = int(est.n_components)
     enough = stream.n_rows >= k + 1 + extra and stream.weight > ddof and stream.trace > 0.0
-    est.sketch_error_bound_ = stream.delta / (stream.weight - ddof) if stream.weight > ddof else math.inf
+    bound = stream.delta / (stream.weight - ddof) if stream.weight > ddof else math.inf
+    with np.errstate(over="ignore"):  # the bound of the rows themselves (inf past float64: still a bound)
+        est.sketch_error_bound_ = float(bound * stream.scale * stream.scale)
     return enough

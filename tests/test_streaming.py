@@ -1,6 +1,8 @@
 """partial_fit: batches in any order equal the batch fit where the scatter is exact; the Frequent
 Directions sketch keeps its stated error bound; bad batches refused naming the argument."""
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
@@ -227,3 +229,45 @@ def test_the_sketch_grows_where_the_tail_is_heavy_and_keeps_the_direction(one_bl
         probes = np.r_[V.T, e.components_, rng.standard_normal((3, p))]
         probes /= np.linalg.norm(probes, axis=1, keepdims=True)
         assert min(float(x @ (E @ x)) for x in probes) >= -1e-10 * e.sketch_error_bound_
+
+
+# --------------------------------------------------------------------------- scale
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("cls", [EMPCA, SensiblePCA, EMSparsePCA])
+def test_partial_fit_at_any_finite_scale(cls, sparse):
+    """Batches scaled by 1e-300 ... 1.7e308 are merged as X / s (s a power of two): the fit of the scaled
+    rows is the fit of the rows, scaled (loadings unchanged, variances times s^2), or a refusal naming X
+    where the variances themselves leave float64, as fit does; a batch far larger than the first rescales
+    the stream; zero rows leave the estimator unfitted (nothing to fit yet), not wrong."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 8)) @ np.diag(np.geomspace(3.0, 0.3, 8))
+
+    def stream(A):
+        est = cls(2) if cls is not EMSparsePCA else cls(2, cardinality=3, random_state=0)
+        for b in np.array_split(np.arange(40), 3):
+            est.partial_fit(sp.csr_matrix(A[b]) if sparse else A[b])
+        return est
+
+    ref = stream(X)
+    for s in (1e-300, 1e-150, 1e80, 1e300, 1.7e308 / np.abs(X).max()):
+        try:
+            est = stream(X * s)
+        except ValueError as exc:
+            assert s in (1e-300, 1e300) or s > 1e307, exc
+            assert re.search(r"X is too (small|large) for float64: its variances", str(exc)), exc
+            continue
+        np.testing.assert_allclose(est.components_, ref.components_, atol=1e-12)
+        np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_ * s * s, rtol=1e-12)
+        np.testing.assert_allclose(est.mean_, ref.mean_ * s, rtol=1e-12, atol=1e-14 * s)
+    A = X.copy()
+    A[27:] *= 2.0**300  # the last batch 2^300 times larger: its rows dominate, the first ones vanish
+    est = stream(A)
+    one = stream(A / 2.0**300)
+    np.testing.assert_allclose(est.components_, one.components_, atol=1e-12)
+    np.testing.assert_allclose(est.explained_variance_, one.explained_variance_ * 2.0**600, rtol=1e-12)
+    zero = stream(np.zeros_like(X))
+    assert zero.n_samples_seen_ == 40 and not hasattr(zero, "components_")
+    with pytest.raises(NotFittedError):
+        zero.transform(X)

@@ -26,8 +26,9 @@ import numpy as np
 
 from .._stream import ready, stream_batch
 from .._threads import blas_limited
+from .._validation import unscale
 from ..linalg import canonical_sign
-from ._common import EMPCAResult, SensiblePCAResult
+from ._common import EMPCAResult, SensiblePCAResult, _unscale_spca
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
 
@@ -50,6 +51,13 @@ def partial_fit_empca(est, X, sample_weight=None):
         True,
         hist,
     )
+    s = stream.scale
+    if s != 1.0:  # batches merged as X / s: the results of X
+        res = res._replace(
+            explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+            total_variance=float(unscale(res.total_variance, s, 2, "variances")),
+            mean=unscale(res.mean, s, 1, "means"),
+        )
     return est._store(res, stream.p)
 
 
@@ -87,4 +95,6 @@ def partial_fit_spca(est, X, sample_weight=None):
     res = SensiblePCAResult(
         np.ascontiguousarray(U.T), C, values, float(eps), stream.mean.copy(), float(ll), 0, True, hist
     )
+    if stream.scale != 1.0:  # batches merged as X / s: the density of X (W rows of weight)
+        res = _unscale_spca(res, stream.scale, (W, p))
     return est._store(res)

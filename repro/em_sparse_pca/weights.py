@@ -122,6 +122,7 @@ def partial_fit_sparse(est, X, sample_weight=None):
     else:
         op = Covariance._trusted(data=stream.factor() / math.sqrt(denom), n_samples=stream.n_rows)
     est._fit_op(op, stream.mean.copy(), min(stream.n_rows - 1, stream.p))
+    unscale_fitted(est, stream.scale, 2)  # batches merged as X / s: the results of X
     return est
 
 
