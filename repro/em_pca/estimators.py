@@ -339,10 +339,13 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_samples,), optional
             Frequency weights of the rows (2 counts a row twice): the eigenvectors of the weighted
-            covariance (see :mod:`repro.em_pca.weights`); in-memory X without NaN.
+            covariance (see :mod:`repro.em_pca.weights`); in-memory X without NaN, or a scipy sparse X
+            (the weighted centring implicit, never densified).
         weights : array_like, shape (n_samples, n_features), optional
             Per-entry weights, 0 = missing (e.g. inverse variances): minimizes
-            ``sum_ij w_ij (x_ij - mean_j - z_i'c_j)^2``; sets ``weighted_error_``.
+            ``sum_ij w_ij (x_ij - mean_j - z_i'c_j)^2``; sets ``weighted_error_``. Dense X only: with a
+            scipy sparse X they are refused (a weight per entry is a dense array the shape of X; pass
+            sample_weight, or X.toarray()).
 
         Returns
         -------
@@ -363,8 +366,8 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
 
         Parameters
         ----------
-        X : array_like, shape (n_batch, n_features)
-            Complete rows, with the columns of the first batch.
+        X : array_like or scipy sparse matrix, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch (dense and sparse batches may be mixed).
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_batch,), optional
@@ -737,7 +740,8 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_samples,), optional
-            Frequency weights of the rows: the ML model of the weighted data (in-memory X without NaN).
+            Frequency weights of the rows: the ML model of the weighted data (in-memory X without NaN,
+            or a scipy sparse X).
         weights : None
             Per-entry weights are refused with the reason (one noise variance for every entry).
 
@@ -759,8 +763,8 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n_batch, n_features)
-            Complete rows, with the columns of the first batch.
+        X : array_like or scipy sparse matrix, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch (dense and sparse batches may be mixed).
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_batch,), optional

@@ -430,11 +430,12 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_samples,), optional
-            Frequency weights of the rows: the fit on the weighted covariance (in-memory X without NaN;
-            see :mod:`repro.em_sparse_pca.weights`).
+            Frequency weights of the rows: the fit on the weighted covariance (in-memory X without NaN,
+            or a scipy sparse X; see :mod:`repro.em_sparse_pca.weights`).
         weights : array_like, shape (n_samples, n_features), optional
             Per-entry weights, 0 = missing: each component minimizes the weighted squared error of its
-            rank-one fit under the cardinality (see :mod:`repro.em_sparse_pca.weights`).
+            rank-one fit under the cardinality (see :mod:`repro.em_sparse_pca.weights`). Dense X only:
+            refused with a scipy sparse X (a weight per entry is a dense array the shape of X).
 
         Returns
         -------
@@ -476,8 +477,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n_batch, n_features)
-            Complete rows, with the columns of the first batch.
+        X : array_like or scipy sparse matrix, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch (dense and sparse batches may be mixed).
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_batch,), optional
