@@ -12,6 +12,7 @@ from sklearn.utils import Tags
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from ._sparse import centred_rows
 from ._validation import check_latent, check_n_features, is_dask, is_sparse, unscale
 from ._weights import check_sample_weight, rows_factor
 
@@ -207,7 +208,7 @@ class VarianceScoreMixin:
             ``(1/n) sum_i ||P (x_i - mean_)||^2``, between 0 and the total variance of ``X`` about
             ``mean_``; higher is better.
         """
-        from .linalg import Covariance, span_variances  # linalg sits above this module
+        from .linalg import Covariance, _span_variances  # linalg sits above this module
 
         check_is_fitted(self, "components_")
         X = check_n_features(self, X, allow_nan=True, sparse=True)
@@ -216,9 +217,9 @@ class VarianceScoreMixin:
             if sample_weight is not None:
                 w = check_sample_weight(sample_weight, X.shape[0], ddof=None, min_positive=1)
                 cov = Covariance._trusted(data=rows_factor(X, w, mean, 1.0 / w.sum()), n_samples=X.shape[0])
-                return max(float(span_variances(self.components_, cov)[-1]), 0.0)
+                return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
             cov = Covariance._from_sparse(X, ddof=0, mean=mean)
-            return max(float(span_variances(self.components_, cov)[-1]), 0.0)
+            return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
         if np.isnan(X).any():
             raise ValueError(
                 "X holds NaN: score needs complete rows (the variance of missing entries is not defined); "
@@ -237,7 +238,7 @@ class VarianceScoreMixin:
         else:
             w = check_sample_weight(sample_weight, X.shape[0], ddof=None, min_positive=1)
             cov = Covariance(data=Xc * np.sqrt(w / w.sum())[:, None], n_samples=X.shape[0])
-        return max(float(span_variances(self.components_, cov)[-1]), 0.0)
+        return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
 
 
 class ReconstructionMixin:
@@ -282,11 +283,12 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMix
     def transform(self, X):
         """Project ``X`` on the loadings: ``(X - mean_) @ components_.T``, shape (n_samples, n_components).
 
-        A ``dask.array`` gives a ``dask.array`` (lazy, computed chunk by chunk where the data are).
+        A ``dask.array`` gives a ``dask.array`` (lazy, computed chunk by chunk where the data are); scipy
+        sparse rows (and a Dask array of sparse chunks) give ``X W' - 1 (mean_' W')``, never densified.
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
+        X : array_like, scipy sparse matrix or dask.array.Array, shape (n_samples, n_features)
             Data with the features seen by ``fit``.
 
         Returns
@@ -299,5 +301,7 @@ class ProjectionMixin(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMix
         lazy = dask_rows(X, self.transform)
         if lazy is not None:
             return lazy
-        X = check_n_features(self, X)
+        X = check_n_features(self, X, sparse=True)
+        if is_sparse(X):  # a projection: the centring implicit
+            return centred_rows(X, self.mean_, self.components_.T)
         return (X - self.mean_) @ self.components_.T

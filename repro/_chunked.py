@@ -34,8 +34,8 @@ The covariance-based estimators (``NSPCA``, ``SpannogramPCA``) and their functio
 ``nspca_objective``, ``nspca_for_cardinality``, ``nspca_for_min_angle``, ``spannogram_exact``,
 ``spannogram_path``, ``spannogram_bound``) form the column means and the ``p x p`` scatter matrix of a
 Dask array in one distributed pass (:func:`dask_covariance`; refused above
-:data:`CLIENT_LIMIT_BYTES` on the client), and ``GSPPCA`` refuses a Dask array (its exact evidence needs
-every row); no estimator converts a Dask array to NumPy on the client.
+:data:`CLIENT_LIMIT_BYTES` on the client); ``GSPPCA`` takes that scatter for its VEM and evaluates its exact
+evidence in passes over the row chunks; no estimator converts a Dask array to NumPy on the client.
 
 The first pass of every source computes the per-column counts, means and centred sums of squares over the
 observed entries (Chan, Golub & LeVeque's pairwise update, so no cancellation) and checks the missing-value
@@ -49,16 +49,32 @@ complex, object, string and datetime dtypes are refused with the fix (``X.astype
 whole rows; no ``rechunk`` layer); unknown chunk sizes (after boolean indexing) are learnt in the first pass
 (which reads every chunk anyway), so they cost no extra pass; an unknown number of features is refused
 (the chunk functions need it).
+
+Chunks that are scipy sparse matrices stay sparse (:mod:`repro._sparse_chunks`): a row chunk is loaded as
+one CSR matrix (feature chunks joined by ``scipy.sparse.hstack`` in the loading task, never densified); the
+chunk functions of :data:`TAKES_SPARSE` (first pass, products, scatter) read it with the centring implicit,
+every other one gets its rows densified one block of :data:`BLOCK_BYTES` at a time. NaN among the stored
+values is refused (the entries not stored are zeros, not missing values).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_params
 
-from ._sparse import SparseSource
+from ._sparse import CentredSparse, SparseSource
+from ._sparse_chunks import (
+    blocks_call,
+    load_sparse,
+    max_abs_chunk,
+    sparse_first_pass,
+    sparse_moments,
+    sparse_products,
+)
 from ._validation import _head, is_dask, is_sparse
 
 __all__ = [
@@ -157,6 +173,8 @@ def first_pass_chunk(Xb, offset: int = 0):
 
 
 def _first_pass_task(Xb, cache):
+    if is_sparse(Xb):
+        return sparse_first_pass(Xb)
     return first_pass_chunk(Xb, 0)
 
 
@@ -205,13 +223,19 @@ class _Stats:
 
 # --------------------------------------------------------------------------- chunk functions
 def gram_chunk(Xb, cache, mean):
-    """``(Y'Y,)`` of one chunk centred at ``mean`` (the covariance formed in one pass)."""
+    """``(Y'Y,)`` of one chunk centred at ``mean`` (the covariance formed in one pass); a scipy sparse
+    chunk from its row blocks densified and centred one at a time (:meth:`CentredSparse.gram`)."""
+    if is_sparse(Xb):
+        return (CentredSparse(Xb, mean, 1.0).gram(),)
     Yb = np.asarray(Xb, dtype=np.float64) - mean
     return (Yb.T @ Yb,)
 
 
 def products_chunk(Xb, cache, mean, Q):
-    """``(Y'YQ, (YQ)'(YQ))`` of one chunk, centred with ``mean`` (None: already centred)."""
+    """``(Y'YQ, (YQ)'(YQ))`` of one chunk, centred with ``mean`` (None: already centred); a scipy sparse
+    chunk with the centring implicit (``Y Q = X Q - 1 (mean' Q)``, :class:`repro._sparse.CentredSparse`)."""
+    if is_sparse(Xb):
+        return sparse_products(Xb, mean, Q)
     Yb = np.asarray(Xb, dtype=np.float64)
     if mean is not None:
         Yb = Yb - mean
@@ -496,14 +520,25 @@ class BlockSource:
 
 
 def _load(*blocks):
-    """One row chunk as a float64 array: the blocks of a row of the Dask array joined along the features."""
+    """One row chunk as a float64 array: the blocks of a row of the Dask array joined along the features;
+    scipy sparse blocks as one sparse matrix (:func:`repro._sparse_chunks.load_sparse`)."""
+    if is_sparse(blocks[0]):
+        return load_sparse(blocks)
     B = blocks[0] if len(blocks) == 1 else np.concatenate([np.asarray(b) for b in blocks], axis=1)
     return np.asarray(B, dtype=np.float64)
 
 
-def _chunk_call(fn, transforms, args, *blocks):
-    """One task of a pass: load a row chunk, read it through the transforms, run the chunk function."""
+def _chunk_call(fn, transforms, args, combine, *blocks):
+    """One task of a pass: load a row chunk, read it through the transforms, run the chunk function.
+
+    A scipy sparse chunk goes to the chunk functions that read one (:data:`TAKES_SPARSE`: the first pass,
+    the products, the scatter; the centring implicit) as it is; any other chunk function, or one behind
+    transforms, runs on its rows densified one block of :data:`BLOCK_BYTES` at a time, the results combined
+    by the pass's ``combine`` (:func:`repro._sparse_chunks.blocks_call`), so no dense array of more than a
+    row block is made."""
     Xb = _load(*blocks)
+    if is_sparse(Xb) and (transforms or fn not in TAKES_SPARSE):
+        return blocks_call(fn, transforms, args, combine, Xb, BLOCK_BYTES)
     for f, f_args in transforms:
         Xb = f(Xb, *f_args)
     return fn(Xb, None, *args)
@@ -515,7 +550,7 @@ def _group_call(fn, transforms, combine, calls, *blocks):
     they come (``combine([acc, result])``: one partial result held at a time)."""
     acc, pos = None, 0
     for args, nb in calls:
-        part = _chunk_call(fn, transforms, args, *blocks[pos : pos + nb])
+        part = _chunk_call(fn, transforms, args, combine, *blocks[pos : pos + nb])
         pos += nb
         acc = part if acc is None else combine([acc, part])
     return acc
@@ -527,7 +562,10 @@ SHIP_BYTES = 4 * 2**20
 
 
 def _rows_call(Xb, fn, *args):
-    """``fn`` on one row chunk read as float64 (the block function of :meth:`DaskSource.map_rows`)."""
+    """``fn`` on one row chunk read as float64 (the block function of :meth:`DaskSource.map_rows`); a
+    scipy sparse chunk stays sparse (``fn``, a ``transform`` or ``score_samples``, reads sparse rows)."""
+    if is_sparse(Xb):
+        return fn(load_sparse([Xb]), *args)
     return fn(np.asarray(Xb, dtype=np.float64), *args)
 
 
@@ -576,13 +614,6 @@ def check_dask_array(X, name: str = "X") -> None:
         raise ValueError(
             f"{name} is a Dask array of dtype {X.dtype} ({what}); these methods need real numbers: pass "
             f"{name}.astype('float64')" + (f" or {name}.real" if kind == "c" else "") + "."
-        )
-    if is_sparse(getattr(X, "_meta", None)):
-        raise ValueError(
-            f"{name} is a Dask array of scipy.sparse chunks, which these methods do not read chunk by "
-            f"chunk. Pass {name}.compute() (one scipy sparse matrix: EMPCA, SensiblePCA and EMSparsePCA "
-            f"fit it without a dense copy) if it fits in memory, or dense chunks "
-            f"({name}.map_blocks(lambda b: b.toarray(), dtype='float64'))."
         )
     if np.isnan(X.shape[1]):
         raise ValueError(
@@ -673,7 +704,7 @@ class DaskSource:
         st.finish(self, name)
 
     # ----- passes
-    def _parts(self, fn, args, indexed: bool = False):
+    def _parts(self, fn, args, indexed: bool = False, combine=None):
         """The delayed ``fn(chunk, None, *args)`` of every row chunk, one task each (load, transforms and
         ``fn`` fused: a pass is one layer of tasks plus the sum); with ``indexed`` the chunk's index is
         passed first, ``fn(chunk, None, i, *args)``. Small array arguments travel inside the tasks, larger
@@ -683,7 +714,7 @@ class DaskSource:
         args = self._ship(args)
         call = dask.delayed(_chunk_call, pure=True)
         return [
-            call(fn, self._transforms, (i, *args) if indexed else args, *row)
+            call(fn, self._transforms, (i, *args) if indexed else args, combine, *row)
             for i, row in enumerate(self._blocks)
         ]
 
@@ -738,7 +769,7 @@ class DaskSource:
 
         groups = self._worker_groups()
         if groups is None:
-            return _tree(self._parts(fn, args, indexed), combine)
+            return _tree(self._parts(fn, args, indexed, combine), combine)
         args = self._ship(args)
         blocks = self._blocks
         call = dask.delayed(_group_call, pure=True)
@@ -832,6 +863,8 @@ def check_client_matrix(p: int, name: str = "X") -> None:
 
 def _moments_chunk(Xb, cache, index):
     """``(rows, mean, centred scatter, NaN count, inf count, first bad chunk)`` of one row chunk."""
+    if is_sparse(Xb):
+        return sparse_moments(Xb, index)
     Xb = np.asarray(Xb, dtype=np.float64)
     n_b = Xb.shape[0]
     bad = ~np.isfinite(Xb)
@@ -874,6 +907,10 @@ def _tree(parts, combine):
             return parts[0]
 
 
+@validate_params(
+    {"X": ["array-like"], "name": [str], "min_samples": [Interval(Integral, 1, None, closed="left")]},
+    prefer_skip_nested_validation=True,
+)
 def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
     """The column means and the scatter matrix ``Xc'Xc`` of a Dask array, formed in one distributed pass.
 
@@ -939,6 +976,10 @@ def dask_covariance(X, name: str = "X", *, min_samples: int = 2):
     return int(n), mean, 0.5 * (A + A.T)
 
 
+#: :func:`dask_covariance` without the parameter validation, for the estimators (which validated theirs).
+_dask_covariance = dask_covariance.__wrapped__
+
+
 def as_source(X, name: str = "X", *, min_samples: int = 2, min_features: int = 1):
     """A :class:`DaskSource` for a Dask array, a :class:`SparseSource` for a scipy sparse matrix, else a
     :class:`DenseSource` of the validated array (NaN allowed: missing entries; at least ``min_samples``
@@ -954,3 +995,8 @@ def as_source(X, name: str = "X", *, min_samples: int = 2, min_features: int = 1
     return DenseSource(
         check_array(X, name, allow_nan=True, min_samples=min_samples, min_features=min_features), name
     )
+
+
+#: The chunk functions that read a scipy sparse chunk as it is (the centring implicit or per row block);
+#: any other runs on its densified row blocks (:func:`_chunk_call`).
+TAKES_SPARSE = frozenset({_first_pass_task, gram_chunk, products_chunk, _moments_chunk, max_abs_chunk})

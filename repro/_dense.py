@@ -1,21 +1,28 @@
-"""Dense arrays beneath :mod:`repro.linalg`: centring and standardizing data, and the two deflations of a
-dense covariance matrix.
+"""Dense arrays beneath :mod:`repro.linalg`: centring and standardizing data, the two deflations of a
+dense covariance matrix, and the canonical sign of eigenvectors.
 
 :mod:`repro.linalg` imports these and is where users find them (:func:`center`, :func:`standardize`,
-:func:`projection_deflate`, :func:`schur_deflate`); the covariance operator does not need them, so they
-live apart from it. This module imports nothing of the library but :mod:`repro._validation`.
+:func:`projection_deflate`, :func:`schur_deflate`, :func:`canonical_sign`); each public function is
+checked at its call (scikit-learn's ``validate_params``), and the library's own callers (the covariance
+operator's deflation and eigenpairs, the methods' loops) call its unchecked core (``_projection_deflate``,
+``_schur_deflate``, ``_canonical_sign``). This module imports nothing of the library but
+:mod:`repro._validation`.
 """
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_params
 
 from ._validation import _all_finite, check_array, check_symmetric, check_vector
 
-__all__ = ["center", "projection_deflate", "schur_deflate", "standardize"]
+__all__ = ["canonical_sign", "center", "projection_deflate", "schur_deflate", "standardize"]
 
 
 # --------------------------------------------------------------------------- preprocessing
+@validate_params({"X": ["array-like"], "name": [str]}, prefer_skip_nested_validation=True)
 def center(X, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     """Subtract the column means.
 
@@ -57,6 +64,10 @@ def center(X, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     return Xc, mean
 
 
+@validate_params(
+    {"X": ["array-like"], "ddof": [Interval(Integral, 0, None, closed="left")], "name": [str]},
+    prefer_skip_nested_validation=True,
+)
 def standardize(X, *, ddof: int = 1, name: str = "X") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Center each column and divide it by its standard deviation (``ddof=1`` by default).
 
@@ -146,6 +157,7 @@ def _column_scales(X: np.ndarray) -> np.ndarray | None:
 
 
 # --------------------------------------------------------------------------- deflation (dense)
+@validate_params({"C": ["array-like"], "w": ["array-like"]}, prefer_skip_nested_validation=True)
 def projection_deflate(C, w) -> np.ndarray:
     """``(I - ww') C (I - ww')`` for unit ``w`` (Sigg & Buhmann 2008, Eq. 18; Mackey 2008, Eq. 2).
 
@@ -183,12 +195,18 @@ def projection_deflate(C, w) -> np.ndarray:
      [-0.5  0.5]]
     """
     C = check_symmetric(C)
-    w = check_vector(w, "w", C.shape[0])
+    return _projection_deflate(C, check_vector(w, "w", C.shape[0]))
+
+
+def _projection_deflate(C: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`projection_deflate` of a symmetric float64 ``C`` and a float64 ``w``, unchecked: the
+    library's own deflations (:meth:`repro.linalg.Covariance.deflate`, the methods' loops)."""
     Cw = C @ w
     wCw = float(w @ Cw)
     return C - np.outer(w, Cw) - np.outer(Cw, w) + wCw * np.outer(w, w)
 
 
+@validate_params({"C": ["array-like"], "w": ["array-like"]}, prefer_skip_nested_validation=True)
 def schur_deflate(C, w) -> np.ndarray:
     """``C - C w w' C / (w' C w)`` (Mackey 2008, Schur complement deflation).
 
@@ -229,9 +247,52 @@ def schur_deflate(C, w) -> np.ndarray:
     True
     """
     C = check_symmetric(C)
-    w = check_vector(w, "w", C.shape[0])
+    return _schur_deflate(C, check_vector(w, "w", C.shape[0]))
+
+
+def _schur_deflate(C: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`schur_deflate` of a symmetric float64 ``C`` and a float64 ``w``, unchecked (as
+    :func:`_projection_deflate`)."""
     Cw = C @ w
     wCw = float(w @ Cw)
     if wCw <= 0:
         return C.copy()
     return C - np.outer(Cw, Cw) / wCw
+
+
+# --------------------------------------------------------------------------- eigenvector signs
+@validate_params({"V": ["array-like"]}, prefer_skip_nested_validation=True)
+def canonical_sign(V: np.ndarray) -> np.ndarray:
+    """Flip each column (or a single vector) so its largest-magnitude entry is positive.
+
+    Eigenvectors are defined up to sign; this makes results reproducible and comparable.
+
+    Parameters
+    ----------
+    V : array_like, shape (n_features, k) or (n_features,)
+        Vectors as columns, or one vector.
+
+    Returns
+    -------
+    ndarray
+        A float64 copy of ``V`` with each column's largest-magnitude entry positive (the first
+        one on ties; a zero column is kept).
+
+    Examples
+    --------
+    >>> from repro.linalg import canonical_sign
+    >>> canonical_sign([0.2, -0.9, 0.1]).tolist()
+    [-0.2, 0.9, -0.1]
+    """
+    V = np.array(V, dtype=np.float64)
+    if V.ndim == 1:
+        i = int(np.argmax(np.abs(V)))
+        return -V if V[i] < 0 else V
+    idx = np.argmax(np.abs(V), axis=0)
+    signs = np.sign(V[idx, np.arange(V.shape[1])])
+    signs[signs == 0] = 1.0
+    return V * signs
+
+
+#: :func:`canonical_sign` unchecked, for the library's own eigenvectors and loadings.
+_canonical_sign = canonical_sign.__wrapped__

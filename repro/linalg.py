@@ -34,11 +34,23 @@ on the operator above :data:`repro._sparse.DENSE_EIGH_MAX`.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
+from sklearn.utils._param_validation import Interval, validate_params
 
-from ._dense import center, projection_deflate, schur_deflate, standardize
+from ._dense import (
+    _canonical_sign,
+    _projection_deflate,
+    _schur_deflate,
+    canonical_sign,
+    center,
+    projection_deflate,
+    schur_deflate,
+    standardize,
+)
 from ._linalg_kernels import centred_scaled, lanczos_top, support_matvec
 from ._sparse import DENSE_EIGH_MAX, CentredSparse
 from ._validation import (
@@ -74,6 +86,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- the operator rule
 OPERATORS = ("auto", "data", "covariance")
+_COUNT = Interval(Integral, 1, None, closed="left")  # a count of samples, features, vectors, eigenpairs
 #: Forming ``C = X'X`` (BLAS 3) runs this many times faster per flop than the matrix-vector products of an
 #: iteration (BLAS 2); measured 8-20x on the benchmark data, the smaller value is used (conservative).
 BLAS3_GAIN = 8.0
@@ -92,6 +105,13 @@ SPARSE_FRACTION = 4
 SPARSE_DATA_FRACTION = 32
 
 
+@validate_params(
+    {
+        "n_samples": [_COUNT], "n_features": [_COUNT], "n_vectors": [_COUNT], "n_iter": [_COUNT],
+        "nnz": [None, Interval(Integral, 0, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)  # fmt: skip
 def choose_operator(
     n_samples: int,
     n_features: int,
@@ -144,6 +164,10 @@ def choose_operator(
     cost_data = T * 2.0 * (N * D if nnz is None else float(nnz)) * R
     cost_cov = N * D * D / BLAS3_GAIN + T * D * D * R
     return "covariance" if cost_cov < cost_data else "data"
+
+
+#: :func:`choose_operator` unchecked, for the library's own callers (their shapes come from validated arrays).
+_choose_operator = choose_operator.__wrapped__
 
 
 # --------------------------------------------------------------------------- covariance operator
@@ -285,7 +309,7 @@ class Covariance:
         if center and mean is None:
             mean = X.mean(axis=0)
         if operator == "auto":
-            operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
+            operator = _choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter)
         if operator == "covariance":  # one centred copy, then X'X (BLAS syrk), scaled in place
             Xc = X - mean if center else X
             M = Xc.T @ Xc
@@ -316,11 +340,15 @@ class Covariance:
         factor :class:`repro._sparse.CentredSparse`, or its ``D x D`` matrix (``"covariance"``; ``"auto"``
         by :func:`choose_operator` with the stored entries ``nnz``)."""
         n, d = X.shape
-        if mean is None:
-            mean = np.asarray(X.sum(axis=0), dtype=np.float64).ravel() / n if center else np.zeros(d)
+        if mean is None and center:  # summed as X / s (s a power of two): entries near 1e308 overflow a sum
+            top = max(float(X.data.max()), -float(X.data.min())) if X.nnz else 0.0
+            s = _scale_for(top)
+            mean = np.asarray((X / s if s != 1.0 else X).sum(axis=0), dtype=np.float64).ravel() / n * s
+        elif mean is None:
+            mean = np.zeros(d)
         factor = CentredSparse(X, mean, float(np.sqrt(n - ddof)))
         if operator == "auto":
-            operator = choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter, nnz=X.nnz)
+            operator = _choose_operator(n, d, n_vectors=n_vectors, n_iter=n_iter, nnz=X.nnz)
         if operator == "covariance":
             return cls._trusted(matrix=factor.gram(), n_samples=n)
         return cls._trusted(data=factor, n_samples=n)
@@ -689,7 +717,7 @@ class Covariance:
             what = "data" if power == 2 else "matrix"
             unscale(values[:1], s, power, "eigenvalues", what, underflow=False)
             values = unscale(values, s, power, "eigenvalues", what)
-        return values, canonical_sign(vectors)
+        return values, _canonical_sign(vectors)
 
     def deflate(self, w, method: str = "projection") -> Covariance:
         """Remove the direction ``w`` (unit norm), returning a new operator.
@@ -714,10 +742,15 @@ class Covariance:
         w = check_vector(w, "w", self.n_features)
         if method not in ("projection", "schur"):
             raise ValueError(f"method must be 'projection' or 'schur'; got {method!r}.")
+        return self._deflate(w, method)
+
+    def _deflate(self, w: np.ndarray, method: str) -> Covariance:
+        """:meth:`deflate` of a unit float64 ``w`` of ``n_features`` entries and a known ``method``,
+        unchecked: the library's own deflations (a fitted component)."""
         if isinstance(self.data, CentredSparse):  # one more rank-one correction of the implicit factor
             return Covariance._trusted(data=self.data.deflate(w, method), n_samples=self.n_samples)
         if self.matrix is not None and self.data is None:
-            fn = projection_deflate if method == "projection" else schur_deflate
+            fn = _projection_deflate if method == "projection" else _schur_deflate
             return Covariance._derived(fn(self.matrix, w), n_samples=self.n_samples)
         X = self.data
         Xw = X @ w
@@ -740,6 +773,7 @@ def _overflow(X: np.ndarray, name: str) -> ValueError:
     )
 
 
+@validate_params({"C": [Covariance, "array-like"], "name": [str]}, prefer_skip_nested_validation=True)
 def as_covariance(C, name: str = "C") -> Covariance:
     """Accept a :class:`Covariance` or a symmetric matrix and return a :class:`Covariance`.
 
@@ -770,6 +804,7 @@ def as_covariance(C, name: str = "C") -> Covariance:
     return Covariance.from_matrix(C, name=name)
 
 
+@validate_params({"W": ["array-like"], "C": [Covariance]}, prefer_skip_nested_validation=True)
 def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
     """Variance of ``C`` in the span of the first ``i`` rows of ``W``, for every ``i``.
 
@@ -798,6 +833,12 @@ def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
     >>> span_variances(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]), C).round(12).tolist()  # e1 + e2, e2
     [2.5, 5.0]
     """
+    return _span_variances(np.asarray(W, dtype=np.float64), C)
+
+
+def _span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
+    """:func:`span_variances` of a float64 ``W`` (rows of ``n_features``), unchecked (the estimators'
+    ``score``)."""
     op, s, power = C.rescaled()
     V = W.T
     G = V.T @ V
@@ -808,6 +849,7 @@ def span_variances(W: np.ndarray, C: Covariance) -> np.ndarray:
     return unscale(out, s, power, "variances", "C", underflow=False)
 
 
+@validate_params({"C": [Covariance, "array-like"], "k": [None, _COUNT]}, prefer_skip_nested_validation=True)
 def leading_eigenpairs(C, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs (descending) of a symmetric matrix or a :class:`Covariance`.
 
@@ -895,39 +937,8 @@ def _top_eigvec(A: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return _top_eigh(A, 1)
 
 
-def canonical_sign(V: np.ndarray) -> np.ndarray:
-    """Flip each column (or a single vector) so its largest-magnitude entry is positive.
-
-    Eigenvectors are defined up to sign; this makes results reproducible and comparable.
-
-    Parameters
-    ----------
-    V : array_like, shape (n_features, k) or (n_features,)
-        Vectors as columns, or one vector.
-
-    Returns
-    -------
-    ndarray
-        A float64 copy of ``V`` with each column's largest-magnitude entry positive (the first
-        one on ties; a zero column is kept).
-
-    Examples
-    --------
-    >>> from repro.linalg import canonical_sign
-    >>> canonical_sign([0.2, -0.9, 0.1]).tolist()
-    [-0.2, 0.9, -0.1]
-    """
-    V = np.array(V, dtype=np.float64)
-    if V.ndim == 1:
-        i = int(np.argmax(np.abs(V)))
-        return -V if V[i] < 0 else V
-    idx = np.argmax(np.abs(V), axis=0)
-    signs = np.sign(V[idx, np.arange(V.shape[1])])
-    signs[signs == 0] = 1.0
-    return V * signs
-
-
 # --------------------------------------------------------------------------- renormalization
+@validate_params({"C": [Covariance, "array-like"], "w": ["array-like"]}, prefer_skip_nested_validation=True)
 def renormalize(C, w) -> tuple[np.ndarray, float]:
     """Optimal unit weights on the support of ``w``: the leading eigenvector of ``C[S, S]``.
 

@@ -738,3 +738,103 @@ def test_matrix_result_files(seed, tmp_path):
         path.write_bytes(content)
         with pytest.raises(_common.ResultFileError, match=re.escape(str(path))):
             _common.read_result(tmp_path, "toy")
+
+
+# --------------------------------------------------------------------------- scipy.sparse input
+# Every call that takes a sparse matrix, on the cases above given as CSR and on the cases only sparse input
+# has (NaN among the stored values, stored zeros, duplicate entries, an integer dtype, empty rows and
+# columns): the answer of the same call on the dense array, or the refusal it gives (both a ValueError that
+# names an argument); NaN among the stored values is refused whatever the dense call does with NaN.
+SPARSE_CALLS = {
+    **{
+        name: CALLS[name]
+        for name in (
+            "EMPCA(2)",
+            "SensiblePCA()",
+            "EMSparsePCA(2, cardinality=3)",
+            "GSPPCA(1)",
+            "em_pca",
+            "sensible_pca",
+            "em_sparse_pca",
+            "em_sparse_pca_path",
+            "log_evidence",
+            "evidence_path",
+            "metrics.certified_fraction",
+        )
+    },
+    # the VEM's loadings are defined up to a rotation of the latent space: compare its weights u
+    "gsppca_vem": lambda X: {"u": (repro.gsppca_vem(X, 1, random_state=0).u, None, ("value",))},
+}
+SPARSE_ONLY = ("nan_stored", "stored_zeros", "duplicates", "int64", "empty_rows", "empty_columns")
+
+
+def _sparse_case(seed: int, case: str):
+    """``(sparse matrix, its dense twin)`` of a case (the twin None for NaN among the stored values), on
+    the data of ``_data`` with half its entries zero."""
+    import scipy.sparse as sp
+
+    X = _data(seed)
+    X[np.random.default_rng(seed + 10).random(X.shape) < 0.5] = 0.0
+    if case in SCALES or case in DEGENERATE:
+        D, _ = _case(X, case)
+        return sp.csr_matrix(D), D
+    coo = sp.coo_matrix(X)
+    if case == "nan_stored":
+        S = sp.csr_matrix(X)
+        S.data[2] = np.nan
+        return S, None
+    if case == "stored_zeros":
+        return sp.csr_matrix((np.r_[coo.data, 0.0, 0.0], (np.r_[coo.row, 0, 7], np.r_[coo.col, 1, 3]))), X
+    if case == "duplicates":
+        rows, cols = np.r_[coo.row, coo.row], np.r_[coo.col, coo.col]
+        return sp.coo_matrix((np.r_[coo.data, coo.data] / 2, (rows, cols)), shape=X.shape), X
+    if case == "int64":
+        D = np.rint(4 * X)
+        return sp.csr_matrix(D.astype(np.int64)), D
+    D = X.copy()
+    if case == "empty_rows":
+        D[[3, 17]] = 0.0
+    elif case == "empty_columns":
+        D[:, [2, 5]] = 0.0
+    else:
+        raise AssertionError(case)
+    return sp.csr_matrix(D), D
+
+
+def _outcome(name: str, X):
+    try:
+        return _run(SPARSE_CALLS[name], X), None
+    except ValueError as exc:
+        return None, exc
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("case", [*SCALES, *DEGENERATE, *SPARSE_ONLY])
+@pytest.mark.parametrize("name", list(SPARSE_CALLS))
+def test_sparse_matrix(name, case, seed):
+    S, D = _sparse_case(seed, case)
+    got, err = _outcome(name, S)
+    if err is not None:
+        assert ARGUMENTS.search(str(err)), f"{name} on sparse {case}: the error names no argument: {err}"
+    if D is None:
+        assert err is not None and "NaN among its stored values" in str(err), f"{name} took NaN: {err}"
+        return
+    ref, ref_err = _outcome(name, D)
+    if ref_err is not None or err is not None:
+        assert (ref_err is None) == (err is None), f"{name} on {case}: dense {ref_err!r}, sparse {err!r}"
+        return
+    _check_properties(name, got)
+    for key, (value, _, kind) in got.items():
+        want = np.asarray(ref[key][0], dtype=float)
+        if kind[0] in ("rows", "vector"):
+            assert _same_up_to_sign(np.asarray(value, dtype=float), want), f"{name} on {case}: {key} differs"
+            continue
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(np.isfinite(value), finite, err_msg=f"{name} on {case}: {key}")
+        np.testing.assert_allclose(
+            np.asarray(value, dtype=float)[finite],
+            want[finite],
+            rtol=1e-6,
+            atol=1e-9 * float(np.max(np.abs(want[finite]), initial=0.0)),
+            err_msg=f"{name} on sparse {case}: {key} differs from the dense answer",
+        )

@@ -742,7 +742,7 @@ def _ops(X):
 @pytest.mark.parametrize(("nonneg", "n", "p"), [(False, 60, 12), (True, 60, 12), (False, 10, 25)])
 def test_covariance_operator_gives_the_data_operators_iterates(nonneg, n, p):
     """Iterating on the D x D covariance equals iterating through the data: same iterates to round-off."""
-    from repro.em_sparse_pca.solvers import _em_block
+    from repro.em_sparse_pca.algorithm import _em_block
 
     X = _data(70 + p, n=n, p=p)
     op_d, op_c = _ops(X)
@@ -781,7 +781,7 @@ def test_covariance_operator_gives_the_data_operators_iterates(nonneg, n, p):
 def test_block_restarts_equal_sequential_restarts(nonneg):
     """Restarts run as one block (D x R products, per-row kernel, converged rows leave) give each row the
     run it would have alone, and the NumPy twin's run."""
-    from repro.em_sparse_pca.solvers import _em, _em_block
+    from repro.em_sparse_pca.algorithm import _em, _em_block
 
     X = _data(80, n=50, p=14)
     C = np.cov(X, rowvar=False)
@@ -967,8 +967,8 @@ def _planted(seed, nonneg, n=200, p=30):
 
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_missing_value_em_equals_complete_data_em_when_nothing_is_missing(nonneg):
+    from repro.em_sparse_pca.algorithm import _em_block
     from repro.em_sparse_pca.missing import _ObservedData
-    from repro.em_sparse_pca.solvers import _em_block
 
     X = _data(95, n=50, p=12)
     obs, cov = _ObservedData(X), Covariance.from_data(X, operator="data")
@@ -1267,10 +1267,10 @@ def test_screened_block_gives_the_plain_iterates(nonneg):
     deflated operator, and most iterations actually screened."""
     import sys
 
+    from repro.em_sparse_pca.algorithm import _em_block
     from repro.em_sparse_pca.operators import _leading_pc
-    from repro.em_sparse_pca.solvers import _em_block
 
-    screening = sys.modules["repro.em_sparse_pca.screening"]  # where the screening threshold lives
+    screening = sys.modules["repro.em_sparse_pca.algorithm"]  # where the screening threshold lives
     X = _wide(21, nonneg=nonneg)
     op = Covariance.from_data(X)
     D = op.n_features
@@ -1329,8 +1329,8 @@ def test_em_on_the_support_equals_the_em_with_the_rest_excluded(shape, nonneg):
     """The renormalization EM on the support's own operator (N x K columns or the K x K block) gives the
     runs of the EM on the full operator with every other feature excluded: the same iteration counts and
     statuses, iterates and variances to round-off; for data and matrix operators and deflated ones."""
+    from repro.em_sparse_pca.algorithm import _em, _em_block, _em_on_support
     from repro.em_sparse_pca.operators import _leading_pc
-    from repro.em_sparse_pca.solvers import _em, _em_block, _em_on_support
 
     n, p = shape
     X = _wide(31, n=n, p=p, nonneg=nonneg) if n < p else _data(31, n=n, p=p)
@@ -1366,7 +1366,7 @@ def test_em_on_the_support_equals_the_em_with_the_rest_excluded(shape, nonneg):
 @pytest.mark.parametrize("operator", ["covariance", "data"])
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_support_stop_and_first_products(operator, nonneg):
-    from repro.em_sparse_pca.solvers import SUPPORT_PATIENCE, _em_block
+    from repro.em_sparse_pca.algorithm import SUPPORT_PATIENCE, _em_block
 
     # data-backed with N < D: the screened iterations; N > D: the covariance or the plain data products
     X = _data(61, n=20, p=60) if operator == "data" else _data(61, n=80, p=20)
@@ -1395,7 +1395,7 @@ def test_support_stop_and_first_products(operator, nonneg):
 def test_renormalize_true_is_the_converged_emPCAopt():
     # renormalize=True is the paper's emPCAopt: the EM to tol, then optimal weights on its support; the
     # support-stable stop (refine only) must not change it
-    from repro.em_sparse_pca.solvers import _em_block
+    from repro.em_sparse_pca.algorithm import _em_block
 
     X = _data(62, n=80, p=24)
     C = np.cov(X, rowvar=False)
@@ -1527,9 +1527,9 @@ def test_float32_search_same_support_exact_weights(nonneg, renorm):
     # non-negative EM's fixed point on S, with w'Cw of the exact sample covariance
     X = _tall(3)
     C = np.cov(X, rowvar=False)
-    from repro.em_sparse_pca import operators
+    from repro.em_sparse_pca import estimator, operators
 
-    op, _, _ = operators._prepare(X, "auto", 5, search32=10)
+    op, _, _ = estimator._prepare(X, "auto", 5, search32=10)
     assert isinstance(op, operators._SearchCovariance)
     assert np.abs(op.matrix - C).max() < 1e-5 * np.abs(C).max()  # float32 sums: about 1e-7
     assert np.abs(op.matrix - C).max() > 0  # it is the float32 one
@@ -1583,7 +1583,7 @@ def test_top_pc_by_lanczos_is_the_leading_eigenvector(monkeypatch):
     # where it does not converge or is not certified
     import scipy.sparse.linalg
 
-    from repro.em_sparse_pca import operators
+    from repro.em_sparse_pca import algorithm
 
     arpack = []
     eigsh = scipy.sparse.linalg.eigsh
@@ -1596,48 +1596,48 @@ def test_top_pc_by_lanczos_is_the_leading_eigenvector(monkeypatch):
         vals, vecs = np.linalg.eigh(M)
         dominant = 2 * vals[-1] > vals.sum()
         n_before = len(arpack)
-        rank, v = operators._top_pc_lanczos(M)
+        rank, v = algorithm._top_pc_lanczos(M)
         assert rank == 1 and len(arpack) == n_before + (0 if dominant else 1)
         np.testing.assert_allclose(v, canonical_sign(vecs[:, -1]), atol=1e-9)
         if dominant:
-            monkeypatch.setattr(operators, "PC_LANCZOS_STEPS", 2)  # not converged: ARPACK's answer
-            rank2, v2 = operators._top_pc_lanczos(M)
-            monkeypatch.setattr(operators, "PC_LANCZOS_STEPS", 100)
+            monkeypatch.setattr(algorithm, "PC_LANCZOS_STEPS", 2)  # not converged: ARPACK's answer
+            rank2, v2 = algorithm._top_pc_lanczos(M)
+            monkeypatch.setattr(algorithm, "PC_LANCZOS_STEPS", 100)
             assert rank2 == 1 and len(arpack) == n_before + 1 and np.abs(v2 - v).max() < 1e-9
     assert len(arpack) == 3
     # every feature also negated: the leading eigenvector is orthogonal to the ones start (the Krylov space
     # of that start is {0}); not certified, so ARPACK, which restarts, finds it
     Z = rng.standard_normal((200, 30)) @ rng.standard_normal((30, 30))
     M = np.cov(np.hstack([Z, -Z]), rowvar=False)
-    rank, v = operators._top_pc_lanczos(M)
+    rank, v = algorithm._top_pc_lanczos(M)
     assert rank == 1
     assert abs(abs(v @ np.linalg.eigh(M)[1][:, -1]) - 1.0) < 1e-9
-    assert operators._top_pc_lanczos(np.zeros((60, 60)))[0] == 0
+    assert algorithm._top_pc_lanczos(np.zeros((60, 60)))[0] == 0
 
 
 def test_float32_search_only_where_it_applies():
-    from repro.em_sparse_pca import operators
+    from repro.em_sparse_pca import estimator, operators
 
     X = _tall(4)
-    assert isinstance(operators._prepare(X, "auto", 5, search32=10)[0], operators._SearchCovariance)
+    assert isinstance(estimator._prepare(X, "auto", 5, search32=10)[0], operators._SearchCovariance)
     # not asked (several components, no renormalization): the float64 covariance
-    assert type(operators._prepare(X, "auto", 5, search32=0)[0]) is Covariance
+    assert type(estimator._prepare(X, "auto", 5, search32=0)[0]) is Covariance
     # a large cardinality: the float64 weights of its support would cost more than float32 saves
-    assert type(operators._prepare(X, "auto", 5, search32=49)[0]) is Covariance
+    assert type(estimator._prepare(X, "auto", 5, search32=49)[0]) is Covariance
     on, off = _fit_both(X, cardinality=60)
     assert np.array_equal(on.components_, off.components_)  # bit for bit: the float64 path
     # through the data (forced, or N <= D), or too small to pay: no float32 covariance
-    assert operators._prepare(X, "data", 5, search32=10)[0].matrix is None
-    assert operators._prepare(X.T[:, :300], "auto", 5, search32=10)[0].matrix is None
-    assert type(operators._prepare(X[:300, :40], "auto", 5, search32=10)[0]) is Covariance
+    assert estimator._prepare(X, "data", 5, search32=10)[0].matrix is None
+    assert estimator._prepare(X.T[:, :300], "auto", 5, search32=10)[0].matrix is None
+    assert type(estimator._prepare(X[:300, :40], "auto", 5, search32=10)[0]) is Covariance
     # columns on scales 2^40 apart (float32 products of the smallest would underflow): float64
     Y = X.copy()
     Y[:, 0] *= 1e-13
-    assert type(operators._prepare(Y, "auto", 5, search32=10)[0]) is Covariance
+    assert type(estimator._prepare(Y, "auto", 5, search32=10)[0]) is Covariance
     # a constant column does not count against the range
     Y = X.copy()
     Y[:, 0] = 3.0
-    assert isinstance(operators._prepare(Y, "auto", 5, search32=10)[0], operators._SearchCovariance)
+    assert isinstance(estimator._prepare(Y, "auto", 5, search32=10)[0], operators._SearchCovariance)
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e30])

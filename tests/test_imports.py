@@ -218,7 +218,7 @@ def test_experiments_use_the_public_api_only():
 
 def test_no_package_init_re_exports_a_private_name():
     """A package's ``__init__`` holds its public names only: a private helper is imported from the module
-    that defines it (``repro.em_sparse_pca.solvers._em_block``), so ``__init__`` is not a second home
+    that defines it (``repro.em_sparse_pca.algorithm._em_block``), so ``__init__`` is not a second home
     for it."""
     bad = []
     for path in sorted((REPO / "repro").rglob("__init__.py")):

@@ -41,6 +41,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import POSITIVE_INT, ProjectionMixin, unscale_fitted
+from .._dense import _canonical_sign, _projection_deflate, _schur_deflate
 from .._threads import blas_limit
 from .._ties import TIE_RTOL, argmax_tied
 from .._validation import (
@@ -53,7 +54,7 @@ from .._validation import (
     check_symmetric,
     unscale,
 )
-from ..linalg import Covariance, canonical_sign, projection_deflate, schur_deflate
+from ..linalg import Covariance
 from ._common import check_data
 from ._gspca_kernels import bordered_max_eig, deleted_argmax, deleted_eigh
 
@@ -210,7 +211,7 @@ def _leading_on(C: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, float]:
     lam, V = _top_eigh_all(C[np.ix_(S, S)])
     w = np.zeros(C.shape[0])
     w[S] = V[:, 0]
-    return canonical_sign(w), float(lam[0])
+    return _canonical_sign(w), float(lam[0])
 
 
 def _path_dense(C: np.ndarray, K: int, direction: str) -> GSPCAPath:
@@ -291,7 +292,7 @@ def _data_matrix(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def _deflate(C: np.ndarray, w: np.ndarray, deflation: str) -> np.ndarray:
-    return projection_deflate(C, w) if deflation == "projection" else schur_deflate(C, w)
+    return _projection_deflate(C, w) if deflation == "projection" else _schur_deflate(C, w)
 
 
 # --------------------------------------------------------------------------- public API

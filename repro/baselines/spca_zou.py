@@ -59,6 +59,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import validate_params
 
 from .._base import POSITIVE_INT, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
+from .._dense import _canonical_sign
 from .._threads import blas_limited
 from .._ties import argmax_tied, order_tied, tie_tol
 from .._validation import (
@@ -75,7 +76,7 @@ from .._validation import (
 )
 from ..em_sparse_pca import CardinalityPath, renormalize_on_support
 from ..em_sparse_pca.operators import _leading_pc
-from ..linalg import Covariance, canonical_sign
+from ..linalg import Covariance
 from ._common import cardinality_path, check_data, data_factor
 
 __all__ = ["SPCAZou", "larsen_k", "spca_zou", "spca_zou_path"]
@@ -344,7 +345,7 @@ def _spca(A, ks, ridge, A0, tol, max_iter):
             n_iter, converged = it + 1, True
             break
         Bn_old = Bn
-    W = canonical_sign(_unit_columns(B)).T
+    W = _canonical_sign(_unit_columns(B)).T
     return W, n_iter, converged
 
 

@@ -14,8 +14,8 @@ import scipy.linalg
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, IntInterval
+from .._dense import _canonical_sign
 from .._validation import as_float, check_int, check_n_components, check_real, unscale
-from ..linalg import canonical_sign
 
 
 class EMPCAResult(NamedTuple):
@@ -225,7 +225,7 @@ def _finish_history(h: dict) -> dict:
 def _rotate(Q: np.ndarray, G: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Ordered eigenvectors and eigenvalues in span Q from ``G = (YQ)'(YQ)`` (Sec. 3, closing remark)."""
     g, V = _ritz(G)
-    W = canonical_sign(Q @ V)
+    W = _canonical_sign(Q @ V)
     return np.ascontiguousarray(W.T), np.maximum(g, 0.0) / (n - 1)
 
 

@@ -15,9 +15,9 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from .._chunked import BlockSource, DenseSource
+from .._dense import _canonical_sign
 from .._threads import blas_limited
 from .._validation import check_random_state, warn_not_converged
-from ..linalg import canonical_sign
 from ._common import (
     EM_PCA_PARAMS,
     SENSIBLE_PCA_PARAMS,
@@ -175,7 +175,7 @@ def _sensible_pca_on(source, n_components, algorithm, max_iter, tol, random_stat
         W, d2, eps, ll, n_iter, converged, clamped, hist = _spca_fast_loop(
             source, C0, k, max_iter, tol, callback, floor
         )
-        W = canonical_sign(W)
+        W = _canonical_sign(W)
         res = SensiblePCAResult(
             np.ascontiguousarray(W.T),
             W * np.sqrt(d2),

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ..linalg import canonical_sign
+from .._dense import _canonical_sign
 from ._common import SensiblePCAResult, _chol, _initial_C, _ritz, _sin_orth, subspace_sin
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -215,7 +215,7 @@ def _spca_history(lls, epss, changes, resids) -> dict:
 
 def _spca_result_from_C(C, eps, ll, mean, n_iter, converged, hist) -> SensiblePCAResult:
     U, d, _ = np.linalg.svd(C, full_matrices=False)
-    U = canonical_sign(U)
+    U = _canonical_sign(U)
     W = np.ascontiguousarray(U.T)
     return SensiblePCAResult(W, U * d, d * d + eps, float(eps), mean, float(ll), n_iter, converged, hist)
 

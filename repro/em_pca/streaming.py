@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
+from .._dense import _canonical_sign
 from .._stream import ready, stream_batch
 from .._threads import blas_limited
 from .._validation import unscale
-from ..linalg import canonical_sign
 from ._common import EMPCAResult, SensiblePCAResult, _unscale_spca
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
@@ -43,7 +43,7 @@ def partial_fit_empca(est, X, sample_weight=None):
     denom = stream.weight - 1.0
     hist = {"iteration": np.zeros(1, int), "subspace_change": np.full(1, np.nan)}
     res = EMPCAResult(
-        np.ascontiguousarray(canonical_sign(vectors).T),
+        np.ascontiguousarray(_canonical_sign(vectors).T),
         np.maximum(values, 0.0) / denom,
         stream.trace / denom,
         stream.mean.copy(),
@@ -82,7 +82,7 @@ def partial_fit_spca(est, X, sample_weight=None):
         _warn_low_rank(k, floor, floor)
         eps = floor
     values = np.maximum(values, eps)
-    U = canonical_sign(vectors)
+    U = _canonical_sign(vectors)
     C = U * np.sqrt(values - eps)
     logdet = float(np.log(values).sum()) + (p - k) * math.log(eps)
     quad = k + (trS - float(values.sum())) / eps  # tr(Sigma^-1 S), S = the covariance (ddof=0)

@@ -54,7 +54,7 @@ with ``alpha`` tuned to the smallest value that meets a minimum angle to the ear
 eigenvector of the covariance restricted to it; for non-negative PCA the non-negative EM restricted to it,
 run on the support's own operator, ``N x K`` columns or the ``K x K`` block:
 :meth:`repro.linalg.Covariance.restrict`). ``renormalize="refine"``, the estimator's default, adds
-truncated-power steps (:func:`.renormalization._refined`): one from every start, then from the best of
+truncated-power steps (:func:`.algorithm._refined`): one from every start, then from the best of
 those and emPCAopt's result, each kept only when it raises ``w'Cw``; they leave supports that are fixed
 points of the soft-thresholded EM but not the best at their size.
 
@@ -76,11 +76,11 @@ NIPS 18, 2006 (variational renormalization).
 
 # The public names, and (``X as X``) others used by the baselines and tests; private names are imported
 # from the module that defines them.
+from ._common import DEFAULT_STARTS as DEFAULT_STARTS
+from .algorithm import renormalize_on_support
 from .estimator import CardinalityPath, EMSparsePCA, em_sparse_pca, em_sparse_pca_path
 from .operators import fit_function_form as fit_function_form
 from .quasi import penalized_mstep
-from .renormalization import renormalize_on_support
-from .restarts import DEFAULT_STARTS as DEFAULT_STARTS
 
 __all__ = [
     "CardinalityPath",

@@ -1,5 +1,6 @@
 """Shared records of the sparse / non-negative EM (Sigg & Buhmann 2008): one EM run, the settings of a
-component's restarts, one fitted component, and the constants of the multi-component strategies.
+component's restarts, one fitted component, and the constants of the starts and of the multi-component
+strategies (:mod:`.algorithm`, :mod:`.quasi` and the door, :mod:`.estimator`, use them).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import numpy as np
 _ORTHOGONALITY = ("deflation", "disjoint", "quasi")
 _MAX_REDRAWS = 50  # random starts drawn to replace one that collapses to the zero vector
 _RHO_MAX = 1e12  # largest relative quasi-orthogonality penalty tried
+#: Starts of the default (``init=None`` -> ``"auto"``): the first principal component (both signs for
+#: non-negative PCA) and random starts up to this many in all, run as one block.
+DEFAULT_STARTS = 5
 
 
 @dataclass
@@ -32,9 +36,9 @@ class _Settings:
     renormalize: object  # True, False or "refine"
     tol: float
     max_iter: int
-    # the support-stable stop of solvers._em_block: False, or "stop" (EMSparsePCA with renormalize="refine")
+    # the support-stable stop of algorithm._em_block: False, or "stop" (EMSparsePCA with renormalize="refine")
     support_stop: object = False
-    # called after every iteration of the restarts' block as callback(t, W), or None (solvers._em_block)
+    # called after every iteration of the restarts' block as callback(t, W), or None (algorithm._em_block)
     callback: object = None
 
 

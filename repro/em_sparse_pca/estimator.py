@@ -1,8 +1,9 @@
 """The public forms of the sparse / non-negative EM (Sigg & Buhmann 2008): :class:`EMSparsePCA`,
 :func:`em_sparse_pca`, :func:`em_sparse_pca_path` and the path record :class:`CardinalityPath`.
 
-``X`` is validated once here, at the public boundary, and the validated array goes inward
-(:mod:`.operators`, :mod:`.solvers`, :mod:`.components`), which do not check it again.
+``X`` and the parameters are validated once here, at the public boundary (:func:`_check_params`), the
+validated array turned into the working operator (:func:`_prepare`), and that operator goes inward to the
+algorithm (:mod:`.algorithm`), which does not check it again.
 """
 
 from __future__ import annotations
@@ -17,32 +18,37 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
-from .._chunked import DaskSource, is_dask
+from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
 from .._rescale import rescaled
-from .._sparse import centred_rows, sparse_door
+from .._sparse import centred_rows, column_stats, sparse_door
 from .._threads import blas_limited
 from .._validation import (
+    _all_finite,
     _check_array,
+    as_float,
     check_array,
     check_bool,
     check_cardinalities,
+    check_cardinality,
     check_features,
     check_has_variance,
     check_int,
+    check_n_components,
     check_random_state,
     check_real,
     check_scale,
     is_sparse,
     warn_not_converged,
 )
-from ..linalg import OPERATORS, Covariance
-from ._common import _ORTHOGONALITY, _Settings
+from ..linalg import OPERATORS, Covariance, _choose_operator
+from ._common import _ORTHOGONALITY, DEFAULT_STARTS, _Settings
 from ._kernels import MAX_ITER
-from .components import _check_params, _fit
+from .algorithm import _fit, _quad_rows, _rank_and_pc, _resolve_restarts, _solve_component
 from .missing import _ObservedData
-from .operators import _prepare, _quad_rows, _rank_and_pc
-from .restarts import _INITS, DEFAULT_STARTS, _check_init, _resolve_restarts, _solve_component
+from .operators import _as_data, _CentredData, _SearchCovariance
 from .weights import fit_sparse_weighted, partial_fit_sparse, weighted_covariance
+
+_INITS = ("auto", "pc", "random")  # the named starts (``init``)
 
 
 @dataclass
@@ -285,7 +291,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
 
     Notes
     -----
-    The restarts of a component run together as one block (:func:`repro.em_sparse_pca.solvers._em_block`):
+    The restarts of a component run together as one block (:func:`repro.em_sparse_pca.algorithm._em_block`):
     on a ``D x D`` covariance, or through the data (screened when there are few samples), every restart's
     whole EM run (Algorithms 1-2, Eqs. 13, 14, 17) is one Numba kernel call
     (:func:`repro.em_sparse_pca._kernels.em_rows_matrix`, :func:`repro.em_sparse_pca._kernels.em_rows_data`);
@@ -824,3 +830,114 @@ def em_sparse_pca_path(
         init_time=init_time,
         n_iter_total=n_total,
     )
+
+
+# -------------------------------------------------------------- the checks and the working operator
+def _check_params(est_params: dict, D: int, N_rank_bound: int, shape=None):
+    p = est_params
+    L = check_n_components(
+        p["n_components"],
+        N_rank_bound + 1,
+        D,
+        high=max(N_rank_bound, 1),
+        why="the rank of the covariance: n_samples - 1 for centred data, at most n_features",
+        shape=shape,
+    )
+    ks = check_cardinality(p["cardinality"], D, L)
+    orth = p["orthogonality"]
+    if orth not in _ORTHOGONALITY:
+        raise ValueError(f"orthogonality must be one of {_ORTHOGONALITY}; got {orth!r}.")
+    min_angle = p["min_angle_deg"]
+    if min_angle is not None:
+        if orth != "quasi":
+            raise ValueError("min_angle_deg is used only with orthogonality='quasi'.")
+        min_angle = check_real(min_angle, "min_angle_deg", low=0.0, high=90.0, low_inclusive=False)
+    penalty = check_real(p["penalty"], "penalty", low=0.0, low_inclusive=False)
+    tol = check_real(p["tol"], "tol", low=0.0, high=1.0, low_inclusive=False)
+    max_iter = check_int(p["max_iter"], "max_iter", low=1)
+    init = _check_init(p["init"], D, L)
+    if p["n_restarts"] is not None:
+        check_int(p["n_restarts"], "n_restarts", low=1)
+    return L, ks, orth, min_angle, penalty, tol, max_iter, init
+
+
+
+def _check_init(init, D: int, L: int):
+    if init is None or (isinstance(init, str) and init in _INITS):
+        return init
+    if isinstance(init, str):
+        raise ValueError(f"init must be None, 'auto', 'pc', 'random' or an array; got {init!r}.")
+    arr = as_float(init, "init")
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != D or arr.shape[0] not in (1, L):
+        raise ValueError(
+            f"init must have shape ({D},) or ({L}, {D}) (one start per component); got {np.shape(init)}."
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError("init holds NaN or infinite values.")
+    norms = np.linalg.norm(arr, axis=1)
+    if (norms == 0).any():
+        raise ValueError("init holds a zero vector; a start must be a non-zero direction.")
+    return arr / norms[:, None]
+
+
+def _prepare(
+    X, operator: str, n_vectors: int, name: str = "X", checked: bool = False, search32: int = 0, finite=None
+):
+    """The working operator for ``X`` and what the fit needs of it.
+
+    Returns ``(op, mean, n_samples)``: a :class:`repro.linalg.Covariance` (through the data or the
+    ``D x D`` matrix, by :func:`repro.linalg.choose_operator` unless ``operator`` forces one) for complete
+    data, or an :class:`_ObservedData` for data with missing values (NaN) or a Dask array that the cost
+    model keeps as data. ``checked=True``: ``X`` already passed ``check_array`` (NaN allowed); ``finite``:
+    whether that check found every entry finite (``None``: one more pass finds out).
+    ``search32``: 0 (no), or the cardinality ``K`` of a single component with renormalization: where the
+    cost model picks the covariance and :meth:`_SearchCovariance.applies`, a :class:`_SearchCovariance`
+    instead of the float64 matrix.
+    """
+    if operator not in OPERATORS:
+        raise ValueError(f"operator must be one of {OPERATORS}; got {operator!r}.")
+    if isinstance(X, Covariance):
+        op = X
+        if operator == "covariance" and X.matrix is None:
+            op = Covariance._trusted(matrix=X.dense(), n_samples=X.n_samples)
+        elif operator == "data" and X.data is None:
+            A, _, _ = _as_data(X)
+            op = Covariance._trusted(data=A, n_samples=X.n_samples)
+        return op, np.zeros(X.n_features), X.n_samples or X.n_features + 1
+    if is_dask(X):  # the first pass: statistics and checks (repro._chunked's policy)
+        src = DaskSource(X, name, min_samples=2)
+        N, D = src.n, src.p
+        kind = operator if operator != "auto" else _choose_operator(N, D, n_vectors=n_vectors)
+        if kind == "covariance" and operator == "auto" and not client_fits(D):
+            kind = "data"  # the D x D matrix would not fit the client: iterate on the chunks instead
+        if not src.missing and kind == "covariance":  # one more pass forms the D x D covariance
+            check_client_matrix(D, name)
+            (G,) = src.map_sum(gram_chunk, src.mean)
+            return Covariance._derived(0.5 * (G + G.T) / (N - 1), n_samples=N), src.mean, N
+        op = _ObservedData(src)
+        return op, op.obs_mean, N
+    if is_sparse(X):  # validated at the door: the implicit centred operator, never a dense copy
+        mean = column_stats(X)[0]
+        op = Covariance._from_sparse(X, operator=operator, n_vectors=n_vectors, mean=mean)
+        return op, mean, X.shape[0]
+    if not checked:
+        X = check_array(X, name, min_samples=2, allow_nan=True)
+    N, D = X.shape
+    if finite is None:
+        finite = _all_finite(X)  # one sum decides the usual case
+    if not finite:  # NaN (missing) entries
+        miss = np.isnan(X)
+        check_observed(name, np.flatnonzero(miss.all(axis=1)), (~miss).sum(axis=0))
+        op = _ObservedData(X)
+        return op, op.obs_mean, N
+    mean = X.mean(axis=0)
+    kind = operator if operator != "auto" else _choose_operator(N, D, n_vectors=n_vectors)
+    if search32 and kind == "covariance" and _SearchCovariance.pays(N, D, search32):
+        exact = _CentredData(X, mean)  # the column norms; no float64 copy of the centred data
+        if _SearchCovariance.applies(exact, search32):
+            return _SearchCovariance.from_exact(exact), mean, N
+    op = Covariance._from_valid(X, operator=kind, n_vectors=n_vectors, mean=mean)
+    return op, mean, N
+

@@ -54,7 +54,7 @@ from .._weights import (
     weighted_sparse_factor,
 )
 from ..linalg import Covariance, canonical_sign, choose_operator
-from .restarts import DEFAULT_STARTS
+from ._common import DEFAULT_STARTS
 
 
 def _n_vectors(n_restarts) -> int:

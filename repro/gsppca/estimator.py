@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, dask_rows
+from .._sparse import centred_rows, sparse_door
 from .._threads import blas_limited
 from .._validation import (
     check_array,
@@ -23,11 +24,13 @@ from .._validation import (
     check_real,
     check_scale,
     is_dask,
+    is_sparse,
     unscale,
 )
+from . import sparse as _sp
 from ._common import EVIDENCE_TIE, NOISE_ESTIMATES, RANKINGS, _check_d, _noise_sq, _rescale
-from .evidence import _dask_evidence_path, _evidence_path, log_density
-from .vem import _run_vem, _unscale_vem, rank_variables
+from .evidence import _dask_evidence_path, _evidence_path, log_density, row_log_density
+from .vem import _run_vem, _unscale_vem, _vem_start, rank_variables
 
 __all__ = ["GSPPCA"]
 
@@ -182,11 +185,19 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         loadings (refused with a ValueError above :data:`repro._chunked.CLIENT_LIMIT_BYTES`); the
         latent means ``vem_.Mu`` stay a lazy Dask array (``(X - mean_) G``). The answer is the in-memory
         one up to round-off (sums in another order), and the VEM's cost per iteration is ``O(p^2 d)``
-        instead of ``O(n p d)``: meant for tall data.
+        instead of ``O(n p d)``: meant for tall data. A Dask array of scipy sparse chunks is read the same
+        way, each chunk kept sparse (:mod:`repro._chunked`; its evidence passes on densified row blocks).
+
+        A scipy sparse matrix (CSR or CSC; other formats converted to CSR) is fitted without a dense copy
+        (:mod:`repro.gsppca.sparse`): the VEM through the centred data as an operator (two sparse
+        products per iteration, the centring implicit), its start and the noise estimate from the
+        ``d`` leading eigenpairs of the scatter, the exact evidence over densified row blocks (it is a
+        non-linear function of every centred entry), PCA on the selected columns from their scatter.
+        The answer is the dense fit's on ``X.toarray()`` up to round-off.
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
+        X : array_like, scipy sparse matrix or dask.array.Array, shape (n_samples, n_features)
             Training data.
         y : None
             Ignored (scikit-learn convention).
@@ -199,6 +210,8 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         check_features(self, X)
         if is_dask(X):
             return self._fit_dask(X)
+        if is_sparse(X):
+            return self._fit_sparse(X)
         X = check_array(X, "X", min_samples=2)
         n, p = X.shape
         forced = self._check_params(p)
@@ -280,21 +293,55 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         self.n_features_in_ = p
         return self
 
+    def _fit_sparse(self, X):
+        """:meth:`fit` of a scipy sparse matrix, never densified (see there and :mod:`.sparse`)."""
+        Xs, sc = sparse_door(X, "GSPPCA")
+        n, p = Xs.shape
+        forced = self._check_params(p)
+        d = _check_d(self.n_components, n, p)
+        sigma1 = self.sigma1
+        if sigma1 is not None and not isinstance(sigma1, str):
+            sigma1 = check_real(sigma1, "sigma1", low=0.0, low_inclusive=False) / sc
+        F, mean, m2 = _sp.centred(Xs)
+        vals, A = _sp.top_spectrum(F, d)
+        total = float(m2.sum()) / n
+        s2 = _sp.noise_sq(vals, total, n, p, d, sigma1)  # refused here when zero, before the VEM runs
+        cps = [] if self.ranking == "evidence" and forced is None else None
+        rng = check_random_state(self.random_state)
+        start = _vem_start(vals, A, total, p, d, rng)
+        res = _run_vem(F, d, self.max_iter, self.tol, rng, checkpoints=cps, start=start)
+        rows = _sp.SparseRows(Xs)
+
+        def path_of(order):
+            return _dask_evidence_path(rows, n, mean, m2, order, d, s2)
+
+        order, path = self._choose_ranking(res, cps, path_of)
+        support = np.zeros(p, dtype=bool)
+        support[order[: forced or path.best_q]] = True
+        k = min(d, int(support.sum()), n - 1)
+        V, sq = _sp.selected_pca(F, support, k)
+        return self._store(res, order, path, support, V, sq, mean, sc, n, p)
+
     def _fit_dask(self, X):
         """:meth:`fit` of a Dask array, on the workers (see there)."""
         import dask
         import dask.array as da
 
-        from .._chunked import DaskSource, check_dask_array, dask_covariance
+        from .._chunked import DaskSource, _dask_covariance, check_dask_array
+        from .._sparse_chunks import max_abs_chunk, max_parts
         from .._validation import _scale_for
 
         check_dask_array(X, "X")
         p = int(X.shape[1])
         forced = self._check_params(p)
-        (top,) = dask.compute(da.abs(X).max())  # the largest magnitude (one pass, a scalar comes back)
+        sparse_chunks = is_sparse(getattr(X, "_meta", None))
+        if sparse_chunks:  # the largest stored magnitude, chunk by chunk (one pass, a scalar comes back)
+            (top,) = DaskSource(X, "X", first_pass=False).map_reduce(max_abs_chunk, max_parts)
+        else:
+            (top,) = dask.compute(da.abs(X).max())  # the largest magnitude (one pass, a scalar comes back)
         sc = _scale_for(float(top))
         Xs = X / sc if sc != 1.0 else X
-        n, mean, S = dask_covariance(Xs, "X", min_samples=2)
+        n, mean, S = _dask_covariance(Xs, "X", min_samples=2)
         d = _check_d(self.n_components, n, p)
         if not float(np.trace(S)) > 0.0:
             raise ValueError(
@@ -308,8 +355,11 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         cps = [] if self.ranking == "evidence" and forced is None else None
         rng = check_random_state(self.random_state)
         res = _run_vem(None, d, self.max_iter, self.tol, rng, scatter=(n, S), checkpoints=cps)
-        res.Mu = (Xs - mean) @ res.Mu  # the latent means, lazy: X G (vem_iterations)
         src = DaskSource(Xs, first_pass=False)
+        if sparse_chunks:  # the latent means, lazy: X G - 1 (mean' G) per row chunk, never densified
+            res.Mu = src.map_rows(centred_rows, mean, res.Mu)
+        else:
+            res.Mu = (Xs - mean) @ res.Mu  # the latent means, lazy: X G (vem_iterations)
         diag = np.diag(S).copy()
 
         def path_of(order):
@@ -323,16 +373,23 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         V = vecs[:, ::-1][:, :k].T
         return self._store(res, order, path, support, V, np.clip(vals[::-1][:k], 0.0, None), mean, sc, n, p)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
+        return tags
+
     def score_samples(self, X):
         """Log density of each row of ``X`` under the fitted model (Theorem 2, corrected).
 
         The model of largest evidence: the selected variables ``support_``, ``alpha`` its maximizing
         ``alpha_path_[n_selected_ - 1]``, the noise ``sigma1_`` on the other variables, rows centred by
         ``mean_``. Badly scaled data are evaluated as ``(X - mean_) / s`` (minus ``p log s`` per row).
+        Sparse rows are not densified: their centred norms on and off the support come from the stored
+        entries (:func:`repro.gsppca.sparse.row_norms`).
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
+        X : array_like, scipy sparse matrix or dask.array.Array, shape (n_samples, n_features)
             Data with the training data's features.
 
         Returns
@@ -344,6 +401,8 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
         lazy = dask_rows(X, self.score_samples)
         if lazy is not None:
             return lazy
+        if is_sparse(X):
+            return self._score_sparse(check_n_features(self, X, sparse=True))
         X = check_n_features(self, X)
         Xc = X - self.mean_
         s = check_scale(Xc)
@@ -352,6 +411,17 @@ class GSPPCA(ProjectionMixin, BaseEstimator):
             Xc / s, self.support_, n_components=self.n_components, alpha=alpha, sigma1=self.sigma1_ / s
         )
         return out - self.n_features_in_ * math.log(s)
+
+    def _score_sparse(self, X):
+        """:meth:`score_samples` of validated sparse rows."""
+        r2, out2, s = _sp.row_norms(X, np.asarray(self.mean_, dtype=np.float64), self.support_)
+        if np.any(r2 == 0):
+            raise ValueError("X has a row that is zero on the support: the noiseless density is degenerate.")
+        alpha = float(self.alpha_path_[self.n_selected_ - 1]) / s / s
+        q, p = self.n_selected_, self.n_features_in_
+        s2 = (self.sigma1_ / s) ** 2
+        out = row_log_density(r2, out2, q, p, self.n_components, math.log(alpha), s2)
+        return out - p * math.log(s)
 
     def score(self, X, y=None):
         """Mean log-likelihood of the rows of ``X`` under the fitted model (:meth:`score_samples`).

@@ -12,14 +12,18 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._base import POSITIVE_INT, POSITIVE_REAL
+from .._sparse import row_centred_ss
 from .._threads import blas_limited
 from .._validation import (
     check_array,
     check_bool,
     check_int,
     check_real,
+    check_sparse,
+    is_sparse,
     unscale,
 )
+from . import sparse as _sp
 from ._common import (
     _BLOCK,
     _LOG_2PI,
@@ -152,7 +156,7 @@ def _alpha_newton(sums, t0: np.ndarray, q: np.ndarray, d: int, n: int) -> np.nda
 
 @validate_params(
     {
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "support": ["array-like"],
         "n_components": [POSITIVE_INT],
         "alpha": [POSITIVE_REAL],
@@ -167,7 +171,8 @@ def log_density(X, support, *, n_components, alpha, sigma1) -> np.ndarray:
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
+    X : array_like or scipy sparse matrix, shape (n_samples, n_features)
+        Sparse rows are read through their stored entries (never densified).
     support : bool mask of length n_features, or int indices
         The active variables ``v``.
     n_components : int
@@ -179,22 +184,30 @@ def log_density(X, support, *, n_components, alpha, sigma1) -> np.ndarray:
     -------
     ndarray, shape (n_samples,)
     """
-    X = check_array(X, "X")
+    sparse = is_sparse(X)
+    X = check_sparse(X, "X") if sparse else check_array(X, "X")
     p = X.shape[1]
     d = check_int(n_components, "n_components", low=1)
     mask = _support_mask(support, p)
     alpha = check_real(alpha, "alpha", low=0.0, low_inclusive=False)
     s2 = check_real(sigma1, "sigma1", low=0.0, low_inclusive=False) ** 2
-    r2 = np.einsum("ij,ij->i", X[:, mask], X[:, mask])
+    if sparse:  # the rows as given: their sums of squares over the stored entries
+        r2 = row_centred_ss(X[:, np.flatnonzero(mask)], np.zeros(int(mask.sum())))
+    else:
+        r2 = np.einsum("ij,ij->i", X[:, mask], X[:, mask])
     if np.any(r2 == 0):
         raise ValueError("X has a row that is zero on the support: the noiseless density is degenerate.")
-    out2 = np.einsum("ij,ij->i", X[:, ~mask], X[:, ~mask])
+    if sparse:
+        off = np.flatnonzero(~mask)
+        out2 = row_centred_ss(X[:, off], np.zeros(off.size)) if off.size else np.zeros(X.shape[0])
+    else:
+        out2 = np.einsum("ij,ij->i", X[:, ~mask], X[:, ~mask])
     return row_log_density(r2, out2, int(mask.sum()), p, d, math.log(alpha), s2)
 
 
 @validate_params(
     {
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "support": ["array-like"],
         "n_components": [POSITIVE_INT],
         "alpha": [None, POSITIVE_REAL],
@@ -212,8 +225,8 @@ def log_evidence(X, support, *, n_components, alpha=None, sigma1="bc", return_pa
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        The data (centred here).
+    X : array_like or scipy sparse matrix, shape (n_samples, n_features)
+        The data (centred here; a sparse matrix implicitly, never densified: :mod:`repro.gsppca.sparse`).
     support : bool mask or int indices
         The active variables (``q = |support|`` in ``1..n_features``).
     n_components : int
@@ -260,18 +273,24 @@ def log_evidence(X, support, *, n_components, alpha=None, sigma1="bc", return_pa
     (True, True)
     """
     return_params = check_bool(return_params, "return_params")
-    X, sc, sigma1, alpha = _rescale(X, sigma1, alpha)
-    Xc, d, s2 = _prepare(X, n_components, sigma1)
-    n, p = Xc.shape
-    mask = _support_mask(support, p)
+    if is_sparse(X):  # the centred row norms from the stored entries
+        Xs, sc, _, mean, _, d, s2, alpha = _sp.prepare(X, n_components, sigma1, alpha)
+        n, p = Xs.shape
+        mask = _support_mask(support, p)
+        r2, out2, _ = _sp.row_norms(Xs, mean, mask)
+    else:
+        X, sc, sigma1, alpha = _rescale(X, sigma1, alpha)
+        Xc, d, s2 = _prepare(X, n_components, sigma1)
+        n, p = Xc.shape
+        mask = _support_mask(support, p)
+        r2 = np.einsum("ij,ij->i", Xc[:, mask], Xc[:, mask])
+        out2 = np.einsum("ij,ij->i", Xc[:, ~mask], Xc[:, ~mask])
     q = int(mask.sum())
-    r2 = np.einsum("ij,ij->i", Xc[:, mask], Xc[:, mask])
     if np.any(r2 == 0):
         raise ValueError(
             "X (centred) has a row that is zero on the support: the noiseless evidence is degenerate there; "
             "add variables to the support."
         )
-    out2 = np.einsum("ij,ij->i", Xc[:, ~mask], Xc[:, ~mask])
     if alpha is None:
         log_alpha = float(_alpha_mle(r2[:, None], np.array([float(q)]), d)[0])
     else:
@@ -315,7 +334,12 @@ class EvidencePath:
 
 
 @validate_params(
-    {"X": ["array-like"], "order": ["array-like"], "n_components": [POSITIVE_INT], "sigma1": _SIGMA1},
+    {
+        "X": ["array-like", "sparse matrix"],
+        "order": ["array-like"],
+        "n_components": [POSITIVE_INT],
+        "sigma1": _SIGMA1,
+    },
     prefer_skip_nested_validation=True,
 )
 @blas_limited
@@ -328,8 +352,10 @@ def evidence_path(X, order, *, n_components, sigma1="bc") -> EvidencePath:
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        The data (centred here).
+    X : array_like or scipy sparse matrix, shape (n_samples, n_features)
+        The data (centred here). A sparse matrix is never densified whole: the cumulative norms are
+        formed one densified row block at a time, in a pass per Newton iteration
+        (:mod:`repro.gsppca.sparse`).
     order : int array, a permutation of ``0..n_features-1``
         The ranking of the variables, most relevant first.
     n_components : int
@@ -373,17 +399,12 @@ def evidence_path(X, order, *, n_components, sigma1="bc") -> EvidencePath:
 
 def _evidence_path(X, order, n_components, sigma1, *, check_input=True) -> EvidencePath:
     """:func:`evidence_path`; ``check_input=False``: ``X`` passed ``check_array`` already (GSPPCA's fit)."""
+    if is_sparse(X):
+        return _sparse_evidence_path(X, order, n_components, sigma1)
     X, sc, sigma1, _ = _rescale(X, sigma1, check_input=check_input)
     Xc, d, s2 = _prepare(X, n_components, sigma1)
     n, p = Xc.shape
-    order = np.asarray(order)
-    if (
-        order.shape != (p,)
-        or not np.issubdtype(order.dtype, np.integer)
-        or np.unique(order).size != p
-        or (order.min() < 0 or order.max() >= p)
-    ):
-        raise ValueError(f"order must be a permutation of 0..{p - 1} (an int array of length {p}).")
+    order = _check_order(order, p)
     r2_all, out2_all = _cum_norms(Xc[:, order])
     logev = np.full(p, -np.inf)
     log_alpha = np.full(p, np.nan)
@@ -405,6 +426,34 @@ def _evidence_path(X, order, n_components, sigma1, *, check_input=True) -> Evide
         log_evidence=logev - n * p * math.log(sc),
         alpha=unscale(np.exp(log_alpha), sc, 2, "prior variances alpha", underflow=False),
         sigma1=float(unscale(math.sqrt(s2), sc, 1, "noise standard deviation")),
+    )
+
+
+def _check_order(order, p: int) -> np.ndarray:
+    """``order`` as an array, refused unless it is a permutation of ``0..p-1``."""
+    order = np.asarray(order)
+    if (
+        order.shape != (p,)
+        or not np.issubdtype(order.dtype, np.integer)
+        or np.unique(order).size != p
+        or (order.min() < 0 or order.max() >= p)
+    ):
+        raise ValueError(f"order must be a permutation of 0..{p - 1} (an int array of length {p}).")
+    return order
+
+
+def _sparse_evidence_path(X, order, n_components, sigma1) -> EvidencePath:
+    """:func:`evidence_path` of a scipy sparse ``X``: the passes of :func:`_dask_evidence_path` over its
+    densified row blocks (:class:`repro.gsppca.sparse.SparseRows`), the centring in each block."""
+    Xs, sc, _, mean, m2, d, s2, _ = _sp.prepare(X, n_components, sigma1)
+    n, p = Xs.shape
+    order = _check_order(order, p)
+    path = _dask_evidence_path(_sp.SparseRows(Xs), n, mean, m2, order, d, s2)
+    return EvidencePath(
+        order=path.order,
+        log_evidence=path.log_evidence - n * p * math.log(sc),
+        alpha=unscale(path.alpha, sc, 2, "prior variances alpha", underflow=False),
+        sigma1=float(unscale(path.sigma1, sc, 1, "noise standard deviation")),
     )
 
 

@@ -11,15 +11,18 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from .._base import NONNEG_REAL, POSITIVE_INT, RANDOM_STATE
+from .._sparse import CentredSparse, sparse_door
 from .._threads import blas_limited
 from .._validation import (
     check_has_variance,
     check_int,
     check_random_state,
     check_real,
+    is_sparse,
     unscale,
     warn_not_converged,
 )
+from . import sparse as _sp
 from ._common import _LOG_2PI, _check_d, _noise_sq, _rescale
 
 __all__ = ["VEMResult", "gsppca_vem", "rank_variables", "rotation_step", "vem_init", "vem_iterations"]
@@ -160,7 +163,7 @@ def rotation_step(B: np.ndarray, Cw: np.ndarray, alpha: float, n: int, p: int):
 
 @validate_params(
     {
-        "X": [None, np.ndarray],
+        "X": [None, np.ndarray, CentredSparse],
         "M": [np.ndarray],
         "u": [np.ndarray],
         "alpha": [Real],
@@ -190,7 +193,7 @@ def vem_iterations(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoin
     """
     if scatter is None:
         n, p = X.shape
-        xx = float(np.einsum("ij,ij->", X, X))
+        xx = float(X.column_ss().sum()) if isinstance(X, CentredSparse) else float(np.einsum("ij,ij->", X, X))
     else:
         n, S_x = scatter
         p = S_x.shape[0]
@@ -274,7 +277,7 @@ def vem_iterations(X, M, u, alpha, s2, max_iter, tol, *, scatter=None, checkpoin
 
 @validate_params(
     {
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "n_components": [POSITIVE_INT],
         "max_iter": [POSITIVE_INT],
         "tol": [NONNEG_REAL],
@@ -294,8 +297,9 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        The data (centred here).
+    X : array_like or scipy sparse matrix, shape (n_samples, n_features)
+        The data (centred here; a sparse matrix implicitly, through the products of the centred operator,
+        never densified: :mod:`repro.gsppca.sparse`).
     n_components : int
         ``d``, ``1 <= d < min(n_samples, n_features)``.
     max_iter : int, default 1000
@@ -334,6 +338,8 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -
     >>> sorted(np.argsort(-res.u)[:5].tolist())  # the five largest weights: the active variables
     [4, 6, 9, 10, 14]
     """
+    if is_sparse(X):
+        return _gsppca_vem_sparse(X, n_components, max_iter, tol, random_state)
     X, sc, _, _ = _rescale(X)
     n, p = X.shape
     d = _check_d(n_components, n, p)
@@ -346,12 +352,33 @@ def gsppca_vem(X, n_components, *, max_iter=1000, tol=1e-7, random_state=None) -
     return _unscale_vem(_run_vem(Xc, d, max_iter, tol, rng), sc, n, p)
 
 
-def _run_vem(Xc, d, max_iter, tol, rng, *, scatter=None, checkpoints=None) -> VEMResult:
+def _gsppca_vem_sparse(X, n_components, max_iter, tol, random_state) -> VEMResult:
+    """:func:`gsppca_vem` of a scipy sparse ``X``: the same checks, the start from the ``d`` leading
+    eigenpairs of the scatter, the iterations through the centred operator (:mod:`.sparse`)."""
+    Xs, sc = sparse_door(X, "gsppca_vem")
+    n, p = Xs.shape
+    d = _check_d(n_components, n, p)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_real(tol, "tol", low=0.0)
+    rng = check_random_state(random_state)
+    F, _, m2 = _sp.centred(Xs)
+    vals, A = _sp.top_spectrum(F, d)
+    total = float(m2.sum()) / n
+    _sp.noise_sq(vals, total, n, p, d, "bc")  # refuse a zero noise estimate, as for dense data
+    res = _run_vem(F, d, max_iter, tol, rng, start=_vem_start(vals, A, total, p, d, rng))
+    return _unscale_vem(res, sc, n, p)
+
+
+def _run_vem(Xc, d, max_iter, tol, rng, *, scatter=None, checkpoints=None, start=None) -> VEMResult:
     """Start and iterate the VEM on centred ``Xc``, or on ``scatter = (n, Xc'Xc)``.
 
-    The start is :func:`vem_init`, the iterations :func:`vem_iterations`.
+    The start is :func:`vem_init` (or ``start``, its ``(M, sigma^2)`` already drawn from ``rng``), the
+    iterations :func:`vem_iterations`.
     """
-    if scatter is None:
+    if start is not None:
+        M, s2 = start
+        p = M.shape[0]
+    elif scatter is None:
         M, s2 = vem_init(Xc, d, rng)
         p = Xc.shape[1]
     else:

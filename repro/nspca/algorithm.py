@@ -284,9 +284,9 @@ def _scatter(X, precomputed: bool, name: str = "X"):
 def _dask_scatter(X, name: str = "X"):
     """``(A, mean, n)`` of a Dask array as :func:`_scatter` gives them, formed in one distributed pass
     (:func:`repro._chunked.dask_covariance`: the data stay on the workers, the client holds ``A``)."""
-    from .._chunked import dask_covariance
+    from .._chunked import _dask_covariance
 
-    n, mean, A = dask_covariance(X, name)
+    n, mean, A = _dask_covariance(X, name)
     if not np.any(np.diag(A) > 0):
         raise ValueError(
             f"{name} has no variance (every column is constant, e.g. all zeros), so NSPCA has no "

@@ -70,6 +70,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import validate_params
 
 from .._base import POSITIVE_INT, IntInterval, ProjectionMixin, RealInterval
+from .._dense import _projection_deflate
 from .._validation import (
     as_float,
     check_array,
@@ -81,7 +82,7 @@ from .._validation import (
     check_scale,
     unscale,
 )
-from ..linalg import Covariance, projection_deflate
+from ..linalg import Covariance
 from .roots import _em_support, _spannogram_root
 from .search import OptimalResult, search
 from .wide import WIDE_MIN_FEATURES, solve_wide
@@ -577,7 +578,7 @@ class OptimalSparsePCA(ProjectionMixin, BaseEstimator):
             results.append(_unscaled(res, s, power))
             comps.append(res.component)
             if i + 1 < n and D is None:
-                C = projection_deflate(C, res.component)
+                C = _projection_deflate(C, res.component)
                 C = 0.5 * (C + C.T)
             elif i + 1 < n:  # (I - ww') C (I - ww') is the covariance of D (I - ww')
                 w = res.component

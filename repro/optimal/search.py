@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._dense import _canonical_sign
 from .._threads import blas_limited
-from ..linalg import canonical_sign
 from . import _kernels as _k
 from .l1_dual import l1_dual_bound
 from .perspective import perspective_bound
@@ -373,7 +373,7 @@ def _rebound(tables, inc_val, status_arr, bounds, rhos, sp, deadline):
 def _finish(C0, scale, inc_val, inc_x, ub, gap, status, n_nodes, t0, root, prunes, nonneg, exhausted=False):
     """The :class:`OptimalResult` of :func:`search` from its state (values scaled back by ``scale``)."""
     ub = max(ub, inc_val[0])
-    x = canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()
+    x = _canonical_sign(inc_x[:, None])[:, 0] if not nonneg else inc_x.copy()
     x /= np.linalg.norm(x)
     value = float(x @ C0 @ x)
     return certified_result(

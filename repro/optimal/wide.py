@@ -40,8 +40,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._dense import _canonical_sign
 from ..em_sparse_pca import em_sparse_pca
-from ..linalg import Covariance, canonical_sign
+from ..linalg import Covariance
 from ..spannogram import spannogram_bound
 from .roots import _em_support, _spannogram_root
 from .search import OptimalResult, certified_result, search
@@ -417,7 +418,7 @@ def _one_cardinality(
     dropped[R] = False
     ub_dropped = float(U[dropped].max()) if dropped.any() else -np.inf
     upper = min(root, max(ub_R, ub_dropped, best_val))
-    x = best_x if nonneg else canonical_sign(best_x[:, None])[:, 0]
+    x = best_x if nonneg else _canonical_sign(best_x[:, None])[:, 0]
     x = x / np.linalg.norm(x)
     y = G @ x
     value = float(y @ y)

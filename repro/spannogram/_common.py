@@ -63,9 +63,9 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram", *, check_inp
     ``check_input=False``: the array ``X`` passed ``check_array`` already (the one check of a public call).
     """
     if is_dask(X):  # one distributed pass forms the p x p covariance; X stays on the workers
-        from .._chunked import dask_covariance
+        from .._chunked import _dask_covariance
 
-        n, _, A = dask_covariance(X, name)
+        n, _, A = _dask_covariance(X, name)
         X = Covariance._derived(A / (n - 1), n_samples=n)
     if is_sparse(X):  # the covariance operator of the sparse data, never densified
         X = Covariance.from_data(X, name=name)

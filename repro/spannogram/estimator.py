@@ -169,10 +169,10 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
             The fitted estimator.
         """
         check_features(self, X)
-        from .._chunked import dask_covariance
+        from .._chunked import _dask_covariance
 
         if is_dask(X):
-            n, mean, A = dask_covariance(X, "X")
+            n, mean, A = _dask_covariance(X, "X")
             self._fit_cov(Covariance._derived(A / (n - 1), n_samples=n))
             self.mean_ = mean
             return self
