@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._sparse import centred_rows
 from ._validation import check_latent, check_n_features, is_dask, is_sparse, unscale
-from ._weights import check_sample_weight
+from ._weights import check_sample_weight, rows_factor
 
 __all__ = [
     "NONNEG_REAL",
@@ -212,13 +212,13 @@ class VarianceScoreMixin:
 
         check_is_fitted(self, "components_")
         X = check_n_features(self, X, allow_nan=True, sparse=True)
-        if is_sparse(X):  # the centring implicit in the operator, never densified
+        if is_sparse(X):  # the centring (and the rows' weights) implicit in the operator, never densified
+            mean = np.asarray(self.mean_, dtype=np.float64)
             if sample_weight is not None:
-                raise ValueError(
-                    "sample_weight with a sparse X is not supported by score; pass X.toarray() for a "
-                    "weighted score, or score without weights."
-                )
-            cov = Covariance._from_sparse(X, ddof=0, mean=np.asarray(self.mean_, dtype=np.float64))
+                w = check_sample_weight(sample_weight, X.shape[0], ddof=None, min_positive=1)
+                cov = Covariance._trusted(data=rows_factor(X, w, mean, 1.0 / w.sum()), n_samples=X.shape[0])
+                return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
+            cov = Covariance._from_sparse(X, ddof=0, mean=mean)
             return max(float(_span_variances(self.components_, cov)[-1]), 0.0)
         if np.isnan(X).any():
             raise ValueError(

@@ -157,6 +157,44 @@ def _est(est, *extra):
     return fit
 
 
+def _sparse_weighted(est, *extra):
+    """``est.fit`` on the CSR form of the data with sample weights 1, 2, 3, 1, ...: the weighted centring
+    implicit (the same answers at every scale, or a refusal naming X)."""
+    import scipy.sparse as sp
+
+    def fit(X):
+        e = est.fit(sp.csr_matrix(X), sample_weight=1.0 + np.arange(X.shape[0]) % 3)
+        return {
+            "components_": (e.components_, 0, ("rows", *extra)),
+            "explained_variance_": (e.explained_variance_, 2, ("value",)),
+        }
+
+    return fit
+
+
+def _streamed(make, sparse, *extra):
+    """``partial_fit`` over three batches (CSR ones where ``sparse``). A stream that cannot be fitted yet
+    (fewer than ``n_components + 1`` rows, or no variance: the one-noise-dimension model needs one more
+    row) stays unfitted rather than wrong; that is checked, then reported as the refusal it is."""
+    import scipy.sparse as sp
+
+    def fit(X):
+        e = make()
+        for b in np.array_split(np.arange(X.shape[0]), 3):
+            if b.size:
+                e.partial_fit(sp.csr_matrix(X[b]) if sparse else X[b])
+        if not hasattr(e, "components_"):
+            k = e.n_components + (1 if isinstance(e, SensiblePCA) else 0)
+            assert X.shape[0] < k + 1 or not np.ptp(X, axis=0).any(), "a stream with variance left unfitted"
+            raise ValueError("X: too few rows or no variance for n_components yet (the stream is unfitted)")
+        return {
+            "components_": (e.components_, 0, ("rows", *extra)),
+            "explained_variance_": (e.explained_variance_, 2, ("value",)),
+        }
+
+    return fit
+
+
 def _path(fn, k_kind):
     def run(X):
         p = fn(X)
@@ -206,6 +244,17 @@ ESTIMATORS = {
     "OptimalSparsePCA(2, cardinality=3)": _est(OptimalSparsePCA(2, cardinality=3), "sparse3"),
     "OptimalSparsePCA(cardinality=3, nonneg=True)": _est(
         OptimalSparsePCA(cardinality=3, nonneg=True), "sparse3", "nonneg"
+    ),
+    "EMPCA(2).fit(csr, sample_weight)": _sparse_weighted(EMPCA(2, random_state=0)),
+    "SensiblePCA().fit(csr, sample_weight)": _sparse_weighted(SensiblePCA(random_state=0)),
+    "EMSparsePCA(2, cardinality=3).fit(csr, sample_weight)": _sparse_weighted(
+        EMSparsePCA(2, cardinality=3, random_state=0), "sparse3"
+    ),
+    "EMPCA(2).partial_fit(batches)": _streamed(lambda: EMPCA(2), False),
+    "EMPCA(2).partial_fit(csr batches)": _streamed(lambda: EMPCA(2), True),
+    "SensiblePCA().partial_fit(csr batches)": _streamed(lambda: SensiblePCA(), True),
+    "EMSparsePCA(2, cardinality=3).partial_fit(csr batches)": _streamed(
+        lambda: EMSparsePCA(2, cardinality=3, random_state=0), True, "sparse3"
     ),
 }
 

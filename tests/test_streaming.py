@@ -1,11 +1,14 @@
 """partial_fit: batches in any order equal the batch fit where the scatter is exact; the Frequent
 Directions sketch keeps its stated error bound; bad batches refused naming the argument."""
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
 import repro._stream
+import repro._threads
 from repro import EMPCA, EMSparsePCA, SensiblePCA
 from repro._stream import RunningScatter
 
@@ -142,17 +145,25 @@ def test_memory_does_not_grow_with_the_rows():
 
 
 # --------------------------------------------------------------------------- the sketch
+@pytest.mark.parametrize("size", ["fixed", "capped"])
 @pytest.mark.parametrize("cls", [EMPCA, EMSparsePCA])
-def test_sketch_error_bound_holds(monkeypatch, cls):
+def test_sketch_error_bound_holds(monkeypatch, cls, size):
+    """The reported bound holds for the sketch of fixed size (the tolerance off) and for one that grew to
+    its cap (100 rows here), and so does Frequent Directions' a-priori bound with the initial size."""
     monkeypatch.setattr(repro._stream, "MAX_SCATTER_FEATURES", 10)
     rng = np.random.default_rng(0)
     n, p, k = 1500, 120, 2
+    if size == "fixed":
+        monkeypatch.setattr(repro._stream, "SKETCH_TOL", np.inf)
+    else:
+        monkeypatch.setattr(repro._stream, "MAX_SKETCH_BYTES", 16 * p * 100)
     X = rng.standard_normal((n, p)) * np.linspace(4, 0.2, p) + 5.0
     est = cls(k, random_state=0)
     for b in np.array_split(rng.permutation(n), 11 if cls is EMPCA else 3):
         est.partial_fit(X[b])
     st = est._stream
-    assert not st.exact and st.factor().shape[0] < 2 * repro._stream.sketch_rows(k)
+    assert st.ell == (repro._stream.sketch_rows(k) if size == "fixed" else 100)
+    assert not st.exact and st.factor().shape[0] < 2 * st.ell
     C = np.cov(X, rowvar=False)
     B = st.factor() / np.sqrt(n - 1)
     gap = np.linalg.eigvalsh(C - B.T @ B)
@@ -165,3 +176,98 @@ def test_sketch_error_bound_holds(monkeypatch, cls):
     if cls is EMPCA:
         assert (est.explained_variance_ <= values[:k] * (1 + 1e-12)).all()
         assert (est.explained_variance_ >= values[:k] - bound).all()
+
+
+@pytest.fixture
+def one_blas_thread():
+    """The reference computations with one BLAS thread, as the library's own (repro._threads)."""
+    with repro._threads.blas_limit():
+        yield
+
+
+def test_the_sketch_grows_where_the_tail_is_heavy_and_keeps_the_direction(one_blas_thread):
+    """p = 5000 (sketched), three spikes of variance 145, 82 and 43 over 4997 unit eigenvalues, 1500 rows:
+    the sketch of fixed size (70 rows) loses the third direction (its variance 6 for 46, an error bound
+    above it); the sketch that grows while the bound exceeds SKETCH_TOL times the third captured variance
+    keeps it (cosine > 0.9999), and the true error ||C - C_B||_2 (by Lanczos) is within the bound."""
+    import scipy.sparse.linalg as sla
+
+    n, p, k = 1500, 5000, 3
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, p)) + 2.0
+    X[:, :k] += rng.standard_normal((n, k)) * np.array([12.0, 9.0, 6.5])
+    Xc = X - X.mean(axis=0)
+    C = sla.LinearOperator((p, p), matvec=lambda v: Xc.T @ (Xc @ v) / (n - 1), dtype=float)
+    values, V = sla.eigsh(C, k=k, which="LA", tol=1e-12)
+    order = np.argsort(values)[::-1]
+    values, V = values[order], V[:, order]
+    fits = {}
+    for tol in (np.inf, repro._stream.SKETCH_TOL):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(repro._stream, "SKETCH_TOL", tol)
+            est = EMPCA(k)
+            for b in np.array_split(np.arange(n), 3):
+                est.partial_fit(X[b])
+        fits[tol] = est
+    fixed, grown = fits[np.inf], fits[repro._stream.SKETCH_TOL]
+    cos = {t: np.abs(np.sum(e.components_.T * V, axis=0)) for t, e in fits.items()}
+    assert fixed._stream.ell == repro._stream.sketch_rows(k)
+    assert cos[np.inf][2] < 0.9 and fixed.explained_variance_[2] < 0.2 * values[2]
+    assert fixed.sketch_error_bound_ > values[2]  # the bound says so: it exceeds the third variance
+    st = grown._stream
+    assert repro._stream.sketch_rows(k) < st.ell <= repro._stream.max_sketch_rows(k, p) and not st.exact
+    assert cos[repro._stream.SKETCH_TOL].min() > 0.9999
+    bound = grown.sketch_error_bound_
+    assert 0 < bound <= repro._stream.SKETCH_TOL * grown.explained_variance_[-1] * (1 + 1e-12)
+    assert (grown.explained_variance_ <= values * (1 + 1e-10)).all()
+    assert (grown.explained_variance_ >= values - bound).all()
+    for e in fits.values():  # 0 <= x'(C - C_B)x <= bound: the largest by Lanczos, the least on probes
+        B = e._stream.factor() / np.sqrt(n - 1)
+        E = sla.LinearOperator((p, p), matvec=lambda v, B=B: C @ v - B.T @ (B @ v), dtype=float)
+        top = sla.eigsh(E, k=1, which="LA", tol=1e-8)[0][0]
+        assert top <= e.sketch_error_bound_ * (1 + 1e-8)
+        probes = np.r_[V.T, e.components_, rng.standard_normal((3, p))]
+        probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+        assert min(float(x @ (E @ x)) for x in probes) >= -1e-10 * e.sketch_error_bound_
+
+
+# --------------------------------------------------------------------------- scale
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("cls", [EMPCA, SensiblePCA, EMSparsePCA])
+def test_partial_fit_at_any_finite_scale(cls, sparse):
+    """Batches scaled by 1e-300 ... 1.7e308 are merged as X / s (s a power of two): the fit of the scaled
+    rows is the fit of the rows, scaled (loadings unchanged, variances times s^2), or a refusal naming X
+    where the variances themselves leave float64, as fit does; a batch far larger than the first rescales
+    the stream; zero rows leave the estimator unfitted (nothing to fit yet), not wrong."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 8)) @ np.diag(np.geomspace(3.0, 0.3, 8))
+
+    def stream(A):
+        est = cls(2) if cls is not EMSparsePCA else cls(2, cardinality=3, random_state=0)
+        for b in np.array_split(np.arange(40), 3):
+            est.partial_fit(sp.csr_matrix(A[b]) if sparse else A[b])
+        return est
+
+    ref = stream(X)
+    for s in (1e-300, 1e-150, 1e80, 1e300, 1.7e308 / np.abs(X).max()):
+        try:
+            est = stream(X * s)
+        except ValueError as exc:
+            assert s in (1e-300, 1e300) or s > 1e307, exc
+            assert re.search(r"X is too (small|large) for float64: its variances", str(exc)), exc
+            continue
+        np.testing.assert_allclose(est.components_, ref.components_, atol=1e-12)
+        np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_ * s * s, rtol=1e-12)
+        np.testing.assert_allclose(est.mean_, ref.mean_ * s, rtol=1e-12, atol=1e-14 * s)
+    A = X.copy()
+    A[27:] *= 2.0**300  # the last batch 2^300 times larger: its rows dominate, the first ones vanish
+    est = stream(A)
+    one = stream(A / 2.0**300)
+    np.testing.assert_allclose(est.components_, one.components_, atol=1e-12)
+    np.testing.assert_allclose(est.explained_variance_, one.explained_variance_ * 2.0**600, rtol=1e-12)
+    zero = stream(np.zeros_like(X))
+    assert zero.n_samples_seen_ == 40 and not hasattr(zero, "components_")
+    with pytest.raises(NotFittedError):
+        zero.transform(X)

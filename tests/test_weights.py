@@ -267,23 +267,25 @@ def test_entry_weights_refused_where_the_model_has_none():
 
 
 @pytest.mark.parametrize("make", [EMPCA, SensiblePCA, EMSparsePCA], ids=lambda c: c.__name__)
-def test_a_sparse_X_with_weights_or_batches_is_refused_saying_what_to_pass(make):
-    """A sparse X fits without weights; with sample_weight, per-entry weights, partial_fit or a weighted
-    score it is refused with the reason (never the weights silently dropped)."""
+def test_a_sparse_X_with_sample_weight_batches_or_a_weighted_score_is_the_dense_X(make):
+    """A sparse X with sample_weight, in partial_fit or in a weighted score gives what X.toarray() gives
+    (never the weights silently dropped); per-entry weights with it are refused with the reason."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
-    X = rng.poisson(0.5, (60, 8)).astype(float)
+    X = rng.poisson(0.5, (60, 8)).astype(float) * np.linspace(2, 0.5, 8)
     S = sp.csr_matrix(X)
-    est = make(2, random_state=0) if make is not EMSparsePCA else make(2, cardinality=3, random_state=0)
-    w = np.ones(60)
-    for call in (
-        lambda: est.fit(S, sample_weight=w),
-        lambda: est.partial_fit(S),
-        lambda: est.fit(X).score(S, sample_weight=w) if make is not SensiblePCA else est.partial_fit(S[:30]),
-    ):
-        with pytest.raises(ValueError, match="sparse"):
-            call()
+    w = rng.integers(0, 3, 60) + rng.random(60)
+
+    def new():
+        return make(2, random_state=0) if make is not EMSparsePCA else make(2, cardinality=3, random_state=0)
+
+    a, b = new().fit(S, sample_weight=w), new().fit(X, sample_weight=w)
+    np.testing.assert_allclose(np.abs(a.components_), np.abs(b.components_), atol=1e-8)
+    assert a.score(S, sample_weight=w) == pytest.approx(b.score(X, sample_weight=w), rel=1e-10)
+    c, d = new().partial_fit(S[:30]).partial_fit(X[30:]), new().partial_fit(X)
+    np.testing.assert_allclose(c.mean_, d.mean_, rtol=1e-13)
+    np.testing.assert_allclose(np.abs(c.components_), np.abs(d.components_), atol=1e-8)
     if make is not SensiblePCA:
-        with pytest.raises(ValueError, match="X is a scipy sparse matrix: sample_weight / weights"):
-            est.fit(S, weights=np.ones_like(X))
+        with pytest.raises(ValueError, match=r"weights \(one per entry\) with a scipy sparse X"):
+            new().fit(S, weights=np.ones_like(X))

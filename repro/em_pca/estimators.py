@@ -41,7 +41,7 @@ from .._validation import (
     is_sparse,
     unscale,
 )
-from .._weights import SPARSE_WEIGHTS_FAILURE, weighted_average
+from .._weights import weighted_average
 from ..linalg import Covariance
 from ._common import (
     EM_PCA_PARAMS,
@@ -324,8 +324,8 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
                 "fit refuses NaN with n_oversamples > 0 (complete data only), but transform still takes "
                 "NaN as missing entries of new rows (least-squares coordinates), which the check forbids"
             )
-            return with_expected_failures(tags, {"check_estimators_nan_inf": why, **SPARSE_WEIGHTS_FAILURE})
-        return with_expected_failures(tags, SPARSE_WEIGHTS_FAILURE)
+            return with_expected_failures(tags, {"check_estimators_nan_inf": why})
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, weights=None):
@@ -339,10 +339,13 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_samples,), optional
             Frequency weights of the rows (2 counts a row twice): the eigenvectors of the weighted
-            covariance (see :mod:`repro.em_pca.weights`); in-memory X without NaN.
+            covariance (see :mod:`repro.em_pca.weights`); in-memory X without NaN, or a scipy sparse X
+            (the weighted centring implicit, never densified).
         weights : array_like, shape (n_samples, n_features), optional
             Per-entry weights, 0 = missing (e.g. inverse variances): minimizes
-            ``sum_ij w_ij (x_ij - mean_j - z_i'c_j)^2``; sets ``weighted_error_``.
+            ``sum_ij w_ij (x_ij - mean_j - z_i'c_j)^2``; sets ``weighted_error_``. Dense X only: with a
+            scipy sparse X they are refused (a weight per entry is a dense array the shape of X; pass
+            sample_weight, or X.toarray()).
 
         Returns
         -------
@@ -363,8 +366,8 @@ class EMPCA(ComponentNamesMixin, VarianceScoreMixin, ReconstructionMixin, Transf
 
         Parameters
         ----------
-        X : array_like, shape (n_batch, n_features)
-            Complete rows, with the columns of the first batch.
+        X : array_like or scipy sparse matrix, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch (dense and sparse batches may be mixed).
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_batch,), optional
@@ -737,7 +740,8 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_samples,), optional
-            Frequency weights of the rows: the ML model of the weighted data (in-memory X without NaN).
+            Frequency weights of the rows: the ML model of the weighted data (in-memory X without NaN,
+            or a scipy sparse X).
         weights : None
             Per-entry weights are refused with the reason (one noise variance for every entry).
 
@@ -759,8 +763,8 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n_batch, n_features)
-            Complete rows, with the columns of the first batch.
+        X : array_like or scipy sparse matrix, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch (dense and sparse batches may be mixed).
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_batch,), optional
@@ -795,7 +799,7 @@ class SensiblePCA(ComponentNamesMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (fit, transform and score)
         tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
-        return with_expected_failures(tags, SPARSE_WEIGHTS_FAILURE)
+        return tags
 
     def _check_X(self, X):
         check_is_fitted(self, "C_")

@@ -8,8 +8,14 @@ the leading eigenpairs of the covariance (``ddof=1`` for EM PCA) and the maximum
 Tipping & Bishop (1999) for sensible PCA (the fixed point the EM converges to). Where sketched, the
 covariance used is within ``sketch_error_bound_`` of the true one in spectral norm (and never above it).
 
-The batches are complete rows: missing values (NaN) need every row in every iteration of the EM and are
-refused with the fix (``fit``, ``fit_blocks`` or a Dask array); per-entry weights likewise.
+The batches are complete rows, arrays or scipy sparse matrices (CSR, CSC; dense and sparse batches may
+be mixed): a sparse batch adds its weighted mean and scatter without becoming dense more than one row
+block at a time, so the fit equals that of the dense rows. Missing values (NaN) need every row in every
+iteration of the EM and are refused with the fix (``fit``, ``fit_blocks`` or a Dask array); per-entry
+weights likewise. Above :data:`repro._stream.MAX_SCATTER_FEATURES` features the sketch grows with the
+spectrum's tail (:mod:`repro._stream`), so ``sketch_error_bound_`` stays below
+:data:`repro._stream.SKETCH_TOL` times the smallest ``explained_variance_`` unless the sketch reaches its
+memory cap.
 """
 
 from __future__ import annotations
@@ -20,10 +26,13 @@ import numpy as np
 
 from .._dense import _canonical_sign
 from .._stream import ready, stream_batch
-from ._common import EMPCAResult, SensiblePCAResult
+from .._threads import blas_limited
+from .._validation import unscale
+from ._common import EMPCAResult, SensiblePCAResult, _unscale_spca
 from .sensible import _LOG_2PI, _noise_floor, _warn_low_rank
 
 
+@blas_limited
 def partial_fit_empca(est, X, sample_weight=None):
     """:meth:`repro.EMPCA.partial_fit`: merge the batch, then the leading eigenpairs of the covariance."""
     stream = stream_batch(est, X, sample_weight)
@@ -42,9 +51,17 @@ def partial_fit_empca(est, X, sample_weight=None):
         True,
         hist,
     )
+    s = stream.scale
+    if s != 1.0:  # batches merged as X / s: the results of X
+        res = res._replace(
+            explained_variance=unscale(res.explained_variance, s, 2, "variances", underflow=False),
+            total_variance=float(unscale(res.total_variance, s, 2, "variances")),
+            mean=unscale(res.mean, s, 1, "means"),
+        )
     return est._store(res, stream.p)
 
 
+@blas_limited
 def partial_fit_spca(est, X, sample_weight=None):
     """:meth:`repro.SensiblePCA.partial_fit`: merge the batch, then the maximum-likelihood PPCA of the
     covariance (``ddof=0``), the log-likelihood of the rows seen so far."""
@@ -78,4 +95,6 @@ def partial_fit_spca(est, X, sample_weight=None):
     res = SensiblePCAResult(
         np.ascontiguousarray(U.T), C, values, float(eps), stream.mean.copy(), float(ll), 0, True, hist
     )
+    if stream.scale != 1.0:  # batches merged as X / s: the density of X (W rows of weight)
+        res = _unscale_spca(res, stream.scale, (W, p))
     return est._store(res)

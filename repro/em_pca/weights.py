@@ -7,7 +7,14 @@ mean is ``mu = sum_i w_i x_i / W`` (``W = sum_i w_i``) and the weighted covarian
 likelihood fit, divides by ``W``). Every EM here needs ``S_w`` only through products with the data, so the
 rows of positive weight are centred at ``mu`` and scaled once, ``y_i = sqrt(w_i (m - 1) / (W - 1))
 (x_i - mu)`` over the ``m`` rows of positive weight, and the unweighted iteration runs on them unchanged
-(:class:`WeightedSource`): ``Y'Y / (m - 1) = S_w``. Rows of weight 0 are dropped.
+(:class:`WeightedSource`): ``Y'Y / (m - 1) = S_w``. Rows of weight 0 are dropped. A scipy sparse ``X``
+keeps the same ``Y`` implicit (:class:`WeightedSparseSource`, on
+:class:`repro._weights.WeightedCentredSparse`: ``Y Q = (diag(r) X) Q - r (mu'Q)``,
+``Y'U = (diag(r) X)'U - mu (r'U)``, never a dense copy of ``X``), so the fit is the dense weighted fit,
+the eigenvectors of ``S_w``.
+
+Per-entry weights with a sparse ``X`` are refused (:func:`repro._weights.refuse_sparse_entry_weights`: a
+weight per entry is a dense array the shape of ``X``); pass ``sample_weight`` or ``X.toarray()``.
 
 Entry weights (``weights``, the shape of ``X``; 0 marks a missing entry) define the weighted least-squares
 problem of Gabriel & Zamir (1979) and Srebro & Jaakkola (2003),
@@ -38,8 +45,15 @@ import math
 import numpy as np
 
 from .._chunked import DenseSource, is_dask
-from .._validation import check_array, check_scale, unscale, warn_not_converged
-from .._weights import check_entry_weights, check_sample_weight, refuse_nan, refuse_sparse
+from .._sparse import SparseSource
+from .._validation import check_array, check_scale, is_sparse, unscale, warn_not_converged
+from .._weights import (
+    check_entry_weights,
+    check_sample_weight,
+    refuse_nan,
+    refuse_sparse_entry_weights,
+    weighted_sparse_factor,
+)
 from ..linalg import canonical_sign
 from ._common import EMPCAResult, _check_common, _sin_orth, _unscale_empca, _unscale_spca
 from .blocks import _em_pca_on, _sensible_pca_on
@@ -65,8 +79,33 @@ class WeightedSource(DenseSource):
         self.obs_count, self.obs_mean, self.obs_m2 = np.full(self.p, float(self.n)), self.mean, None
 
 
-def weighted_source(X: np.ndarray, sample_weight, ddof: int):
-    """``(source, s)``: the :class:`WeightedSource` of validated ``X`` (``X / s`` when badly scaled)."""
+class WeightedSparseSource(SparseSource):
+    """The :class:`WeightedSource` of a scipy sparse ``X``: the same ``Y`` (rows of positive weight,
+    ``y_i = r_i (x_i - mu)``, ``r_i = sqrt(w_i (m - ddof) / (W - ddof))``) kept implicit in a
+    :class:`repro._weights.WeightedCentredSparse`; the products of :class:`repro._sparse.SparseSource`."""
+
+    def __init__(self, X, sample_weight, ddof: int, method: str, min_features: int = 1):
+        self.name = "X"
+        def scale(m, W):  # Y'Y / (m - ddof) = S_w, as the dense WeightedSource
+            return (m - ddof) / (W - ddof)
+
+        factor, mean, m, total, s = weighted_sparse_factor(
+            X, sample_weight, ddof, method, min_features=min_features, scale=scale
+        )
+        self.scale = s
+        self.factor, self.mean, self.total_weight = factor, mean, total
+        self.n, self.p = m, factor.shape[1]
+        m2 = factor.column_ss()
+        self.ss = float(m2.sum())
+        self.obs_count, self.obs_mean, self.obs_m2 = np.full(self.p, float(self.n)), mean, m2
+
+
+def weighted_source(X, sample_weight, ddof: int, method: str = "EMPCA", min_features: int = 1):
+    """``(source, s)``: the :class:`WeightedSource` of validated ``X`` (``X / s`` when badly scaled), or the
+    :class:`WeightedSparseSource` of a scipy sparse ``X`` (checked here)."""
+    if is_sparse(X):
+        source = WeightedSparseSource(X, sample_weight, ddof, method, min_features)
+        return source, source.scale
     refuse_nan(X)
     w = check_sample_weight(sample_weight, X.shape[0], ddof=ddof)
     s = check_scale(X)
@@ -204,7 +243,9 @@ def _checked(X, sample_weight, weights, min_features: int = 1):
             "sample_weight and weights take an in-memory X; for a Dask array fit without weights, or scale "
             "its rows by sqrt(sample_weight) about the weighted mean yourself."
         )
-    refuse_sparse(X, "sample_weight / weights")
+    refuse_sparse_entry_weights(X, weights)
+    if is_sparse(X):  # checked with the weights by weighted_sparse_factor
+        return X, None
     X = check_array(X, "X", allow_nan=True, min_samples=2, min_features=min_features)
     if weights is None:
         return X, None
@@ -227,6 +268,7 @@ def fit_empca_weighted(est, X, sample_weight, weights):
         est.weighted_error_ = J
         return est
     source, s = weighted_source(X, sample_weight, ddof=1)
+    shape = (source.n, source.p)
     res = _em_pca_on(
         source,
         *(
@@ -235,8 +277,8 @@ def fit_empca_weighted(est, X, sample_weight, weights):
         ),
     )
     if s != 1.0:
-        res = _unscale_empca(res, s, X.shape)
-    return est._store(res, X.shape[1])
+        res = _unscale_empca(res, s, shape)
+    return est._store(res, source.p)
 
 
 def fit_spca_weighted(est, X, sample_weight, weights):
@@ -248,7 +290,7 @@ def fit_spca_weighted(est, X, sample_weight, weights):
             "by every entry; for weighted entries use EMPCA(...).fit(X, weights=...), for missing ones NaN."
         )
     X, _ = _checked(X, sample_weight, None, min_features=2)
-    source, s = weighted_source(X, sample_weight, ddof=0)
+    source, s = weighted_source(X, sample_weight, ddof=0, method="SensiblePCA", min_features=2)
     p = est.get_params()
     res = _sensible_pca_on(
         source,

@@ -17,15 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._base import (
-    POSITIVE_INT,
-    RANDOM_STATE,
-    ProjectionMixin,
-    RealInterval,
-    unscale_fitted,
-    unscale_path,
-    with_expected_failures,
-)
+from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
 from .._rescale import rescaled
 from .._sparse import centred_rows, column_stats, sparse_door
@@ -48,7 +40,6 @@ from .._validation import (
     is_sparse,
     warn_not_converged,
 )
-from .._weights import SPARSE_WEIGHTS_FAILURE
 from ..linalg import OPERATORS, Covariance, _choose_operator
 from ._common import _ORTHOGONALITY, DEFAULT_STARTS, _Settings
 from ._kernels import MAX_ITER
@@ -393,7 +384,7 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN marks a missing entry (Roweis' generalized E-step)
         tags.input_tags.sparse = True  # scipy.sparse: the centring implicit, never densified
-        return with_expected_failures(tags, SPARSE_WEIGHTS_FAILURE)
+        return tags
 
     def transform(self, X):
         """Project ``X`` on the loadings, ``(X - mean_) @ components_.T``; NaN entries are missing.
@@ -445,11 +436,12 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_samples,), optional
-            Frequency weights of the rows: the fit on the weighted covariance (in-memory X without NaN;
-            see :mod:`repro.em_sparse_pca.weights`).
+            Frequency weights of the rows: the fit on the weighted covariance (in-memory X without NaN,
+            or a scipy sparse X; see :mod:`repro.em_sparse_pca.weights`).
         weights : array_like, shape (n_samples, n_features), optional
             Per-entry weights, 0 = missing: each component minimizes the weighted squared error of its
-            rank-one fit under the cardinality (see :mod:`repro.em_sparse_pca.weights`).
+            rank-one fit under the cardinality (see :mod:`repro.em_sparse_pca.weights`). Dense X only:
+            refused with a scipy sparse X (a weight per entry is a dense array the shape of X).
 
         Returns
         -------
@@ -491,8 +483,8 @@ class EMSparsePCA(ProjectionMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n_batch, n_features)
-            Complete rows, with the columns of the first batch.
+        X : array_like or scipy sparse matrix, shape (n_batch, n_features)
+            Complete rows, with the columns of the first batch (dense and sparse batches may be mixed).
         y : None
             Ignored (scikit-learn convention).
         sample_weight : array_like, shape (n_batch,), optional

@@ -16,7 +16,11 @@ The sparse EM (Sigg & Buhmann 2008) needs the covariance only through products `
 fit runs the unweighted iteration on the weighted covariance (:mod:`repro._weights`: frequency weights,
 integer weights = repeated rows), applied through its data factor ``A`` (``A'A = S_w``, the rows of
 positive weight centred at the weighted mean and scaled by ``sqrt(w_i / (W - 1))``) or its ``D x D``
-matrix, by the cost model of :func:`repro.linalg.choose_operator`; ``partial_fit`` runs it on the running
+matrix, by the cost model of :func:`repro.linalg.choose_operator`. A scipy sparse ``X`` keeps that
+factor implicit (:class:`repro._weights.WeightedCentredSparse`: ``A w = (diag(r) X) w - r (mu'w)``,
+``r_i = sqrt(w_i / (W - 1))``), never a dense copy, its ``D x D`` matrix (where chosen) summed over
+densified row blocks; per-entry weights with a sparse ``X`` are refused with the reason (a weight per
+entry is a dense array the shape of ``X``). ``partial_fit`` runs it on the running
 scatter of :mod:`repro._stream` (exact ``D x D``, or the Frequent Directions sketch ``B`` through
 ``B / sqrt(W - 1)``). The certificate (``certify``) and the screening bounds then hold for that
 covariance: for a sketched stream, for the sketch, whose covariance is within ``sketch_error_bound_``
@@ -32,15 +36,23 @@ import numpy as np
 from .._base import unscale_fitted
 from .._chunked import is_dask
 from .._stream import ready, stream_batch
+from .._threads import blas_limited
 from .._validation import (
     check_array,
     check_cardinalities,
     check_has_variance,
     check_n_components,
     check_scale,
+    is_sparse,
     warn_not_converged,
 )
-from .._weights import check_entry_weights, check_sample_weight, refuse_sparse, weighted_data_factor
+from .._weights import (
+    check_entry_weights,
+    check_sample_weight,
+    refuse_sparse_entry_weights,
+    weighted_data_factor,
+    weighted_sparse_factor,
+)
 from ..linalg import Covariance, canonical_sign, choose_operator
 from ._common import DEFAULT_STARTS
 
@@ -58,7 +70,14 @@ def weighted_covariance(X, sample_weight, operator: str = "auto", n_vectors: int
             "sample_weight takes an in-memory data matrix X; a Covariance or a Dask array carries no rows to "
             "weight (build the weighted covariance yourself: Covariance.from_matrix(S_w))."
         )
-    refuse_sparse(X, "sample_weight / weights")
+    if is_sparse(X):  # the weighted centring implicit in the factor, never densified
+        A, mean, m, _, s = weighted_sparse_factor(X, sample_weight, 1, "EMSparsePCA")
+        kind = operator
+        if kind == "auto":
+            kind = choose_operator(m, A.shape[1], n_vectors=n_vectors, nnz=A.X.nnz)
+        if kind == "covariance":
+            return Covariance._trusted(matrix=A.gram(), n_samples=m), mean, m, s
+        return Covariance._trusted(data=A, n_samples=m), mean, m, s
     X = check_array(X, "X", allow_nan=True, min_samples=2)
     A, mean, m = weighted_data_factor(X, sample_weight, ddof=1)  # refuses NaN with the fix
     check_has_variance(X, "EMSparsePCA")
@@ -77,6 +96,7 @@ def weighted_covariance(X, sample_weight, operator: str = "auto", n_vectors: int
 def fit_sparse_weighted(est, X, sample_weight, weights):
     """:meth:`repro.EMSparsePCA.fit` with ``sample_weight`` (module docstring)."""
     if weights is not None:
+        refuse_sparse_entry_weights(X, weights)
         if sample_weight is not None:  # one weight per row times one per entry
             n = np.shape(weights)[0]
             weights = (
@@ -90,6 +110,7 @@ def fit_sparse_weighted(est, X, sample_weight, weights):
     return est
 
 
+@blas_limited
 def partial_fit_sparse(est, X, sample_weight=None):
     """:meth:`repro.EMSparsePCA.partial_fit`: merge the batch, then the sparse EM on the running scatter."""
     stream = stream_batch(est, X, sample_weight)
@@ -101,6 +122,7 @@ def partial_fit_sparse(est, X, sample_weight=None):
     else:
         op = Covariance._trusted(data=stream.factor() / math.sqrt(denom), n_samples=stream.n_rows)
     est._fit_op(op, stream.mean.copy(), min(stream.n_rows - 1, stream.p))
+    unscale_fitted(est, stream.scale, 2)  # batches merged as X / s: the results of X
     return est
 
 
@@ -172,7 +194,7 @@ def fit_sparse_entry_weights(est, X, weights):
     minimizing ``J`` of the residual of the previous ones (the first with the mean)."""
     if is_dask(X) or isinstance(X, Covariance):
         raise ValueError("weights take an in-memory data matrix X (the shape of the weights).")
-    refuse_sparse(X, "sample_weight / weights")
+    refuse_sparse_entry_weights(X, weights)
     X = check_array(X, "X", allow_nan=True, min_samples=2)
     X0, w = check_entry_weights(weights, X)
     n, p = X.shape
