@@ -1066,9 +1066,9 @@ def test_dask_reads_each_chunk_once_per_iteration(monkeypatch):
     calls = []
     real = DaskSource._parts  # builds the tasks of one pass
 
-    def counting(self, fn, args, indexed=False):
+    def counting(self, fn, args, indexed=False, combine=None):
         calls.append(self.n_chunks)
-        return real(self, fn, args, indexed)
+        return real(self, fn, args, indexed, combine)
 
     monkeypatch.setattr(DaskSource, "_parts", counting)
     est = EMSparsePCA(1, cardinality=5, init="pc", renormalize=False, random_state=0)
