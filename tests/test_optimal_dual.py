@@ -189,3 +189,20 @@ def test_fewer_iterations_with_the_longer_step_close_more_of_the_gap():
     finally:
         L._step = orig
     assert all(s < f for s, f in zip(short, fixed, strict=True))
+
+
+def test_the_start_leaves_most_of_a_time_limit_to_the_iterations(monkeypatch):
+    """With the clock of the test above, a 20 s limit: the golden-section start (24 evaluations, one clock
+    reading each) stops at a quarter of it, and the iterations run in the rest (with the whole limit to
+    itself, the start would have spent it all and left none)."""
+    import repro.optimal.l1_dual as L
+
+    clock = iter(range(10**6))
+    monkeypatch.setattr(L.time, "perf_counter", lambda: float(next(clock)))
+    rng = np.random.default_rng(6)
+    C = _random_cov(rng, 8)
+    stats = {}
+    b, U, rho = L.l1_dual_bound(C, 3, iters=300, time_limit=20.0, stats=stats)
+    assert stats["iters"] >= 5
+    assert b >= brute(C, 3)
+    _check_dual_point(C, 3, False, b, U, rho)

@@ -44,6 +44,7 @@ __all__ = ["clipped_l1_bound", "l1_dual_bound"]
 _EPS = np.finfo(np.float64).eps
 _STEP = 4.0  # the step in units of mu (1 / L) from _STEP_AT iterations on; every iterate is checked
 _STEP_AT = 300
+_START_SHARE = 0.25  # of a time limit, at most, for the golden-section start: the iterations get the rest
 _STEP_MAX = 16.0
 
 
@@ -174,7 +175,8 @@ def l1_dual_bound(
         Iterations (one ``eigh`` of a ``p x p`` matrix each).
     rho0, U0 : optional
         The start: ``U0`` (clipped into its cone) or, by default, the clipped ``U`` at ``rho0``, by default
-        the best ``rho`` of :func:`clipped_l1_bound`. The start is an iterate: the bound is at most its.
+        the best ``rho`` of :func:`clipped_l1_bound` (within a quarter of ``time_limit``). The start is an
+        iterate: the bound is at most its.
     mu : (float, float), default (1e-1, 1e-3)
         The smoothing parameter's first and last value, relative to ``lambda_max(C)``, decreased
         geometrically over the iterations.
@@ -234,7 +236,7 @@ def l1_dual_bound(
         rho = _rho_of(U, nonneg)
     else:
         if rho0 is None:
-            end = np.inf if time_limit is None else t0 + time_limit
+            end = np.inf if time_limit is None else t0 + _START_SHARE * time_limit
             rho = clipped_l1_bound(C, k, nonneg=nonneg, deadline=end)[1]
         else:
             rho = max(float(rho0) / scale, 0.0)
