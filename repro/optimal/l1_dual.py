@@ -18,8 +18,10 @@ dual of d'Aspremont et al.'s (2007) semidefinite relaxation ``max <C, X>``, ``tr
 with ``x >= 0``) by accelerated projected gradient on Nesterov's smoothing of the largest eigenvalue,
 ``mu log tr exp((C - U) / mu)`` (gradient in ``U``: minus the softmax-weighted eigenprojector; the
 projection onto the cone is a clip at the ``rho`` found by one sort), as in d'Aspremont et al.'s
-first-order method, from the clipped ``U`` at the best ``rho`` of a short search. It needs one ``eigh``
-per iteration. Whatever the iterates, the bound is ``f`` of one of them evaluated in floating point and
+first-order method, from the clipped ``U`` at the best ``rho`` of a short search. ``mu`` falls
+geometrically over the iterations the run has (under a time limit, those its pace affords), and the step,
+4 to 16 times ``mu``, is the longer the fewer they are (:func:`_step`). It needs one ``eigh`` per
+iteration. Whatever the iterates, the bound is ``f`` of one of them evaluated in floating point and
 rounded upward, so it holds whether or not the minimization converged:
 
 * ``fl(C - U) = C - U + E`` with ``|E_ij| <= u |C_ij - U_ij|``, so ``lambda_max(C - U) <=
