@@ -143,3 +143,66 @@ def test_root_dual_prunes_nodes_and_tightens_the_root():
     assert on.value == pytest.approx(off.value, rel=1e-9)
     assert on.root_bound < off.root_bound
     assert on.n_nodes <= off.n_nodes
+
+
+def test_step_grows_as_the_iterations_shrink():
+    from repro.optimal.l1_dual import _step
+
+    assert _step(300) == _step(1000) == 4.0
+    assert _step(1) == 16.0
+    steps = [_step(n) for n in (300, 200, 100, 50, 30, 20, 10)]
+    assert steps == sorted(steps) and steps[3] == pytest.approx(4.0 * np.sqrt(6.0))
+
+
+def test_time_limited_run_lays_its_schedule_out_in_the_time_left(monkeypatch):
+    """A clock that advances one second per reading: after two iterations the run knows its pace and spreads
+    the rest of the schedule over the iterations its time limit affords, so it ends at the last ``mu``
+    (without the re-planning it would stop at about a fifth of its 300-iteration schedule)."""
+    import repro.optimal.l1_dual as L
+
+    clock = iter(range(10**6))
+    monkeypatch.setattr(L.time, "perf_counter", lambda: float(next(clock)))
+    rng = np.random.default_rng(4)
+    C = _random_cov(rng, 8)
+    for k in (2, 5):
+        stats = {}
+        b, U, rho = L.l1_dual_bound(C, k, iters=300, rho0=0.1, time_limit=60.0, stats=stats)
+        assert 20 <= stats["iters"] < 100
+        assert stats["mu_last"] == pytest.approx(1e-3, rel=1e-9)
+        assert stats["eigh"] == stats["iters"] + 2  # the start, each iteration, the last iterate
+        assert b >= brute(C, k)
+        _check_dual_point(C, k, False, b, U, rho)
+
+
+def test_fewer_iterations_with_the_longer_step_close_more_of_the_gap():
+    """At 30 iterations the step of ``_step(30)`` ends lower than the 300-iteration step of 4 (Wishart
+    p = 120): the measurement behind ``_step``, at a size a test affords."""
+    import repro.optimal.l1_dual as L
+
+    A = np.random.default_rng(0).standard_normal((240, 120))
+    C = A.T @ A / 240
+    short = [L.l1_dual_bound(C, k, iters=30)[0] for k in (5, 10)]
+    orig = L._step
+    try:
+        L._step = lambda n: 4.0
+        fixed = [L.l1_dual_bound(C, k, iters=30)[0] for k in (5, 10)]
+    finally:
+        L._step = orig
+    assert all(s < f for s, f in zip(short, fixed, strict=True))
+
+
+def test_the_start_leaves_most_of_a_time_limit_to_the_iterations(monkeypatch):
+    """With the clock of the test above, a 20 s limit: the golden-section start (24 evaluations, one clock
+    reading each) stops at a quarter of it, and the iterations run in the rest (with the whole limit to
+    itself, the start would have spent it all and left none)."""
+    import repro.optimal.l1_dual as L
+
+    clock = iter(range(10**6))
+    monkeypatch.setattr(L.time, "perf_counter", lambda: float(next(clock)))
+    rng = np.random.default_rng(6)
+    C = _random_cov(rng, 8)
+    stats = {}
+    b, U, rho = L.l1_dual_bound(C, 3, iters=300, time_limit=20.0, stats=stats)
+    assert stats["iters"] >= 5
+    assert b >= brute(C, 3)
+    _check_dual_point(C, 3, False, b, U, rho)

@@ -8,7 +8,8 @@ default), at p = 200, 500, 1,000, 2,000 and k = 5, 10, 20; Berk & Bertsimas's Ar
 ``optimal_sparse_pca(C, k, precomputed=True, time_limit=..., root_dual=ROOT_DUAL)``, and reported with
 whatever the library returns: the certified gap ``(upper_bound - value) / value``, proven or not, nodes
 and seconds. ``ROOT_DUAL`` = 300 iterations of the optimized l1 bound at the root (one ``p x p``
-eigendecomposition each, within the time limit: at p = 1,000 and 2,000 the limit ends it first).
+eigendecomposition each, within the time limit: at p = 1,000 and 2,000 the limit decides how many, and
+the dual lays its smoothing schedule over those, :func:`repro.optimal.l1_dual.l1_dual_bound`).
 
 Time limits, fixed before the data: ``TIME_LIMIT`` = 30 s per solve, so that the 14 solves take about
 7 minutes (a solve can overrun its limit by the root step it is in: up to about 18 s at p = 2,000);

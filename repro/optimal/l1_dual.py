@@ -18,8 +18,10 @@ dual of d'Aspremont et al.'s (2007) semidefinite relaxation ``max <C, X>``, ``tr
 with ``x >= 0``) by accelerated projected gradient on Nesterov's smoothing of the largest eigenvalue,
 ``mu log tr exp((C - U) / mu)`` (gradient in ``U``: minus the softmax-weighted eigenprojector; the
 projection onto the cone is a clip at the ``rho`` found by one sort), as in d'Aspremont et al.'s
-first-order method, from the clipped ``U`` at the best ``rho`` of a short search. It needs one ``eigh``
-per iteration. Whatever the iterates, the bound is ``f`` of one of them evaluated in floating point and
+first-order method, from the clipped ``U`` at the best ``rho`` of a short search. ``mu`` falls
+geometrically over the iterations the run has (under a time limit, those its pace affords), and the step,
+4 to 16 times ``mu``, is the longer the fewer they are (:func:`_step`). It needs one ``eigh`` per
+iteration. Whatever the iterates, the bound is ``f`` of one of them evaluated in floating point and
 rounded upward, so it holds whether or not the minimization converged:
 
 * ``fl(C - U) = C - U + E`` with ``|E_ij| <= u |C_ij - U_ij|``, so ``lambda_max(C - U) <=
@@ -42,7 +44,18 @@ import numpy as np
 __all__ = ["clipped_l1_bound", "l1_dual_bound"]
 
 _EPS = np.finfo(np.float64).eps
-_STEP = 4.0  # the gradient step in units of mu (1 / L): 4 was measured faster; every iterate is checked
+_STEP = 4.0  # the step in units of mu (1 / L) from _STEP_AT iterations on; every iterate is checked
+_STEP_AT = 300
+_START_SHARE = 0.25  # of a time limit, at most, for the golden-section start: the iterations get the rest
+_STEP_MAX = 16.0
+
+
+def _step(n: int) -> float:
+    """The gradient step in units of ``mu`` for a run of ``n`` iterations: 4 from 300 iterations (it was
+    measured faster than 1, and than 8 to 32 at p = 200 and 500), ``4 sqrt(300 / n)`` below, at most 16
+    (with the schedule of ``mu`` compressed into fewer iterations, the longer steps were measured faster:
+    at 100 iterations on p = 500 and at 30 on p = 200)."""
+    return float(min(_STEP * np.sqrt(max(_STEP_AT / max(n, 1), 1.0)), _STEP_MAX))
 
 
 def _rho_of(U: np.ndarray, nonneg: bool) -> float:
@@ -147,6 +160,7 @@ def l1_dual_bound(
     mu: tuple[float, float] = (1e-1, 1e-3),
     time_limit: float | None = None,
     certify: bool = True,
+    stats: dict | None = None,
 ) -> tuple[float, np.ndarray, float]:
     """A certified upper bound on ``max x'Cx``, ``||x|| = 1``, ``|x|_0 <= k`` (and ``x >= 0`` with
     ``nonneg``): ``lambda_max(C - U) + rho (k - 1)`` at the best ``U`` found (module docstring).
@@ -163,15 +177,23 @@ def l1_dual_bound(
         Iterations (one ``eigh`` of a ``p x p`` matrix each).
     rho0, U0 : optional
         The start: ``U0`` (clipped into its cone) or, by default, the clipped ``U`` at ``rho0``, by default
-        the best ``rho`` of :func:`clipped_l1_bound`. The start is an iterate: the bound is at most its.
+        the best ``rho`` of :func:`clipped_l1_bound` (within a quarter of ``time_limit``). The start is an
+        iterate: the bound is at most its.
     mu : (float, float), default (1e-1, 1e-3)
         The smoothing parameter's first and last value, relative to ``lambda_max(C)``, decreased
         geometrically over the iterations.
     time_limit : float, optional
-        Seconds, after which the best bound so far is returned.
+        Seconds, after which the best bound so far is returned. After the first two iterations, the
+        schedule of ``mu`` (and the step) is laid out again over the iterations the time left affords at
+        their pace, so that a time-limited run still ends at the last ``mu`` instead of stopping early in
+        the schedule.
     certify : bool, default True
         Round ``lambda_max`` upward (False: the computed eigenvalue as it is, for tests of the rounding
         only; then the result is not certified).
+    stats : dict, optional
+        Receives ``"eigh"``: the eigendecompositions of ``p x p`` matrices (the start's included, the
+        golden-section search's eigenvalues not), ``"iters"``: the iterations run, and ``"mu_last"``: the
+        last smoothing parameter used, relative to ``lambda_max(C)`` (``mu[1]`` when the schedule ran out).
 
     Returns
     -------
@@ -199,8 +221,12 @@ def l1_dual_bound(
     scale = 2.0 ** np.round(np.log2(scale)) if scale > 0 else 1.0  # a power of 2: exact either way
     C = C / scale
 
+    counts = {"eigh": 0, "iters": 0} if stats is None else stats
+    counts.update(eigh=0, iters=0)
+
     def value(M, rho):
         w, V = np.linalg.eigh(M)
+        counts["eigh"] += 1
         if certify:
             return _certified(float(w[-1]), M, rho, k), w, V
         return float(w[-1]) + rho * (k - 1), w, V
@@ -212,7 +238,7 @@ def l1_dual_bound(
         rho = _rho_of(U, nonneg)
     else:
         if rho0 is None:
-            end = np.inf if time_limit is None else t0 + time_limit
+            end = np.inf if time_limit is None else t0 + _START_SHARE * time_limit
             rho = clipped_l1_bound(C, k, nonneg=nonneg, deadline=end)[1]
         else:
             rho = max(float(rho0) / scale, 0.0)
@@ -224,14 +250,27 @@ def l1_dual_bound(
         return best * scale, bestU * scale, bestrho * scale
     lam_ref = max(abs(float(w[-1])), 1e-300)
     mus = lam_ref * np.geomspace(mu[0], mu[1], iters)
+    step_mu = _step(iters)
     x_prev, t_prev = U.copy(), rho
     x, t = U, rho
     theta = 1.0
     f_last = np.inf
+    t_loop = time.perf_counter()
     for it in range(iters):
-        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+        now = time.perf_counter()
+        if time_limit is not None and now - t0 >= time_limit:
             break
+        if time_limit is not None and it == 2:  # the pace is known: the rest of the schedule in the time left
+            n_left = int((time_limit - (now - t0)) / ((now - t_loop) / 2.0))
+            if n_left < iters - it:
+                n_left = max(n_left, 1)
+                mus = np.concatenate([mus[:it], np.geomspace(mus[it], mus[-1], n_left)])
+                step_mu = _step(it + n_left)
+        if it >= mus.size:
+            break
+        counts["iters"] += 1
         m = float(mus[it])
+        counts["mu_last"] = m / lam_ref
         # the extrapolated point (FISTA); any U is a valid dual point with its own rho (module docstring)
         theta_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
         beta = (theta - 1.0) / theta_new
@@ -247,7 +286,7 @@ def l1_dual_bound(
         G = (V * (e / e.sum())) @ V.T  # the gradient of the smoothed lambda_max(C - Y) in C - Y
         G = 0.5 * (G + G.T)  # exactly symmetric, and so every iterate (eigh reads one triangle)
         np.fill_diagonal(G, 0.0)
-        step = m * _STEP  # 1 / L: the smoothed lambda_max has a 1 / mu Lipschitz gradient (Frobenius norm)
+        step = m * step_mu  # 1 / L: the smoothed lambda_max has a 1 / mu Lipschitz gradient (Frobenius norm)
         x_prev, t_prev = x, t
         x, t = _project(Y + step * G, s - step * (k - 1), nonneg)
         if smooth > f_last:  # adaptive restart (O'Donoghue & Candes): the momentum overshot
