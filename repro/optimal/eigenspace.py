@@ -198,8 +198,8 @@ def eigenspace_bound(
     >>> import numpy as np
     >>> from repro.optimal.eigenspace import eigenspace_bound
     >>> C = np.diag([3.0, 2.0, 1.0])  # every k: the optimum is 3
-    >>> b, info = eigenspace_bound(C, 2, r=2)
-    >>> bool(3.0 <= b < 3.0 + 1e-6)
+    >>> b, info = eigenspace_bound(C, 2, r=2)  # above the optimum by at most tol = 1e-4 of it
+    >>> bool(3.0 <= b <= 3.0 * (1 + 1e-4))
     True
     """
     C = 0.5 * (np.asarray(C, dtype=float) + np.asarray(C, dtype=float).T)
