@@ -22,10 +22,10 @@ the largest dense arrays they make are ``N x k`` (products with ``k`` vectors), 
 a support) and one row block.
 
 The products with thin dense blocks run on the Numba kernels of :mod:`repro._sparse_kernels`
-(:func:`sparse_matmat`, :func:`sparse_rmatmat`), in parallel over runs of rows when the library's thread
-setting (:func:`repro.get_blas_threads`) allows more than one thread.
+(:func:`sparse_matmat`, :func:`sparse_rmatmat`), which sum in scipy's order, so they equal scipy's
+products bit for bit.
 
-This module imports :mod:`repro._validation`, :mod:`repro._threads` and its kernels;
+This module imports :mod:`repro._validation` and its kernels;
 :mod:`repro.linalg` and :mod:`repro._chunked` use it.
 """
 
@@ -34,13 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import _sparse_kernels as _k
-from ._threads import get_blas_threads
 from ._validation import _scale_for, check_has_variance, check_sparse, is_sparse
 
 __all__ = [
     "BLOCK_BYTES",
     "DENSE_EIGH_MAX",
-    "PARALLEL_MIN_NNZ",
     "CentredSparse",
     "SparseSource",
     "centred_rows",
@@ -68,21 +66,6 @@ DENSE_EIGH_MAX = 2048
 ENTRY_CHUNK = 2**19
 
 
-#: Products over fewer stored entries than this run in one thread (starting threads costs more).
-PARALLEL_MIN_NNZ = 2**18
-
-
-def _n_runs(nnz: int) -> int:
-    """Parallel runs of rows for a product over ``nnz`` stored entries: the library's thread setting
-    (``None``: Numba's threads), at most Numba's threads, 1 for a small matrix."""
-    import numba
-
-    limit = numba.config.NUMBA_NUM_THREADS
-    t = get_blas_threads()
-    t = limit if t is None else min(t, limit)
-    return max(1, t) if nnz >= PARALLEL_MIN_NNZ else 1
-
-
 def _compressed(X):
     """``(indptr, indices, data)`` of a CSR or CSC ``X``, or None where the kernels do not apply (values
     not float64)."""
@@ -91,52 +74,25 @@ def _compressed(X):
     return X.indptr, X.indices, X.data
 
 
-def _gather(arrs, W, n_rows: int, n_runs: int) -> np.ndarray:
+def _gather(arrs, W, n_rows: int) -> np.ndarray:
     """``M W`` for the compressed rows ``arrs`` of ``M`` (``n_rows`` rows) and ``W`` (2-D, C order)."""
     out = np.empty((n_rows, W.shape[1]))
-    if n_runs == 1:
-        _k.matmat_rows(*arrs, W, out, 0, n_rows)
-        return out
-    import numba
-
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n_runs)
-    try:
-        _k.matmat_parallel(*arrs, W, out, n_runs)
-    finally:
-        numba.set_num_threads(previous)
+    _k.matmat_rows(*arrs, W, out, 0, n_rows)
     return out
 
 
-def _scatter(arrs, Y, n_cols: int, n_runs: int) -> np.ndarray:
-    """``M' Y`` for the compressed rows ``arrs`` of ``M`` (``n_cols`` columns) and ``Y`` (2-D, C order):
-    one ``n_cols x k`` accumulator per run, summed in run order."""
-    parts = np.empty((n_runs, n_cols, Y.shape[1]))
-    if n_runs == 1:
-        _k.rmatmat_rows(*arrs, Y, parts[0], 0, arrs[0].size - 1)
-        return parts[0]
-    import numba
-
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n_runs)
-    try:
-        _k.rmatmat_parallel(*arrs, Y, parts)
-    finally:
-        numba.set_num_threads(previous)
-    out = parts[0]
-    for t in range(1, n_runs):
-        out += parts[t]
+def _scatter(arrs, Y, n_cols: int) -> np.ndarray:
+    """``M' Y`` for the compressed rows ``arrs`` of ``M`` (``n_cols`` columns) and ``Y`` (2-D, C order)."""
+    out = np.empty((n_cols, Y.shape[1]))
+    _k.rmatmat_rows(*arrs, Y, out, 0, arrs[0].size - 1)
     return out
-
-
-#: A scatter runs in parallel only while its accumulators (one per run) stay below this many bytes each.
-SCATTER_PART_BYTES = 64 * 2**20
 
 
 def sparse_matmat(X, W) -> np.ndarray:
     """``X @ W`` of a CSR or CSC ``X`` (``n x p``) and a dense ``W`` (``p`` or ``p x k``), as an ndarray:
     the kernels of :mod:`repro._sparse_kernels` (CSR: row by row, as scipy's ``csr_matvecs``; CSC: the
-    scatter over its columns), in parallel where :func:`_n_runs` allows; scipy's product for one vector
+    scatter over its columns, as scipy's ``csc_matvecs``), in scipy's order of summation; scipy's product
+    for one vector
     (its ``csr_matvec`` takes 0.43x the time of the block kernel at ``k = 1``) and values other than
     float64."""
     arrs = _compressed(X)
@@ -144,29 +100,19 @@ def sparse_matmat(X, W) -> np.ndarray:
         return np.asarray(X @ W, dtype=np.float64)
     n = X.shape[0]
     W = np.ascontiguousarray(W, dtype=np.float64)
-    runs = _n_runs(X.nnz)
-    if X.format == "csr":
-        out = _gather(arrs, W, n, runs)
-    else:
-        out = _scatter(arrs, W, n, runs if n * W.shape[1] * 8 <= SCATTER_PART_BYTES else 1)
-    return out
+    return _gather(arrs, W, n) if X.format == "csr" else _scatter(arrs, W, n)
 
 
 def sparse_rmatmat(X, Y) -> np.ndarray:
     """``X.T @ Y`` of a CSR or CSC ``X`` (``n x p``) and a dense ``Y`` (``n`` or ``n x k``), as an ndarray
-    (CSR: the row-parallel scatter with one accumulator per run; CSC: column by column); scipy's product
+    (CSR: the scatter over its rows; CSC: column by column), in scipy's order; scipy's product
     for one vector and values other than float64, as :func:`sparse_matmat`."""
     arrs = _compressed(X)
     if arrs is None or np.ndim(Y) == 1 or np.shape(Y)[1] == 1:
         return np.asarray(X.T @ Y, dtype=np.float64)
     p = X.shape[1]
     Y = np.ascontiguousarray(Y, dtype=np.float64)
-    runs = _n_runs(X.nnz)
-    if X.format == "csr":
-        out = _scatter(arrs, Y, p, runs if p * Y.shape[1] * 8 <= SCATTER_PART_BYTES else 1)
-    else:
-        out = _gather(arrs, Y, p, runs)
-    return out
+    return _scatter(arrs, Y, p) if X.format == "csr" else _gather(arrs, Y, p)
 
 
 def sparse_columns(X, idx) -> np.ndarray:
