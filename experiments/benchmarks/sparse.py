@@ -39,10 +39,10 @@ half an hour of CPU. (b) ``5000 x 1500``. ``--quick``: (a) ``4000 x 1000``, (b) 
 sizes the fixed terms of the fits (``p x p`` matrices of the start, ``N x 30`` products) outweigh the
 tiny CSR, so the memory goals are missed there by construction: they are goals of the full size.
 
-Threads: the library runs its products on one thread (its Numba kernels for the products with blocks
-of vectors, :mod:`repro._sparse_kernels`, in scipy's order of summation; more threads with
-:func:`repro.set_blas_threads`); scikit-learn's ARPACK runs its dense steps on the default BLAS threads
-(2 here).
+Threads: the library runs its sparse products on one thread (its Numba kernels for blocks of vectors,
+:mod:`repro._sparse_kernels`, in scipy's order of summation; scipy's for single vectors) and its dense
+steps on one BLAS thread; scikit-learn's ARPACK runs its dense steps on the default BLAS threads (2
+here).
 
 Goals (fixed before the data): no dense copy (each fit's peak at most 1x the CSR's size), EMPCA at
 least as fast as arpack (``<= 1.0x``, 15% band), the subspaces within ``sin <= 1e-4``, the sparse fits
