@@ -68,8 +68,8 @@ ENTRY_CHUNK = 2**19
 
 def _compressed(X):
     """``(indptr, indices, data)`` of a CSR or CSC ``X``, or None where the kernels do not apply (values
-    not float64)."""
-    if X.dtype != np.float64 or X.format not in ("csr", "csc"):
+    not float64, another format, a dense array: the callers then use ``X @ W``)."""
+    if getattr(X, "format", None) not in ("csr", "csc") or X.dtype != np.float64:
         return None
     return X.indptr, X.indices, X.data
 

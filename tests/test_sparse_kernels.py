@@ -141,3 +141,11 @@ def test_other_dtypes_fall_back_to_scipy():
     W = np.ones((20, 2))
     np.testing.assert_allclose(S.sparse_matmat(X, W), X @ W, rtol=1e-6)
     np.testing.assert_allclose(S.sparse_columns(X, [1, 2]), X[:, [1, 2]].toarray())
+
+
+def test_dense_arrays_pass_through():
+    A = np.arange(12.0).reshape(4, 3)
+    W, Y = np.ones((3, 2)), np.ones((4, 2))
+    np.testing.assert_array_equal(S.sparse_matmat(A, W), A @ W)
+    np.testing.assert_array_equal(S.sparse_rmatmat(A, Y), A.T @ Y)
+    np.testing.assert_array_equal(S.centred_rows(A, np.ones(3), W), (A - 1.0) @ W)
