@@ -703,3 +703,40 @@ def kv_ratio_up(z, r0, nu0, steps, out):
             nu += 1.0
             r = 1.0 / r + 2.0 * nu / z[i]
         out[i] = r
+
+
+# ---------------------------------------------------------------- repro._sparse_kernels
+def compressed_matmat(indptr, indices, data, W):
+    """Twin of repro._sparse_kernels.matmat_rows over all rows: ``out[i] = x_i W``, one NumPy dot per row."""
+    out = np.zeros((indptr.size - 1, W.shape[1]))
+    for i in range(indptr.size - 1):
+        sl = slice(indptr[i], indptr[i + 1])
+        out[i] = data[sl] @ W[indices[sl]]
+    return out
+
+
+def compressed_rmatmat(indptr, indices, data, Y, n_cols):
+    """Twin of repro._sparse_kernels.rmatmat_rows over all rows: ``sum_i x_i' Y[i]`` by ``np.add.at``."""
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    out = np.zeros((n_cols, Y.shape[1]))
+    np.add.at(out, indices, data[:, None] * Y[rows])
+    return out
+
+
+def gather_columns(indptr, indices, data, idx):
+    """Twin of repro._sparse_kernels.gather_columns: the columns ``idx`` of the compressed rows, dense."""
+    out = np.zeros((indptr.size - 1, len(idx)))
+    for c, j in enumerate(idx):
+        for i in range(indptr.size - 1):
+            sl = slice(indptr[i], indptr[i + 1])
+            out[i, c] = data[sl][indices[sl] == j].sum()
+    return out
+
+
+def column_sums(indices, data, centre, p):
+    """Twin of repro._sparse_kernels.column_sums: ``np.bincount`` of the count, values, squared deviations."""
+    return (
+        np.bincount(indices, minlength=p),
+        np.bincount(indices, weights=data, minlength=p),
+        np.bincount(indices, weights=(data - centre[indices]) ** 2, minlength=p),
+    )

@@ -29,16 +29,20 @@ Two parts:
     angles to covariance_eigh.
 
 Sizes: full (a) ``5 10^4 x 2 10^4`` at about 1% (1.2 10^7 stored entries, a 140 MB CSR; the dense
-array would be 8 GB). A large single-cell atlas is ``10^6 x 2 10^4``: that CSR (2.4 GB) fits in memory,
-but the benchmark would not fit in about 10 minutes on two cores: one ``EMPCA(20)`` fit there is
-extrapolated (not measured) at about 25 minutes single-threaded, 20 times this size's fit (78 s, 78
-iterations; the cost of an iteration is linear in the stored entries), and the goal's timing needs
-repeats. (b) ``5000 x 1500``. ``--quick``: (a) ``4000 x 1000``, (b) ``1000 x 300``; at these sizes the
-fixed terms of the fits (``p x p`` matrices of the start, ``N x 30`` products) outweigh the tiny CSR, so
-the memory goals are missed there by construction: they are goals of the full size.
+array would be 8 GB). A large single-cell atlas is ``10^6 x 2 10^4``: that CSR (2.3 10^8 stored entries,
+2.8 GB) fits in memory, and both fits were run on it once, measured
+(``docs/notes/2026-12-03-sparse-atlas.md``): ``EMPCA(20)`` took 84 iterations and 557 s of process CPU
+time (one thread; 37 minutes of wall time under load), its traced peak 0.10x the CSR;
+``EMSparsePCA(5, cardinality=50)`` 131 iterations, 417 s of CPU, peak 0.36x the CSR. The benchmark
+stays at ``5 10^4``: at ``10^6`` its three timed pairs of fits and the sparse fit would take well over
+half an hour of CPU. (b) ``5000 x 1500``. ``--quick``: (a) ``4000 x 1000``, (b) ``1000 x 300``; at these
+sizes the fixed terms of the fits (``p x p`` matrices of the start, ``N x 30`` products) outweigh the
+tiny CSR, so the memory goals are missed there by construction: they are goals of the full size.
 
-Threads: the library runs its products on one BLAS thread (scipy's sparse products are single-threaded
-anyway); scikit-learn's ARPACK runs its dense steps on the default BLAS threads (2 here).
+Threads: the library runs its sparse products on one thread (its Numba kernels for blocks of vectors,
+:mod:`repro._sparse_kernels`, in scipy's order of summation; scipy's for single vectors) and its dense
+steps on one BLAS thread; scikit-learn's ARPACK runs its dense steps on the default BLAS threads (2
+here).
 
 Goals (fixed before the data): no dense copy (each fit's peak at most 1x the CSR's size), EMPCA at
 least as fast as arpack (``<= 1.0x``, 15% band), the subspaces within ``sin <= 1e-4``, the sparse fits
