@@ -85,7 +85,7 @@ def test_swap_search_takes_the_same_swaps_as_without_the_skip(nonneg):
             C = _as_corr(C)
         k = int(rng.integers(1, p))
         S = rng.choice(p, k, replace=False).astype(np.int64)
-        assert K.swap_search(C, S, nonneg, 3).tolist() == twin_swap(C, S, nonneg)
+        assert K.swap_search(C, S, nonneg, 3, np.inf).tolist() == twin_swap(C, S, nonneg)
 
 
 def test_swap_skip_bound_is_an_upper_bound():

@@ -230,7 +230,7 @@ def test_au_update_paths_match_twin_and_recomputation(k, max_sparse):
     rng = np.random.default_rng(21 + k)
     d, block, alpha, beta = 45, 8, 80.0, 30.0
     A = _scatter(rng.normal(size=(90, d)))
-    U0 = K.nspca_fit(A, np.abs(rng.normal(size=(d, k))), alpha, beta, 500, 0.0, block, 0, 0)[0]
+    U0 = K.nspca_fit(A, np.abs(rng.normal(size=(d, k))), alpha, beta, 500, 0.0, block, 0)[0]
     U0[::block] += 0.05
     for start in (U0, np.abs(rng.normal(size=(d, k)))):
         U1, U2 = start.copy(), start.copy()

@@ -276,8 +276,9 @@ def test_bounds_twins_and_validity(nonneg):
         assert got["knapsack"][0] <= plain_knapsack(C, I, F, r) + tol  # the prefix caps are tighter
         status = _status(p, I, F)
         tables = K.eigen_tables(*np.linalg.eigh(C))
-        # rho0 and l1_evals at their defaults, passed as search() passes them (its compiled signature)
-        own = K.node_bound(C, Wm, *tables, status, k, nonneg, 40, -np.inf, -1.0, 16)
+        # rho0, l1_evals, deadline, dual_M, dual_add at their defaults, passed as search() passes them
+        # (the signature the quick run compiled and cached)
+        own = K.node_bound(C, Wm, *tables, status, k, nonneg, 40, -np.inf, -1.0, 16, np.inf, None, 0.0)
         assert own >= opt - tol and own <= min(v[0] for v in got.values()) + tol
         forced = K.forced_in_bounds(lam1, lam2, ka2, kab, kb2, d[F], r)
         np.testing.assert_allclose(forced, twin_forced(C, I, F, r), rtol=1e-9, atol=1e-12)
@@ -302,7 +303,7 @@ def test_the_issues_gain_sum_is_not_a_bound():
 def test_nonneg_value_enumerates_subsets():
     """A support whose top eigenvector has mixed signs: the non-negative optimum lies on a subset."""
     C = np.array([[2.0, -1.5, 0.2], [-1.5, 2.0, 0.1], [0.2, 0.1, 1.0]])
-    val, x, complete = K.nonneg_value(C, np.arange(3), -np.inf)
+    val, x, complete = K.nonneg_value(C, np.arange(3), -np.inf, 200_000)  # one signature for the tests
     assert complete and val == pytest.approx(brute(C, 3, True))
     part, _, complete = K.nonneg_value(C, np.arange(3), -np.inf, 1)  # out of budget: a lower bound only
     assert not complete and part <= val

@@ -10,6 +10,7 @@ vector the tests can find (the EM from many starts, truncated eigenvectors), and
 from __future__ import annotations
 
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -86,7 +87,7 @@ def test_k_near_p_against_lambda_max_and_found_vectors(kind, nonneg):
     """``k = p, p - 1, p - 2`` at p = 66 (past the old limit of 62): the bound is never below a value
     the test can find, the value never below the answer at ``k - 1``, and at ``k = p`` the signed
     optimum (and the non-negative one of a positive factor) is ``lambda_max``."""
-    rng = np.random.default_rng(hash(kind) % 1000 + nonneg)
+    rng = np.random.default_rng(zlib.crc32(kind.encode()) % 1000 + nonneg)  # not hash(): salted per process
     p = 66
     C = _instance(kind, p, rng)
     lam = np.linalg.eigvalsh(C)[-1]
@@ -124,16 +125,23 @@ def test_every_k_on_small_submatrices_equals_brute_force():
 def test_nonneg_leaf_enumeration_takes_any_size():
     """``nonneg_value`` holds its state as a removed sequence, not a 64-bit mask: a support of 70 works,
     and the result equals brute force where brute force runs (a rank-one matrix: the optimum is the
-    larger one-signed part of its vector)."""
+    larger one-signed part of its vector), cut short by a budget of 2,000 subsets (each a 70 x 70
+    eigenproblem); and a vector with one negative entry, at position 66 (past 64 bits), is enumerated
+    to the end and solved exactly."""
     rng = np.random.default_rng(0)
     v = rng.standard_normal(70)
     C = np.outer(v, v)
-    val, x, complete = K.nonneg_value(C, np.arange(70, dtype=np.int64), -np.inf, 20_000)
+    val, x, complete = K.nonneg_value(C, np.arange(70, dtype=np.int64), -np.inf, 2_000)
     opt = max(np.sum(np.maximum(v, 0) ** 2), np.sum(np.maximum(-v, 0) ** 2))
-    assert val == pytest.approx(opt, rel=1e-12) and (x >= 0).all()
+    assert val == pytest.approx(opt, rel=1e-12) and (x >= 0).all() and not complete
     assert x @ C @ x == pytest.approx(val, rel=1e-12)
+    u = np.ones(70)
+    u[66] = -0.5  # the optimum drops position 66: every other subset is pruned or mixes signs
+    val, x, complete = K.nonneg_value(np.outer(u, u), np.arange(70, dtype=np.int64), -np.inf, 200_000)
+    assert complete and val == pytest.approx(69.0, rel=1e-12)
+    np.testing.assert_allclose(x, np.where(u > 0, 1 / np.sqrt(69), 0.0), atol=1e-12)
     M = np.cov(rng.standard_normal((30, 8)), rowvar=False)
-    val, _, complete = K.nonneg_value(M, np.arange(8, dtype=np.int64), -np.inf)
+    val, _, complete = K.nonneg_value(M, np.arange(8, dtype=np.int64), -np.inf, 200_000)
     assert complete and val == pytest.approx(brute(M, 8, True), rel=1e-12)
 
 

@@ -123,7 +123,7 @@ def test_inherited_by_the_nodes_against_brute_force(nonneg):
         for _ in range(4):
             A = np.sort(rng.choice(p, int(rng.integers(k + 1, p + 1)), replace=False)).astype(np.int64)
             opt = brute(C, k, nonneg, F=A)
-            assert K.dual_value(DM, add, A) >= opt
+            assert K.dual_value(DM, add, A, np.inf) >= opt
             v = np.ones(A.size)
             assert K.dual_bound(DM, add, A, opt * (1 - 1e-9), v) == np.inf  # never prunes the optimum
         res = search(C, k, nonneg=nonneg, gap=1e-9, root_dual=60)
