@@ -143,24 +143,23 @@ def test_split_reachable_never_skips_a_reachable_threshold(nonneg):
 def _run(C, k, nonneg, reuse, offered=None):
     """search() without the root heuristics' EM, calling bnb_run with or without the l1 reuse.
 
-    Without: one node per call, each with a fresh ``stack_l1`` of ``inf``, so no node ever reads a parent's
-    l1 bound (as with ``stack_l1=None``: every node searches its ``rho``) and the children's entries are
+    Without: one node per call, each with the open nodes' ``node_l1`` set to ``inf`` first, so no node
+    ever reads a parent's l1 bound (every node searches its ``rho``) and the children's entries are
     dropped. The kernel keeps all of its state in the arrays between calls, so this is the search without
-    the reuse, run by the signature search() compiled (``stack_l1=None`` would compile the whole kernel
-    once more for this test alone, the suite's slowest test). ``offered`` counts the calls that pushed an
-    "in" child with its parent's bound (a bound the search with the reuse takes instead of searching).
+    the reuse, run by the signature search() compiled. ``offered`` counts the calls that pushed an "in"
+    child with its parent's bound (a bound the search with the reuse takes instead of searching).
     """
     real = K.bnb_run
 
     def without(*args):
-        *head, max_nodes, l1_evals, branch_l1, l1_split, stack_l1, deadline, dual_M, dual_add = args
-        sp_arr = head[12]
+        node_l1, state, max_nodes = args[12], args[14], args[20]  # bnb_run's positional order
         nodes = 0
-        while nodes < max_nodes and sp_arr[0] > 0:
-            fresh = np.full_like(stack_l1, np.inf)
-            nodes += real(*head, 1, l1_evals, branch_l1, l1_split, fresh, deadline, dual_M, dual_add)
+        while nodes < max_nodes and state[K.SP] + state[K.HEAP_N] > 0:
+            node_l1[:] = np.inf
+            nodes += real(*args[:20], 1, *args[21:])
             if offered is not None:
-                offered.append(bool(np.isfinite(fresh).any()))
+                offered.append(bool(np.isfinite(node_l1).any()))
+        node_l1[:] = np.inf
         return nodes
 
     if reuse:

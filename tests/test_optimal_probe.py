@@ -84,7 +84,7 @@ def test_search_with_the_chain_agrees_with_brute_force(nonneg):
 
 
 def test_chain_screen_prunes_open_nodes_that_fixed_a_screened_feature_in():
-    """_chain_screen on a hand-made stack: a node with the screened feature free fixes it out (and drops
+    """_chain_screen on hand-made open nodes: a node with the screened feature free fixes it out (and drops
     its parent's l1 bound), a node with it fixed in is pruned, the others are untouched."""
     from repro.optimal.search import _chain_screen
 
@@ -95,7 +95,7 @@ def test_chain_screen_prunes_open_nodes_that_fixed_a_screened_feature_in():
     bounds = np.array([9.0, 9.0, 9.0])
     l1s = np.array([5.0, 5.0, 5.0])
     chain = {"U": 4.01, "R": np.arange(3), "inc": -np.inf}
-    _chain_screen(C, W, 2, chain, 4.5, status, bounds, l1s, np.array([3]), counts)
+    _chain_screen(C, W, 2, chain, 4.5, status, bounds, l1s, np.arange(3), counts)  # rows: all open
     # feature 2: lambda_max [[4.01, 0.001...], [., 0.011]] < 4.5; 0 and 1 (g = 1.501) stay
     assert list(chain["R"]) == [0, 1]
     assert counts[K.CHAIN_OUT] == 1

@@ -31,6 +31,8 @@ every support holding ``j`` is at most ``lambda_max [[U, g_j], [g_j, C_jj]]`` (`
 largest ``C_ij^2``), and a feature below the incumbent is fixed out of every node.
 A node that survives every bound branches on the free feature with the largest weight in the top
 eigenvector of the l1 relaxation ``C_A - U_A`` (``branch_l1``; else the one best aligned with ``C_I``).
+The node loop (:func:`bnb_run`) takes the open nodes depth first, or best bound first from a heap of
+bounded size (:func:`heap_push`, :func:`heap_pop`) that falls back to depth first when it is full.
 """
 
 from __future__ import annotations
@@ -611,6 +613,8 @@ def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30, deadline=NO_DEADL
     h = 0.25 * rho if rho > 0.0 else 0.25 * hi
     used = 1
     while used < evals and best > thr * (1.0 - 1e-9) and h > 1e-4 * hi:
+        if deadline < np.inf and now() >= deadline:
+            break
         moved = False
         for sgn in (1.0, -1.0):
             cand = rho + sgn * h
@@ -649,7 +653,7 @@ def l1_bound(C, A, k, rho0, thr, nonneg, v, evals=8, steps=30, deadline=NO_DEADL
 
 
 @njit
-def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
+def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE, value=False, ritz=None):
     """The root's optimized l1 dual point at a node: ``lambda_max(DM_A) + add``, certified.
 
     ``DM`` is ``fl(C - U)`` for a symmetric ``U`` with zero diagonal in the l1 bound's cone (from
@@ -661,23 +665,104 @@ def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE):
     <= lambda_max((C - U)_A) + rho (k - 1)`` (the l1 bound's argument, then interlacing), so the value
     bounds every support of the node. Lanczos from ``v`` (unchanged) estimates it; only when the
     estimate is below ``thr`` is ``thr`` certified (:func:`below`), else ``inf`` (no claim: the
-    estimate is below ``lambda_max``). Returns ``thr`` when the node is pruned, else ``inf``.
+    estimate is below ``lambda_max``). Returns ``thr`` when the node is pruned, else ``inf``; with
+    ``value``, else the estimate raised by ``1e-7`` of it and certified (:func:`below`) plus ``add``, or
+    ``inf`` when that certificate fails (Lanczos not converged). ``ritz`` (optional): receives the Ritz
+    vector (the branching feature of the best-bound orders: the one the point's bound leans on most).
     """
     n = A.shape[0]
     M = _sub(DM, A)
     out = np.empty(n)
     theta, _res, _steps = lanczos_top(M, v, steps, 1e-10, out)
+    if ritz is not None:
+        ritz[:] = out
     if theta + add < thr and below(M, thr - add, deadline):
         return thr
+    if value:
+        level = theta + 1e-7 * abs(theta) + 1e-300
+        if below(M, level, deadline):
+            return level + add
+    return np.inf
+
+
+@njit
+def dual_split_bound(DM, rho, add0, A, m, k, thr, v, evals=6, steps=30, deadline=NO_DEADLINE, value=False):
+    """:func:`l1_split_bound` at the root's optimized dual point: ``lambda_max(DM_A + rho D(theta)) +
+    add0``, ``A`` with its ``m`` fixed-in features first.
+
+    ``DM = fl(C - U)`` for a ``U`` of the l1 cone with its ``rho`` (:func:`dual_bound`), and ``add0`` the
+    allowance for the rounding of ``DM`` (``dual_add - rho (k - 1)``). :func:`l1_split_bound`'s argument
+    needs only ``U_ii = 0`` and ``|U_ij| <= rho`` (``U_ij <= rho`` when ``x >= 0``), so it holds at this
+    ``U`` too: ``x'Cx <= x'(C - U + rho D)x`` for the node's supports, ``D`` diagonal with ``a - 1`` on
+    the fixed-in features and ``b - 1`` on the free ones, ``a = m / theta``, ``b = (k - m) / (1 -
+    theta)``. At ``theta = m / k`` it is :func:`dual_bound`'s value; the pattern search over ``theta``
+    (``evals`` Lanczos estimates from ``v``, overwritten) moves the l1 charge between the two blocks, which
+    a bound of the allowed set alone cannot (an "in" child has its parent's allowed set). Returns
+    ``thr`` when it certifies ``thr`` (the node is pruned), else, with ``value``, the certified value at
+    the best ``theta`` found, else ``inf``; ``inf`` also when a certificate fails.
+    """
+    n = A.shape[0]
+    r = k - m
+    M = _sub(DM, A)
+    theta = m / k
+    best, Ms = _split_estimate(M, m, r, rho, theta, v, steps)
+    bv = v.copy()
+    h = 0.5 * min(theta, 1.0 - theta)
+    used = 1
+    while used < evals and best + add0 > thr * (1.0 - 1e-9) and h > 1e-3:
+        if deadline < np.inf and now() >= deadline:
+            break
+        moved = False
+        for sgn in (-1.0, 1.0):
+            cand = theta + sgn * h
+            if cand < 1e-3 or cand > 1.0 - 1e-3 or used >= evals:
+                continue
+            w = bv.copy()  # as in l1_split_bound: a little of every direction
+            for q in range(n):
+                w[q] += 0.01 * (1.0 + 0.5 * np.sin(q + 1.0)) / np.sqrt(n)
+            f, Mc = _split_estimate(M, m, r, rho, cand, w, steps)
+            used += 1
+            if f < best:
+                best, theta, Ms, bv = f, cand, Mc, w
+                moved = True
+                break
+        if not moved:
+            h *= 0.5
+    v[:] = bv
+    cmax = 0.0
+    for q in range(n):
+        cmax = max(cmax, abs(M[q, q]))
+    da, db = split_shift(m, r, theta)
+    # the shifted diagonal's rounding (u (|M_ii| + rho |d_i|) each) and the final sum's
+    slack = 8.0 * _EPS * (abs(best) + cmax + rho * (abs(da) + abs(db)) + add0)
+    if best + add0 < thr - slack and below(Ms, thr - add0 - slack, deadline):
+        return thr
+    if value:
+        level = best + 1e-7 * abs(best) + 1e-300
+        if below(Ms, level, deadline):
+            return level + add0 + slack
     return np.inf
 
 
 @njit
 def dual_value(DM, add, A, deadline=NO_DEADLINE):
-    """:func:`dual_bound`'s value certified at the level of the full spectrum (no threshold): for a node
-    re-bounded when a search stops; ``inf`` when the certificate fails."""
+    """:func:`dual_bound`'s value certified (no threshold): for a node re-bounded when a search stops;
+    ``inf`` when the certificate fails. Lanczos's estimate raised by ``1e-7`` of it is certified first
+    (:func:`below`, which reads ``deadline``); only when that fails and time is left, the full spectrum
+    (an ``eigvalsh`` of ``p = 2,000`` took 9 s past a time limit)."""
     M = _sub(DM, A)
-    lam = np.linalg.eigvalsh(M)[A.shape[0] - 1]
+    n = A.shape[0]
+    v = np.empty(n)
+    for t in range(n):
+        v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
+    out = np.empty(n)
+    theta, _res, _steps = lanczos_top(M, v, 60, 1e-12, out)
+    level = theta + 1e-7 * abs(theta) + 1e-300
+    if theta >= 0.0 and below(M, level, deadline):
+        return level + add
+    if now() >= deadline:
+        return np.inf
+    lam = np.linalg.eigvalsh(M)[n - 1]
     level = lam * (1.0 + 1e-7) + 1e-12 * abs(lam) + 1e-300
     if lam >= 0.0 and below(M, level, deadline):
         return level + add
@@ -770,6 +855,8 @@ def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=T
     used = 1
     lo = 1e-3
     while used < evals and best > thr * (1.0 - 1e-9) and h > 1e-3:
+        if deadline < np.inf and now() >= deadline:
+            break
         moved = False
         for sgn in (-1.0, 1.0):
             cand = theta + sgn * h
@@ -976,227 +1063,352 @@ def _evaluate(C, S, nonneg, exact, inc_val, inc_x, deadline=NO_DEADLINE):
 
 
 @njit
+def _node(
+    C, W, diag, lam, V2T, k, nonneg, gap, eig_limit, status, pb, prho, pvec, pl1, inc_val, inc_x, counts,
+    l1_evals, branch_l1, l1_split, deadline, dual_M, dual_add, dual_rho, tight,
+):  # fmt: skip
+    """One node of the branch and bound: its bounds against the incumbent (the first at most it prunes),
+    its completion, and the free feature it branches on.
+
+    ``status`` (1 in, -1 out, 0 free per feature; a copy) and ``pvec`` (the Lanczos start by feature; a
+    copy) are updated in place: the features fixed out, the l1 relaxation's Ritz vector. ``pb``,
+    ``prho``, ``pl1``: the parent's bound, l1 ``rho`` and, for an "in" child, its certified l1 bound (the
+    same allowed set; else ``inf``). Returns ``(j, b, rho, bl)``: ``j = -1`` when the node is closed
+    (pruned or a leaf), else the feature to branch on, ``b`` the node's certified bound (its children's
+    until they are processed), ``rho`` and ``bl`` its l1 ``rho`` and certified l1 bound. ``tight`` (the
+    best-bound orders): ``b`` also holds the parent's bound and the certified value of the root's dual
+    point over the allowed features (one Cholesky more per node: what those orders sort by), the node
+    branches on the free feature with the largest weight in that point's Ritz vector, and a signed node
+    with one feature left to add is decided by the ``|F|`` supports ``I + j``. Depth-first order keeps
+    the rules it had (its node counts are those of the published benchmarks).
+    """
+    b = pb
+    rho = prho
+    bl = np.inf
+    thr = inc_val[0] + gap * abs(inc_val[0])
+    if pb <= thr:
+        counts[STALE] += 1
+        return -1, b, rho, bl
+    I = np.nonzero(status == 1)[0]
+    F = np.nonzero(status == 0)[0]
+    m = I.shape[0]
+    nf = F.shape[0]
+    r = k - m
+    if r <= 0:
+        counts[LEAF] += 1
+        _evaluate(C, I, nonneg, True, inc_val, inc_x, deadline)
+        return -1, b, rho, bl
+    if m + nf <= k:
+        counts[LEAF] += 1
+        _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x, deadline)
+        return -1, b, rho, bl
+    if tight and r == 1 and not nonneg:
+        # one feature to add: the node's supports are I + j (C PSD: I alone is below each), each
+        # decided by one eigendecomposition of k x k; the bounds' comb of "out" children at r = 1
+        # kept the global bound of the best-bound orders at the root's
+        counts[LEAF] += 1
+        S = np.empty(m + 1, np.int64)
+        S[:m] = I
+        for q in range(nf):
+            S[m] = F[q]
+            _evaluate(C, S, nonneg, True, inc_val, inc_x, deadline)
+        return -1, b, rho, bl
+    dF = diag[F]
+    b = trace_bound(diag, I, F, r)
+    if b <= thr:
+        counts[TRACE] += 1
+        return -1, b, rho, bl
+    lam1 = 0.0
+    lam2 = 0.0
+    wI = np.zeros(1)
+    VI = np.zeros((1, 1))
+    have_split = False
+    if m > 0:
+        wI, VI = np.linalg.eigh(_sub(C, I))
+        lam1 = max(wI[m - 1], 0.0)
+        if m > 1:
+            lam2 = max(wI[m - 2], 0.0)
+        b = min(b, lixie_bound(lam1, diag, F, r))
+        if b <= thr:
+            counts[LIXIE] += 1
+            return -1, b, rho, bl
+        if lam1 > 0.0:
+            a2, ab, b2 = split_along(C, diag, I, F, VI[:, m - 1].copy(), lam1)
+            have_split = True
+            b = min(b, two_by_two_bound(lam1, lam2, a2, ab, b2, r))
+            if b <= thr:
+                counts[TWO_BY_TWO] += 1
+                return -1, b, rho, bl
+            sa = signed_along(C, I, F, VI[:, m - 1].copy(), lam1)
+            b = min(b, residual_bound(C, F, sa, a2, b2, lam1, lam2, r))
+            if b <= thr:
+                counts[RESIDUAL] += 1
+                return -1, b, rho, bl
+    if have_split:
+        b = min(b, angle_bound(lam1, lam2, np.sqrt(a2), np.sqrt(b2), r, thr))
+        if b <= thr:
+            counts[ANGLE] += 1
+            return -1, b, rho, bl
+    if m > 1 and lam1 > 0.0:
+        b = min(b, multi_bound(C, diag, I, F, wI, VI, r))
+        if b <= thr:
+            counts[MULTI] += 1
+            return -1, b, rho, bl
+    b = min(b, knapsack_bound(lam, V2T, I, F, r, thr))
+    if b <= thr:
+        counts[KNAPSACK] += 1
+        return -1, b, rho, bl
+    b = min(b, gershgorin_bound(W, I, F, r))
+    if b <= thr:
+        counts[GERSHGORIN] += 1
+        return -1, b, rho, bl
+    if m + nf <= eig_limit:
+        A = np.concatenate((I, F))
+        b = min(b, np.linalg.eigvalsh(_sub(C, A))[m + nf - 1])
+        if b <= thr:
+            counts[LAMBDA_A] += 1
+            return -1, b, rho, bl
+    # the node's incumbent: I plus the r free features most aligned with it
+    if have_split:
+        score = a2
+    else:
+        score = dF.copy()
+    order = np.argsort(-score)
+    S = np.concatenate((I, F[order[:r]]))
+    _evaluate(C, S, nonneg, False, inc_val, inc_x)
+    thr = inc_val[0] + gap * abs(inc_val[0])
+    if b <= thr:
+        counts[NODE_INCUMBENT] += 1
+        return -1, b, rho, bl
+    if have_split:
+        fb = forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r)
+        keep = fb > thr
+        n_out = nf - np.sum(keep)
+        if n_out > 0:
+            pl1 = np.inf  # a smaller allowed set: the parent's l1 bound no longer the node's
+            counts[FIXED_OUT] += n_out
+            for q in range(nf):
+                if not keep[q]:
+                    status[F[q]] = -1
+            F = F[keep]
+            score = score[keep]
+            nf = F.shape[0]
+            if nf == 0 or m + nf <= k:
+                counts[LEAF] += 1
+                _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x, deadline)
+                return -1, b, rho, bl
+            # the node's own bounds over the smaller free set
+            a2 = a2[keep]
+            ab = ab[keep]
+            b2 = b2[keep]
+            dF = dF[keep]
+            b = min(b, lixie_bound(lam1, diag, F, r), two_by_two_bound(lam1, lam2, a2, ab, b2, r))
+            if b <= thr:
+                counts[TWO_BY_TWO] += 1
+                return -1, b, rho, bl
+    rho = prho
+    bl = np.inf
+    if l1_evals > 0:
+        A = np.concatenate((I, F))
+        v = np.empty(m + nf)
+        for t in range(m + nf):
+            v[t] = pvec[A[t]]
+        if not np.sum(v * v) > 0.0:  # the root: a start with no symmetry (ones can miss the top)
+            for t in range(m + nf):
+                v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
+        dvec = np.zeros(0)
+        if dual_M is not None and (pl1 == np.inf or tight):
+            # an "in" child has its parent's allowed set, so its parent's value: with tight only the
+            # Ritz vector is new (the branching feature)
+            dvec = np.empty(m + nf)
+            b = min(b, dual_bound(dual_M, dual_add, A, thr, v, 30, deadline, tight and pl1 == np.inf, dvec))
+            if b <= thr:
+                counts[L1] += 1  # the l1 bound at the root's optimized U
+                return -1, b, rho, bl
+        if dual_M is not None and dual_rho >= 0.0 and m > 0 and l1_split:
+            vs = v.copy()
+            add0 = dual_add - dual_rho * (k - 1)
+            bs = dual_split_bound(dual_M, dual_rho, add0, A, m, k, thr, vs, l1_evals, 30, deadline, tight)
+            b = min(b, bs)
+            if b <= thr:
+                counts[L1_SPLIT] += 1  # the split l1 bound at the root's optimized U
+                return -1, b, rho, bl
+        if pl1 < np.inf:  # the parent's allowed set, so its certified l1 bound (and rho, v)
+            bl = pl1
+        else:
+            evals = l1_evals if prho >= 0.0 else 4 * l1_evals
+            bl, rho = l1_bound(C, A, k, prho, thr, nonneg, v, evals, 30, deadline)
+        b = min(b, bl)
+        if b <= thr:
+            counts[L1] += 1
+            return -1, b, rho, bl
+        if l1_split and m > 0 and split_reachable(C, A, m, k, rho, nonneg, v, thr):
+            vs = v.copy()
+            bs, _theta = l1_split_bound(C, A, m, k, rho, thr, nonneg, vs, l1_evals, 30, False, deadline)
+            b = min(b, bs)
+            if b <= thr:
+                counts[L1_SPLIT] += 1
+                return -1, b, rho, bl
+        pvec[:] = 0.0
+        for t in range(m + nf):
+            pvec[A[t]] = v[t]
+        if branch_l1:
+            vf = np.abs(v[m:])
+            score = vf
+            if tight and dvec.shape[0] == m + nf:
+                # the dual point's Ritz vector: the "out" child drops the feature its bound leans on most
+                # (the clipped U's vector chose features whose removal left the bound unchanged)
+                score = np.abs(dvec[m:])
+    j = F[np.argmax(score)]
+    if tight:
+        b = min(b, pb)  # the parent's bound holds for the child's supports (a subset of them)
+    return j, b, rho, bl
+
+
+@njit
+def _outranks(bound, seq, a, b):
+    """Whether open node ``a`` comes before ``b`` in the best-bound order: the larger bound first, and
+    between equal bounds the later (``seq``: a sibling pair inherits one bound, and the "in" child, pushed
+    last, goes first as in depth-first order)."""
+    return bound[a] > bound[b] or (bound[a] == bound[b] and seq[a] > seq[b])
+
+
+@njit
+def _sift_down(heap, n, bound, seq, q):
+    while True:
+        c = 2 * q + 1
+        if c >= n:
+            return
+        if c + 1 < n and _outranks(bound, seq, heap[c + 1], heap[c]):
+            c += 1
+        if not _outranks(bound, seq, heap[c], heap[q]):
+            return
+        heap[q], heap[c] = heap[c], heap[q]
+        q = c
+
+
+@njit
+def heap_push(heap, n, slot, bound, seq):
+    """Add ``slot`` to the binary heap ``heap[:n]`` of open nodes (best first); returns the new size."""
+    q = n
+    heap[q] = slot
+    while q > 0:
+        par = (q - 1) // 2
+        if not _outranks(bound, seq, heap[q], heap[par]):
+            break
+        heap[q], heap[par] = heap[par], heap[q]
+        q = par
+    return n + 1
+
+
+@njit
+def heap_pop(heap, n, bound, seq):
+    """The best open node of ``heap[:n]`` and the new size."""
+    top = heap[0]
+    n -= 1
+    if n > 0:
+        heap[0] = heap[n]
+        _sift_down(heap, n, bound, seq, 0)
+    return top, n
+
+
+@njit
+def heapify(heap, n, bound, seq):
+    """Restore the heap order of ``heap[:n]`` after bounds changed outside the node loop (the chain's
+    screening, a re-bounding)."""
+    for q in range(n // 2 - 1, -1, -1):
+        _sift_down(heap, n, bound, seq, q)
+
+
+#: The node orders of :func:`bnb_run`.
+DEPTH, BEST, HYBRID = 0, 1, 2
+#: ``state`` of :func:`bnb_run`: the depth-first stack's size, the heap's, the free pool slots', the
+#: next sequence number.
+SP, HEAP_N, N_FREE, SEQ = 0, 1, 2, 3
+
+
+@njit
 def bnb_run(
-    C,
-    W,
-    lam,
-    V2T,
-    k,
-    nonneg,
-    gap,
-    eig_limit,
-    stack_status,
-    stack_bound,
-    stack_rho,
-    stack_vec,
-    sp_arr,
-    inc_val,
-    inc_x,
-    counts,
-    max_nodes,
-    l1_evals=8,
-    branch_l1=True,
-    l1_split=True,
-    stack_l1=None,
-    deadline=NO_DEADLINE,
-    dual_M=None,
-    dual_add=0.0,
-):
-    """Process up to ``max_nodes`` nodes of the depth-first branch and bound; the state lives in the arrays.
+    C, W, lam, V2T, k, nonneg, gap, eig_limit, node_status, node_bound, node_rho, node_vec, node_l1,
+    node_seq, state, heap, free, inc_val, inc_x, counts, max_nodes, order=DEPTH, l1_evals=8,
+    branch_l1=True, l1_split=True, deadline=NO_DEADLINE, dual_M=None, dual_add=0.0, dual_rho=-1.0,
+):  # fmt: skip
+    """Process up to ``max_nodes`` nodes of the branch and bound; the state lives in the arrays.
 
-    ``stack_status[t]`` is a node (1 in, -1 out, 0 free per feature) and ``stack_bound[t]`` its parent's
-    bound; ``sp_arr[0]`` the number of open nodes (at most ``p + 1``: depth-first). The incumbent
-    (``inc_val[0]``, ``inc_x``) and the prune ``counts`` are updated in place. Returns the nodes processed.
+    Open nodes are rows of ``node_*``: ``node_status[t]`` (1 in, -1 out, 0 free per feature),
+    ``node_bound[t]`` (a certified bound on the node's supports: its parent's), ``node_rho[t]`` (the
+    parent's l1 ``rho``; negative: none yet), ``node_vec[t]`` (the parent's l1 eigenvector: the Lanczos
+    start), ``node_l1[t]`` (the parent's certified l1 bound when the node is its parent's "in" child,
+    the same allowed set; else ``inf``), ``node_seq[t]`` (the order of pushes). The first ``p + 2``
+    rows are a depth-first stack of ``state[SP]`` nodes (depth first, at most ``p + 1`` are open); the
+    rest are a pool whose ``state[HEAP_N]`` open slots ``heap`` keeps as a binary heap, largest bound
+    first, with ``state[N_FREE]`` free slots in ``free``. The stack is always taken first.
 
-    ``stack_l1[t]`` (optional): the certified l1 bound of the node's parent when the node is its parent's
-    "in" child, ``inf`` otherwise. The l1 bound depends on the allowed set only, and an "in" child has its
-    parent's allowed set, so where the child fixes no feature out it takes that value instead of searching
-    ``rho`` again (the parent's ``rho`` and eigenvector are kept for its children and its branching).
+    ``order``: ``DEPTH`` puts both children on the stack; ``BEST`` (best bound) puts both in the pool,
+    and when it has no room for them, on the stack, so that the node's subtree is searched depth first
+    in bounded memory; ``HYBRID`` puts the "out" child in the pool (the stack when it is full) and the
+    "in" child on the stack: each node taken from the pool starts a dive that ends at the first closed
+    node. ``BEST`` and ``HYBRID`` keep the tighter bounds of :func:`_node` (``tight``). The incumbent
+    (``inc_val[0]``, ``inc_x``) and the prune ``counts`` are updated in place. Returns the nodes
+    processed (a stale node taken from the pool or the stack counts as one, as before).
 
     ``deadline`` (a ``perf_counter`` reading): the loop stops before a node that would start after it,
     and past it a node's certificates give up (the bound is not used: the node branches) and a leaf's
     enumeration stops (its ``lambda_max`` is kept in ``inc_val[1]``, as for an exhausted budget): every
-    bound still holds.
-
-    ``dual_M`` (optional): the root's optimized l1 dual matrix ``fl(C - U)`` with its ``dual_add``
-    (:func:`dual_bound`), tried at every node before the l1 bound's own search.
+    bound still holds. ``dual_M`` (optional): the root's optimized l1 dual matrix ``fl(C - U)`` with its
+    ``dual_add`` (:func:`dual_bound`), tried at every node before the l1 bound's own search; ``dual_rho``
+    (when not negative): that point's ``rho``, for the split bound at it (:func:`dual_split_bound`,
+    nodes with fixed-in features, with ``l1_split``).
     """
     p = C.shape[0]
+    D = p + 2
     diag = np.empty(p)
     for i in range(p):
         diag[i] = C[i, i]
+    tight = order != DEPTH
     nodes = 0
-    while sp_arr[0] > 0 and nodes < max_nodes:
+    while nodes < max_nodes:
         if deadline < np.inf and now() >= deadline:
             break
-        sp = sp_arr[0] - 1
-        status = stack_status[sp].copy()
-        pb = stack_bound[sp]
-        prho = stack_rho[sp]
-        pvec = stack_vec[sp].copy()
-        pl1 = np.inf
-        if stack_l1 is not None:
-            pl1 = stack_l1[sp]
-        sp_arr[0] = sp
-        nodes += 1
-        thr = inc_val[0] + gap * abs(inc_val[0])
-        if pb <= thr:
-            counts[STALE] += 1
-            continue
-        I = np.nonzero(status == 1)[0]
-        F = np.nonzero(status == 0)[0]
-        m = I.shape[0]
-        nf = F.shape[0]
-        r = k - m
-        if r <= 0:
-            counts[LEAF] += 1
-            _evaluate(C, I, nonneg, True, inc_val, inc_x, deadline)
-            continue
-        if m + nf <= k:
-            counts[LEAF] += 1
-            _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x, deadline)
-            continue
-        dF = diag[F]
-        b = trace_bound(diag, I, F, r)
-        if b <= thr:
-            counts[TRACE] += 1
-            continue
-        lam1 = 0.0
-        lam2 = 0.0
-        wI = np.zeros(1)
-        VI = np.zeros((1, 1))
-        have_split = False
-        if m > 0:
-            wI, VI = np.linalg.eigh(_sub(C, I))
-            lam1 = max(wI[m - 1], 0.0)
-            if m > 1:
-                lam2 = max(wI[m - 2], 0.0)
-            b = min(b, lixie_bound(lam1, diag, F, r))
-            if b <= thr:
-                counts[LIXIE] += 1
-                continue
-            if lam1 > 0.0:
-                a2, ab, b2 = split_along(C, diag, I, F, VI[:, m - 1].copy(), lam1)
-                have_split = True
-                b = min(b, two_by_two_bound(lam1, lam2, a2, ab, b2, r))
-                if b <= thr:
-                    counts[TWO_BY_TWO] += 1
-                    continue
-                sa = signed_along(C, I, F, VI[:, m - 1].copy(), lam1)
-                b = min(b, residual_bound(C, F, sa, a2, b2, lam1, lam2, r))
-                if b <= thr:
-                    counts[RESIDUAL] += 1
-                    continue
-        if have_split:
-            b = min(b, angle_bound(lam1, lam2, np.sqrt(a2), np.sqrt(b2), r, thr))
-            if b <= thr:
-                counts[ANGLE] += 1
-                continue
-        if m > 1 and lam1 > 0.0:
-            b = min(b, multi_bound(C, diag, I, F, wI, VI, r))
-            if b <= thr:
-                counts[MULTI] += 1
-                continue
-        b = min(b, knapsack_bound(lam, V2T, I, F, r, thr))
-        if b <= thr:
-            counts[KNAPSACK] += 1
-            continue
-        b = min(b, gershgorin_bound(W, I, F, r))
-        if b <= thr:
-            counts[GERSHGORIN] += 1
-            continue
-        if m + nf <= eig_limit:
-            A = np.concatenate((I, F))
-            b = min(b, np.linalg.eigvalsh(_sub(C, A))[m + nf - 1])
-            if b <= thr:
-                counts[LAMBDA_A] += 1
-                continue
-        # the node's incumbent: I plus the r free features most aligned with it
-        if have_split:
-            score = a2
+        if state[SP] > 0:
+            state[SP] -= 1
+            s = state[SP]
+        elif state[HEAP_N] > 0:
+            s, state[HEAP_N] = heap_pop(heap, state[HEAP_N], node_bound, node_seq)
+            free[state[N_FREE]] = s
+            state[N_FREE] += 1
         else:
-            score = dF.copy()
-        order = np.argsort(-score)
-        S = np.concatenate((I, F[order[:r]]))
-        _evaluate(C, S, nonneg, False, inc_val, inc_x)
-        thr = inc_val[0] + gap * abs(inc_val[0])
-        if b <= thr:
-            counts[NODE_INCUMBENT] += 1
+            break
+        status = node_status[s].copy()
+        pvec = node_vec[s].copy()
+        nodes += 1
+        j, b, rho, bl = _node(
+            C, W, diag, lam, V2T, k, nonneg, gap, eig_limit, status, node_bound[s], node_rho[s], pvec,
+            node_l1[s], inc_val, inc_x, counts, l1_evals, branch_l1, l1_split, deadline, dual_M, dual_add,
+            dual_rho, tight,
+        )  # fmt: skip
+        if j < 0:
             continue
-        if have_split:
-            fb = forced_in_bounds(lam1, lam2, a2, ab, b2, dF, r)
-            keep = fb > thr
-            n_out = nf - np.sum(keep)
-            if n_out > 0:
-                pl1 = np.inf  # a smaller allowed set: the parent's l1 bound no longer the node's
-                counts[FIXED_OUT] += n_out
-                for q in range(nf):
-                    if not keep[q]:
-                        status[F[q]] = -1
-                F = F[keep]
-                score = score[keep]
-                nf = F.shape[0]
-                if nf == 0 or m + nf <= k:
-                    counts[LEAF] += 1
-                    _evaluate(C, np.concatenate((I, F)), nonneg, True, inc_val, inc_x, deadline)
-                    continue
-                # the node's own bounds over the smaller free set
-                a2 = a2[keep]
-                ab = ab[keep]
-                b2 = b2[keep]
-                dF = dF[keep]
-                b = min(b, lixie_bound(lam1, diag, F, r), two_by_two_bound(lam1, lam2, a2, ab, b2, r))
-                if b <= thr:
-                    counts[TWO_BY_TWO] += 1
-                    continue
-        rho = prho
-        bl = np.inf
-        if l1_evals > 0:
-            A = np.concatenate((I, F))
-            v = np.empty(m + nf)
-            for t in range(m + nf):
-                v[t] = pvec[A[t]]
-            if not np.sum(v * v) > 0.0:  # the root: a start with no symmetry (ones can miss the top)
-                for t in range(m + nf):
-                    v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
-            if dual_M is not None and pl1 == np.inf:
-                if dual_bound(dual_M, dual_add, A, thr, v, 30, deadline) <= thr:
-                    counts[L1] += 1  # the l1 bound at the root's optimized U
-                    continue
-            if pl1 < np.inf:  # the parent's allowed set, so its certified l1 bound (and rho, v)
-                bl = pl1
+        both = order == BEST and state[N_FREE] >= 2
+        for c in range(2):  # the "out" child first: on the stack the "in" child is taken first
+            if both or (order == HYBRID and c == 0 and state[N_FREE] >= 1):
+                state[N_FREE] -= 1
+                t = free[state[N_FREE]]
             else:
-                evals = l1_evals if prho >= 0.0 else 4 * l1_evals
-                bl, rho = l1_bound(C, A, k, prho, thr, nonneg, v, evals, 30, deadline)
-            b = min(b, bl)
-            if b <= thr:
-                counts[L1] += 1
-                continue
-            if l1_split and m > 0 and split_reachable(C, A, m, k, rho, nonneg, v, thr):
-                vs = v.copy()
-                bs, _theta = l1_split_bound(C, A, m, k, rho, thr, nonneg, vs, l1_evals, 30, False, deadline)
-                b = min(b, bs)
-                if b <= thr:
-                    counts[L1_SPLIT] += 1
-                    continue
-            pvec[:] = 0.0
-            for t in range(m + nf):
-                pvec[A[t]] = v[t]
-            if branch_l1:
-                vf = np.abs(v[m:])
-                score = vf
-        j = F[np.argmax(score)]
-        sp = sp_arr[0]
-        for c in range(2):
-            stack_status[sp + c, :] = status
-            stack_status[sp + c, j] = 2 * c - 1
-            stack_bound[sp + c] = b
-            stack_rho[sp + c] = rho
-            stack_vec[sp + c, :] = pvec
-            if stack_l1 is not None:
-                stack_l1[sp + c] = bl if c == 1 else np.inf
-        sp_arr[0] = sp + 2
+                t = state[SP]
+                state[SP] += 1
+            node_status[t, :] = status
+            node_status[t, j] = 2 * c - 1
+            node_bound[t] = b
+            node_rho[t] = rho
+            node_vec[t, :] = pvec
+            node_l1[t] = bl if c == 1 else np.inf
+            node_seq[t] = state[SEQ]
+            state[SEQ] += 1
+            if t >= D:
+                state[HEAP_N] = heap_push(heap, state[HEAP_N], t, node_bound, node_seq)
     return nodes
+
 
 
 @njit
@@ -1344,14 +1556,15 @@ def node_bound(
     A = np.concatenate((I, F))
     if m + F.shape[0] <= max(eig_limit, 2 * k):
         b = min(b, np.linalg.eigvalsh(_sub(C, A))[-1])
-    if l1_evals > 0:
+    # each Lanczos-based bound starts only before the deadline (one costs about 0.3 s at p = 2,000)
+    if dual_M is not None and now() < deadline:
+        b = min(b, dual_value(dual_M, dual_add, A, deadline))
+    if l1_evals > 0 and now() < deadline:
         v = np.empty(A.shape[0])
         for t in range(A.shape[0]):
             v[t] = 1.0 + 0.5 * np.sin(t + 1.0)
         bl, rho = l1_bound(C, A, k, rho0, -np.inf, nonneg, v, l1_evals, 30, deadline)
         b = min(b, bl)
-        if m > 0:
+        if m > 0 and now() < deadline:
             b = min(b, l1_split_bound(C, A, m, k, rho, -np.inf, nonneg, v, l1_evals, 30, True, deadline)[0])
-    if dual_M is not None:
-        b = min(b, dual_value(dual_M, dual_add, A, deadline))
     return b

@@ -23,6 +23,21 @@ _EPS = np.finfo(np.float64).eps
 CHAIN_BUDGET = 4  # the chain's searches at k - 1, k - 2, ... may spend this many times the nodes before it
 #: The root's optimized l1 dual (``root_dual`` iterations) may spend at most this share of a time limit.
 ROOT_DUAL_SHARE = 0.25
+#: A root step starts only when the time left is at least its cost in root eigendecompositions (the
+#: root's ``eigh``, timed): EM and the spannogram took 0.24 and 0.31 of one at p = 2,000; the root dual
+#: (:func:`~repro.optimal.l1_dual.l1_dual_bound`) may run about ROOT_DUAL_OVER past its own time limit
+#: (its start's three ``eigvalsh`` and one ``eigh``, the last iterate's ``eigh``), so it gets its share
+#: less that, and starts only when ROOT_DUAL_MIN of them fit (at p = 2,000 it ran 22 s past its share).
+ROOT_STEP_EIGH, ROOT_DUAL_OVER, ROOT_DUAL_MIN = 0.5, 3.5, 6.0
+#: The node orders of :func:`search` (:func:`repro.optimal._kernels.bnb_run`) and the default: "auto" is
+#: best bound where the root dual ran (its point bounds every node and picks the branching feature; on
+#: Wishart p = 200, k = 5 it proved in 1,409 nodes what depth first left at the root's 0.85% after 1,500),
+#: else depth first (the order of every solve without a root dual, as before: docs/notes, 2026-12-03).
+ORDERS = {"depth": _k.DEPTH, "best": _k.BEST, "hybrid": _k.HYBRID}
+ORDER = "auto"
+#: The memory the pool of open nodes of the best-bound orders may take (9 p + 40 bytes a node), and the
+#: most nodes it holds; when it is full, the node taken from it is searched depth first.
+OPEN_BYTES, MAX_OPEN = 256 * 2**20, 200_000
 
 
 @dataclass
@@ -145,6 +160,8 @@ def search(
     chain_frac: float = 0.25,
     root_dual: int = 0,
     root_perspective: int = 0,
+    order: str | None = None,
+    max_open: int | None = None,
 ) -> OptimalResult:
     """Branch and bound on ``C0`` (dense, symmetric PSD with a positive diagonal entry, checked by the
     caller). ``em_start(C, k, nonneg)`` gives an optional root support, ``spannogram(C, k, nonneg, x)`` an
@@ -159,7 +176,10 @@ def search(
     leave a gap (0: not used); every node then also tries that ``U`` over its allowed features
     (:func:`~repro.optimal._kernels.dual_bound`). ``root_perspective``: iterations of
     :func:`~repro.optimal.perspective.perspective_bound` from that ``U`` after it (0: not used); where it
-    ends lower, its point replaces the l1 one at the nodes."""
+    ends lower, its point replaces the l1 one at the nodes. ``order``: the node order, ``"depth"`` (depth
+    first), ``"best"`` (best bound) or ``"hybrid"`` (best bound with a dive from each node), ``"auto"``
+    (best bound where the root dual ran, else depth first), ``None``: ``ORDER``; ``max_open``: the most
+    open nodes of the best-bound orders (``None``: ``MAX_OPEN`` within ``OPEN_BYTES``)."""
     t0 = time.perf_counter() if t0 is None else t0
     p = C0.shape[0]
     scale = 2.0 ** np.round(np.log2(float(np.max(np.diag(C0)))))  # exact: values scale back without error
@@ -169,6 +189,9 @@ def search(
 
     def out_of_time() -> bool:
         return time_limit is not None and time.perf_counter() - t0 >= time_limit
+
+    def fits(eighs: float) -> bool:  # whether a step of that many root eigendecompositions fits the limit
+        return time_limit is None or t0 + time_limit - time.perf_counter() >= eighs * t_eig
 
     # The incumbent starts at the best single feature (the lowest index among the largest variances): the
     # optimum at k = 1, feasible at every k and for x >= 0, and what an interrupted search still returns.
@@ -181,38 +204,44 @@ def search(
     root_bound = float(np.sum(np.sort(diag)[::-1][:k]))
     status = "optimal"
     lam = V2T = dual_M = None
-    dual_add = 0.0
+    dual_add, dual_rho = 0.0, -1.0  # dual_rho: the l1 point's rho (the split bound at it), -1: none
     try:
+        t_eig = time.perf_counter()
         w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
+        t_eig = time.perf_counter() - t_eig  # the unit of the root steps' costs (ROOT_STEP_EIGH)
         lam, V2T = _k.eigen_tables(w, V)
         root_bound = float(min(root_bound, w[-1]))
-        for S in _root_incumbents(C, V, k, nonneg, em_start, out_of_time, deadline):
+        em = em_start if fits(ROOT_STEP_EIGH) else None
+        for S in _root_incumbents(C, V, k, nonneg, em, out_of_time, deadline):
             exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates subsets
             _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
-        if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
+        if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and fits(ROOT_STEP_EIGH):
             root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro.optimal.roots
-        if root_dual > 0 and k > 1 and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
-            # both duals within ROOT_DUAL_SHARE of a time limit: the nodes get the rest
-            end = None if time_limit is None else time.perf_counter() + ROOT_DUAL_SHARE * time_limit
+        # both duals within ROOT_DUAL_SHARE of a time limit: the nodes get the rest
+        end = None if time_limit is None else time.perf_counter() + ROOT_DUAL_SHARE * time_limit
 
-            def left():
-                return None if end is None else max(min(end, t0 + time_limit) - time.perf_counter(), 0.0)
+        def left(over=ROOT_DUAL_OVER):  # their time limit: what is left of the share less their overrun
+            if end is None:
+                return None
+            return max(min(end, t0 + time_limit) - time.perf_counter() - over * t_eig, 0.0)
 
+        if root_dual > 0 and k > 1 and inc_val[0] < root_bound * (1 - gap) and left(ROOT_DUAL_MIN) != 0.0:
             bd, U, rho = l1_dual_bound(C, k, nonneg=nonneg, iters=root_dual, time_limit=left())
             root_bound = min(root_bound, bd)
-            dual_M = np.ascontiguousarray(C - U)
+            dual_M, dual_rho = np.ascontiguousarray(C - U), float(rho)
             # rho (k - 1) and the rounding of C - U (module docstring of repro.optimal.l1_dual) and of
             # the sums the nodes form with it
             dual_add = rho * (k - 1) + _EPS * (
                 2.0 * float(np.linalg.norm(dual_M)) + 8.0 * (bd + rho * (k - 1))
             )
-            if root_perspective > 0 and inc_val[0] < root_bound * (1 - gap) and not out_of_time():
+            if root_perspective > 0 and inc_val[0] < root_bound * (1 - gap) and left(ROOT_DUAL_MIN) != 0.0:
                 bp, M, add = perspective_bound(
                     C, k, U, nonneg=nonneg, iters=root_perspective, time_limit=left()
                 )
                 if bp < bd:  # its point replaces the l1 one at the nodes (the same kernel: M_A plus add)
                     root_bound = min(root_bound, bp)
                     dual_M, dual_add = np.ascontiguousarray(M), add + 8.0 * _EPS * (bp + add)
+                    dual_rho = -1.0  # not a point of the l1 cone: no split bound at it
     except KeyboardInterrupt:
         status = "interrupted"
     if lam is None or status == "interrupted":  # stopped at the root: its incumbent and bound
@@ -226,13 +255,26 @@ def search(
             flush=True,
         )
 
-    status_arr = np.zeros((p + 2, p), np.int8)
-    bounds = np.full(p + 2, np.inf)
+    node_order = ORDER if order is None else order
+    if node_order == "auto":
+        node_order = "best" if dual_M is not None else "depth"
+    code = ORDERS[node_order]
+    if code == _k.DEPTH:
+        pool = 0
+    else:
+        pool = min(MAX_OPEN, OPEN_BYTES // (9 * p + 40)) if max_open is None else int(max_open)
+        pool = max(pool, 2)
+    n_rows = p + 2 + pool  # the depth-first stack, then the pool (np.zeros: pages taken as they are used)
+    status_arr = np.zeros((n_rows, p), np.int8)
+    bounds = np.full(n_rows, np.inf)
     bounds[0] = root_bound
-    rhos = np.full(p + 2, -1.0)  # each open node's parent's l1 rho (negative: none yet)
-    vecs = np.zeros((p + 2, p))  # and the l1 relaxation's top eigenvector (the Lanczos start)
-    l1s = np.full(p + 2, np.inf)  # an "in" child's parent's l1 bound (same allowed set; inf: none)
-    sp = np.array([1], np.int64)
+    rhos = np.full(n_rows, -1.0)  # each open node's parent's l1 rho (negative: none yet)
+    vecs = np.zeros((n_rows, p))  # and the l1 relaxation's top eigenvector (the Lanczos start)
+    l1s = np.full(n_rows, np.inf)  # an "in" child's parent's l1 bound (same allowed set; inf: none)
+    seqs = np.zeros(n_rows, np.int64)
+    heap = np.zeros(max(pool, 1), np.int64)
+    free = np.arange(p + 2, n_rows, dtype=np.int64)
+    state = np.array([1, 0, pool, 1], np.int64)  # stack size, heap size, free slots, next sequence number
     counts = np.zeros(_k.N_COUNTS, np.int64)
     n_nodes = 0
     chunk = 64
@@ -240,13 +282,17 @@ def search(
     chain = {"U": None, "R": np.flatnonzero(np.ones(p, bool)), "inc": -np.inf}  # the chain's state
     tables = (C, W, lam, V2T, k, nonneg, eig_limit, l1_evals, dual_M, dual_add)
 
+    def open_rows() -> np.ndarray:
+        return np.concatenate((np.arange(state[_k.SP]), heap[: state[_k.HEAP_N]]))
+
     def upper() -> float:
-        if sp[0] == 0:
+        rows = open_rows()
+        if rows.size == 0:
             return max(inc_val[0] + gap * abs(inc_val[0]), inc_val[1])
-        return float(min(root_bound, max(inc_val[0], inc_val[1], bounds[: sp[0]].max())))
+        return float(min(root_bound, max(inc_val[0], inc_val[1], bounds[rows].max())))
 
     try:
-        while sp[0] > 0:
+        while state[_k.SP] + state[_k.HEAP_N] > 0:
             if upper() <= inc_val[0] + gap * abs(inc_val[0]):
                 break
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -272,7 +318,7 @@ def search(
                         C0, k - 1, nonneg=nonneg, gap=gap, time_limit=time_limit, max_nodes=left,
                         eig_limit=eig_limit, em_start=em_start, spannogram=spannogram, t0=t0,
                         l1_evals=l1_evals, branch_l1=branch_l1, l1_split=l1_split, chain_after=0,
-                        chain_frac=chain_frac,
+                        chain_frac=chain_frac, order=order, max_open=max_open,
                     )  # fmt: skip (no root dual: every level of the chain would spend its own, and on
                     # Arrhythmia k = 15 and 20 with 300 iterations the levels' roots took the whole 300 s)
                     chain["U"] = sub.upper_bound / scale  # exact: scale is a power of 2
@@ -281,7 +327,8 @@ def search(
                     if sub.status == "interrupted":
                         raise KeyboardInterrupt
                     continue  # the clock and the node limit again
-                _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts)
+                _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, open_rows(), counts)
+                _k.heapify(heap, state[_k.HEAP_N], bounds, seqs)
                 chain["inc"] = inc_val[0]
                 continue
             todo = chunk if max_nodes is None else min(chunk, max_nodes - n_nodes)
@@ -290,60 +337,28 @@ def search(
                 todo = min(todo, chain_after - n_nodes) if n_nodes < chain_after else min(todo, 64)
             tc = time.perf_counter()
             n_nodes += _k.bnb_run(
-                C,
-                W,
-                lam,
-                V2T,
-                k,
-                nonneg,
-                gap,
-                eig_limit,
-                status_arr,
-                bounds,
-                rhos,
-                vecs,
-                sp,
-                inc_val,
-                inc_x,
-                counts,
-                todo,
-                l1_evals,
-                branch_l1,
-                l1_split,
-                l1s,
-                deadline,
-                dual_M,
-                dual_add,
-            )
+                C, W, lam, V2T, k, nonneg, gap, eig_limit, status_arr, bounds, rhos, vecs, l1s, seqs, state,
+                heap, free, inc_val, inc_x, counts, todo, code, l1_evals, branch_l1, l1_split, deadline,
+                dual_M, dual_add, dual_rho,
+            )  # fmt: skip
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
             if verbose and time.perf_counter() - last_print >= 1.0:
                 last_print = time.perf_counter()
-                # the live global bound: the largest open nodes re-bounded on a copy for up to 0.05 s (a
-                # copy, so that the node counts do not depend on the clock or on verbose)
-                live = bounds.copy()
-                _rebound(tables, inc_val, status_arr, live, rhos, sp, last_print + 0.05)
-                ub = min(upper(), max(inc_val[0], inc_val[1], float(live[: sp[0]].max())))
-                print(
-                    f"optimal_sparse_pca k={k}: {n_nodes} nodes, {sp[0]} open, "
-                    f"value {inc_val[0] * scale:.6g}, "
-                    f"bound {ub * scale:.6g}, gap {(ub - inc_val[0]) / inc_val[0]:.2e}, "
-                    f"{last_print - t0:.1f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                ub = max(upper(), inc_val[0]) * scale
+                _progress(k, n_nodes, state, inc_val[0] * scale, ub, last_print - t0)
     except KeyboardInterrupt:
         status = "interrupted"
-    if sp[0] > 0:
+    if state[_k.SP] + state[_k.HEAP_N] > 0:
         start = time.perf_counter()
         if time_limit is not None:
             deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
         else:
             deadline = start + REBOUND_AFTER_STOP
-        _rebound(tables, inc_val, status_arr, bounds, rhos, sp, deadline)
+        _rebound(tables, inc_val, status_arr, bounds, rhos, open_rows(), deadline)
     ub = max(upper(), inc_val[0])
     prunes = {name: int(c) for name, c in zip(_k.BOUND_NAMES, counts, strict=False)}
-    exhausted = sp[0] == 0 and inc_val[1] == -np.inf
+    exhausted = state[_k.SP] + state[_k.HEAP_N] == 0 and inc_val[1] == -np.inf
     state = (inc_val, inc_x, ub, gap, status, n_nodes, t0, root_bound, prunes, nonneg, exhausted)
     return _finish(C0, scale, *state)
 
@@ -353,12 +368,26 @@ def search(
 REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
 
 
-def _rebound(tables, inc_val, status_arr, bounds, rhos, sp, deadline):
+def _progress(k, n_nodes, state, value, bound, seconds):
+    """The progress line of ``verbose``: the nodes, the open ones, the incumbent and the live global bound
+    (the largest bound of the open nodes: the bound the search would return if stopped there)."""
+    gap = (bound - value) / value if value > 0 else np.inf
+    print(
+        f"optimal_sparse_pca k={k}: {n_nodes} nodes ({n_nodes / max(seconds, 1e-9):.0f}/s), "
+        f"{state[_k.SP] + state[_k.HEAP_N]} open, value {value:.6g}, bound {bound:.6g}, gap {gap:.2e}, "
+        f"{seconds:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _rebound(tables, inc_val, status_arr, bounds, rhos, rows, deadline):
     """Each open node's own bound (its parent's is looser), the largest first, until ``deadline`` (a node
-    not re-bounded keeps its parent's bound, which holds). A second Ctrl-C ends it at once."""
+    not re-bounded keeps its parent's bound, which holds). ``rows``: the open nodes' rows. A second
+    Ctrl-C ends it at once."""
     C, W, lam, V2T, k, nonneg, eig_limit, l1_evals, dual_M, dual_add = tables
     try:
-        for t in np.argsort(-bounds[: sp[0]], kind="stable"):
+        for t in rows[np.argsort(-bounds[rows], kind="stable")]:
             if time.perf_counter() >= deadline:
                 break
             own = _k.node_bound(
@@ -409,7 +438,7 @@ def _chain_pays(C, W, k, nonneg, inc_x, thr, frac) -> bool:
     return R.size <= frac * C.shape[0]
 
 
-def _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts) -> None:
+def _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, rows, counts) -> None:
     """Fix out of every open node the features that no support beating ``thr`` can hold.
 
     ``chain["U"]`` is a certified bound on the optimum at ``k - 1`` (scaled as ``C``), so a support of at
@@ -418,14 +447,14 @@ def _chain_screen(C, W, k, chain, thr, status_arr, bounds, l1s, sp, counts) -> N
     node. ``g_j`` only sums over the features still in ``chain["R"]`` (a support beating ``thr`` lies in
     them), so the screening repeats until nothing changes. An open node that fixed a screened feature in
     is pruned (its bound set to ``-inf``: counted as stale when popped); one where it is free fixes it
-    out, and loses its parent's l1 bound (a smaller allowed set)."""
+    out, and loses its parent's l1 bound (a smaller allowed set). ``rows``: the open nodes' rows."""
     R = _chain_survivors(C, W, chain["R"], k, chain["U"], thr)
     gone = np.setdiff1d(chain["R"], R)
     chain["R"] = R
     counts[_k.CHAIN_OUT] += gone.size
     if gone.size == 0:
         return
-    for t in range(sp[0]):
+    for t in rows:
         row = status_arr[t]
         if np.any(row[gone] == 1):
             bounds[t] = -np.inf
