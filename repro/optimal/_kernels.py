@@ -686,6 +686,45 @@ def dual_bound(DM, add, A, thr, v, steps=30, deadline=NO_DEADLINE, value=False, 
 
 
 @njit
+def _theta_search(M, m, k, rho, thr, add0, v, evals, steps, deadline):
+    """The pattern search over ``theta`` of :func:`l1_split_bound` and :func:`dual_split_bound`: from
+    ``theta = m / k``, at most ``evals`` Lanczos estimates of ``lambda_max(M + rho D(theta))``, stopped
+    once ``best + add0`` reaches ``thr``. Each estimate starts from the last Ritz vector plus a little of
+    every direction (the shift moves weight onto the fixed-in or the free block, which a Krylov space from
+    a vector in an invariant subspace of ``M`` would not see). Returns ``(best, theta, M + rho D)``; ``v``
+    is overwritten with the best Ritz vector."""
+    n = M.shape[0]
+    r = k - m
+    theta = m / k
+    best, Ms = _split_estimate(M, m, r, rho, theta, v, steps)
+    bv = v.copy()
+    h = 0.5 * min(theta, 1.0 - theta)
+    used = 1
+    lo = 1e-3
+    while used < evals and best + add0 > thr * (1.0 - 1e-9) and h > 1e-3:
+        if deadline < np.inf and now() >= deadline:
+            break
+        moved = False
+        for sgn in (-1.0, 1.0):
+            cand = theta + sgn * h
+            if cand < lo or cand > 1.0 - lo or used >= evals:
+                continue
+            w = bv.copy()
+            for q in range(n):
+                w[q] += 0.01 * (1.0 + 0.5 * np.sin(q + 1.0)) / np.sqrt(n)
+            f, Mc = _split_estimate(M, m, r, rho, cand, w, steps)
+            used += 1
+            if f < best:
+                best, theta, Ms, bv = f, cand, Mc, w
+                moved = True
+                break
+        if not moved:
+            h *= 0.5
+    v[:] = bv
+    return best, theta, Ms
+
+
+@njit
 def dual_split_bound(DM, rho, add0, A, m, k, thr, v, evals=6, steps=30, deadline=NO_DEADLINE, value=False):
     """:func:`l1_split_bound` at the root's optimized dual point: ``lambda_max(DM_A + rho D(theta)) +
     add0``, ``A`` with its ``m`` fixed-in features first.
@@ -704,31 +743,7 @@ def dual_split_bound(DM, rho, add0, A, m, k, thr, v, evals=6, steps=30, deadline
     n = A.shape[0]
     r = k - m
     M = _sub(DM, A)
-    theta = m / k
-    best, Ms = _split_estimate(M, m, r, rho, theta, v, steps)
-    bv = v.copy()
-    h = 0.5 * min(theta, 1.0 - theta)
-    used = 1
-    while used < evals and best + add0 > thr * (1.0 - 1e-9) and h > 1e-3:
-        if deadline < np.inf and now() >= deadline:
-            break
-        moved = False
-        for sgn in (-1.0, 1.0):
-            cand = theta + sgn * h
-            if cand < 1e-3 or cand > 1.0 - 1e-3 or used >= evals:
-                continue
-            w = bv.copy()  # as in l1_split_bound: a little of every direction
-            for q in range(n):
-                w[q] += 0.01 * (1.0 + 0.5 * np.sin(q + 1.0)) / np.sqrt(n)
-            f, Mc = _split_estimate(M, m, r, rho, cand, w, steps)
-            used += 1
-            if f < best:
-                best, theta, Ms, bv = f, cand, Mc, w
-                moved = True
-                break
-        if not moved:
-            h *= 0.5
-    v[:] = bv
+    best, theta, Ms = _theta_search(M, m, k, rho, thr, add0, v, evals, steps, deadline)
     cmax = 0.0
     for q in range(n):
         cmax = max(cmax, abs(M[q, q]))
@@ -848,34 +863,7 @@ def l1_split_bound(C, A, m, k, rho, thr, nonneg, v, evals=6, steps=30, certify=T
     n = A.shape[0]
     r = k - m
     M = l1_matrix(C, A, rho, nonneg)
-    theta = m / k
-    best, Ms = _split_estimate(M, m, r, rho, theta, v, steps)
-    bv = v.copy()
-    h = 0.5 * min(theta, 1.0 - theta)
-    used = 1
-    lo = 1e-3
-    while used < evals and best > thr * (1.0 - 1e-9) and h > 1e-3:
-        if deadline < np.inf and now() >= deadline:
-            break
-        moved = False
-        for sgn in (-1.0, 1.0):
-            cand = theta + sgn * h
-            if cand < lo or cand > 1.0 - lo or used >= evals:
-                continue
-            # the last Ritz vector plus a little of every direction: the shift moves weight onto I or F,
-            # which a Krylov space from a vector in an invariant subspace of M would not see
-            w = bv.copy()
-            for q in range(n):
-                w[q] += 0.01 * (1.0 + 0.5 * np.sin(q + 1.0)) / np.sqrt(n)
-            f, Mc = _split_estimate(M, m, r, rho, cand, w, steps)
-            used += 1
-            if f < best:
-                best, theta, Ms, bv = f, cand, Mc, w
-                moved = True
-                break
-        if not moved:
-            h *= 0.5
-    v[:] = bv
+    best, theta, Ms = _theta_search(M, m, k, rho, thr, 0.0, v, evals, steps, deadline)
     cmax = 0.0
     for q in range(n):
         cmax = max(cmax, abs(C[A[q], A[q]]))
