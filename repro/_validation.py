@@ -515,16 +515,28 @@ PSD_RTOL = 1e-10
 
 def check_psd(M: np.ndarray, name: str = "C") -> None:
     """Refuse a symmetric matrix ``M`` given as a covariance whose smallest eigenvalue is below
-    ``-PSD_RTOL * max|diag(M)| * n_features`` (:data:`PSD_RTOL`): a covariance is positive semi-definite,
-    and a negative eigenvalue would give negative variances. One LAPACK call for the smallest eigenvalue.
+    ``-tol``, ``tol = PSD_RTOL * max|diag(M)| * n_features`` (:data:`PSD_RTOL`): a covariance is positive
+    semi-definite, and a negative eigenvalue would give negative variances.
+
+    First a Cholesky factorization of ``M + tol I`` (a third of the flops of the eigenvalue's
+    tridiagonalization): it succeeds, and ``M`` is accepted, when the smallest eigenvalue is above ``-tol``
+    up to the factorization's round-off (``p eps ||M||``, under 1% of ``tol`` up to 4 10^5 features).
+    Where it fails, the smallest eigenvalue (one LAPACK call) decides by the rule itself.
     """
     import scipy.linalg
 
     if not M.size:
         return
-    lo = float(scipy.linalg.eigh(M, eigvals_only=True, subset_by_index=[0, 0])[0])
     top = float(np.max(np.abs(np.diag(M))))
-    if lo < -PSD_RTOL * max(top, 1e-300) * M.shape[0]:
+    tol = PSD_RTOL * max(top, 1e-300) * M.shape[0]
+    shifted = M + tol * np.eye(M.shape[0])
+    try:
+        scipy.linalg.cholesky(shifted, lower=True, overwrite_a=True, check_finite=False)
+        return
+    except np.linalg.LinAlgError:
+        pass
+    lo = float(scipy.linalg.eigh(M, eigvals_only=True, subset_by_index=[0, 0])[0])
+    if lo < -tol:
         raise ValueError(
             f"{name} is not positive semi-definite (smallest eigenvalue {lo:.3g}, below the round-off "
             f"tolerance {PSD_RTOL:g} x max|diag| x n_features); a covariance must be. Pass a covariance "

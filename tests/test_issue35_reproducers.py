@@ -275,3 +275,4 @@ def test_temporaries_of_a_killed_writer_are_removed(tmp_path):
         p.write_text("a\n")
     removed = _atomic.remove_stale_temporaries(out)
     assert removed == [stale] and mine.exists() and other.exists()
+

@@ -601,3 +601,26 @@ def test_sspca_checks_the_shapes_of_its_factors():
     assert sspca_objective(X, U, V, 1.0) == pytest.approx(
         0.5 * float(np.sum((X - U @ V.T) ** 2)) + np.sqrt(2.0) * 6
     )
+
+
+@pytest.mark.parametrize("p", [5, 40, 300])
+def test_the_psd_rule_is_decided_at_its_tolerance(p):
+    """``check_psd`` accepts a smallest eigenvalue of ``-tol / 2`` and refuses ``-2 tol``
+    (``tol = PSD_RTOL max|diag| p``), whichever of its two routes (Cholesky, eigenvalue) decides."""
+    from repro._validation import PSD_RTOL, check_psd
+
+    Q, _ = np.linalg.qr(np.random.default_rng(p).standard_normal((p, p)))
+    lam = np.linspace(1.0, 2.0, p)
+    C0 = (Q * lam) @ Q.T
+    tol = PSD_RTOL * np.max(np.abs(np.diag(C0))) * p
+    for factor, ok in ((-0.5, True), (-2.0, False), (0.0, True)):
+        lam[0] = factor * tol
+        C = (Q * lam) @ Q.T
+        C = 0.5 * (C + C.T)
+        tol_c = PSD_RTOL * np.max(np.abs(np.diag(C))) * p  # the diagonal moved a little with lam[0]
+        assert abs(tol_c - tol) < 0.1 * tol
+        if ok:
+            check_psd(C, "C")
+        else:
+            with pytest.raises(ValueError, match="not positive semi-definite"):
+                check_psd(C, "C")
