@@ -7,13 +7,13 @@ another order, so an entry may differ by the round-off of the sum of magnitudes 
 
 from __future__ import annotations
 
+import naive
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import repro._sparse as S
 from repro import _sparse_kernels as K
-from tests import naive
 
 EPS = np.finfo(float).eps
 
