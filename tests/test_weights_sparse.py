@@ -8,6 +8,8 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from test_sparse import Guard  # a CSR matrix that refuses a dense copy of its own shape
+from test_weights import _abs_close, _weighted_cov
 
 from repro import EMPCA, EMSparsePCA, SensiblePCA, em_sparse_pca_path
 from repro._weights import weighted_sparse_factor
@@ -24,35 +26,6 @@ def _counts(n=150, p=9, seed=0, shift=0.0):
     w = rng.integers(0, 4, n) + rng.random(n)
     w[:7] = 0.0
     return X, w
-
-
-def _weighted_cov(X, w, ddof):
-    mu = w @ X / w.sum()
-    D = X - mu
-    return mu, (D * w[:, None]).T @ D / (w.sum() - ddof)
-
-
-def _abs_close(A, B, atol):
-    np.testing.assert_allclose(np.abs(A), np.abs(B), atol=atol)
-
-
-class Guard(sp.csr_matrix):
-    """A CSR matrix that refuses to become a dense array of its own shape (row blocks may)."""
-
-    full: tuple = ()
-
-    def toarray(self, *args, **kwargs):
-        if self.shape == Guard.full:
-            raise AssertionError("a dense copy of X was made")
-        return super().toarray(*args, **kwargs)
-
-    def todense(self, *args, **kwargs):
-        if self.shape == Guard.full:
-            raise AssertionError("a dense copy of X was made")
-        return super().todense(*args, **kwargs)
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("X was converted with np.asarray")
 
 
 # --------------------------------------------------------------------------- the weighted factor

@@ -32,7 +32,7 @@ Sizes: full (a) ``5 10^4 x 2 10^4`` at about 1% (1.2 10^7 stored entries, a 140 
 array would be 8 GB). A large single-cell atlas is ``10^6 x 2 10^4``: that CSR (2.3 10^8 stored entries,
 2.8 GB) fits in memory, and both fits were run on it once, measured
 (``docs/notes/2026-12-03-sparse-atlas.md``): ``EMPCA(20)`` took 84 iterations and 557 s of process CPU
-time (one thread; 37 minutes of wall time under load), its traced peak 0.10x the CSR;
+time on one thread, its traced peak 0.10x the CSR;
 ``EMSparsePCA(5, cardinality=50)`` 131 iterations, 417 s of CPU, peak 0.36x the CSR. The benchmark
 stays at ``5 10^4``: at ``10^6`` its three timed pairs of fits and the sparse fit would take well over
 half an hour of CPU. (b) ``5000 x 1500``. ``--quick``: (a) ``4000 x 1000``, (b) ``1000 x 300``; at these
