@@ -30,7 +30,15 @@ def brute(C, k, nonneg=False, I=(), F=None):
             if len(S):
                 best = max(best, float(np.linalg.eigh(C[S[:, :, None], S[:, None, :]])[0][:, -1].max()))
         return best
-    seen = set()  # x >= 0: the supports share most sub-supports; each is examined once
+    if not I:  # x >= 0: every sub-support of at most k features, batched by size (LAPACK on each)
+        for m in range(1, min(k, len(F)) + 1):
+            S = np.array(list(itertools.combinations(F, m)), np.intp)
+            w, V = np.linalg.eigh(C[S[:, :, None], S[:, None, :]])
+            one = np.all(V >= -1e-12, axis=1) | np.all(V <= 1e-12, axis=1)  # a one-signed eigenvector
+            if one.any():
+                best = max(best, float(w[one].max()))
+        return best
+    seen = set()  # the supports share most sub-supports; each is examined once
     for m in range(0, k - len(I) + 1):
         for R in itertools.combinations(F, m):
             S = I + list(R)

@@ -38,6 +38,8 @@ ORDER = "auto"
 #: The memory the pool of open nodes of the best-bound orders may take (9 p + 40 bytes a node), and the
 #: most nodes it holds; when it is full, the node taken from it is searched depth first.
 OPEN_BYTES, MAX_OPEN = 256 * 2**20, 200_000
+#: The seconds between two progress lines of ``verbose``.
+PROGRESS_EVERY = 1.0
 
 
 @dataclass
@@ -343,7 +345,7 @@ def search(
             )  # fmt: skip
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
-            if verbose and time.perf_counter() - last_print >= 1.0:
+            if verbose and time.perf_counter() - last_print >= PROGRESS_EVERY:
                 last_print = time.perf_counter()
                 ub = max(upper(), inc_val[0]) * scale
                 _progress(k, n_nodes, state, inc_val[0] * scale, ub, last_print - t0)
