@@ -3,6 +3,7 @@ validity against brute force), the published optima, bad input and long solves."
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -18,26 +19,42 @@ def _values(C, S):
     return w, V
 
 
+def _largest_batch(C, S, nonneg):
+    """The largest eigenvalue over the supports ``S`` (rows, one batched ``eigh``: LAPACK on each, as one
+    by one); with ``nonneg`` only those whose eigenvector is one-signed (the x >= 0 optimum of a support
+    is one of them on a sub-support, and every sub-support is a row of some size)."""
+    w, V = np.linalg.eigh(C[S[:, :, None], S[:, None, :]])
+    if not nonneg:
+        return float(w[:, -1].max())
+    one = np.all(V >= -1e-12, axis=1) | np.all(V <= 1e-12, axis=1)
+    return float(w[one].max()) if one.any() else -np.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def _largest_of_size(C_bytes, p, nonneg, m):
+    C = np.frombuffer(C_bytes).reshape(p, p)
+    return _largest_batch(C, np.array(list(itertools.combinations(range(p), m)), np.intp), nonneg)
+
+
 def brute(C, k, nonneg=False, I=(), F=None):
     """max x'Cx over unit x (x >= 0) with support in I + F, containing I, at most k non-zeros."""
     p = C.shape[0]
+    if not I and F is None:  # over every support: the largest value of each size, computed once per C
+        C = np.ascontiguousarray(C, dtype=float)
+        sizes = range(1, min(k, p) + 1)
+        return max((_largest_of_size(C.tobytes(), p, bool(nonneg), m) for m in sizes), default=-np.inf)
     F = [j for j in range(p) if j not in I] if F is None else list(F)
     I = list(I)
     best = -np.inf
-    if not nonneg:  # the supports of each size in one batched eigh (LAPACK on each, as one by one)
+    if not nonneg:
         for m in range(1 if not I else 0, k - len(I) + 1):
             S = np.array([I + list(R) for R in itertools.combinations(F, m)], np.intp).reshape(-1, len(I) + m)
             if len(S):
                 best = max(best, float(np.linalg.eigh(C[S[:, :, None], S[:, None, :]])[0][:, -1].max()))
         return best
-    if not I:  # x >= 0: every sub-support of at most k features, batched by size (LAPACK on each)
-        for m in range(1, min(k, len(F)) + 1):
-            S = np.array(list(itertools.combinations(F, m)), np.intp)
-            w, V = np.linalg.eigh(C[S[:, :, None], S[:, None, :]])
-            one = np.all(V >= -1e-12, axis=1) | np.all(V <= 1e-12, axis=1)  # a one-signed eigenvector
-            if one.any():
-                best = max(best, float(w[one].max()))
-        return best
+    if not I:
+        return max(_largest_batch(C, np.array(list(itertools.combinations(F, m)), np.intp), True)
+                   for m in range(1, min(k, len(F)) + 1))  # fmt: skip
     seen = set()  # the supports share most sub-supports; each is examined once
     for m in range(0, k - len(I) + 1):
         for R in itertools.combinations(F, m):
