@@ -75,12 +75,13 @@ def test_switch_restores_on_error():
 def test_linalg_lanczos_eigvec_and_support_products(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 60)) @ np.diag(np.linspace(3.0, 0.5, 60))
+    X[:, :40] += 3.0 * rng.standard_normal((300, 1))  # a leading eigenvalue well apart: Lanczos certifies
     C = linalg.Covariance.from_matrix(np.cov(X, rowvar=False))
     w = np.zeros(60)
-    w[:40] = rng.standard_normal(40)
-    lanczos = _counter(monkeypatch, linalg, "lanczos_top")
-    (v_on, h_on), (v_off, h_off), on, off = _on_off(lambda: repro.renormalize(C, w), [lanczos])
-    assert on == [1] and off == [0]  # the 40 x 40 support: Lanczos on, dsyevr off
+    w[:40] = 1.0 + 0.1 * rng.standard_normal(40)
+    counts = [_counter(monkeypatch, linalg, "lanczos_top"), _counter(monkeypatch, linalg, "_top_eigh")]
+    (v_on, h_on), (v_off, h_off), on, off = _on_off(lambda: repro.renormalize(C, w), counts)
+    assert on == [1, 0] and off == [0, 1]  # the 40 x 40 support: Lanczos on (no dsyevr), dsyevr off
     np.testing.assert_allclose(v_on, v_off, atol=VEC_TOL)
     assert h_on == pytest.approx(h_off, rel=VAL_RTOL)
 
