@@ -38,6 +38,7 @@ import scipy.linalg
 import scipy.linalg.lapack
 from sklearn.utils._param_validation import Interval, validate_params
 
+from . import _shortcuts
 from ._dense import (
     _canonical_sign,
     _projection_deflate,
@@ -226,8 +227,7 @@ class Covariance:
         self._psd_checked = matrix is not None  # check_covariance_args found the matrix PSD
 
     def _set(self, data, matrix, n_samples):
-        self.data = data
-        self.matrix = matrix
+        self.data, self.matrix = data, matrix
         self.n_features = int((data if data is not None else matrix).shape[1])
         self.n_samples = n_samples
 
@@ -444,16 +444,16 @@ class Covariance:
                 return (self.data.rmatvec(Y).T if want_F else None), np.einsum("ij,ij->j", Y, Y)
             Y = W @ self.data.T
             return (Y @ self.data if want_F else None), np.einsum("ij,ij->i", Y, Y)
-        D = self.n_features
-        F = np.empty((R, D)) if want_F or self.matrix is not None else None
+        M, A, D = self.matrix, self.data, self.n_features
+        F = np.empty((R, D)) if want_F or M is not None else None
         h = np.empty(R)
-        M, A = self.matrix, self.data
+        frac = (SPARSE_FRACTION if M is not None else SPARSE_DATA_FRACTION) if _shortcuts.enabled else D + 1
         y = np.empty(A.shape[0]) if A is not None else None
         row_major = A is not None and A.flags.c_contiguous  # what the support's gather reads
         for r in range(R):
             w = W[r]
             nz = np.flatnonzero(w)
-            sparse = nz.size * (SPARSE_FRACTION if M is not None else SPARSE_DATA_FRACTION) < D
+            sparse = nz.size * frac < D  # (an exact shortcut: off, frac = D + 1, never)
             if M is not None:
                 if sparse:  # C w = sum over the support of w_j C[j, :]: D K flops
                     np.dot(w[nz], M[nz], out=F[r])
@@ -920,7 +920,7 @@ def _top_eigvec(A: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarra
     largest eigenvalue to within ``delta`` (``dsyevr``'s is to about ``n eps ||A||``), the vector its
     eigenvector to within ``delta`` over the gap, as ``dsyevr``'s."""
     n = A.shape[0]
-    if n >= LANCZOS_MIN and A.dtype == np.float64 and A.flags.c_contiguous:
+    if n >= LANCZOS_MIN and A.dtype == np.float64 and A.flags.c_contiguous and _shortcuts.enabled:
         x = np.empty(n)
         v0 = np.ascontiguousarray(start, dtype=np.float64)
         theta, res, _ = lanczos_top(A, v0, LANCZOS_STEPS, 4.0 * _EPS, x)

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.utils._param_validation import validate_params
 
+from .. import _shortcuts
 from .._base import POSITIVE_INT, IntInterval, unscale_path
 from .._rescale import rescaled
 from .._threads import blas_limited
@@ -151,7 +152,9 @@ def _greedy_path(A: np.ndarray, kmax: int, start: int | None = None) -> dict:
     """Run the approximate greedy search for ``k = 1..kmax`` on the factor ``A`` (``C = A'A``)."""
     N, D = A.shape
     t0 = time.perf_counter()
-    use_cov = N >= D  # then C (D x D) is cheaper to multiply than the data
+    # N >= D: C (D x D) is cheaper to multiply than the data; else the data and, past k = N, the Gram
+    # matrix of the pattern (exact shortcuts, off with repro._shortcuts.off(): C as the paper writes it)
+    use_cov = N >= D or not _shortcuts.enabled
     Cfull = A.T @ A if use_cov else None
     diag = np.diag(Cfull).copy() if use_cov else np.einsum("ij,ij->j", A, A)
     init_time = time.perf_counter() - t0

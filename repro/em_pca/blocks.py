@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
+from .. import _shortcuts
 from .._chunked import BlockSource, DenseSource
 from .._dense import _canonical_sign
 from .._threads import blas_limited
@@ -118,7 +119,7 @@ def _em_pca_on(source, n_components, max_iter, tol, random_state, init, callback
     if source.missing:
         Q, G, mean, total, n_iter, converged, hist = _em_missing(source, C0, max_iter, tol, callback)
         return _em_finish(Q, G, n, total, mean, n_iter, converged, hist, tol)
-    if isinstance(source, DenseSource) and C0.shape[1] == 1:  # k = 1, no oversampling: the fused kernel
+    if isinstance(source, DenseSource) and C0.shape[1] == 1 and _shortcuts.enabled:  # k = 1: the fused kernel
         Q, G, n_iter, converged, hist = _em_rank1(source, C0[:, 0], max_iter, tol, callback)
     else:
         Q, G, n_iter, converged, hist = _em_complete(source, C0, max_iter, tol, callback, k)

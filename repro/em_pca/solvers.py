@@ -14,6 +14,7 @@ import math
 import numpy as np
 import scipy.linalg
 
+from .. import _shortcuts
 from ._common import _chol, _finish_history, _new_history, _ritz, _sin_orth
 from ._kernels import rank1_mstep as _rank1_mstep
 
@@ -82,7 +83,8 @@ def _em_complete(source, C0, max_iter, tol, callback, k=None, momentum=True, sin
     single_until = max(SINGLE_UNTIL, 10.0 * tol)
     prev_single = True  # whether the previous pass was float32 (none before the first pass)
     prev_change = math.nan
-    gram = getattr(source, "gram", None) if k < k_fit else None  # in-memory sources only
+    # in-memory sources only; an exact shortcut (the same iterates), off with repro._shortcuts.off()
+    gram = getattr(source, "gram", None) if k < k_fit and _shortcuts.enabled else None
     # the float32 covariance replaces the float32 passes when they are predicted to cost more than it
     cov_passes = source.covariance_passes(k_fit) if single else np.inf  # (single: a blocked DenseSource)
     M = None

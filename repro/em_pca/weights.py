@@ -45,6 +45,7 @@ import math
 import numpy as np
 
 from .._chunked import DenseSource, is_dask
+from .._dense import _canonical_sign
 from .._sparse import SparseSource
 from .._validation import check_array, check_scale, is_sparse, unscale, warn_not_converged
 from .._weights import (
@@ -54,7 +55,6 @@ from .._weights import (
     refuse_sparse_entry_weights,
     weighted_sparse_factor,
 )
-from ..linalg import canonical_sign
 from ._common import EMPCAResult, _check_common, _sin_orth, _unscale_empca, _unscale_spca
 from .blocks import _em_pca_on, _sensible_pca_on
 
@@ -218,7 +218,7 @@ def em_pca_entry_weights(X: np.ndarray, weights, n_components, max_iter, tol, in
     L = Z @ V
     shift = L.mean(axis=0)
     _, sv, Vt = np.linalg.svd(L - shift, full_matrices=False)
-    comps = canonical_sign(np.ascontiguousarray(Vt[:k].T)).T
+    comps = _canonical_sign(np.ascontiguousarray(Vt[:k].T)).T
     ev = sv[:k] ** 2 / (n - 1)
     w_bar = float(w[w > 0].mean())
     total = float(ev.sum()) + J / ((n - 1) * w_bar)

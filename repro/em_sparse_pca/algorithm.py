@@ -27,6 +27,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.utils._param_validation import validate_params
 
+from .. import _shortcuts
 from .._dense import _canonical_sign
 from .._linalg_kernels import lanczos_top
 from .._sparse import DENSE_EIGH_MAX, CentredSparse
@@ -404,7 +405,8 @@ def _em_renormalized(op, run: _Run, nonneg, excluded, V, rho, s: _Settings, supp
     values): kept when it does not lower ``w'Cw``."""
     D = run.w.shape[0]
     nnz = np.count_nonzero(run.w) if support is None else support.size
-    if V is None and isinstance(op, Covariance) and nnz * SPARSE_FRACTION < D:  # its own small operator
+    small = _shortcuts.enabled and nnz * SPARSE_FRACTION < D  # (exact shortcut: the same iterates)
+    if V is None and isinstance(op, Covariance) and small:  # its own small operator
         r = _em_on_support(op, run.w, nonneg, s.tol, s.max_iter, support)
     elif V is None:
         r = _em(op, run.w, D, nonneg, excluded | (run.w == 0), s.tol, s.max_iter)
@@ -552,10 +554,12 @@ def _em_block(
         and (op.matrix is not None or op.data.flags.c_contiguous)
     )
     scr = _Screen(op, W, K, nonneg, excluded) if screen and whole and _Screen.applies(op, K, D) else None
+    # products through the support of a sparse row (exact shortcuts; D + 1: never, the dense products)
+    sf_matrix, sf_data = (SPARSE_FRACTION, SPARSE_DATA_FRACTION) if _shortcuts.enabled else (D + 1, D + 1)
     if scr is not None:
         supp, ns = scr.supp, scr.ns
         data_args = (scr.A, scr.At, scr.colnorm, scr.Y, scr.Y0, scr.F0, scr.ref, scr.nref, scr.Ut, scr.B)
-        data_args += (scr.cr, scr.max_cand, SPARSE_FRACTION, True)
+        data_args += (scr.cr, scr.max_cand, sf_matrix, True)
     elif whole:  # the supports, kept by the kernel
         supp, ns = np.empty((R, D), dtype=np.int64), np.zeros(R, dtype=np.int64)
         for r in range(R):
@@ -565,7 +569,7 @@ def _em_block(
             N = A.shape[0]
             y, f, none = np.empty((1, N)), np.empty((1, D)), np.empty(0)
             data_args = (A, A.T, none, y, y, f, np.empty((1, 0), dtype=np.int64), np.zeros(R, dtype=np.int64))
-            data_args += (np.empty((0, N)), np.empty((D, 0)), none, 0, SPARSE_DATA_FRACTION, False)
+            data_args += (np.empty((0, N)), np.empty((D, 0)), none, 0, sf_data, False)
 
     def grow(hist):
         return np.concatenate([hist, np.empty((R, min(hist.shape[1], max_iter + 1 - hist.shape[1]) + 1))], 1)
@@ -603,7 +607,7 @@ def _em_block(
         else:
             code, r = em_rows_matrix(
                 op.matrix, K, nonneg, excluded, W, active, state, supp, ns, it, status, stable, hist, fst,
-                pending, tol, max_iter, stop_cos, patience, SPARSE_FRACTION,
+                pending, tol, max_iter, stop_cos, patience, sf_matrix,
             )  # fmt: skip
         if code == RUN_GROW or it.max() >= hist.shape[1]:  # (room for the final w'Cw too)
             hist = grow(hist)
@@ -785,7 +789,8 @@ class _Screen:
     @staticmethod
     def applies(op, K, D) -> bool:
         return (
-            isinstance(op, Covariance)
+            _shortcuts.enabled
+            and isinstance(op, Covariance)
             and op.matrix is None
             and SCREEN_MIN_SAMPLES <= op.data.shape[0] < D
             and K * SPARSE_FRACTION < D
@@ -818,7 +823,7 @@ def _rank_and_pc(op, need_rank: bool = True) -> tuple[int, np.ndarray]:
     """
     if isinstance(op, _ObservedData):
         op = op.imputed_covariance()
-    if op.matrix is not None and not need_rank and op.n_features > 50:
+    if op.matrix is not None and not need_rank and op.n_features > 50 and _shortcuts.enabled:
         return _top_pc_lanczos(op.matrix)
     if isinstance(op.data, CentredSparse) and min(op.data.shape) > DENSE_EIGH_MAX:
         # Lanczos on the operator (neither A'A nor AA' formed); the rank is then its bound
@@ -849,7 +854,7 @@ def _numerical_rank_and_pc(A: np.ndarray, need_rank: bool = True, n_left: int = 
     if N < D:
         G = A @ A.T
         q = min(n_left, N)
-        if need_rank:
+        if need_rank or not _shortcuts.enabled:  # (the top pairs alone: an exact shortcut)
             vals, U = np.linalg.eigh(G)
         else:
             vals, U = scipy.linalg.eigh(G, subset_by_index=[N - max(q, 1), N - 1])
@@ -917,7 +922,7 @@ def _quad_rows(op: Covariance, W) -> np.ndarray:
     D = W.shape[1]
     for r, w in enumerate(W):
         S = np.flatnonzero(w)
-        if S.size * SPARSE_FRACTION >= D:  # dense: no copy of the support's columns
+        if S.size * SPARSE_FRACTION >= D or not _shortcuts.enabled:  # dense: no copy of the support's columns
             h[r] = op.quad(w)
         elif op.matrix is not None:
             h[r] = w[S] @ op.matrix[np.ix_(S, S)] @ w[S]

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .. import _shortcuts
 from .._base import POSITIVE_INT, RANDOM_STATE, ProjectionMixin, RealInterval, unscale_fitted, unscale_path
 from .._chunked import DaskSource, check_client_matrix, check_observed, client_fits, gram_chunk, is_dask
 from .._rescale import rescaled
@@ -933,6 +934,8 @@ def _prepare(
         op = _ObservedData(X)
         return op, op.obs_mean, N
     mean = X.mean(axis=0)
+    if operator == "auto" and not _shortcuts.enabled:  # the EM through the data, as Eq. 13 writes it
+        operator = "data"
     kind = operator if operator != "auto" else _choose_operator(N, D, n_vectors=n_vectors)
     if search32 and kind == "covariance" and _SearchCovariance.pays(N, D, search32):
         exact = _CentredData(X, mean)  # the column norms; no float64 copy of the centred data

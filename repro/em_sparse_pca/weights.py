@@ -35,6 +35,7 @@ import numpy as np
 
 from .._base import unscale_fitted
 from .._chunked import is_dask
+from .._dense import _canonical_sign
 from .._stream import ready, stream_batch
 from .._threads import blas_limited
 from .._validation import (
@@ -53,7 +54,7 @@ from .._weights import (
     weighted_data_factor,
     weighted_sparse_factor,
 )
-from ..linalg import Covariance, canonical_sign, choose_operator
+from ..linalg import Covariance, _choose_operator
 from ._common import DEFAULT_STARTS
 
 
@@ -74,7 +75,7 @@ def weighted_covariance(X, sample_weight, operator: str = "auto", n_vectors: int
         A, mean, m, _, s = weighted_sparse_factor(X, sample_weight, 1, "EMSparsePCA")
         kind = operator
         if kind == "auto":
-            kind = choose_operator(m, A.shape[1], n_vectors=n_vectors, nnz=A.X.nnz)
+            kind = _choose_operator(m, A.shape[1], n_vectors=n_vectors, nnz=A.X.nnz)
         if kind == "covariance":
             return Covariance._trusted(matrix=A.gram(), n_samples=m), mean, m, s
         return Covariance._trusted(data=A, n_samples=m), mean, m, s
@@ -84,7 +85,7 @@ def weighted_covariance(X, sample_weight, operator: str = "auto", n_vectors: int
     s = check_scale(X)
     if s != 1.0:
         A, mean = A / s, mean / s
-    kind = operator if operator != "auto" else choose_operator(m, X.shape[1], n_vectors=n_vectors)
+    kind = operator if operator != "auto" else _choose_operator(m, X.shape[1], n_vectors=n_vectors)
     if kind == "covariance":
         M = A.T @ A
         op = Covariance._trusted(matrix=0.5 * (M + M.T), n_samples=m)
@@ -184,7 +185,7 @@ def _sparse_component(X0, w, mean, K, nonneg, max_iter, tol, intercept):
     norm = float(np.linalg.norm(a))
     if norm == 0.0:
         raise ValueError("the weighted data have no variance along any allowed direction: nothing to fit.")
-    a = canonical_sign((a / norm)[:, None])[:, 0]
+    a = _canonical_sign((a / norm)[:, None])[:, 0]
     z = _row_coefficients(X0 - mean, w, a)
     return a, z, mean, np.array(J_hist), n_iter, converged
 

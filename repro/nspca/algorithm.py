@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
+from .. import _shortcuts
 from .._base import NONNEG_REAL, RealInterval
 from .._threads import blas_limit
 from .._validation import (
@@ -326,9 +327,12 @@ def _initial_U(init, d: int, k: int, rng: np.random.Generator) -> np.ndarray:
 def _fit_scatter(A, k, alpha, beta, max_iter, tol, init, rng, *, warn=True) -> NSPCAResult:
     d = A.shape[0]
     U0 = _initial_U(init, d, k, rng)
+    # deferred and sparse updates of A U, caches renewed every _REFRESH sweeps: exact shortcuts (the same
+    # iterates to round-off); off, each update reaches A U at once and the caches are renewed every sweep
+    block, refresh, max_sparse = (min(_BLOCK, d), _REFRESH, -1) if _shortcuts.enabled else (1, 1, 0)
     with blas_limit():
         U, obj, ovl, l0, n_iter, status = _nspca_fit_kernel(
-            A, U0, float(alpha), float(beta), int(max_iter), float(tol), min(_BLOCK, d), _REFRESH
+            A, U0, float(alpha), float(beta), int(max_iter), float(tol), block, refresh, max_sparse
         )
     if status < 0:
         flat = -status - 1

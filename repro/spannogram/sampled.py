@@ -43,6 +43,7 @@ import scipy.linalg
 import scipy.special
 from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .. import _shortcuts
 from .._base import POSITIVE_INT, RANDOM_STATE, RealInterval
 from .._threads import blas_limited
 from .._validation import (
@@ -63,7 +64,7 @@ from ._common import (
     _LowRank,
     _scaled_cov,
 )
-from ._kernels import allk_pass, sorted_side
+from ._kernels import _allk_pass_full, allk_pass, sorted_side
 from .exact import _exact2, _x_at
 
 __all__ = ["SpannogramPath", "all_k_pass", "spannogram_bound", "spannogram_path"]
@@ -153,7 +154,10 @@ def _all_k(V, C, kmax, nonneg):
     f = np.zeros(kmax)
     sample = np.zeros(kmax, dtype=np.int64)
     sign = np.ones(kmax, dtype=np.int64)
-    allk_pass(V, C, kmax, nonneg, val, f, sample, sign)
+    if _shortcuts.enabled:  # the pruned or bounded pass where it applies: exact shortcuts, the same result
+        allk_pass(V, C, kmax, nonneg, val, f, sample, sign)
+    else:  # every side of every sample sorted and scored to kmax
+        _allk_pass_full(V, C, kmax, nonneg, val, f, sample, sign, False)
     return val, f, sample, sign
 
 
