@@ -42,6 +42,7 @@ __all__ = [
     "CentredSparse",
     "SparseSource",
     "centred_rows",
+    "centred_scatter",
     "centred_ss",
     "check_sparse",
     "column_stats",
@@ -215,6 +216,23 @@ def sparse_door(X, method: str, name: str = "X", *, min_samples: int = 2, min_fe
         check_has_variance(np.zeros((2, 1)), method, name)  # the one wording of that refusal
     s = _scale_for(_max_abs_values(X))
     return (X if s == 1.0 else X / s), s
+
+
+def centred_scatter(X, method: str, name: str = "X"):
+    """``(X, n, mean, A)`` of a sparse ``X`` for the methods that work on the ``p x p`` scatter
+    ``A = Y'Y`` of the centred data ``Y = X - 1 mu'`` (NSPCA): ``X`` checked (:func:`check_sparse`, at
+    least 2 samples) and refused without variance as :func:`sparse_door` refuses it, but not rescaled (a
+    method whose penalties are on the scale of ``A`` cannot divide ``X`` silently); ``mean`` from the
+    stored entries; ``A`` summed over row blocks of ``X`` densified and centred one at a time
+    (:meth:`CentredSparse.gram`), never a dense copy of ``X``. Values float64 cannot hold are left
+    infinite in ``A``, for the caller to refuse with its reason."""
+    X = check_sparse(X, name, min_samples=2)
+    if _all_constant(X):
+        check_has_variance(np.zeros((2, 1)), method, name)  # the one wording of that refusal
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = column_stats(X)[0]
+        A = CentredSparse(X, mean, 1.0).gram()
+    return X, X.shape[0], mean, A
 
 
 class _Transposed:

@@ -100,8 +100,9 @@ def _as_float_array(X, name: str, *, allow_masked: bool = False) -> np.ndarray:
         raise ValueError(
             f"{name} is a scipy sparse matrix ({type(X).__name__}), which this method does not take: it "
             f"reads the entries of a dense array (or a dense covariance) directly. Pass {name}.toarray() if "
-            "it fits in memory, or fit EMPCA, SensiblePCA, EMSparsePCA or GSPPCA, which take sparse matrices "
-            f"without a dense copy (and repro.Covariance.from_data({name}) as the covariance operator)."
+            "it fits in memory, or fit EMPCA, SensiblePCA, EMSparsePCA, GSPPCA, NSPCA or SpannogramPCA, "
+            f"which take sparse matrices without a dense copy (and repro.Covariance.from_data({name}) as "
+            "the covariance operator)."
         )
     pd = sys.modules.get("pandas")  # pandas objects only exist if pandas was imported
     if pd is not None and isinstance(X, (pd.DataFrame, pd.Series)):

@@ -809,6 +809,14 @@ SPARSE_CALLS = {
             "log_evidence",
             "evidence_path",
             "metrics.certified_fraction",
+            "NSPCA()",
+            "nspca",
+            "SpannogramPCA()",
+            "SpannogramPCA(cardinality=3)",
+            "SpannogramPCA(2, cardinality=3, nonneg=False)",
+            "spannogram_path",
+            "spannogram_exact",
+            "spannogram_bound",
         )
     },
     # the VEM's loadings are defined up to a rotation of the latent space: compare its weights u

@@ -55,32 +55,28 @@ def _arrays(X):
 
 
 # Fixed iteration counts where the method iterates over the data, as in tests/test_distributed.py, so the
-# Dask fit follows the in-memory iterates exactly (to round-off). The reference is the in-memory CSR fit,
-# or the dense fit where the method refuses a sparse matrix in memory (NSPCA and the spannogram work on
-# the p x p covariance, which the one pass over the sparse chunks forms).
+# Dask fit follows the in-memory iterates exactly (to round-off). The reference is the in-memory CSR fit
+# (NSPCA and the spannogram work on the p x p covariance, which the one pass over the sparse chunks forms).
 FAMILIES = {
-    "EMPCA": (lambda: EMPCA(3, tol=0.0, max_iter=6, random_state=0), "csr"),
-    "EMPCA-k1": (lambda: EMPCA(1, tol=0.0, max_iter=6, n_oversamples=0, random_state=0), "csr"),
-    "SensiblePCA": (lambda: SensiblePCA(3, tol=0.0, max_iter=6, random_state=0), "csr"),
-    "EMSparsePCA": (lambda: EMSparsePCA(2, cardinality=6, random_state=0), "csr"),
-    "EMSparsePCA-data": (
-        lambda: EMSparsePCA(
-            1, cardinality=6, operator="data", n_restarts=1, max_iter=5, tol=1e-14, renormalize=False
-        ),
-        "csr",
+    "EMPCA": lambda: EMPCA(3, tol=0.0, max_iter=6, random_state=0),
+    "EMPCA-k1": lambda: EMPCA(1, tol=0.0, max_iter=6, n_oversamples=0, random_state=0),
+    "SensiblePCA": lambda: SensiblePCA(3, tol=0.0, max_iter=6, random_state=0),
+    "EMSparsePCA": lambda: EMSparsePCA(2, cardinality=6, random_state=0),
+    "EMSparsePCA-data": lambda: EMSparsePCA(
+        1, cardinality=6, operator="data", n_restarts=1, max_iter=5, tol=1e-14, renormalize=False
     ),
-    "SpannogramPCA": (lambda: SpannogramPCA(2, cardinality=5, rank=2, net="exact", random_state=0), "dense"),
-    "NSPCA": (lambda: NSPCA(2, alpha=1e6, beta=10.0, max_iter=100, random_state=0), "dense"),
-    "GSPPCA": (lambda: GSPPCA(2, ranking="vem", random_state=0), "csr"),
+    "SpannogramPCA": lambda: SpannogramPCA(2, cardinality=5, rank=2, net="exact", random_state=0),
+    "NSPCA": lambda: NSPCA(2, alpha=1e6, beta=10.0, max_iter=100, random_state=0),
+    "GSPPCA": lambda: GSPPCA(2, ranking="vem", random_state=0),
 }
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_sparse_chunks_fit_on_the_cluster_as_the_in_memory_csr(client, name):
-    make, ref_kind = FAMILIES[name]
+    make = FAMILIES[name]
     X = _counts(1)
-    ref = make().fit(X if ref_kind == "csr" else X.toarray())
+    ref = make().fit(X)
     for kind, Xd in _arrays(X).items():
         msg = f"{name}, {kind}"
         assert sp.issparse(Xd._meta), msg

@@ -242,8 +242,20 @@ def test_the_covariance_operator_and_what_takes_it():
         lambda X: em_sparse_pca_path(X, [5, 20], random_state=0),
         lambda X: spannogram_bound(X, 5, n_samples=200, net="random", random_state=0),
         lambda X: repro.GSPPCA(2, ranking="vem", max_iter=10, random_state=0).fit(X).score(X),
+        lambda X: NSPCA(2, alpha=1e3, max_iter=50, random_state=0).fit(X).transform(X),
+        lambda X: repro.SpannogramPCA(2, cardinality=10, n_samples=200, random_state=0).fit(X).score(X),
     ],
-    ids=["EMPCA", "EMPCA k=1", "SensiblePCA", "EMSparsePCA", "path", "spannogram_bound", "GSPPCA"],
+    ids=[
+        "EMPCA",
+        "EMPCA k=1",
+        "SensiblePCA",
+        "EMSparsePCA",
+        "path",
+        "spannogram_bound",
+        "GSPPCA",
+        "NSPCA",
+        "SpannogramPCA",
+    ],
 )
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # random data: flat spectrum
 def test_no_dense_copy_of_x_is_made(fit):
@@ -348,7 +360,7 @@ def test_transform_checks_the_columns_of_sparse_rows():
 def test_methods_without_sparse_input_say_why_and_what_to_pass():
     X = sp.csr_matrix(_counts(40, 6))
     calls = {
-        "NSPCA": lambda: NSPCA(1, alpha=1e3).fit(X),
+        "SPCAZou": lambda: repro.baselines.SPCAZou(1, cardinality=2).fit(X),
         "GSPCA": lambda: repro.baselines.GSPCA(1, cardinality=2).fit(X),
         "OptimalSparsePCA": lambda: OptimalSparsePCA(cardinality=2).fit(X),
     }
@@ -359,8 +371,8 @@ def test_methods_without_sparse_input_say_why_and_what_to_pass():
 
 
 def test_transform_of_the_projection_estimators_takes_sparse_rows():
-    """NSPCA and the others refuse a sparse fit, but their transform is a projection: sparse rows give
+    """The baselines refuse a sparse fit, but their transform is a projection: sparse rows give
     X W' - 1 (mean_' W'), never densified."""
     X = _counts(60, 6)
-    est = NSPCA(2, alpha=1e3, random_state=0).fit(X)
+    est = repro.baselines.GSPCA(2, cardinality=3).fit(X)
     np.testing.assert_allclose(est.transform(_guard(X)), est.transform(X), atol=1e-12)

@@ -227,14 +227,15 @@ def test_complex_input_is_refused_by_the_functions():
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
 def test_scipy_sparse_input_says_so_and_suggests_toarray(fmt):
-    """The EM estimators fit a sparse matrix (tests/test_sparse.py); the others refuse it with the fix."""
+    """The EM estimators and NSPCA fit a sparse matrix (tests/test_sparse.py, test_sparse_covariance.py);
+    the baselines refuse it with the fix."""
     import scipy.sparse as sp
 
     X = sp.random(20, 6, density=0.5, format=fmt, random_state=0)
-    for est in _estimators()[3:]:
+    for est in _estimators()[4:]:
         with pytest.raises(ValueError, match=r"scipy sparse matrix .*does not take.*X\.toarray\(\)"):
             est.fit(X)
-    for est in _estimators()[:3]:
+    for est in _estimators()[:4]:
         assert est.fit(X).components_.shape == (2, 6)
     with pytest.raises(ValueError, match="sparse"):
         check_array(sp.csr_array(np.eye(3)))

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import validate_params
 
 from .. import _shortcuts
 from .._base import NONNEG_REAL, RealInterval
+from .._sparse import centred_scatter
 from .._threads import blas_limit
 from .._validation import (
     as_float,
@@ -21,6 +22,7 @@ from .._validation import (
     check_real,
     check_symmetric,
     is_dask,
+    is_sparse,
     warn_not_converged,
 )
 from ._kernels import nspca_fit as _nspca_fit_kernel
@@ -261,25 +263,31 @@ def _unit_rows(U: np.ndarray) -> np.ndarray:
 
 
 def _scatter(X, precomputed: bool, name: str = "X"):
-    """Return (A, mean, n_samples) with A = Xc' Xc for data rows, or the given matrix when precomputed."""
+    """Return (A, mean, n_samples) with A = Xc' Xc for data rows (a scipy sparse X: from its stored
+    entries and row blocks, :func:`repro._sparse.centred_scatter`), or the given matrix when precomputed."""
     if check_bool(precomputed, "precomputed"):
         A = check_symmetric(X, name, psd=True)
         return np.ascontiguousarray(A), np.zeros(A.shape[0]), None
     if is_dask(X):
         return _dask_scatter(X, name)
-    X = check_array(X, name, min_samples=2)
-    check_has_variance(X, "NSPCA", name)  # A = 0: every orthonormal U is optimal, nothing to find
-    with np.errstate(over="ignore", invalid="ignore"):
-        mean = X.mean(axis=0)
-        Xc = X - mean
-        A = Xc.T @ Xc
+    if is_sparse(X):  # from row blocks densified one at a time, never a dense copy of X
+        X, n, mean, A = centred_scatter(X, "NSPCA", name)
+    else:
+        X = check_array(X, name, min_samples=2)
+        check_has_variance(X, "NSPCA", name)  # A = 0: every orthonormal U is optimal, nothing to find
+        n = X.shape[0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = X.mean(axis=0)
+            Xc = X - mean
+            A = Xc.T @ Xc
     if not np.isfinite(A).all():
+        top = float(abs(X).max())  # the stored values' of a sparse X
         raise ValueError(
             f"{name} is too large for float64: its scatter matrix Xc'Xc overflows (max |{name}| = "
-            f"{float(np.abs(X).max()):.3g}). NSPCA is not scale-invariant (alpha and beta are on the scale "
+            f"{top:.3g}). NSPCA is not scale-invariant (alpha and beta are on the scale "
             f"of Xc'Xc), so it cannot rescale silently: divide {name} by a constant c, alpha and beta by c^2."
         )
-    return np.ascontiguousarray(A), mean, X.shape[0]
+    return np.ascontiguousarray(A), mean, n
 
 
 def _dask_scatter(X, name: str = "X"):

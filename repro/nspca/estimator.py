@@ -27,7 +27,7 @@ _PENALTIES = {"alpha": [POSITIVE_REAL], "beta": [NONNEG_REAL]}
 # --------------------------------------------------------------------------- function form
 @validate_params(
     {
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "n_components": [POSITIVE_INT],
         **_PENALTIES,
         "max_iter": [POSITIVE_INT],
@@ -56,9 +56,10 @@ def nspca(
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features)
-        Data, rows are samples (centred here). With ``precomputed=True``: the ``d x d`` matrix ``A``
-        itself (e.g. a correlation matrix), used as given.
+    X : array_like or scipy sparse matrix, shape (n_samples, n_features)
+        Data, rows are samples (centred here; a sparse ``X`` implicitly, never densified, as in
+        :meth:`repro.NSPCA.fit`). With ``precomputed=True``: the ``d x d`` matrix ``A`` itself (e.g. a
+        correlation matrix), used as given.
     n_components : int
         k, the number of principal vectors, ``1..n_features``.
     alpha : float > 0
@@ -120,7 +121,7 @@ def nspca(
 
 
 @validate_params(
-    {"X": ["array-like"], "U": ["array-like"], **_PENALTIES, "precomputed": ["boolean"]},
+    {"X": ["array-like", "sparse matrix"], "U": ["array-like"], **_PENALTIES, "precomputed": ["boolean"]},
     prefer_skip_nested_validation=True,
 )
 def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool = False) -> float:
@@ -131,8 +132,9 @@ def nspca_objective(X, U, *, alpha: float, beta: float = 0.0, precomputed: bool 
 
     Parameters
     ----------
-    X : array_like, shape (n_samples, n_features), or (d, d) with ``precomputed=True``
-        Data (rows are samples, centred here), or the scatter matrix ``A`` itself.
+    X : array_like or scipy sparse matrix, shape (n_samples, n_features), or (d, d) with ``precomputed=True``
+        Data (rows are samples, centred here; a sparse ``X`` never densified), or the scatter matrix ``A``
+        itself.
     U : array_like, shape (n_features, n_components) or (n_features,)
         The principal vectors as columns (not necessarily unit norm).
     alpha : float
@@ -277,6 +279,11 @@ class NSPCA(ProjectionMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); returns self.
 
+        A scipy sparse ``X`` (CSR, CSC, COO and the others, matrices or arrays) is never densified: its
+        column means come from the stored entries and ``A = Xc'Xc`` from row blocks of ``X`` densified and
+        centred one at a time (:func:`repro._sparse.centred_scatter`); the fit on ``A`` is then the dense
+        one. NaN among the stored values is refused (the entries not stored are zeros, not missing).
+
         A ``dask.array`` stays on the workers (or wherever its scheduler keeps it): one distributed pass
         forms its column means and its ``p x p`` scatter matrix ``A = Xc'Xc``
         (:func:`repro._chunked.dask_covariance`), and the client holds only those, then fits on ``A``
@@ -285,7 +292,7 @@ class NSPCA(ProjectionMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
+        X : array_like, scipy sparse matrix or dask.array.Array, shape (n_samples, n_features)
             Training data.
         y : None
             Ignored (scikit-learn convention).
@@ -316,3 +323,8 @@ class NSPCA(ProjectionMixin, BaseEstimator):
         self.mean_ = mean
         self.n_features_in_ = d
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # scipy.sparse: the scatter from densified row blocks, never X
+        return tags

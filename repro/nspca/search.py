@@ -47,7 +47,7 @@ def _ranked(U: np.ndarray, A: np.ndarray, scale: float):
 
 @validate_params(
     {
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "target": [POSITIVE_INT],
         "alpha": [POSITIVE_REAL],
         "n_components": [POSITIVE_INT],
@@ -106,8 +106,9 @@ def nspca_for_cardinality(
 
     Parameters
     ----------
-    X : array_like (n_samples, n_features), or (d, d) with ``precomputed=True``
-        Data (rows are samples, centred here), or the scatter matrix ``A`` itself.
+    X : array_like or scipy sparse matrix (n_samples, n_features), or (d, d) with ``precomputed=True``
+        Data (rows are samples, centred here; a sparse ``X`` never densified, as in
+        :meth:`repro.NSPCA.fit`), or the scatter matrix ``A`` itself.
     target : int
         Wanted number of non-zero entries of ``U``, ``1..n_features * n_components``.
     alpha : float > 0
@@ -234,7 +235,7 @@ def nspca_for_cardinality(
 
 @validate_params(
     {
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "n_components": [POSITIVE_INT],
         "min_angle_deg": [RealInterval(0, 90, closed="right")],
         "beta": [NONNEG_REAL],
@@ -276,8 +277,9 @@ def nspca_for_min_angle(
 
     Parameters
     ----------
-    X : array_like (n_samples, n_features), or (d, d) with ``precomputed=True``
-        Data (rows are samples, centred here), or the scatter matrix ``A`` itself.
+    X : array_like or scipy sparse matrix (n_samples, n_features), or (d, d) with ``precomputed=True``
+        Data (rows are samples, centred here; a sparse ``X`` never densified, as in
+        :meth:`repro.NSPCA.fit`), or the scatter matrix ``A`` itself.
     n_components : int
         k, ``2..n_features``.
     min_angle_deg : float

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._sparse import sparse_door
 from .._validation import (
     check_array,
     check_has_variance,
@@ -67,15 +68,17 @@ def _scaled_cov(X, name: str = "X", method: str = "the spannogram", *, check_inp
 
         n, _, A = _dask_covariance(X, name)
         X = Covariance._derived(A / (n - 1), n_samples=n)
-    if is_sparse(X):  # the covariance operator of the sparse data, never densified
-        X = Covariance.from_data(X, name=name)
+    s0 = 1.0
+    if is_sparse(X):  # checked as arrays are (no variance refused, X / s0), its operator through X itself
+        X, s0 = sparse_door(X, method, name)
+        X = Covariance._from_sparse(X)
     if isinstance(X, Covariance):
         cov, s, power = _as_cov(X, name).rescaled()
         if not np.any(cov.diag() > 0):
             raise ValueError(
                 f"{name} has no variance (a zero covariance), so {method} has no component to find."
             )
-        return _Scaled(cov, s, power, name)
+        return _Scaled(cov, s * s0, power, name)  # s0 != 1 only for data (power 2): (s s0)^2 in all
     if check_input:
         X = check_array(X, name, min_samples=2)
     check_has_variance(X, method, name)

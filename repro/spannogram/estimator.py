@@ -19,6 +19,7 @@ from .._validation import (
     check_n_components,
     check_random_state,
     is_dask,
+    is_sparse,
 )
 from ..linalg import Covariance
 from ._common import _NETS, _scaled_cov
@@ -151,6 +152,13 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         Data outside ``[2^-256, 2^256]`` are fitted as ``X / s`` (``s`` a power of two) and the variances
         scaled back; data with no variance, and variances float64 cannot hold, are refused.
 
+        A scipy sparse ``X`` (CSR, CSC, COO and the others, matrices or arrays) is never densified: the
+        covariance is the operator of :meth:`repro.Covariance.from_data` through ``X`` itself, the
+        centring implicit (its eigenpairs from the smaller Gram matrix, or by Lanczos when both sizes
+        exceed 2048; ``deflation="remove"`` keeps the remaining columns of ``X``, ``"mackey"`` adds a
+        rank-one correction per component). NaN among the stored values is refused (the entries not
+        stored are zeros, not missing).
+
         A ``dask.array`` stays on the workers (or wherever its scheduler keeps it): one distributed pass
         forms its column means and ``p x p`` covariance (:func:`repro._chunked.dask_covariance`), and the
         client holds only those and runs the spannogram on the covariance. ``p`` is limited by
@@ -158,7 +166,7 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n_samples, n_features)
+        X : array_like, scipy sparse matrix or dask.array.Array, shape (n_samples, n_features)
             Training data.
         y : None
             Ignored (scikit-learn convention).
@@ -176,7 +184,12 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
             self._fit_cov(Covariance._derived(A / (n - 1), n_samples=n))
             self.mean_ = mean
             return self
-        X = check_array(X, "X", min_samples=2)
+        sparse = is_sparse(X)
+        if sparse:  # checked, refused without variance, X / s when badly scaled, never densified
+            sc = _scaled_cov(X, method="SpannogramPCA")
+            X = sc.cov.data  # the centred factor: X's shape
+        else:
+            X = check_array(X, "X", min_samples=2)
         for name, value in (("n_components", self.n_components), ("cardinality", self.cardinality)):
             entries = np.atleast_1d(value).tolist() if value is not None else []
             top = max(entries) if entries and all(isinstance(v, numbers.Real) for v in entries) else 0
@@ -185,11 +198,15 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
                     f"X has {X.shape[1]} feature(s) (shape={X.shape}) but {name}={value} needs at least "
                     f"{top}; lower {name} or pass more features."
                 )
-        sc = _scaled_cov(X, method="SpannogramPCA", check_input=False)
+        if sparse:  # the factor's column means are those of X / s (s a power of two: exact)
+            mean = sc.cov.data.mean * sc.s
+        else:
+            sc = _scaled_cov(X, method="SpannogramPCA", check_input=False)
+            mean = (X / sc.s).mean(axis=0) * sc.s  # the sum of entries near 1.8e308 overflows
         self._fit_cov(sc.cov)
         self.explained_variance_ = sc.variances(self.explained_variance_)
         self.upper_bound_ = sc.variances(self.upper_bound_)
-        self.mean_ = (X / sc.s).mean(axis=0) * sc.s  # the sum of entries near 1.8e308 overflows
+        self.mean_ = mean
         return self
 
     @blas_limited
@@ -257,3 +274,8 @@ class SpannogramPCA(ProjectionMixin, BaseEstimator):
         self.n_nonzero_ = np.count_nonzero(W, axis=1)
         self.n_features_in_ = D
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # scipy.sparse: the covariance operator through X, never densified
+        return tags

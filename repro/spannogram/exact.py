@@ -274,7 +274,7 @@ def _x_at(V, c, k, nonneg):
 
 @validate_params(
     {
-        "X": ["array-like", Covariance],
+        "X": ["array-like", "sparse matrix", Covariance],
         "cardinality": [POSITIVE_INT],
         "rank": [POSITIVE_INT],
         "nonneg": ["boolean"],
@@ -295,8 +295,9 @@ def spannogram_exact(X, cardinality, *, rank: int = 2, nonneg: bool = True) -> t
 
     Parameters
     ----------
-    X : array (n_samples, n_features) or Covariance
-        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
+    X : array or scipy sparse matrix (n_samples, n_features), or Covariance
+        Data (centred here; a sparse matrix through :meth:`repro.Covariance.from_data`, never densified)
+        or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinality : int, 1..n_features
         ``k``, the largest number of non-zeros.
     rank : int, default 2

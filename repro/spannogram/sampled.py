@@ -272,7 +272,11 @@ class SpannogramPath(CardinalityPath):
 
 
 @validate_params(
-    {"X": ["array-like", Covariance], "cardinalities": [POSITIVE_INT, "array-like"], **_PASS_CONSTRAINTS},
+    {
+        "X": ["array-like", "sparse matrix", Covariance],
+        "cardinalities": [POSITIVE_INT, "array-like"],
+        **_PASS_CONSTRAINTS,
+    },
     prefer_skip_nested_validation=True,
 )
 @blas_limited
@@ -299,8 +303,9 @@ def spannogram_path(
 
     Parameters
     ----------
-    X : array (n_samples, n_features) or Covariance
-        Data (centred here) or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
+    X : array or scipy sparse matrix (n_samples, n_features), or Covariance
+        Data (centred here; a sparse matrix through :meth:`repro.Covariance.from_data`, never densified)
+        or a covariance (``Covariance.from_matrix`` for a given PSD matrix).
     cardinalities : int or sequence of int, each in 1..n_features
         The cardinalities ``k`` to return a component for.
     rank : int, default 3
