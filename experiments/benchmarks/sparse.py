@@ -28,16 +28,26 @@ Two parts:
     and the three solvers' times (EMPCA, arpack, covariance_eigh), one fit each, with the subspace
     angles to covariance_eigh.
 
-Sizes: full (a) ``5 10^4 x 2 10^4`` at about 1% (1.2 10^7 stored entries, a 140 MB CSR; the dense
+(c) **distributed** (``part == "distributed"``): the matrix of (a) as a Dask array of CSR row chunks
+    (8 chunks of ``n / 8`` rows, 4 in ``--quick``, sent to the workers with ``client.scatter``) held by a
+    ``dask.distributed`` ``LocalCluster`` of two worker processes (one thread each; the client already
+    running in the process where there is one), against the same ``EMPCA(20)`` on the in-memory CSR
+    matrix, in 3 alternating pairs: wall time of each fit, their ratio (Dask / in memory), and the
+    largest differences between the two fits (components, explained variances). The ratio is reported,
+    not a goal: no goal was fixed for it before the first measurement. The client's BLAS runs on one
+    thread, so both sides use one thread per process; the distributed fit adds a round trip to the
+    scheduler per pass over the chunks and the transfer of the ``p x 30`` products.
+
+Sizes: full (a) and (c) ``5 10^4 x 2 10^4`` at about 1% (1.2 10^7 stored entries, a 140 MB CSR; the dense
 array would be 8 GB). A large single-cell atlas is ``10^6 x 2 10^4``: that CSR (2.3 10^8 stored entries,
 2.8 GB) fits in memory, and both fits were run on it once, measured
 (``docs/notes/2026-12-03-sparse-atlas.md``): ``EMPCA(20)`` took 84 iterations and 557 s of process CPU
 time on one thread, its traced peak 0.10x the CSR;
 ``EMSparsePCA(5, cardinality=50)`` 131 iterations, 417 s of CPU, peak 0.36x the CSR. The benchmark
 stays at ``5 10^4``: at ``10^6`` its three timed pairs of fits and the sparse fit would take well over
-half an hour of CPU. (b) ``5000 x 1500``. ``--quick``: (a) ``4000 x 1000``, (b) ``1000 x 300``; at these
-sizes the fixed terms of the fits (``p x p`` matrices of the start, ``N x 30`` products) outweigh the
-tiny CSR, so the memory goals are missed there by construction: they are goals of the full size.
+half an hour of CPU. (b) ``5000 x 1500``. ``--quick``: (a) and (c) ``4000 x 1000``, (b) ``1000 x 300``;
+at these sizes the fixed terms of the fits (``p x p`` matrices of the start, ``N x 30`` products) outweigh
+the tiny CSR, so the memory goals are missed there by construction: they are goals of the full size.
 
 Threads: the library runs its sparse products on one thread (its Numba kernels for blocks of vectors,
 :mod:`repro._sparse_kernels`, in scipy's order of summation; scipy's for single vectors) and its dense
@@ -61,6 +71,8 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.decomposition import PCA
 
+from experiments.benchmarks._dask_cluster import run_part
+from experiments.benchmarks._sparse import WORKER_MEMORY, distributed_rows
 from experiments.runner import _common
 from experiments.runner.claims import NOT_REPRODUCED, REPRODUCED, Claim, Outcome, call_timing
 from repro import EMPCA, ConvergenceWarning, EMSparsePCA
@@ -237,8 +249,18 @@ def _subsample(quick: bool, seed: int) -> list[dict]:
     return rows
 
 
+def _distributed(quick: bool, seed: int) -> list[dict]:
+    (n, p), _ = _sizes(quick)
+    X = counts(n, p, seed)
+    base = {"part": "distributed", "shape": f"{n} x {p}", "n": n, "p": p, "nnz": int(X.nnz)}
+    base.update(density=X.nnz / (n * p), csr_mb=_csr_bytes(X) / 2**20)
+    rows, _, _ = run_part(distributed_rows, WORKER_MEMORY, X, K, PAIRS, 4 if quick else 8)
+    return [{**base, **r} for r in rows]
+
+
 def compute(cfg: _common.Config) -> pd.DataFrame:
-    return pd.DataFrame(_scale(cfg.quick, cfg.seed) + _subsample(cfg.quick, cfg.seed))
+    parts = _scale(cfg.quick, cfg.seed) + _subsample(cfg.quick, cfg.seed)
+    return pd.DataFrame(parts + _distributed(cfg.quick, cfg.seed))
 
 
 # --------------------------------------------------------------------------- figure and table
@@ -291,6 +313,17 @@ def table(df: pd.DataFrame, cfg: _common.Config) -> str:
         else:
             res = f"sin to covariance_eigh {r.sin_to_covariance_eigh:.1e}"
         lines.append(f"| {r.method} | {r.seconds:.2f} | {res} |")
+    c = df[df.part == "distributed"]
+    if c.empty:  # a run before part (c) was added
+        return "\n".join(lines) + "\n"
+    lines += ["", f"Distributed {c['shape'].iloc[0]}, {int(c.chunks.iloc[0])} row chunks of CSR matrices on "]
+    lines[-1] += f"{int(c.workers.iloc[0])} workers (load {c.load_1min.iloc[0]:.1f}):"
+    lines += ["", "| method | seconds | iterations | ratio to in memory (per pair) | max component diff |"]
+    lines.append("|---|---|---|---|---|")
+    for r in c.itertuples():
+        on_dask = isinstance(r.ratio_samples, str) and r.ratio_samples
+        ratio, diff = (r.ratio_samples, f"{r.max_component_diff:.1e}") if on_dask else ("", "")
+        lines.append(f"| {r.method} | {r.seconds:.2f} | {int(r.n_iter)} | {ratio} | {diff} |")
     return "\n".join(lines) + "\n"
 
 

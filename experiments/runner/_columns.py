@@ -68,6 +68,7 @@ DECLARED: dict[str, dict[str, object]] = {
     "bench_sparse": {
         "ratio_samples": TIMING,
         "peak_mb": TIMING,
+        "load_1min": TIMING,  # the machine's load average when the distributed part started
         "max_component_diff": (0.0, 1e-10),
         "max_variance_rel_diff": (0.0, 1e-10),
         "sin_to_arpack": (0.0, 1e-5),
