@@ -811,7 +811,6 @@ SPARSE_CALLS = {
             "metrics.certified_fraction",
             "NSPCA()",
             "nspca",
-            "SpannogramPCA()",
             "SpannogramPCA(cardinality=3)",
             "SpannogramPCA(2, cardinality=3, nonneg=False)",
             "spannogram_path",
