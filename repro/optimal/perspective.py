@@ -73,6 +73,7 @@ _EPS = np.finfo(np.float64).eps
 _A_START = 1e-2  # the start's a_i, relative to lambda_max(C - U0)
 _STAGE_FACTOR = 10.0**0.5  # mu falls by this factor from one stage to the next
 _MEMORY = 10  # the L-BFGS pairs
+_PACE_EIGH = 4.0  # an evaluation's cost in eigh of the start, until measured (3.1-3.3 at p = 274)
 _A_FLOOR = 1e-8  # the smallest a_i, relative to lambda_max(C - U0)
 _ARMIJO = 1e-4  # the sufficient decrease of the backtracking line search
 
@@ -320,7 +321,9 @@ def perspective_bound(
     counts.update(eigh=1, stages=0)
     Z, z0 = np.zeros((p, p)), np.zeros(p)
     M0, Ws0 = _form(C, V, Z, z0)  # the l1 point: W = 0
+    t_eig = time.perf_counter()
     w, Q = np.linalg.eigh(M0) if p else (np.zeros(1), np.zeros((0, 1)))
+    t_eig = time.perf_counter() - t_eig
     b0, add0 = _certify(float(w[-1]), M0, C, V, Ws0, Z, z0, k, nonneg)
     best = {"bound": b0, "M": M0, "add": add0, "evals": 1}
     lam = max(abs(float(w[-1])), 1e-300)
@@ -344,8 +347,9 @@ def perspective_bound(
     t_run = time.perf_counter()
     for st, m in enumerate(mus):
         n = left // (n_st - st)
-        if time_limit is not None and best["evals"] > 1:  # the pace so far lays out the time left
-            pace = (time.perf_counter() - t_run) / (best["evals"] - 1)
+        if time_limit is not None:  # the pace so far (before any: the start's eigh) lays out the time left
+            done = best["evals"] - 1
+            pace = (time.perf_counter() - t_run) / done if done else _PACE_EIGH * t_eig
             n = min(n, int((time_limit - (time.perf_counter() - t0)) / pace / (n_st - st)))
         if n < 1:
             continue
