@@ -24,12 +24,13 @@ def _brute_in(C, A, k, nonneg):
 
 def _random_point(rng, p, nonneg):
     """A random ``(V, W, a)``: ``V`` symmetric with zero diagonal (any sign: its ``rho`` is whatever it
-    needs), ``W`` not symmetric with zero diagonal, ``a`` positive."""
+    needs), ``W`` not symmetric (its diagonal zero or not), ``a`` positive."""
     V = rng.standard_normal((p, p)) * rng.uniform(0.0, 0.5)
     V = 0.5 * (V + V.T)
     np.fill_diagonal(V, 0.0)
     W = rng.standard_normal((p, p)) * rng.uniform(0.0, 0.5)
-    np.fill_diagonal(W, 0.0)
+    if rng.random() < 0.5:  # the diagonal of W is allowed (the whole row's perspective constraint)
+        np.fill_diagonal(W, 0.0)
     W[rng.random(p) < 0.3] = 0.0  # rows that cost nothing
     a = rng.uniform(0.05, 1.0, p)
     return V, W, a
@@ -82,6 +83,24 @@ def test_minimized_bound_holds_and_never_ends_above_the_l1_start(seed):
             assert b >= opt
             assert b <= l1 * (1 + 2e-6)  # its start is the l1 point with a_i at 1e-6 of lambda_max
             assert np.linalg.eigvalsh(M)[-1] + add <= b * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_minimized_bound_at_every_k_against_brute_force(nonneg):
+    """p = 12 (10 with ``x >= 0``), every ``k``: the minimized bound is at least the brute-force
+    optimum, its ``M`` and ``add`` bound every support (the nodes' use), and it is at most the l1 dual
+    it starts from."""
+    rng = np.random.default_rng(21 + nonneg)
+    p = 10 if nonneg else 12  # x >= 0: the brute force enumerates the sub-supports
+    C = _random_cov(rng, p)
+    for k in range(1, p + 1):
+        l1, U, _ = l1_dual_bound(C, k, nonneg=nonneg, iters=30)
+        b, M, add = perspective_bound(C, k, U, nonneg=nonneg, iters=150)
+        opt = brute(C, k, nonneg)
+        assert opt <= b <= l1 * (1 + 1e-9)  # the same l1 point, rounded by each its own way
+        assert opt <= np.linalg.eigvalsh(M)[-1] + add <= b
+        A = np.sort(rng.choice(p, 7, replace=False))
+        assert _brute_in(C, A, k, nonneg) <= np.linalg.eigvalsh(M[np.ix_(A, A)])[-1] + add
 
 
 def test_at_k_equal_p_it_is_lambda_max():

@@ -176,7 +176,7 @@ def search(
     of :func:`~repro.optimal.l1_dual.l1_dual_bound` (the l1 bound with its ``U`` optimized, one
     ``eigh`` each, at most ``ROOT_DUAL_SHARE`` of ``time_limit``) at the root when the cheaper root bounds
     leave a gap (0: not used); every node then also tries that ``U`` over its allowed features
-    (:func:`~repro.optimal._kernels.dual_bound`). ``root_perspective``: iterations of
+    (:func:`~repro.optimal._kernels.dual_bound`). ``root_perspective``: evaluations of
     :func:`~repro.optimal.perspective.perspective_bound` from that ``U`` after it (0: not used); where it
     ends lower, its point replaces the l1 one at the nodes. ``order``: the node order, ``"depth"`` (depth
     first), ``"best"`` (best bound) or ``"hybrid"`` (best bound with a dive from each node), ``"auto"``
