@@ -206,11 +206,8 @@ def search(
     lam = V2T = dual_M = None
     dual_add, dual_rho = 0.0, -1.0  # dual_rho: the l1 point's rho (the split bound at it), -1: none
     try:
-        t_eig = time.perf_counter()
-        w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
-        t_eig = time.perf_counter() - t_eig  # the unit of the root steps' costs (ROOT_STEP_EIGH)
-        lam, V2T = _k.eigen_tables(w, V)
-        root_bound = float(min(root_bound, w[-1]))
+        lam, V2T, V, t_eig, top = _root_spectrum(C, time_limit, t0, root_bound)
+        root_bound = float(min(root_bound, top))
         em = em_start if fits(ROOT_STEP_EIGH) else None
         for S in _root_incumbents(C, V, k, nonneg, em, out_of_time, deadline):
             exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates subsets
@@ -349,7 +346,7 @@ def search(
                 _progress(k, n_nodes, state, inc_val[0] * scale, ub, last_print - t0)
     except KeyboardInterrupt:
         status = "interrupted"
-    if state[_k.SP] + state[_k.HEAP_N] > 0:
+    if state[_k.SP] + state[_k.HEAP_N] > 0 and n_nodes > 0:  # the root alone: its bound is root_bound
         start = time.perf_counter()
         if time_limit is not None:
             deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
@@ -366,6 +363,103 @@ def search(
 #: The share of ``time_limit`` (and at least the seconds) that re-bounding the open nodes of a stopped
 #: search may take past the limit, and the seconds it may take after an interruption or a node limit.
 REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
+
+
+#: With a time limit, on at least LANCZOS_MIN_FEATURES features, the root's full ``eigh`` (the knapsack's
+#: tables) runs only where its estimated cost fits ROOT_EIGH_SHARE of the time left; else its top
+#: eigenpair by Lanczos, certified by one Cholesky factorization (:func:`_certified_top`) where that
+#: fits. The estimates: a Cholesky factorization of a PROBE x PROBE block of ``C`` (best of three),
+#: times ``(p / PROBE)^3``, times CHOL_PER_PROBE for the factorization and EIGH_PER_PROBE for ``eigh``
+#: (``dsyevd``, one thread, measured 8.3 and 8.7 at p = 1,000 and 2,000; the factorization 1.5 and 1.2).
+LANCZOS_MIN_FEATURES, PROBE, ROOT_EIGH_SHARE = 500, 256, 0.5
+CHOL_PER_PROBE, EIGH_PER_PROBE = 1.5, 9.0
+
+
+class _OutOfTime(Exception):
+    """The clock passed the deadline inside the root's Lanczos iteration."""
+
+
+def _probe(C) -> float:
+    """Seconds of a Cholesky factorization of ``C``'s leading PROBE x PROBE block (shifted to be positive
+    definite), the best of three, scaled by ``(p / PROBE)^3``: a factorization of all of ``C``."""
+    import scipy.linalg.lapack
+
+    p = C.shape[0]
+    m = min(p, PROBE)
+    best = np.inf
+    for _ in range(3):
+        B = np.array(C[:m, :m])
+        B.flat[:: m + 1] += float(np.trace(B)) + 1.0
+        t = time.perf_counter()
+        scipy.linalg.lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
+        best = min(best, time.perf_counter() - t)
+    return best * (p / m) ** 3
+
+
+def _root_spectrum(C, time_limit, t0, bound):
+    """``(lam, V2T, V, t_eig, top)`` at the root: the eigen-knapsack's tables, eigenvectors whose last
+    column is the (approximate) leading one, the cost of one root eigendecomposition in seconds (measured,
+    or estimated where it did not run: the unit of the root steps' costs, ROOT_STEP_EIGH) and an upper
+    bound on ``lambda_max(C)``.
+
+    Without a time limit, on fewer than LANCZOS_MIN_FEATURES features, or where it fits: ``np.linalg.eigh``
+    (as every solve without a limit). Else Lanczos and its certificate; the tables are then ``lam = [top]``
+    and no eigenvector rows, so the knapsack bound is ``top`` at every node
+    (:func:`repro.optimal._kernels.knapsack_bound` with no terms), which holds. ``bound`` (the root's bound
+    so far, on the k-sparse optimum) stands in for ``top`` where the certificate did not run or failed."""
+    p = C.shape[0]
+    chol = 0.0 if time_limit is None or p < LANCZOS_MIN_FEATURES else _probe(C)
+    if time_limit is None or t0 + time_limit - time.perf_counter() >= EIGH_PER_PROBE * chol / ROOT_EIGH_SHARE:
+        t_eig = time.perf_counter()
+        w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
+        t_eig = time.perf_counter() - t_eig
+        lam, V2T = _k.eigen_tables(w, V)
+        return lam, V2T, V, t_eig, float(w[-1])
+    top, x = _certified_top(C, t0 + time_limit, CHOL_PER_PROBE * chol)
+    top = min(top, bound)
+    if x is None:  # the largest variance's unit vector: the incumbent the search starts from
+        x = np.zeros(p)
+        x[int(np.argmax(np.diag(C)))] = 1.0
+    return np.array([top]), np.zeros((0, p)), x[:, None], EIGH_PER_PROBE * chol, top
+
+
+def _certified_top(C, deadline, t_chol):
+    """``(top, x)``: a certified upper bound on ``lambda_max(C)`` and the Ritz vector ``x``. ARPACK's
+    Lanczos (``eigsh``, which reads the clock at each product: past ``deadline`` it stops) gives ``theta``
+    and ``x``; some eigenvalue lies within ``||C x - theta x||`` of ``theta``, and a Cholesky factorization
+    of ``(t - delta) I - C`` with ``t = theta + ||r||`` plus the rounding allowance
+    (:func:`repro.optimal._kernels.below`'s ``delta``, Higham Thm. 10.3) proves ``lambda_max <= t``.
+    ``top = inf`` where Lanczos stops, where the factorization (estimated ``t_chol`` seconds) would end
+    past ``deadline``, or where it fails (a Ritz value below another eigenvalue); ``x`` is None where
+    Lanczos stopped."""
+    import scipy.linalg.lapack
+    import scipy.sparse.linalg as sla
+
+    p = C.shape[0]
+
+    def matvec(v):
+        if time.perf_counter() >= deadline:
+            raise _OutOfTime
+        return C @ np.ravel(v)
+
+    op = sla.LinearOperator((p, p), matvec=matvec, dtype=np.float64)
+    try:
+        theta, X = sla.eigsh(op, k=1, which="LA", tol=1e-10, v0=np.sqrt(np.diag(C)) + 1.0 / p)
+    except (_OutOfTime, sla.ArpackNoConvergence):
+        return np.inf, None
+    x = np.ascontiguousarray(X[:, 0])
+    if deadline - time.perf_counter() < t_chol:
+        return np.inf, x
+    theta = float(theta[0])
+    res = float(np.linalg.norm(C @ x - theta * x))
+    dm = float(np.max(np.abs(np.diag(C))))
+    t = theta + res
+    t += 4.0 * p * (p + 1) * _EPS * (abs(t) + dm) + 1e-300  # twice the allowance: t - delta > theta + res
+    delta = 2.0 * p * (p + 1) * _EPS * (abs(t) + dm) + 1e-300
+    B = -C
+    B.flat[:: p + 1] += t - delta
+    _, info = scipy.linalg.lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
+    return (t if info == 0 else np.inf), x
 
 
 def _progress(k, n_nodes, state, value, bound, seconds):
