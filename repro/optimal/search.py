@@ -5,7 +5,11 @@ clock, the node limit and Ctrl-C; and :class:`OptimalResult`, what every route r
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -116,7 +120,8 @@ def _root_incumbents(
     if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
         v = -v
     score = np.maximum(v, 0) if nonneg else np.abs(v)
-    starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg, deadline)]
+    with _ctrl_c_held():
+        starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg, deadline)]
     top = np.argsort(-score, kind="stable")[:k]
     if nonneg and score[top[0]] > 0:  # positive entries only: zero padding lowers the x >= 0 value
         top = top[score[top] > 0]
@@ -131,7 +136,8 @@ def _root_incumbents(
         for _ in range(3):  # swap passes one at a time, so that the clock is read between them
             if out_of_time():
                 break
-            t = _k.swap_search(C, s, nonneg, 1, deadline)
+            with _ctrl_c_held():
+                t = _k.swap_search(C, s, nonneg, 1, deadline)
             if np.array_equal(t, s):
                 break
             s = t
@@ -139,6 +145,60 @@ def _root_incumbents(
     return out
 
 
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Hold a Ctrl-C while compiled code that reads the clock runs (:func:`repro.optimal._kernels.now`, an
+    object-mode block): Python's handler would raise inside it, which the compiled caller turns into a
+    ``SystemError`` and leaves its arrays half updated. The signal is recorded, the kernels' clock reads
+    ``inf`` from then on (those with a deadline stop; without a time limit the kernel ends its chunk of
+    nodes), and the ``KeyboardInterrupt`` is raised when the block ends, where the search's state is
+    whole. Only in the main thread under Python's own handler (elsewhere the signal does not reach this
+    thread's code, or a handler of the caller's decides)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    hit = []
+
+    def held(*_):
+        hit.append(1)
+        _k.CTRL_C[0] = True  # the kernels' clock reads inf: those with a deadline stop at once
+
+    old = signal.signal(signal.SIGINT, held)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        _k.CTRL_C[0] = False
+    if hit:
+        raise KeyboardInterrupt
+
+
+def _ctrl_c_between_steps(func):
+    """Decorator of :func:`search`: a Ctrl-C that lands between the steps that catch it themselves (the
+    scaling before the root, the node tables' allocation, the result's assembly) returns the largest
+    variance's unit vector (the first of the largest) with status "interrupted" and the sum of the ``k``
+    largest variances as its bound (``lambda_max(C_S) <= tr C_S`` on a semi-definite ``C0``)."""
+
+    @functools.wraps(func)
+    def wrapper(C0, k, **kw):
+        kw["t0"] = time.perf_counter() if kw.get("t0") is None else kw["t0"]
+        try:
+            return func(C0, k, **kw)
+        except KeyboardInterrupt:
+            d = np.diag(C0)
+            x = np.zeros(C0.shape[0])
+            x[int(np.argmax(d))] = 1.0
+            upper = float(np.sum(np.sort(d)[::-1][:k]))
+            gap, t0 = kw["gap"], kw["t0"]
+            return certified_result(x, float(d.max()), upper, gap, "interrupted", 0, t0, upper, {})
+
+    return wrapper
+
+
+@_ctrl_c_between_steps
 @blas_limited  # the root's eigendecompositions: threads oversubscribe a loaded machine (0.33 s at p = 128)
 def search(
     C0: np.ndarray,
@@ -211,7 +271,8 @@ def search(
         em = em_start if fits(ROOT_STEP_EIGH) else None
         for S in _root_incumbents(C, V, k, nonneg, em, out_of_time, deadline):
             exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates subsets
-            _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
+            with _ctrl_c_held():
+                _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
         if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and fits(ROOT_STEP_EIGH):
             root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro.optimal.roots
         # both duals within ROOT_DUAL_SHARE of a time limit: the nodes get the rest
@@ -333,11 +394,12 @@ def search(
                 # at exactly chain_after nodes, and re-screens (a better incumbent) every 64 nodes
                 todo = min(todo, chain_after - n_nodes) if n_nodes < chain_after else min(todo, 64)
             tc = time.perf_counter()
-            n_nodes += _k.bnb_run(
-                C, W, lam, V2T, k, nonneg, gap, eig_limit, status_arr, bounds, rhos, vecs, l1s, seqs, state,
-                heap, free, inc_val, inc_x, counts, todo, code, l1_evals, branch_l1, l1_split, deadline,
-                dual_M, dual_add, dual_rho,
-            )  # fmt: skip
+            with _ctrl_c_held():
+                n_nodes += _k.bnb_run(
+                    C, W, lam, V2T, k, nonneg, gap, eig_limit, status_arr, bounds, rhos, vecs, l1s, seqs,
+                    state, heap, free, inc_val, inc_x, counts, todo, code, l1_evals, branch_l1, l1_split,
+                    deadline, dual_M, dual_add, dual_rho,
+                )  # fmt: skip
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
             if verbose and time.perf_counter() - last_print >= 1.0:
@@ -348,7 +410,7 @@ def search(
         status = "interrupted"
     if state[_k.SP] + state[_k.HEAP_N] > 0 and n_nodes > 0:  # the root alone: its bound is root_bound
         start = time.perf_counter()
-        if time_limit is not None:
+        if status == "time_limit":  # an interruption or a node limit gets REBOUND_AFTER_STOP, not the rest
             deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
         else:
             deadline = start + REBOUND_AFTER_STOP
@@ -417,9 +479,8 @@ def _root_spectrum(C, time_limit, t0, bound):
         return lam, V2T, V, t_eig, float(w[-1])
     top, x = _certified_top(C, t0 + time_limit, CHOL_PER_PROBE * chol)
     top = min(top, bound)
-    if x is None:  # the largest variance's unit vector: the incumbent the search starts from
-        x = np.zeros(p)
-        x[int(np.argmax(np.diag(C)))] = 1.0
+    if x is None:  # Lanczos's start: its truncation is the support of the k largest variances
+        x = np.sqrt(np.diag(C))
     return np.array([top]), np.zeros((0, p)), x[:, None], EIGH_PER_PROBE * chol, top
 
 
@@ -484,10 +545,11 @@ def _rebound(tables, inc_val, status_arr, bounds, rhos, rows, deadline):
         for t in rows[np.argsort(-bounds[rows], kind="stable")]:
             if time.perf_counter() >= deadline:
                 break
-            own = _k.node_bound(
-                C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals,
-                deadline, dual_M, dual_add,
-            )  # fmt: skip
+            with _ctrl_c_held():
+                own = _k.node_bound(
+                    C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals,
+                    deadline, dual_M, dual_add,
+                )  # fmt: skip
             bounds[t] = min(bounds[t], own)
     except KeyboardInterrupt:
         pass
