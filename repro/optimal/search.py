@@ -408,9 +408,10 @@ def search(
                 _progress(k, n_nodes, state, inc_val[0] * scale, ub, last_print - t0)
     except KeyboardInterrupt:
         status = "interrupted"
-    if state[_k.SP] + state[_k.HEAP_N] > 0 and n_nodes > 0:  # the root alone: its bound is root_bound
+    at_root = n_nodes == 0 and status in ("time_limit", "interrupted")  # out of time: the root's bound
+    if state[_k.SP] + state[_k.HEAP_N] > 0 and not at_root:
         start = time.perf_counter()
-        if status == "time_limit":  # an interruption or a node limit gets REBOUND_AFTER_STOP, not the rest
+        if time_limit is not None and status != "interrupted":  # an interruption: REBOUND_AFTER_STOP
             deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
         else:
             deadline = start + REBOUND_AFTER_STOP
@@ -423,7 +424,8 @@ def search(
 
 
 #: The share of ``time_limit`` (and at least the seconds) that re-bounding the open nodes of a stopped
-#: search may take past the limit, and the seconds it may take after an interruption or a node limit.
+#: search may take past the limit (a node limit too: up to it), and the seconds it may take after an
+#: interruption (or a node limit without a time limit).
 REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
 
 
