@@ -92,10 +92,20 @@ def now():
     """``time.perf_counter()`` from compiled code (about 0.5 us a call): the kernels that can run long
     (the node loop, a leaf's enumeration, the Cholesky certificate) compare it with their ``deadline``,
     a ``perf_counter`` reading, so that a ``time_limit`` holds inside one call. It holds the GIL (an
-    object-mode block reads the clock), so it is the one kernel here compiled without ``nogil``."""
+    object-mode block reads the clock), so it is the one kernel here compiled without ``nogil``. While
+    ``CTRL_C[0]`` is set (a Ctrl-C that :mod:`repro.optimal.search` holds) it reads ``inf``: every kernel
+    with a deadline stops as at its time limit, its arrays whole."""
     with objmode(t="float64"):
-        t = time.perf_counter()
+        t = _clock()
     return t
+
+
+#: Set by :func:`repro.optimal.search._ctrl_c_held` while a Ctrl-C waits for the compiled code to return.
+CTRL_C = [False]
+
+
+def _clock() -> float:
+    return np.inf if CTRL_C[0] else time.perf_counter()
 
 
 @njit

@@ -84,7 +84,7 @@ from .._validation import (
 )
 from ..linalg import Covariance
 from .roots import _em_support, _spannogram_root
-from .search import OptimalResult, search
+from .search import OptimalResult, certified_result, search
 from .wide import WIDE_MIN_FEATURES, solve_wide
 
 __all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca", "optimal_sparse_pca_wide"]
@@ -136,7 +136,7 @@ def _unscaled(res: OptimalResult, s: float, power: int) -> OptimalResult:
     return replace(res, value=up(res.value), upper_bound=up(res.upper_bound), root_bound=up(res.root_bound))
 
 
-def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float, int]:
+def _as_matrix(X, precomputed: bool, check_psd_too: bool = True) -> tuple[np.ndarray, float, int]:
     """``(C, s, power)``: the covariance as a dense float64 matrix, checked once (finite, symmetric,
     positive semi-definite by the library's one rule, :func:`repro._validation.check_psd`), divided by
     ``s**power``, ``s`` the power of two that brings the backing array into the safe range (the variances
@@ -187,7 +187,7 @@ def _as_matrix(X, precomputed: bool) -> tuple[np.ndarray, float, int]:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
     if s != 1.0:  # the largest variance, refused now where float64 cannot hold it (not after the search)
         unscale(top, s, power, "variances", underflow=False)
-    if not psd_known:
+    if not psd_known and check_psd_too:
         check_psd(M, "X")
     return M, s, power
 
@@ -257,7 +257,8 @@ def optimal_sparse_pca(
     -------
     OptimalResult
         Component, value, upper bound, gap, ``proven``, status, nodes, time and the prune counts.
-        Interrupting (Ctrl-C) returns the incumbent with status "interrupted".
+        Interrupting (Ctrl-C) returns the incumbent with status "interrupted" (in the door, before the
+        search: the largest variance's feature, with a bound that needs no factorization).
 
     See Also
     --------
@@ -300,20 +301,53 @@ def optimal_sparse_pca(
     """
     t0 = time.perf_counter()
     wide = C0 = None
-    if precomputed or isinstance(X, Covariance):
-        C0, s, power = _as_matrix(X, bool(precomputed))  # the matrix / s**power: values scale as s**power
-    else:
-        data, s = _scaled_data(X)  # X / s, exact: badly scaled data neither underflow nor overflow C
-        power = 2
-        if data.shape[0] < data.shape[1] and data.shape[1] >= WIDE_MIN_FEATURES:
-            wide = data  # through the n x n side: never the p x p covariance
+    try:
+        if precomputed or isinstance(X, Covariance):
+            C0, s, power = _as_matrix(X, bool(precomputed))  # the matrix / s**power
         else:
-            C0, _, _ = _as_matrix(data, False)
+            data, s = _scaled_data(X)  # X / s, exact: badly scaled data neither underflow nor overflow C
+            power = 2
+            if data.shape[0] < data.shape[1] and data.shape[1] >= WIDE_MIN_FEATURES:
+                wide = data  # through the n x n side: never the p x p covariance
+            else:
+                C0, _, _ = _as_matrix(data, False)
+    except KeyboardInterrupt:
+        return _interrupted_at_door(X, k, bool(precomputed) or isinstance(X, Covariance), gap, t0)
     p = C0.shape[0] if wide is None else wide.shape[1]
     k = check_int(k, "k", low=1, high=p)
     kw = _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose)
     duals = {"root_dual": int(root_dual), "root_perspective": int(root_perspective)}
-    res = _solve(C0, wide, k, t0=t0, **duals, **kw)
+    try:
+        res = _solve(C0, wide, k, t0=t0, **duals, **kw)
+        return _unscaled(res, s, power)
+    except KeyboardInterrupt:  # between the door and the search's own handlers
+        return _interrupted_at_door(X, k, bool(precomputed) or isinstance(X, Covariance), gap, t0)
+
+
+def _interrupted_at_door(X, k, on_matrix: bool, gap: float, t0: float) -> OptimalResult:
+    """The result of a Ctrl-C in the door, before the search: the largest variance's unit vector (the
+    first of the largest), status "interrupted", and a bound that needs no factorization. The door's
+    linear checks run again (an invalid ``X`` is still refused); the semi-definiteness test does not, so
+    a given matrix gets a bound that holds for every symmetric matrix, ``x'Mx <= sum |M_ij| |x_i| |x_j|
+    <= min(k max |M_ij|, max_i sum_j |M_ij|)`` (``||x||_1^2 <= k``; Gershgorin), and data, whose
+    covariance is semi-definite, the sum of the ``k`` largest variances (``lambda_max(C_S) <= tr C_S``)."""
+    if on_matrix:
+        M, s, power = _as_matrix(X, True, check_psd_too=False)
+        A = np.abs(M)
+        diag = np.diag(M).copy()
+        upper = min(k * float(A.max()), float(A.sum(axis=1).max()))
+    else:
+        data, s = _scaled_data(X)
+        power = 2
+        diag = data.var(axis=0, ddof=1)
+    p = diag.shape[0]
+    k = check_int(k, "k", low=1, high=p)
+    if not on_matrix:
+        upper = float(np.sum(np.sort(diag)[::-1][:k]))
+    x = np.zeros(p)
+    j = int(np.argmax(diag))
+    x[j] = 1.0
+    res = certified_result(x, float(diag[j]), upper, float(gap), "interrupted", 0, t0, upper, {})
     return _unscaled(res, s, power)
 
 

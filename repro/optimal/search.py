@@ -5,7 +5,11 @@ clock, the node limit and Ctrl-C; and :class:`OptimalResult`, what every route r
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -118,7 +122,8 @@ def _root_incumbents(
     if nonneg and np.sum(np.maximum(v, 0)) < np.sum(np.maximum(-v, 0)):
         v = -v
     score = np.maximum(v, 0) if nonneg else np.abs(v)
-    starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg, deadline)]
+    with _ctrl_c_held():
+        starts = [] if out_of_time() else [_k.greedy_support(C, k, nonneg, deadline)]
     top = np.argsort(-score, kind="stable")[:k]
     if nonneg and score[top[0]] > 0:  # positive entries only: zero padding lowers the x >= 0 value
         top = top[score[top] > 0]
@@ -133,7 +138,8 @@ def _root_incumbents(
         for _ in range(3):  # swap passes one at a time, so that the clock is read between them
             if out_of_time():
                 break
-            t = _k.swap_search(C, s, nonneg, 1, deadline)
+            with _ctrl_c_held():
+                t = _k.swap_search(C, s, nonneg, 1, deadline)
             if np.array_equal(t, s):
                 break
             s = t
@@ -141,6 +147,60 @@ def _root_incumbents(
     return out
 
 
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Hold a Ctrl-C while compiled code that reads the clock runs (:func:`repro.optimal._kernels.now`, an
+    object-mode block): Python's handler would raise inside it, which the compiled caller turns into a
+    ``SystemError`` and leaves its arrays half updated. The signal is recorded, the kernels' clock reads
+    ``inf`` from then on (those with a deadline stop; without a time limit the kernel ends its chunk of
+    nodes), and the ``KeyboardInterrupt`` is raised when the block ends, where the search's state is
+    whole. Only in the main thread under Python's own handler (elsewhere the signal does not reach this
+    thread's code, or a handler of the caller's decides)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    hit = []
+
+    def held(*_):
+        hit.append(1)
+        _k.CTRL_C[0] = True  # the kernels' clock reads inf: those with a deadline stop at once
+
+    old = signal.signal(signal.SIGINT, held)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        _k.CTRL_C[0] = False
+    if hit:
+        raise KeyboardInterrupt
+
+
+def _ctrl_c_between_steps(func):
+    """Decorator of :func:`search`: a Ctrl-C that lands between the steps that catch it themselves (the
+    scaling before the root, the node tables' allocation, the result's assembly) returns the largest
+    variance's unit vector (the first of the largest) with status "interrupted" and the sum of the ``k``
+    largest variances as its bound (``lambda_max(C_S) <= tr C_S`` on a semi-definite ``C0``)."""
+
+    @functools.wraps(func)
+    def wrapper(C0, k, **kw):
+        kw["t0"] = time.perf_counter() if kw.get("t0") is None else kw["t0"]
+        try:
+            return func(C0, k, **kw)
+        except KeyboardInterrupt:
+            d = np.diag(C0)
+            x = np.zeros(C0.shape[0])
+            x[int(np.argmax(d))] = 1.0
+            upper = float(np.sum(np.sort(d)[::-1][:k]))
+            gap, t0 = kw["gap"], kw["t0"]
+            return certified_result(x, float(d.max()), upper, gap, "interrupted", 0, t0, upper, {})
+
+    return wrapper
+
+
+@_ctrl_c_between_steps
 @blas_limited  # the root's eigendecompositions: threads oversubscribe a loaded machine (0.33 s at p = 128)
 def search(
     C0: np.ndarray,
@@ -208,15 +268,13 @@ def search(
     lam = V2T = dual_M = None
     dual_add, dual_rho = 0.0, -1.0  # dual_rho: the l1 point's rho (the split bound at it), -1: none
     try:
-        t_eig = time.perf_counter()
-        w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
-        t_eig = time.perf_counter() - t_eig  # the unit of the root steps' costs (ROOT_STEP_EIGH)
-        lam, V2T = _k.eigen_tables(w, V)
-        root_bound = float(min(root_bound, w[-1]))
+        lam, V2T, V, t_eig, top = _root_spectrum(C, time_limit, t0, root_bound)
+        root_bound = float(min(root_bound, top))
         em = em_start if fits(ROOT_STEP_EIGH) else None
         for S in _root_incumbents(C, V, k, nonneg, em, out_of_time, deadline):
             exact = not nonneg or (k <= 16 and not out_of_time())  # a non-negative leaf enumerates subsets
-            _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
+            with _ctrl_c_held():
+                _k._evaluate(C, np.sort(S), nonneg, exact, inc_val, inc_x, deadline)
         if spannogram is not None and inc_val[0] < root_bound * (1 - gap) and fits(ROOT_STEP_EIGH):
             root_bound = min(root_bound, spannogram(C, k, nonneg, inc_x))  # inc_x: repro.optimal.roots
         # both duals within ROOT_DUAL_SHARE of a time limit: the nodes get the rest
@@ -338,11 +396,12 @@ def search(
                 # at exactly chain_after nodes, and re-screens (a better incumbent) every 64 nodes
                 todo = min(todo, chain_after - n_nodes) if n_nodes < chain_after else min(todo, 64)
             tc = time.perf_counter()
-            n_nodes += _k.bnb_run(
-                C, W, lam, V2T, k, nonneg, gap, eig_limit, status_arr, bounds, rhos, vecs, l1s, seqs, state,
-                heap, free, inc_val, inc_x, counts, todo, code, l1_evals, branch_l1, l1_split, deadline,
-                dual_M, dual_add, dual_rho,
-            )  # fmt: skip
+            with _ctrl_c_held():
+                n_nodes += _k.bnb_run(
+                    C, W, lam, V2T, k, nonneg, gap, eig_limit, status_arr, bounds, rhos, vecs, l1s, seqs,
+                    state, heap, free, inc_val, inc_x, counts, todo, code, l1_evals, branch_l1, l1_split,
+                    deadline, dual_M, dual_add, dual_rho,
+                )  # fmt: skip
             dt = time.perf_counter() - tc
             chunk = int(min(max(chunk * (2 if dt < 0.1 else 1) // (2 if dt > 0.4 else 1), 1), 1_000_000))
             if verbose and time.perf_counter() - last_print >= PROGRESS_EVERY:
@@ -351,9 +410,10 @@ def search(
                 _progress(k, n_nodes, state, inc_val[0] * scale, ub, last_print - t0)
     except KeyboardInterrupt:
         status = "interrupted"
-    if state[_k.SP] + state[_k.HEAP_N] > 0:
+    at_root = n_nodes == 0 and status in ("time_limit", "interrupted")  # out of time: the root's bound
+    if state[_k.SP] + state[_k.HEAP_N] > 0 and not at_root:
         start = time.perf_counter()
-        if time_limit is not None:
+        if time_limit is not None and status != "interrupted":  # an interruption: REBOUND_AFTER_STOP
             deadline = max(t0 + time_limit, start) + max(REBOUND_SHARE * time_limit, REBOUND_MIN)
         else:
             deadline = start + REBOUND_AFTER_STOP
@@ -366,8 +426,105 @@ def search(
 
 
 #: The share of ``time_limit`` (and at least the seconds) that re-bounding the open nodes of a stopped
-#: search may take past the limit, and the seconds it may take after an interruption or a node limit.
+#: search may take past the limit (a node limit too: up to it), and the seconds it may take after an
+#: interruption (or a node limit without a time limit).
 REBOUND_SHARE, REBOUND_MIN, REBOUND_AFTER_STOP = 0.05, 0.1, 1.0
+
+
+#: With a time limit, on at least LANCZOS_MIN_FEATURES features, the root's full ``eigh`` (the knapsack's
+#: tables) runs only where its estimated cost fits ROOT_EIGH_SHARE of the time left; else its top
+#: eigenpair by Lanczos, certified by one Cholesky factorization (:func:`_certified_top`) where that
+#: fits. The estimates: a Cholesky factorization of a PROBE x PROBE block of ``C`` (best of three),
+#: times ``(p / PROBE)^3``, times CHOL_PER_PROBE for the factorization and EIGH_PER_PROBE for ``eigh``
+#: (``dsyevd``, one thread, measured 8.3 and 8.7 at p = 1,000 and 2,000; the factorization 1.5 and 1.2).
+LANCZOS_MIN_FEATURES, PROBE, ROOT_EIGH_SHARE = 500, 256, 0.5
+CHOL_PER_PROBE, EIGH_PER_PROBE = 1.5, 9.0
+
+
+class _OutOfTime(Exception):
+    """The clock passed the deadline inside the root's Lanczos iteration."""
+
+
+def _probe(C) -> float:
+    """Seconds of a Cholesky factorization of ``C``'s leading PROBE x PROBE block (shifted to be positive
+    definite), the best of three, scaled by ``(p / PROBE)^3``: a factorization of all of ``C``."""
+    import scipy.linalg.lapack
+
+    p = C.shape[0]
+    m = min(p, PROBE)
+    best = np.inf
+    for _ in range(3):
+        B = np.array(C[:m, :m])
+        B.flat[:: m + 1] += float(np.trace(B)) + 1.0
+        t = time.perf_counter()
+        scipy.linalg.lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
+        best = min(best, time.perf_counter() - t)
+    return best * (p / m) ** 3
+
+
+def _root_spectrum(C, time_limit, t0, bound):
+    """``(lam, V2T, V, t_eig, top)`` at the root: the eigen-knapsack's tables, eigenvectors whose last
+    column is the (approximate) leading one, the cost of one root eigendecomposition in seconds (measured,
+    or estimated where it did not run: the unit of the root steps' costs, ROOT_STEP_EIGH) and an upper
+    bound on ``lambda_max(C)``.
+
+    Without a time limit, on fewer than LANCZOS_MIN_FEATURES features, or where it fits: ``np.linalg.eigh``
+    (as every solve without a limit). Else Lanczos and its certificate; the tables are then ``lam = [top]``
+    and no eigenvector rows, so the knapsack bound is ``top`` at every node
+    (:func:`repro.optimal._kernels.knapsack_bound` with no terms), which holds. ``bound`` (the root's bound
+    so far, on the k-sparse optimum) stands in for ``top`` where the certificate did not run or failed."""
+    p = C.shape[0]
+    chol = 0.0 if time_limit is None or p < LANCZOS_MIN_FEATURES else _probe(C)
+    if time_limit is None or t0 + time_limit - time.perf_counter() >= EIGH_PER_PROBE * chol / ROOT_EIGH_SHARE:
+        t_eig = time.perf_counter()
+        w, V = np.linalg.eigh(C)  # once: the root incumbent, the root bound and the knapsack's tables
+        t_eig = time.perf_counter() - t_eig
+        lam, V2T = _k.eigen_tables(w, V)
+        return lam, V2T, V, t_eig, float(w[-1])
+    top, x = _certified_top(C, t0 + time_limit, CHOL_PER_PROBE * chol)
+    top = min(top, bound)
+    if x is None:  # Lanczos's start: its truncation is the support of the k largest variances
+        x = np.sqrt(np.diag(C))
+    return np.array([top]), np.zeros((0, p)), x[:, None], EIGH_PER_PROBE * chol, top
+
+
+def _certified_top(C, deadline, t_chol):
+    """``(top, x)``: a certified upper bound on ``lambda_max(C)`` and the Ritz vector ``x``. ARPACK's
+    Lanczos (``eigsh``, which reads the clock at each product: past ``deadline`` it stops) gives ``theta``
+    and ``x``; some eigenvalue lies within ``||C x - theta x||`` of ``theta``, and a Cholesky factorization
+    of ``(t - delta) I - C`` with ``t = theta + ||r||`` plus the rounding allowance
+    (:func:`repro.optimal._kernels.below`'s ``delta``, Higham Thm. 10.3) proves ``lambda_max <= t``.
+    ``top = inf`` where Lanczos stops, where the factorization (estimated ``t_chol`` seconds) would end
+    past ``deadline``, or where it fails (a Ritz value below another eigenvalue); ``x`` is None where
+    Lanczos stopped."""
+    import scipy.linalg.lapack
+    import scipy.sparse.linalg as sla
+
+    p = C.shape[0]
+
+    def matvec(v):
+        if time.perf_counter() >= deadline:
+            raise _OutOfTime
+        return C @ np.ravel(v)
+
+    op = sla.LinearOperator((p, p), matvec=matvec, dtype=np.float64)
+    try:
+        theta, X = sla.eigsh(op, k=1, which="LA", tol=1e-10, v0=np.sqrt(np.diag(C)) + 1.0 / p)
+    except (_OutOfTime, sla.ArpackNoConvergence):
+        return np.inf, None
+    x = np.ascontiguousarray(X[:, 0])
+    if deadline - time.perf_counter() < t_chol:
+        return np.inf, x
+    theta = float(theta[0])
+    res = float(np.linalg.norm(C @ x - theta * x))
+    dm = float(np.max(np.abs(np.diag(C))))
+    t = theta + res
+    t += 4.0 * p * (p + 1) * _EPS * (abs(t) + dm) + 1e-300  # twice the allowance: t - delta > theta + res
+    delta = 2.0 * p * (p + 1) * _EPS * (abs(t) + dm) + 1e-300
+    B = -C
+    B.flat[:: p + 1] += t - delta
+    _, info = scipy.linalg.lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
+    return (t if info == 0 else np.inf), x
 
 
 def _progress(k, n_nodes, state, value, bound, seconds):
@@ -392,10 +549,11 @@ def _rebound(tables, inc_val, status_arr, bounds, rhos, rows, deadline):
         for t in rows[np.argsort(-bounds[rows], kind="stable")]:
             if time.perf_counter() >= deadline:
                 break
-            own = _k.node_bound(
-                C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals,
-                deadline, dual_M, dual_add,
-            )  # fmt: skip
+            with _ctrl_c_held():
+                own = _k.node_bound(
+                    C, W, lam, V2T, status_arr[t], k, nonneg, eig_limit, inc_val[0], rhos[t], 2 * l1_evals,
+                    deadline, dual_M, dual_add,
+                )  # fmt: skip
             bounds[t] = min(bounds[t], own)
     except KeyboardInterrupt:
         pass

@@ -297,10 +297,10 @@ def solve_wide(
     d = np.einsum("ij,ij->j", G, G)
     if not float(d.max()) > 0:
         raise ValueError("X has no variance (a zero covariance): every unit vector is optimal, with value 0.")
-    lam, V = _thin_eig(G)
-    cov = Covariance._from_valid(X) if root_em or root_spannogram else None  # X: checked at the door
-    ub_prev, prev, total_nodes, res, j = np.inf, None, 0, None, 0
+    ub_prev, prev, total_nodes, res, j, lam, V = np.inf, None, 0, None, 0, None, None
     try:
+        lam, V = _thin_eig(G)
+        cov = Covariance._from_valid(X) if root_em or root_spannogram else None  # X: checked at the door
         for j in range(1, k + 1):
             if j < k and time_limit is not None and time.perf_counter() - t0 >= time_limit:
                 ub_prev = np.inf  # out of time: straight to k (a bound at j - 1 screens only cardinality j)
@@ -324,8 +324,12 @@ def solve_wide(
 
 def _interrupted(G, d, lam, V, k, nonneg, gap, res, n_nodes, t0) -> OptimalResult:
     """Ctrl-C before the search at ``k`` finished: the last cardinality's component (feasible at ``k``), or
-    the best single feature, against the screening's root bound at ``k`` (the trace and ``lambda_max``)."""
-    root, _ = screening_bounds(G, k, nonneg=nonneg, lam=lam, V=V)
+    the best single feature, against the screening's root bound at ``k`` (the trace and ``lambda_max``;
+    the trace alone, the sum of the ``k`` largest variances, before the ``n x n`` spectrum is known)."""
+    if lam is None:
+        root = float(np.sum(np.sort(d)[::-1][:k]))
+    else:
+        root, _ = screening_bounds(G, k, nonneg=nonneg, lam=lam, V=V)
     if res is not None and np.any(res.component):
         x = res.component
     else:
