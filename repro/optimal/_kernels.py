@@ -1063,8 +1063,9 @@ def _evaluate(C, S, nonneg, exact, inc_val, inc_x, deadline=NO_DEADLINE):
 #: The most features a signed node of the best-bound orders may still add for :func:`decide_few` to
 #: decide it by enumeration (one eigendecomposition of ``k - 1`` features for each way to add all but
 #: the last, and for each last one a test of ``O(k)``: about ``|F|^2 / 2`` of ``k - 1`` features at
-#: ``r = 3``).
-FEW = 3
+#: ``r = 3``). 2: with 3, Wishart p = 200, k = 5 was proven in 39 nodes instead of 191, but Arrhythmia
+#: (p = 274), k = 15 spent 7x the CPU on the same 2,000 nodes (with 2, as much as with 1).
+FEW = 2
 
 
 @njit
@@ -1176,7 +1177,7 @@ def _node(
         # at most FEW features to add: the node's supports are decided by enumeration, each support
         # skipped when the 2 x 2 test bounds it below the incumbent (decide_few); the bounds' combs of
         # "out" children at small r kept the global bound of the best-bound orders at the root's (on
-        # Wishart p = 200, k = 5 the proof took 1,409 nodes with r = 1 decided, 39 with r <= 3)
+        # Wishart p = 200, k = 5 the proof took 1,409 nodes with r = 1 decided, 191 with r <= 2)
         if decide_few(C, I, F, r, gap, inc_val, inc_x, deadline):
             counts[LEAF] += 1
             return -1, b, rho, bl
