@@ -78,6 +78,38 @@ def test_every_order_proves_the_brute_force_optimum_at_every_k(nonneg, order):
                 assert not nonneg or (r.component >= 0).all()
 
 
+def test_decide_few_finds_the_brute_force_optimum_of_forced_in_nodes():
+    """A signed node that may add 1, 2 or 3 features (forced-in and forced-out features drawn at random, p
+    <= 16): :func:`~repro.optimal._kernels.decide_few` leaves the incumbent at the node's brute-force
+    optimum when it starts below it (every support evaluated or bounded below the incumbent), and
+    unchanged when it starts above; with a gap, within it."""
+    rng = np.random.default_rng(31)
+    for trial in range(60):
+        p = int(rng.integers(6, 17))
+        C = _instance("wishart", p, rng)
+        r = 1 + trial % 3
+        m = int(rng.integers(0, min(p - r - 1, 6) + 1))
+        perm = rng.permutation(p)
+        I = np.sort(perm[:m]).astype(np.int64)
+        n_out = int(rng.integers(0, p - m - r))
+        F = np.sort(perm[m + n_out :]).astype(np.int64)
+        k = m + r
+        ref = brute(C, k, False, I=list(I), F=list(F))
+        for start, gap in ((-np.inf, 0.0), (0.5 * ref, 0.0), (ref * (1 + 1e-6), 0.0), (-np.inf, 0.05)):
+            inc_val = np.array([start, -np.inf])
+            inc_x = np.zeros(p)
+            assert K.decide_few(C, I, F, r, gap, inc_val, inc_x)
+            if start >= ref:
+                assert inc_val[0] == start
+                continue
+            assert inc_val[0] >= ref / (1 + gap) * (1 - 1e-12), (trial, gap)
+            assert inc_val[0] <= ref * (1 + 1e-12)
+            S = np.flatnonzero(inc_x)
+            assert set(I) <= set(S) <= set(I) | set(F) and S.size <= k
+            x = inc_x / np.linalg.norm(inc_x)
+            assert x @ C @ x == pytest.approx(inc_val[0], rel=1e-10)
+
+
 @pytest.mark.parametrize("order", ORDERS)
 def test_k_equal_p_is_lambda_max(order):
     rng = np.random.default_rng(4)
