@@ -545,6 +545,13 @@ def l1_matrix(C, A, rho, nonneg):
 
 
 @njit
+def cholesky_allowance(n, t, dm):
+    """The ``delta`` of :func:`below`'s certificate for an ``n x n`` matrix ``M`` with ``max |M_ii| = dm``
+    at level ``t``: a completed factorization of ``(t - delta) I - M`` proves ``lambda_max(M) <= t``."""
+    return 2.0 * n * (n + 1) * _EPS * (abs(t) + dm) + 1e-300
+
+
+@njit
 def below(M, t, deadline=NO_DEADLINE):
     """True when ``lambda_max(M) <= t`` is certified: a Cholesky factorization of ``(t - delta) I - M``
     completes with positive pivots (stopped at the first pivot that is not).
@@ -560,8 +567,7 @@ def below(M, t, deadline=NO_DEADLINE):
     dm = 0.0
     for i in range(n):
         dm = max(dm, abs(M[i, i]))
-    delta = 2.0 * n * (n + 1) * _EPS * (abs(t) + dm) + 1e-300
-    s = t - delta
+    s = t - cholesky_allowance(n, t, dm)
     L = np.zeros((n, n))
     for j in range(n):
         if j % 16 == 15 and deadline < np.inf and now() >= deadline:

@@ -84,7 +84,7 @@ from .._validation import (
 )
 from ..linalg import Covariance
 from .roots import _em_support, _spannogram_root
-from .search import OptimalResult, certified_result, search
+from .search import OptimalResult, best_feature_result, search
 from .wide import WIDE_MIN_FEATURES, solve_wide
 
 __all__ = ["OptimalResult", "OptimalSparsePCA", "optimal_sparse_pca", "optimal_sparse_pca_wide"]
@@ -344,11 +344,7 @@ def _interrupted_at_door(X, k, on_matrix: bool, gap: float, t0: float) -> Optima
     k = check_int(k, "k", low=1, high=p)
     if not on_matrix:
         upper = float(np.sum(np.sort(diag)[::-1][:k]))
-    x = np.zeros(p)
-    j = int(np.argmax(diag))
-    x[j] = 1.0
-    res = certified_result(x, float(diag[j]), upper, float(gap), "interrupted", 0, t0, upper, {})
-    return _unscaled(res, s, power)
+    return _unscaled(best_feature_result(diag, upper, gap, t0), s, power)
 
 
 def _search_settings(nonneg, gap, time_limit, max_nodes, eig_limit, root_em, root_spannogram, verbose):

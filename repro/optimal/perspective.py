@@ -224,7 +224,9 @@ def _lbfgs(f, z: np.ndarray, n: int, lo: np.ndarray) -> np.ndarray:
             q += (al - float(y_ @ q) / float(y_ @ s_)) * s_
         d = np.where(fixed, 0.0, -q)
         slope = float(g @ d)
-        if not slope < 0.0:  # not a descent direction: start the memory again
+        if not slope < 0.0:  # not a descent direction: start the memory again (none from the gradient:
+            if not S:  # a stationary point, nothing left to do)
+                return z
             S, Y = [], []
             continue
         step = 1.0

@@ -191,13 +191,18 @@ def _ctrl_c_between_steps(func):
             return func(C0, k, **kw)
         except KeyboardInterrupt:
             d = np.diag(C0)
-            x = np.zeros(C0.shape[0])
-            x[int(np.argmax(d))] = 1.0
-            upper = float(np.sum(np.sort(d)[::-1][:k]))
-            gap, t0 = kw["gap"], kw["t0"]
-            return certified_result(x, float(d.max()), upper, gap, "interrupted", 0, t0, upper, {})
+            return best_feature_result(d, float(np.sum(np.sort(d)[::-1][:k])), kw["gap"], kw["t0"])
 
     return wrapper
+
+
+def best_feature_result(diag, upper: float, gap: float, t0: float) -> OptimalResult:
+    """The result of a Ctrl-C before any incumbent: the unit vector of the largest variance in ``diag``
+    (the first of the largest), status "interrupted", against the bound ``upper`` the caller proved."""
+    x = np.zeros(diag.shape[0])
+    j = int(np.argmax(diag))
+    x[j] = 1.0
+    return certified_result(x, float(diag[j]), upper, float(gap), "interrupted", 0, t0, upper, {})
 
 
 @_ctrl_c_between_steps
@@ -519,8 +524,8 @@ def _certified_top(C, deadline, t_chol):
     res = float(np.linalg.norm(C @ x - theta * x))
     dm = float(np.max(np.abs(np.diag(C))))
     t = theta + res
-    t += 4.0 * p * (p + 1) * _EPS * (abs(t) + dm) + 1e-300  # twice the allowance: t - delta > theta + res
-    delta = 2.0 * p * (p + 1) * _EPS * (abs(t) + dm) + 1e-300
+    t += 2.0 * _k.cholesky_allowance(p, t, dm)  # twice the allowance: t - delta > theta + res
+    delta = _k.cholesky_allowance(p, t, dm)
     B = -C
     B.flat[:: p + 1] += t - delta
     _, info = scipy.linalg.lapack.dpotrf(B, lower=1, clean=0, overwrite_a=1)
